@@ -1,0 +1,136 @@
+//===- Interpreter.cpp - The reference backend ----------------------------===//
+#include "Interpreter.h"
+
+#include "Kernels.h"
+
+#include "ember/Base/Error.h"
+
+#include "glog/logging.h"
+
+#include <cstring>
+
+using namespace ember;
+using namespace ember::interp;
+
+bool interp::hasKernel(OpKind op, ElemKind kind) {
+  switch (op) {
+  case OpKind::Transpose:
+  case OpKind::Broadcast:
+  case OpKind::Concat:
+    return true;
+  case OpKind::Add:
+  case OpKind::Sub:
+  case OpKind::Mul:
+  case OpKind::Div:
+  case OpKind::Max:
+  case OpKind::Min:
+    return kind == ElemKind::Float32 || kind == ElemKind::Int64 ||
+           kind == ElemKind::Int32;
+  case OpKind::Splat:
+    return kind == ElemKind::Float32 || kind == ElemKind::Int64 ||
+           kind == ElemKind::Int32 || kind == ElemKind::Bool;
+  case OpKind::Gemm:
+  case OpKind::BatchNorm:
+  case OpKind::Reshape:
+  case OpKind::Save:
+    return false; // lowered, or not an instruction
+  default:
+    return kind == ElemKind::Float32;
+  }
+}
+
+bool InterpreterBackend::isOpSupported(const Node &n) const {
+  if (!isTableOp(n.getKind()))
+    return false;
+  return hasKernel(toOpKind(n.getKind()), n.getType()->getElemKind());
+}
+
+void interp::executeOp(const Instruction &I, const ExecContext &ctx) {
+  if (executeElementwise(I, ctx) || executeLinear(I, ctx) ||
+      executeDataMovement(I, ctx))
+    return;
+  LOG(FATAL) << "Interpreter: no kernel for " << I.getKindName().str() << " "
+             << I.getName().str();
+}
+
+namespace {
+/// Regions of one compiled network plus the IR that runs on them.
+class InterpreterFunction final : public CompiledFunction {
+public:
+  InterpreterFunction(const Module &M, std::shared_ptr<const IRFunction> F,
+                      const MemoryPlan &plan)
+      : M_(M), F_(std::move(F)), plan_(plan),
+        constants_(Type(ElemKind::Int8Q, {dim_t(plan.constantSize) + 1})),
+        mutables_(Type(ElemKind::Int8Q, {dim_t(plan.mutableSize) + 1})),
+        activations_(Type(ElemKind::Int8Q, {dim_t(plan.activationSize) + 1})) {
+    for (auto &w : F_->getWeights())
+      if (w->isConstant())
+        std::memcpy(constants_.data() + plan_.placements.lookup(w.get()).offset,
+                    w->getPayload()->data(), w->getType()->sizeInBytes());
+  }
+
+  llvm::Error run(Bindings &b) override {
+    for (auto &w : F_->getWeights()) {
+      if (w->isConstant() || w->isOutput())
+        continue;
+      const Placeholder *p = M_.getPlaceholderByName(w->getName());
+      const Tensor *t = p ? b.get(p) : nullptr;
+      if (!t)
+        return makeErrorF("no tensor is bound to input '{0}'", w->getName());
+      if (t->getType() != *w->getType())
+        return makeErrorF("input '{0}' expects {1}, got {2}", w->getName(),
+                          w->getType()->toString(), t->getType().toString());
+      std::memcpy(mutables_.data() + plan_.placements.lookup(w.get()).offset,
+                  t->data(), t->sizeInBytes());
+    }
+    ExecContext ctx(plan_, constants_.data(), mutables_.data(),
+                    activations_.data());
+    for (auto &ip : F_->getInstrs()) {
+      const Instruction &I = *ip;
+      switch (I.getKind()) {
+      case ValueKind::AllocActivationInst:
+      case ValueKind::DeallocActivationInst:
+      case ValueKind::TensorViewInst:
+        break;
+      case ValueKind::CopyInst: {
+        auto &c = llvm::cast<CopyInst>(I);
+        std::memmove(ctx.addr(c.getDest()), ctx.addr(c.getSrc()),
+                     c.getDest()->getType()->sizeInBytes());
+        break;
+      }
+      default:
+        executeOp(I, ctx);
+      }
+    }
+    b.allocateOutputs(M_);
+    for (auto &w : F_->getWeights()) {
+      if (!w->isOutput())
+        continue;
+      const Placeholder *p = M_.getPlaceholderByName(w->getName());
+      Tensor *t = b.get(p);
+      std::memcpy(t->data(),
+                  mutables_.data() + plan_.placements.lookup(w.get()).offset,
+                  w->getType()->sizeInBytes());
+    }
+    return llvm::Error::success();
+  }
+
+private:
+  const Module &M_;
+  std::shared_ptr<const IRFunction> F_;
+  MemoryPlan plan_;
+  Tensor constants_, mutables_, activations_;
+};
+} // namespace
+
+llvm::Expected<std::unique_ptr<CompiledFunction>>
+InterpreterBackend::compile(const Module &M,
+                            std::shared_ptr<const IRFunction> F,
+                            const MemoryPlan &plan) const {
+  for (auto &ip : F->getInstrs())
+    if (auto op = opKindForInstr(ip->getKind()))
+      if (!hasKernel(*op, ip->getOperand(0).value->getType()->getElemKind()))
+        return makeErrorF("Interpreter: no kernel for {0} ({1})",
+                          ip->getName(), ip->getKindName());
+  return std::make_unique<InterpreterFunction>(M, std::move(F), plan);
+}

@@ -1,0 +1,23 @@
+//===- Interpreter.h - The reference backend -------------------*- C++ -*-===//
+#ifndef EMBER_BACKENDS_INTERPRETER_INTERPRETER_H
+#define EMBER_BACKENDS_INTERPRETER_INTERPRETER_H
+
+#include "ember/Backend/Backend.h"
+
+namespace ember {
+
+/// Executes the planned IR instruction by instruction with simple loops.
+/// It lowers everything that has a lowering rule, so it tests the rules.
+class InterpreterBackend final : public Backend {
+public:
+  llvm::StringRef getName() const override { return "Interpreter"; }
+  bool isOpSupported(const Node &n) const override;
+  bool shouldLower(const Node &n) const override { return true; }
+  llvm::Expected<std::unique_ptr<CompiledFunction>>
+  compile(const Module &M, std::shared_ptr<const IRFunction> F,
+          const MemoryPlan &plan) const override;
+};
+
+} // namespace ember
+
+#endif

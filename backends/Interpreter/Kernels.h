@@ -1,0 +1,43 @@
+//===- Kernels.h - Reference kernels of the Interpreter --------*- C++ -*-===//
+#ifndef EMBER_BACKENDS_INTERPRETER_KERNELS_H
+#define EMBER_BACKENDS_INTERPRETER_KERNELS_H
+
+#include "ember/IR/MemoryPlanner.h"
+
+namespace ember {
+namespace interp {
+
+/// Resolves IR values to addresses in the three regions of one run.
+class ExecContext {
+public:
+  ExecContext(const MemoryPlan &plan, char *constants, char *mutables,
+              char *activations)
+      : plan_(plan), bases_{constants, mutables, activations} {}
+  char *addr(Value *v) const {
+    Placement p = plan_.locate(v);
+    return bases_[unsigned(p.region)] + p.offset;
+  }
+  template <typename T> T *ptr(Value *v) const {
+    return reinterpret_cast<T *>(addr(v));
+  }
+
+private:
+  const MemoryPlan &plan_;
+  char *bases_[3];
+};
+
+/// True if the Interpreter has a kernel for \p op on element kind \p kind.
+bool hasKernel(OpKind op, ElemKind kind);
+
+/// Executes one table instruction.
+void executeOp(const Instruction &I, const ExecContext &ctx);
+
+// Per-family entry points (Elementwise.cpp, Linear.cpp, DataMovement.cpp).
+bool executeElementwise(const Instruction &I, const ExecContext &ctx);
+bool executeLinear(const Instruction &I, const ExecContext &ctx);
+bool executeDataMovement(const Instruction &I, const ExecContext &ctx);
+
+} // namespace interp
+} // namespace ember
+
+#endif

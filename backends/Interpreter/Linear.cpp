@@ -1,0 +1,154 @@
+//===- Linear.cpp - MatMul, convolution, pooling and softmax kernels -----===//
+#include "Kernels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+using namespace ember;
+using namespace ember::interp;
+
+static void matMul(const MatMulInst &I, const ExecContext &ctx) {
+  TypeRef ta = I.getLHS()->getType(), tb = I.getRHS()->getType();
+  unsigned r = ta->rank();
+  dim_t m = ta->dims()[r - 2], k = ta->dims()[r - 1], n = tb->dims()[r - 1];
+  dim_t batch = ta->size() / (m * k);
+  const float *a = ctx.ptr<float>(I.getLHS());
+  const float *b = ctx.ptr<float>(I.getRHS());
+  float *c = ctx.ptr<float>(I.getDest());
+  for (dim_t bi = 0; bi < batch; ++bi) {
+    const float *A = a + bi * m * k, *B = b + bi * k * n;
+    float *C = c + bi * m * n;
+    for (dim_t i = 0; i < m; ++i) {
+      for (dim_t j = 0; j < n; ++j)
+        C[i * n + j] = 0.f;
+      for (dim_t p = 0; p < k; ++p) {
+        float av = A[i * k + p];
+        for (dim_t j = 0; j < n; ++j)
+          C[i * n + j] += av * B[p * n + j];
+      }
+    }
+  }
+}
+
+static void conv(const ConvInst &I, const ExecContext &ctx) {
+  llvm::ArrayRef<dim_t> xd = I.getInput()->getType()->dims();
+  llvm::ArrayRef<dim_t> wd = I.getFilter()->getType()->dims();
+  llvm::ArrayRef<dim_t> yd = I.getDest()->getType()->dims();
+  auto strides = I.getStrides(), pads = I.getPads(), dil = I.getDilations();
+  dim_t group = I.getGroup();
+  dim_t N = xd[0], C = xd[1], H = xd[2], W = xd[3];
+  dim_t M = wd[0], KH = wd[2], KW = wd[3], OH = yd[2], OW = yd[3];
+  dim_t cPerG = C / group, mPerG = M / group;
+  const float *x = ctx.ptr<float>(I.getInput());
+  const float *w = ctx.ptr<float>(I.getFilter());
+  const float *bias = ctx.ptr<float>(I.getBias());
+  float *y = ctx.ptr<float>(I.getDest());
+  for (dim_t n = 0; n < N; ++n)
+    for (dim_t m = 0; m < M; ++m) {
+      dim_t g = m / mPerG;
+      for (dim_t oh = 0; oh < OH; ++oh)
+        for (dim_t ow = 0; ow < OW; ++ow) {
+          float acc = bias[m];
+          for (dim_t c = 0; c < cPerG; ++c) {
+            const float *xc = x + ((n * C) + g * cPerG + c) * H * W;
+            const float *wc = w + (m * cPerG + c) * KH * KW;
+            for (dim_t kh = 0; kh < KH; ++kh) {
+              dim_t ih = oh * strides[0] - pads[0] + kh * dil[0];
+              if (ih < 0 || ih >= H)
+                continue;
+              for (dim_t kw = 0; kw < KW; ++kw) {
+                dim_t iw = ow * strides[1] - pads[1] + kw * dil[1];
+                if (iw >= 0 && iw < W)
+                  acc += xc[ih * W + iw] * wc[kh * KW + kw];
+              }
+            }
+          }
+          y[((n * M + m) * OH + oh) * OW + ow] = acc;
+        }
+    }
+}
+
+/// Shared loop of MaxPool and AvgPool; \p isMax selects the reduction.
+static void pool(const Instruction &I, const ExecContext &ctx, bool isMax) {
+  Value *dest = I.getOperand(0).value, *src = I.getOperand(1).value;
+  llvm::ArrayRef<dim_t> xd = src->getType()->dims();
+  llvm::ArrayRef<dim_t> yd = dest->getType()->dims();
+  auto kernel = I.attr(0).ints, strides = I.attr(1).ints, pads = I.attr(2).ints;
+  bool countPad = !isMax && I.attr(3).i;
+  dim_t H = xd[2], W = xd[3], OH = yd[2], OW = yd[3];
+  const float *x = ctx.ptr<float>(src);
+  float *y = ctx.ptr<float>(dest);
+  for (dim_t nc = 0, e = xd[0] * xd[1]; nc < e; ++nc)
+    for (dim_t oh = 0; oh < OH; ++oh)
+      for (dim_t ow = 0; ow < OW; ++ow) {
+        float acc = isMax ? -std::numeric_limits<float>::infinity() : 0.f;
+        dim_t count = 0;
+        for (dim_t kh = 0; kh < kernel[0]; ++kh) {
+          dim_t ih = oh * strides[0] - pads[0] + kh;
+          for (dim_t kw = 0; kw < kernel[1]; ++kw) {
+            dim_t iw = ow * strides[1] - pads[1] + kw;
+            bool inside = ih >= 0 && ih < H && iw >= 0 && iw < W;
+            // With count_include_pad, only the explicit padding counts,
+            // not positions past it (ONNX semantics for ceil-mode tails).
+            bool inPadded = ih < H + pads[2] && iw < W + pads[3];
+            if (inside) {
+              float v = x[(nc * H + ih) * W + iw];
+              acc = isMax ? std::max(acc, v) : acc + v;
+              ++count;
+            } else if (countPad && inPadded) {
+              ++count;
+            }
+          }
+        }
+        y[(nc * OH + oh) * OW + ow] =
+            isMax ? acc : acc / float(std::max<dim_t>(count, 1));
+      }
+}
+
+static void softmax(const SoftmaxInst &I, const ExecContext &ctx) {
+  TypeRef t = I.getInput()->getType();
+  int64_t axis = I.getAxis();
+  dim_t len = t->dims()[axis];
+  dim_t inner = 1;
+  for (unsigned i = axis + 1; i < t->rank(); ++i)
+    inner *= t->dims()[i];
+  dim_t outer = t->size() / (len * inner);
+  const float *x = ctx.ptr<float>(I.getInput());
+  float *y = ctx.ptr<float>(I.getDest());
+  for (dim_t o = 0; o < outer; ++o)
+    for (dim_t in = 0; in < inner; ++in) {
+      const float *xs = x + o * len * inner + in;
+      float *ys = y + o * len * inner + in;
+      float mx = -std::numeric_limits<float>::infinity();
+      for (dim_t i = 0; i < len; ++i)
+        mx = std::max(mx, xs[i * inner]);
+      float sum = 0.f;
+      for (dim_t i = 0; i < len; ++i)
+        sum += ys[i * inner] = std::exp(xs[i * inner] - mx);
+      for (dim_t i = 0; i < len; ++i)
+        ys[i * inner] /= sum;
+    }
+}
+
+bool interp::executeLinear(const Instruction &I, const ExecContext &ctx) {
+  switch (I.getKind()) {
+  case ValueKind::MatMulInst:
+    matMul(llvm::cast<MatMulInst>(I), ctx);
+    return true;
+  case ValueKind::ConvInst:
+    conv(llvm::cast<ConvInst>(I), ctx);
+    return true;
+  case ValueKind::MaxPoolInst:
+    pool(I, ctx, /*isMax=*/true);
+    return true;
+  case ValueKind::AvgPoolInst:
+    pool(I, ctx, /*isMax=*/false);
+    return true;
+  case ValueKind::SoftmaxInst:
+    softmax(llvm::cast<SoftmaxInst>(I), ctx);
+    return true;
+  default:
+    return false;
+  }
+}

@@ -1,0 +1,8 @@
+//===- Registry.cpp - The backends built into this binary -----------------===//
+#include "ember/Backend/Backend.h"
+
+#include "Interpreter/Interpreter.h"
+
+void ember::registerAllBackends() {
+  registerBackend(std::make_unique<InterpreterBackend>());
+}

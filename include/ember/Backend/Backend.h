@@ -1,0 +1,65 @@
+//===- Backend.h - The backend interface and registry ----------*- C++ -*-===//
+#ifndef EMBER_BACKEND_BACKEND_H
+#define EMBER_BACKEND_BACKEND_H
+
+#include "ember/IR/MemoryPlanner.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ember {
+
+/// Tensors bound to the placeholders of a Module for one run.
+class Bindings {
+public:
+  /// Binds \p p to \p t (replacing any previous binding).
+  void insert(const Placeholder *p, Tensor t);
+  /// The tensor bound to \p p, or null.
+  Tensor *get(const Placeholder *p);
+  const Tensor *get(const Placeholder *p) const;
+  /// Allocates zeroed tensors for every output placeholder of \p M that is
+  /// not bound yet.
+  void allocateOutputs(const Module &M);
+
+private:
+  std::vector<std::pair<const Placeholder *, Tensor>> entries_;
+};
+
+/// A network compiled by a backend, runnable in this process.
+class CompiledFunction {
+public:
+  virtual ~CompiledFunction() = default;
+  /// Runs once: reads the input tensors bound in \p b (by the placeholders
+  /// of the IR's mutable weights) and writes the output tensors.
+  virtual llvm::Error run(Bindings &b) = 0;
+};
+
+/// A code generator and executor. Backends declare what they keep and what
+/// they need lowered; everything else is shared.
+class Backend {
+public:
+  virtual ~Backend() = default;
+  virtual llvm::StringRef getName() const = 0;
+  /// True if the backend can execute \p n after lowering.
+  virtual bool isOpSupported(const Node &n) const = 0;
+  /// True if lowering should replace \p n (when a rule exists).
+  virtual bool shouldLower(const Node &n) const = 0;
+  /// Compiles planned IR. \p M owns the placeholders the IR refers to.
+  virtual llvm::Expected<std::unique_ptr<CompiledFunction>>
+  compile(const Module &M, std::shared_ptr<const IRFunction> F,
+          const MemoryPlan &plan) const = 0;
+};
+
+/// Adds \p B to the registry (called by registerAllBackends).
+void registerBackend(std::unique_ptr<Backend> B);
+/// Registers every backend built into this binary; idempotent.
+void registerAllBackends();
+/// The backend called \p name, or an error listing the known ones.
+llvm::Expected<const Backend *> getBackend(llvm::StringRef name);
+/// Names of the registered backends.
+std::vector<std::string> getBackendNames();
+
+} // namespace ember
+
+#endif // EMBER_BACKEND_BACKEND_H

@@ -1,0 +1,116 @@
+//===- Graph.h - Module and Function ---------------------------*- C++ -*-===//
+#ifndef EMBER_GRAPH_GRAPH_H
+#define EMBER_GRAPH_GRAPH_H
+
+#include "ember/Base/Error.h"
+#include "ember/Base/NameUniquer.h"
+#include "ember/Graph/Node.h"
+
+#include <list>
+#include <map>
+#include <memory>
+#include <unordered_map>
+
+namespace ember {
+
+class Module;
+
+/// A computation: a list of op nodes over the Module's Constants and
+/// Placeholders. Outputs are written by Save nodes.
+class Function {
+public:
+  Function(Module &parent, llvm::StringRef name)
+      : parent_(parent), name_(name.str()) {}
+  ~Function();
+
+  llvm::StringRef getName() const { return name_; }
+  Module &getParent() const { return parent_; }
+
+  using NodeList = std::list<std::unique_ptr<Node>>;
+  const NodeList &getNodes() const { return nodes_; }
+
+  /// Creates an op node of \p kind after checking the table's rules and
+  /// inferring its result types.
+  llvm::Expected<Node *> tryCreateNode(OpKind kind, llvm::StringRef name,
+                                       llvm::ArrayRef<NodeValue> inputs,
+                                       AttrList attrs);
+  /// Creates an op node with the given result types, without inference
+  /// (the verifier checks them later). Used by parsers and clones.
+  Node *createNodeWithTypes(OpKind kind, llvm::StringRef name,
+                            llvm::ArrayRef<NodeValue> inputs,
+                            llvm::ArrayRef<TypeRef> results, AttrList attrs);
+  /// Removes \p n, which must have no users.
+  void eraseNode(Node *n);
+
+  /// All Save nodes, in creation order.
+  llvm::SmallVector<SaveNode *, 4> getSaves() const;
+
+#include "ember/Generated/NodeBuilders.inc"
+
+private:
+  static Node *dieOnError(llvm::Expected<Node *> n);
+  template <typename T> static T *dieOnError(llvm::Expected<T *> n) {
+    if (!n)
+      dieOnError(llvm::Expected<Node *>(n.takeError()));
+    return *n;
+  }
+  static Node *newNodeOfKind(NodeKind kind, llvm::StringRef name,
+                             llvm::ArrayRef<NodeValue> inputs,
+                             llvm::ArrayRef<TypeRef> results, AttrList attrs);
+  std::string uniqueName(llvm::StringRef name);
+
+  Module &parent_;
+  std::string name_;
+  NodeList nodes_;
+  NameUniquer names_;
+};
+
+/// Owns types, Constants, Placeholders and Functions.
+class Module {
+public:
+  Module();
+  ~Module();
+
+  /// The uniqued pointer for \p ty.
+  TypeRef uniqueType(const Type &ty);
+  TypeRef uniqueType(ElemKind kind, llvm::ArrayRef<dim_t> dims) {
+    return uniqueType(Type(kind, dims));
+  }
+
+  /// Adds a constant holding \p payload; the name is made unique.
+  Constant *createConstant(llvm::StringRef name, Tensor payload);
+  /// Adds a placeholder; the name is made unique.
+  Placeholder *createPlaceholder(llvm::StringRef name, const Type &ty,
+                                 bool isOutput);
+  Function *createFunction(llvm::StringRef name);
+
+  const std::list<std::unique_ptr<Constant>> &getConstants() const {
+    return constants_;
+  }
+  const std::list<std::unique_ptr<Placeholder>> &getPlaceholders() const {
+    return placeholders_;
+  }
+  const std::list<std::unique_ptr<Function>> &getFunctions() const {
+    return functions_;
+  }
+  Placeholder *getPlaceholderByName(llvm::StringRef name) const;
+  /// Input placeholders in creation (graph-input) order.
+  llvm::SmallVector<Placeholder *, 4> getInputPlaceholders() const;
+  /// Output placeholders in creation (graph-output) order.
+  llvm::SmallVector<Placeholder *, 4> getOutputPlaceholders() const;
+  /// Removes constants that no node uses.
+  void eraseUnusedConstants();
+
+private:
+  std::string uniqueName(llvm::StringRef name);
+
+  std::map<std::string, std::unique_ptr<Type>> types_;
+  std::list<std::unique_ptr<Constant>> constants_;
+  std::list<std::unique_ptr<Placeholder>> placeholders_;
+  std::list<std::unique_ptr<Function>> functions_;
+  NameUniquer names_;
+};
+
+} // namespace ember
+
+#endif // EMBER_GRAPH_GRAPH_H

@@ -1,0 +1,81 @@
+//===- OpInfo.h - The op table as seen from C++ ----------------*- C++ -*-===//
+//
+// One OpInfo per op kind, generated from lib/Graph/Ops.py: operand,
+// attribute and result names, the declarative verification rules and the
+// type-inference function. Nodes and instructions share it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef EMBER_GRAPH_OPINFO_H
+#define EMBER_GRAPH_OPINFO_H
+
+#include "ember/Base/Type.h"
+#include "ember/Graph/Attr.h"
+
+#include "llvm/Support/Error.h"
+
+namespace ember {
+
+/// Every op kind in the table.
+enum class OpKind : uint16_t {
+#define EMBER_OP(N) N,
+#include "ember/Generated/OpKinds.inc"
+#undef EMBER_OP
+};
+
+/// The number of op kinds in the table.
+constexpr unsigned kNumOpKinds = 0
+#define EMBER_OP(N) +1
+#include "ember/Generated/OpKinds.inc"
+#undef EMBER_OP
+    ;
+
+/// Name and kind of one attribute.
+struct AttrInfo {
+  const char *name;
+  AttrKind kind;
+};
+
+/// The kinds of declarative verification rules.
+enum class RuleKind : uint8_t { None, SameType, Rank, MinRank, Float };
+
+/// One declarative rule: `a` is an input index; `b` is a second input index
+/// (SameType) or a rank (Rank, MinRank).
+struct VerifyRule {
+  RuleKind kind;
+  unsigned a;
+  unsigned b;
+};
+
+/// Computes an op's result types from its input types and attributes, and
+/// reports any inconsistency as an error.
+using InferFn = llvm::Expected<llvm::SmallVector<Type, 1>> (*)(
+    llvm::ArrayRef<TypeRef> inputs, const AttrList &attrs);
+
+/// Everything the table says about one op kind.
+struct OpInfo {
+  const char *name;
+  llvm::ArrayRef<const char *> inputs;
+  bool variadic; ///< The last input name stands for a list of operands.
+  llvm::ArrayRef<AttrInfo> attrs;
+  llvm::ArrayRef<const char *> results;
+  llvm::ArrayRef<VerifyRule> rules;
+  InferFn infer;
+  bool hasInstr;
+  const char *doc;
+};
+
+/// The table entry for \p kind.
+const OpInfo &getOpInfo(OpKind kind);
+
+/// Finds an op kind by its table name.
+std::optional<OpKind> lookupOpKind(llvm::StringRef name);
+
+/// Checks the declarative rules and operand count of \p kind, then runs its
+/// inference. \p what names the node or instruction for error messages.
+llvm::Expected<llvm::SmallVector<Type, 1>>
+checkAndInfer(OpKind kind, llvm::StringRef what, llvm::ArrayRef<TypeRef> inputs,
+              const AttrList &attrs);
+
+} // namespace ember
+
+#endif // EMBER_GRAPH_OPINFO_H

@@ -1,0 +1,34 @@
+//===- ONNXImporter.h - ONNX models into a Module --------------*- C++ -*-===//
+#ifndef EMBER_IMPORTER_ONNXIMPORTER_H
+#define EMBER_IMPORTER_ONNXIMPORTER_H
+
+#include "ember/Graph/Graph.h"
+
+#include <string>
+#include <vector>
+
+namespace ember {
+
+/// Options that complete what a model file leaves open.
+struct ImportOptions {
+  /// Values for symbolic dims (dim_param), by symbol name.
+  std::vector<std::pair<std::string, int64_t>> symbols;
+};
+
+/// Loads the ONNX model at \p path into \p M as a new Function named after
+/// the graph: initializers become Constants, graph inputs and outputs become
+/// Placeholders, outputs are written by Save nodes. A model with ops that
+/// Ember cannot import fails with one error listing every such op (type,
+/// node name, opset).
+llvm::Expected<Function *> importONNXFile(llvm::StringRef path, Module &M,
+                                          const ImportOptions &opts = {});
+
+/// Like importONNXFile, from serialized ModelProto bytes. \p name is used in
+/// messages in place of a file name.
+llvm::Expected<Function *> importONNXBuffer(llvm::StringRef bytes,
+                                            llvm::StringRef name, Module &M,
+                                            const ImportOptions &opts = {});
+
+} // namespace ember
+
+#endif // EMBER_IMPORTER_ONNXIMPORTER_H

@@ -1,0 +1,68 @@
+//===- Pipeline.cpp - Graph to runnable code for one backend --------------===//
+#include "ember/Backend/Pipeline.h"
+
+#include "ember/Graph/Printer.h"
+#include "ember/Graph/Verifier.h"
+#include "ember/IR/IRGen.h"
+#include "ember/IR/IRPrinter.h"
+#include "ember/Optimizer/Lower.h"
+
+using namespace ember;
+
+/// One error that names every node the backend cannot run.
+static llvm::Error checkSupport(const Function &F, const Backend &B) {
+  std::string missing;
+  unsigned count = 0;
+  for (Node *n : topologicalOrder(F)) {
+    if (llvm::isa<SaveNode>(n) || llvm::isa<ReshapeNode>(n) ||
+        B.isOpSupported(*n))
+      continue;
+    ++count;
+    missing += "\n  " + n->getName().str() + " (" + n->getKindName().str() +
+               " " + n->getType()->toString() + ")";
+  }
+  if (!count)
+    return llvm::Error::success();
+  return makeErrorF("backend {0} cannot run {1} node(s):{2}", B.getName(),
+                    count, missing);
+}
+
+llvm::Expected<std::unique_ptr<IRFunction>>
+ember::optimizeAndGenerateIR(Function &F, const Backend &B,
+                             const CompileOptions &opts) {
+  EMBER_RETURN_IF_ERR(verifyFunction(F));
+  eliminateDeadCode(F);
+  lowerFunction(F, [&](const Node &n) { return B.shouldLower(n); });
+  eliminateDeadCode(F);
+  if (llvm::Error err = verifyFunction(F))
+    return makeErrorF("internal error: lowering broke the graph: {0}",
+                      errorToString(std::move(err)));
+  if (opts.dumpGraph)
+    printFunction(F, *opts.dumpGraph);
+  if (opts.dumpGraphDot)
+    printFunctionDot(F, *opts.dumpGraphDot);
+  EMBER_RETURN_IF_ERR(checkSupport(F, B));
+  EMBER_ASSIGN_OR_RETURN(auto ir, generateIR(F, scheduleFunction(F)));
+  if (llvm::Error err = verifyIR(*ir))
+    return makeErrorF("internal error: invalid IR: {0}",
+                      errorToString(std::move(err)));
+  return ir;
+}
+
+llvm::Expected<CompiledNetwork>
+ember::compileFunction(Function &F, const Backend &B,
+                       const CompileOptions &opts) {
+  EMBER_ASSIGN_OR_RETURN(std::unique_ptr<IRFunction> ir,
+                         optimizeAndGenerateIR(F, B, opts));
+  CompiledNetwork net;
+  net.plan = planMemory(*ir);
+  if (llvm::Error err = verifyMemoryPlan(*ir, net.plan))
+    return makeErrorF("internal error: invalid memory plan: {0}",
+                      errorToString(std::move(err)));
+  if (opts.dumpIR)
+    printIR(*ir, *opts.dumpIR, &net.plan);
+  net.ir = std::move(ir);
+  EMBER_ASSIGN_OR_RETURN(net.function,
+                         B.compile(F.getParent(), net.ir, net.plan));
+  return net;
+}

@@ -1,0 +1,36 @@
+//===- Infer.h - Result-type inference, one function per op family -*- C++ -*-===//
+//
+// Private to lib/Graph. Each function computes an op's result types from
+// its input types and attributes and reports inconsistent operands as an
+// error; the op table (Ops.py) names the function for each op.
+//
+//===----------------------------------------------------------------------===//
+#ifndef EMBER_LIB_GRAPH_INFER_H
+#define EMBER_LIB_GRAPH_INFER_H
+
+#include "ember/Graph/OpInfo.h"
+
+namespace ember {
+
+using InferResult = llvm::Expected<llvm::SmallVector<Type, 1>>;
+
+#define EMBER_DECLARE_INFER(N)                                                 \
+  InferResult infer##N(llvm::ArrayRef<TypeRef> in, const AttrList &attrs);
+EMBER_DECLARE_INFER(SameAsInput0)
+EMBER_DECLARE_INFER(Splat)
+EMBER_DECLARE_INFER(MatMul)
+EMBER_DECLARE_INFER(Gemm)
+EMBER_DECLARE_INFER(Conv)
+EMBER_DECLARE_INFER(Pool)
+EMBER_DECLARE_INFER(BatchNorm)
+EMBER_DECLARE_INFER(Softmax)
+EMBER_DECLARE_INFER(Transpose)
+EMBER_DECLARE_INFER(Reshape)
+EMBER_DECLARE_INFER(Broadcast)
+EMBER_DECLARE_INFER(Concat)
+EMBER_DECLARE_INFER(Save)
+#undef EMBER_DECLARE_INFER
+
+} // namespace ember
+
+#endif // EMBER_LIB_GRAPH_INFER_H

@@ -1,0 +1,111 @@
+//===- TensorIO.cpp - Tensors to and from files ---------------------------===//
+#include "ember/Importer/TensorIO.h"
+
+#include "ProtoTensor.h"
+
+#include "ember/Base/Error.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <fstream>
+#include <regex>
+
+using namespace ember;
+
+static llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+readFile(llvm::StringRef path) {
+  auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                         /*RequiresNullTerminator=*/false);
+  if (!buf)
+    return makeErrorF("cannot read '{0}': {1}", path, buf.getError().message());
+  return std::move(*buf);
+}
+
+llvm::Expected<NamedTensor> ember::loadTensorProtoFile(llvm::StringRef path) {
+  EMBER_ASSIGN_OR_RETURN(auto buf, readFile(path));
+  onnx::TensorProto proto;
+  if (buf->getBufferSize() > size_t(INT32_MAX) ||
+      !proto.ParseFromArray(buf->getBufferStart(), int(buf->getBufferSize())))
+    return makeErrorF("'{0}' is not a valid ONNX TensorProto file", path);
+  auto t = tensorFromProto(proto);
+  if (!t)
+    return makeErrorF("'{0}': {1}", path, errorToString(t.takeError()));
+  return NamedTensor{proto.name(), std::move(*t)};
+}
+
+llvm::Expected<NamedTensor> ember::loadNpyFile(llvm::StringRef path) {
+  EMBER_ASSIGN_OR_RETURN(auto buf, readFile(path));
+  llvm::StringRef data = buf->getBuffer();
+  auto bad = [&](const char *why) {
+    return makeErrorF("'{0}' is not a supported .npy file: {1}", path, why);
+  };
+  if (data.size() < 10 || !data.starts_with("\x93NUMPY"))
+    return bad("missing magic");
+  unsigned major = uint8_t(data[6]);
+  size_t hlen, hstart;
+  if (major == 1) {
+    hlen = uint8_t(data[8]) | (uint8_t(data[9]) << 8);
+    hstart = 10;
+  } else {
+    if (data.size() < 12)
+      return bad("truncated header");
+    hlen = uint32_t(uint8_t(data[8])) | (uint32_t(uint8_t(data[9])) << 8) |
+           (uint32_t(uint8_t(data[10])) << 16) |
+           (uint32_t(uint8_t(data[11])) << 24);
+    hstart = 12;
+  }
+  if (hstart + hlen > data.size())
+    return bad("truncated header");
+  std::string header = data.substr(hstart, hlen).str();
+  std::smatch m;
+  if (!std::regex_search(header, m,
+                         std::regex("'descr':\\s*'([<|=])([fib])(\\d)'")))
+    return bad("unknown dtype");
+  std::string code = m[2].str() + m[3].str();
+  ElemKind kind;
+  if (code == "f4")
+    kind = ElemKind::Float32;
+  else if (code == "i8")
+    kind = ElemKind::Int64;
+  else if (code == "i4")
+    kind = ElemKind::Int32;
+  else if (code == "b1")
+    kind = ElemKind::Bool;
+  else
+    return bad("dtype must be float32, int64, int32 or bool");
+  if (header.find("'fortran_order': True") != std::string::npos)
+    return bad("Fortran order");
+  if (!std::regex_search(header, m, std::regex("'shape':\\s*\\(([^)]*)\\)")))
+    return bad("no shape");
+  std::vector<int64_t> dims;
+  std::string shape = m[1].str();
+  std::regex num("\\d+");
+  for (auto it = std::sregex_iterator(shape.begin(), shape.end(), num);
+       it != std::sregex_iterator(); ++it)
+    dims.push_back(std::stoll(it->str()));
+  auto ty = makeCheckedType(kind, dims, path);
+  if (!ty)
+    return ty.takeError();
+  size_t bytes = ty->sizeInBytes();
+  if (data.size() - hstart - hlen < bytes)
+    return bad("data is shorter than the shape");
+  Tensor t(*ty);
+  std::memcpy(t.data(), data.data() + hstart + hlen, bytes);
+  return NamedTensor{"", std::move(t)};
+}
+
+llvm::Expected<NamedTensor> ember::loadTensorFile(llvm::StringRef path) {
+  if (path.ends_with(".npy"))
+    return loadNpyFile(path);
+  return loadTensorProtoFile(path);
+}
+
+llvm::Error ember::saveTensorProtoFile(const Tensor &t, llvm::StringRef name,
+                                       llvm::StringRef path) {
+  onnx::TensorProto proto;
+  tensorToProto(t, name, proto);
+  std::ofstream os(path.str(), std::ios::binary);
+  if (!os || !proto.SerializeToOstream(&os))
+    return makeErrorF("cannot write '{0}'", path);
+  return llvm::Error::success();
+}

@@ -1,0 +1,68 @@
+//===- Lower.cpp - The lowering driver and its rule table -----------------===//
+#include "ember/Optimizer/Lower.h"
+
+#include "LowerRules.h"
+
+#include "ember/Graph/Verifier.h"
+
+using namespace ember;
+
+namespace {
+using RuleFn = Replacement (*)(Function &, Node &);
+struct LoweringRule {
+  NodeKind kind;
+  RuleFn fn;
+};
+template <typename NodeT, Replacement (*Fn)(Function &, NodeT &)>
+Replacement adapt(Function &F, Node &n) {
+  return Fn(F, llvm::cast<NodeT>(n));
+}
+const LoweringRule kRules[] = {
+    {NodeKind::Gemm, adapt<GemmNode, lowerGemm>},
+    {NodeKind::BatchNorm, adapt<BatchNormNode, lowerBatchNorm>},
+};
+} // namespace
+
+static const LoweringRule *findRule(NodeKind kind) {
+  for (const LoweringRule &r : kRules)
+    if (r.kind == kind)
+      return &r;
+  return nullptr;
+}
+
+bool ember::hasLowering(NodeKind kind) { return findRule(kind) != nullptr; }
+
+bool ember::lowerFunction(Function &F, const ShouldLowerFn &shouldLower) {
+  bool changed = false, again = true;
+  while (again) {
+    again = false;
+    for (Node *n : topologicalOrder(F)) {
+      const LoweringRule *rule = findRule(n->getKind());
+      if (!rule || !shouldLower(*n))
+        continue;
+      Replacement repl = rule->fn(F, *n);
+      for (unsigned i = 0; i < repl.size(); ++i)
+        n->getNthResult(i).replaceAllUsesWith(repl[i]);
+      F.eraseNode(n);
+      changed = again = true;
+    }
+  }
+  return changed;
+}
+
+bool ember::eliminateDeadCode(Function &F) {
+  bool changed = false, again = true;
+  while (again) {
+    again = false;
+    std::vector<Node *> dead;
+    for (auto &n : F.getNodes())
+      if (!n->hasUsers() && !llvm::isa<SaveNode>(n.get()))
+        dead.push_back(n.get());
+    for (Node *n : dead)
+      F.eraseNode(n);
+    again = !dead.empty();
+    changed |= again;
+  }
+  F.getParent().eraseUnusedConstants();
+  return changed;
+}

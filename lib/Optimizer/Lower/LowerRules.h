@@ -1,0 +1,26 @@
+//===- LowerRules.h - One lowering function per op -------------*- C++ -*-===//
+//
+// Private to lib/Optimizer. Each rule builds the replacement of one node
+// and returns the values that replace its results, in result order.
+//
+//===----------------------------------------------------------------------===//
+#ifndef EMBER_LIB_OPTIMIZER_LOWER_LOWERRULES_H
+#define EMBER_LIB_OPTIMIZER_LOWER_LOWERRULES_H
+
+#include "ember/Graph/Graph.h"
+
+namespace ember {
+
+using Replacement = llvm::SmallVector<NodeValue, 1>;
+
+Replacement lowerGemm(Function &F, GemmNode &n);
+Replacement lowerBatchNorm(Function &F, BatchNormNode &n);
+
+/// Reshapes a per-channel vector [C] to [1, C, 1, ...] of rank \p rank and
+/// broadcasts it to \p dims.
+NodeValue broadcastChannelVector(Function &F, llvm::StringRef name,
+                                 NodeValue vec, llvm::ArrayRef<dim_t> dims);
+
+} // namespace ember
+
+#endif

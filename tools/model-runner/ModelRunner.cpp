@@ -1,0 +1,218 @@
+//===- ModelRunner.cpp - Compile an ONNX model and run it -----------------===//
+//
+// model-runner -model=F.onnx [-backend=B] [-input=NAME=FILE|FILE]...
+//              [-iterations=N] [-output-dir=DIR] [-topk=K]
+//              [-dump-graph] [-dump-graph-dot=FILE] [-dump-ir]
+//
+//===----------------------------------------------------------------------===//
+#include "ember/Backend/Pipeline.h"
+#include "ember/Importer/ONNXImporter.h"
+#include "ember/Importer/TensorIO.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include "glog/logging.h"
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+
+using namespace ember;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory category("model-runner options");
+static cl::opt<std::string> modelPath("model", cl::desc("ONNX model file"),
+                                      cl::value_desc("file.onnx"),
+                                      cl::cat(category));
+static cl::opt<std::string> backendName("backend",
+                                        cl::desc("Backend to run on"),
+                                        cl::init("Interpreter"),
+                                        cl::cat(category));
+static cl::list<std::string>
+    inputs("input",
+           cl::desc("Input tensor: NAME=FILE or FILE (graph order); .pb "
+                    "(ONNX TensorProto) or .npy"),
+           cl::value_desc("[NAME=]FILE"), cl::cat(category));
+static cl::list<std::string>
+    symbols("onnx-define-symbol",
+            cl::desc("Value of a symbolic input dimension: NAME,VALUE"),
+            cl::value_desc("NAME,VALUE"), cl::cat(category));
+static cl::opt<unsigned> iterations(
+    "iterations", cl::desc("Time N runs after one warm-up (0: run once)"),
+    cl::init(0), cl::cat(category));
+static cl::opt<std::string>
+    outputDir("output-dir",
+              cl::desc("Write each output as DIR/output_N.pb (TensorProto)"),
+              cl::cat(category));
+static cl::opt<unsigned> topK("topk",
+                              cl::desc("Print the K largest entries of "
+                                       "each output with their indices"),
+                              cl::init(0), cl::cat(category));
+static cl::opt<unsigned> printCount("print-count",
+                                    cl::desc("Leading values to print"),
+                                    cl::init(10), cl::cat(category));
+static cl::opt<bool> dumpGraph("dump-graph",
+                               cl::desc("Print the lowered graph"),
+                               cl::cat(category));
+static cl::opt<std::string>
+    dumpGraphDot("dump-graph-dot",
+                 cl::desc("Write the lowered graph as Graphviz to FILE"),
+                 cl::cat(category));
+static cl::opt<bool> dumpIR("dump-ir",
+                            cl::desc("Print the IR with memory offsets"),
+                            cl::cat(category));
+
+static void fail(const llvm::Twine &msg) {
+  llvm::errs() << "model-runner: error: " << msg << "\n";
+  std::exit(1);
+}
+
+static void failOn(llvm::Error err) {
+  if (err)
+    fail(errorToString(std::move(err)));
+}
+
+template <typename T> static T unwrap(llvm::Expected<T> v) {
+  if (!v)
+    fail(errorToString(v.takeError()));
+  return std::move(*v);
+}
+
+static ImportOptions parseImportOptions() {
+  ImportOptions opts;
+  for (const std::string &s : symbols) {
+    auto [name, value] = llvm::StringRef(s).split(',');
+    int64_t v;
+    if (name.empty() || value.getAsInteger(10, v) || v <= 0)
+      fail("-onnx-define-symbol expects NAME,POSITIVE_INT, got '" + s + "'");
+    opts.symbols.push_back({name.str(), v});
+  }
+  return opts;
+}
+
+static void bindInputs(const Module &M, Bindings &b) {
+  auto phs = M.getInputPlaceholders();
+  size_t positional = 0;
+  for (const std::string &spec : inputs) {
+    auto [name, file] = llvm::StringRef(spec).split('=');
+    Placeholder *p = nullptr;
+    if (file.empty()) {
+      file = name;
+      if (positional >= phs.size())
+        fail("more -input files than the model has inputs (" +
+             llvm::Twine(phs.size()) + ")");
+      p = phs[positional++];
+    } else {
+      p = M.getPlaceholderByName(name);
+      if (!p || p->isOutput())
+        fail("the model has no input named '" + name + "'");
+    }
+    NamedTensor t = unwrap(loadTensorFile(file));
+    if (t.tensor.getType() != *p->getType())
+      fail("input '" + p->getName() + "' expects " + p->getType()->toString() +
+           ", file '" + file + "' holds " + t.tensor.getType().toString());
+    b.insert(p, std::move(t.tensor));
+  }
+  bool anyRandom = false;
+  std::mt19937 gen(0);
+  for (Placeholder *p : phs) {
+    if (b.get(p))
+      continue;
+    if (!inputs.empty())
+      fail("no -input given for model input '" + p->getName() + "'");
+    Tensor t(*p->getType());
+    t.randomize(0.f, 1.f, gen);
+    b.insert(p, std::move(t));
+    anyRandom = true;
+  }
+  if (anyRandom)
+    llvm::outs() << "no inputs given: using random inputs in [0, 1) (seed 0)\n";
+}
+
+static void printOutput(const Placeholder *p, const Tensor &t) {
+  llvm::outs() << "output '" << p->getName() << "' " << t.getType().toString()
+               << ":";
+  dim_t n = std::min<dim_t>(t.size(), printCount);
+  for (dim_t i = 0; i < n; ++i)
+    llvm::outs() << " " << llvm::format("%g", t.elementAsDouble(i));
+  if (n < t.size())
+    llvm::outs() << " ... (" << t.size() << " values)";
+  llvm::outs() << "\n";
+  if (!topK)
+    return;
+  std::vector<dim_t> idx(t.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  dim_t k = std::min<dim_t>(topK, t.size());
+  std::partial_sort(idx.begin(), idx.begin() + k, idx.end(),
+                    [&](dim_t a, dim_t b) {
+                      return t.elementAsDouble(a) > t.elementAsDouble(b);
+                    });
+  for (dim_t i = 0; i < k; ++i)
+    llvm::outs() << "  top " << i + 1 << ": index " << idx[i] << " value "
+                 << llvm::format("%g", t.elementAsDouble(idx[i])) << "\n";
+}
+
+int main(int argc, char **argv) {
+  google::InitGoogleLogging(argv[0]);
+  FLAGS_minloglevel = 2; // quiet unless something is fatal
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "Compiles an ONNX model and runs it\n");
+  if (modelPath.empty())
+    fail("-model is required");
+  registerAllBackends();
+  const Backend *backend = unwrap(getBackend(backendName));
+
+  Module M;
+  Function *F = unwrap(importONNXFile(modelPath, M, parseImportOptions()));
+
+  CompileOptions opts;
+  opts.dumpGraph = dumpGraph ? &llvm::outs() : nullptr;
+  opts.dumpIR = dumpIR ? &llvm::outs() : nullptr;
+  std::unique_ptr<llvm::raw_fd_ostream> dotFile;
+  if (!dumpGraphDot.empty()) {
+    std::error_code ec;
+    dotFile = std::make_unique<llvm::raw_fd_ostream>(dumpGraphDot, ec);
+    if (ec)
+      fail("cannot write '" + dumpGraphDot + "': " + ec.message());
+    opts.dumpGraphDot = dotFile.get();
+  }
+  CompiledNetwork net = unwrap(compileFunction(*F, *backend, opts));
+
+  Bindings bindings;
+  bindInputs(M, bindings);
+  failOn(net.function->run(bindings));
+  std::vector<double> times;
+  for (unsigned i = 0; i < iterations; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    failOn(net.function->run(bindings));
+    times.push_back(std::chrono::duration<double, std::milli>(
+                        std::chrono::steady_clock::now() - start)
+                        .count());
+  }
+
+  if (!outputDir.empty()) {
+    if (std::error_code ec = llvm::sys::fs::create_directories(outputDir))
+      fail("cannot create '" + outputDir + "': " + ec.message());
+  }
+  unsigned idx = 0;
+  for (Placeholder *p : M.getOutputPlaceholders()) {
+    const Tensor *t = bindings.get(p);
+    printOutput(p, *t);
+    if (!outputDir.empty()) {
+      llvm::SmallString<256> path(outputDir);
+      llvm::sys::path::append(path, "output_" + std::to_string(idx) + ".pb");
+      failOn(saveTensorProtoFile(*t, p->getName(), path));
+    }
+    ++idx;
+  }
+  if (!times.empty()) {
+    std::sort(times.begin(), times.end());
+    llvm::outs() << "median ms per run: "
+                 << llvm::format("%.4f", times[times.size() / 2]) << "\n";
+  }
+  return 0;
+}
