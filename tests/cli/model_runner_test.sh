@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# End-to-end checks of the model-runner command line: errors are one clear
+# line with a non-zero exit; success prints outputs, files and timings.
+set -u
+RUNNER=$1
+SRC=$2
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+/usr/bin/python3 "$SRC/tests/cli/make_models.py" "$TMP" || exit 1
+fails=0
+check() { # description, expected exit (0 or nonzero), pattern, command...
+  local what=$1 want=$2 pattern=$3
+  shift 3
+  "$@" >"$TMP/out" 2>&1
+  local rc=$?
+  if { [ "$want" = 0 ] && [ $rc != 0 ]; } || { [ "$want" != 0 ] && [ $rc = 0 ]; }; then
+    echo "FAIL: $what: exit $rc"; cat "$TMP/out"; fails=$((fails+1)); return
+  fi
+  if ! grep -qE -- "$pattern" "$TMP/out"; then
+    echo "FAIL: $what: output lacks /$pattern/"; cat "$TMP/out"; fails=$((fails+1)); return
+  fi
+  echo "ok: $what"
+}
+DIGITS=$SRC/models/digits
+
+check "unsupported ops are all listed" 1 "3 unsupported node\(s\) of 2 op type\(s\) \[HardSigmoid, Mish\]" \
+  "$RUNNER" -model="$TMP/unsupported.onnx"
+check "unsupported listing names each node" 1 "HardSigmoid \(node 'hs2', opset 13\)" \
+  "$RUNNER" -model="$TMP/unsupported.onnx"
+check "garbage model" 1 "^model-runner: error: .*not a valid ONNX model" \
+  "$RUNNER" -model="$TMP/garbage.onnx"
+check "missing model" 1 "^model-runner: error: cannot read model" \
+  "$RUNNER" -model="$TMP/none.onnx"
+check "unknown flag" 1 "Unknown command line argument" \
+  "$RUNNER" -model="$DIGITS/digits.onnx" -no-such-flag
+check "unknown backend" 1 "unknown backend 'Nope' \(available: Interpreter" \
+  "$RUNNER" -model="$DIGITS/digits.onnx" -backend=Nope
+check "wrong input shape" 1 "input 'a' expects float<1 x 4>" \
+  "$RUNNER" -model="$TMP/add.onnx" -input="a=$DIGITS/test_data/digit-0.input.pb" -input="b=$DIGITS/test_data/digit-0.input.pb"
+check "unknown input name" 1 "the model has no input named 'q'" \
+  "$RUNNER" -model="$TMP/add.onnx" -input="q=$DIGITS/test_data/digit-0.input.pb"
+check "random inputs are announced" 0 "no inputs given: using random inputs" \
+  "$RUNNER" -model="$DIGITS/digits.onnx"
+check "topk" 0 "top 1: index 7 value" \
+  "$RUNNER" -model="$DIGITS/digits.onnx" -input="$DIGITS/test_data/digit-7.input.pb" -topk=3
+check "iterations end with the median" 0 "^median ms per run: [0-9.]+$" \
+  "$RUNNER" -model="$DIGITS/digits.onnx" -iterations=3
+[ "$(tail -1 "$TMP/out" | cut -d: -f1)" = "median ms per run" ] || { echo "FAIL: median is not the last line"; fails=$((fails+1)); }
+check "output dir" 0 "output 'logits'" \
+  "$RUNNER" -model="$DIGITS/digits.onnx" -input="$DIGITS/test_data/digit-1.input.pb" -output-dir="$TMP/outs"
+[ -s "$TMP/outs/output_0.pb" ] || { echo "FAIL: output_0.pb missing"; fails=$((fails+1)); }
+check "dump-graph" 0 "Conv\(%input" "$RUNNER" -model="$DIGITS/digits.onnx" -dump-graph
+check "dump-ir shows offsets" 0 "allocactivation float<1 x 16 x 8 x 8> // @activations\+[0-9]+ size 4096" \
+  "$RUNNER" -model="$DIGITS/digits.onnx" -dump-ir
+check "dump-graph-dot" 0 "output 'logits'" "$RUNNER" -model="$DIGITS/digits.onnx" -dump-graph-dot="$TMP/g.dot"
+grep -q digraph "$TMP/g.dot" || { echo "FAIL: dot file"; fails=$((fails+1)); }
+
+echo "$fails failures"
+[ $fails = 0 ]

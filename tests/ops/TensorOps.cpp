@@ -1,0 +1,93 @@
+//===- TensorOps.cpp - Linear algebra, window and data-movement tests -----===//
+#include "OpTestUtils.h"
+
+using namespace ember;
+using namespace ember::test;
+
+namespace {
+class TensorOpTest : public OpTest {};
+} // namespace
+
+TEST_P(TensorOpTest, BatchedMatMul) {
+  auto *a = input("a", {2, 1, 2});
+  auto *b = input("b", {2, 2, 2});
+  save(F->createMatMul("mm", a, b));
+  auto out = run(tensors(makeTensor({2, 1, 2}, {1, 2, 3, 4}),
+                  makeTensor({2, 2, 2}, {1, 0, 0, 1, 2, 1, 1, 2})));
+  ASSERT_EQ(out.size(), 1u);
+  expectNear(out[0], makeTensor({2, 1, 2}, {1, 2, 10, 11}), 0);
+}
+
+TEST_P(TensorOpTest, ConvWithPaddingStrideAndGroups) {
+  auto *x = input("x", {1, 2, 3, 3});
+  // Group 2: output channel 0 sees input channel 0, channel 1 sees 1.
+  Tensor w = makeTensor({2, 1, 2, 2}, {1, 0, 0, 1, 1, 1, 1, 1});
+  auto *wc = constant("w", std::move(w));
+  auto *bc = constant("b", makeTensor({2}, {0.5f, -1}));
+  save(F->createConv("conv", x, wc, bc, {2, 2}, {1, 1, 0, 0}, {1, 1}, 2));
+  auto out = run(tensors(makeTensor({1, 2, 3, 3},
+                             {1, 2, 3, 4, 5, 6, 7, 8, 9,   // channel 0
+                              1, 1, 1, 1, 1, 1, 1, 1, 1}))); // channel 1
+  ASSERT_EQ(out.size(), 1u);
+  // Pads top/left 1, stride 2: windows start at rows/cols -1 and 1.
+  // ch0, diagonal filter: x[0][0], x[0][2], x[2][0], x[1][1]+x[2][2], +0.5.
+  // ch1, ones filter on ones: in-bounds taps per window, -1.
+  expectNear(out[0],
+             makeTensor({1, 2, 2, 2}, {1.5f, 3.5f, 7.5f, 14.5f, 0, 1, 1, 3}),
+             0);
+}
+
+TEST_P(TensorOpTest, DilatedConv) {
+  auto *x = input("x", {1, 1, 3, 3});
+  auto *wc = constant("w", makeTensor({1, 1, 2, 2}, {1, 1, 1, 1}));
+  auto *bc = constant("b", makeTensor({1}, {0}));
+  save(F->createConv("conv", x, wc, bc, {1, 1}, {0, 0, 0, 0}, {2, 2}, 1));
+  auto out = run(tensors(makeTensor({1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9})));
+  ASSERT_EQ(out.size(), 1u);
+  expectNear(out[0], makeTensor({1, 1, 1, 1}, {1 + 3 + 7 + 9}), 0);
+}
+
+TEST_P(TensorOpTest, Pooling) {
+  auto *x = input("x", {1, 1, 3, 3});
+  save(F->createMaxPool("max", x, {2, 2}, {1, 1}, {0, 0, 0, 0}));
+  save(F->createAvgPool("avg", x, {2, 2}, {2, 2}, {1, 1, 0, 0}, 0));
+  save(F->createAvgPool("avgpad", x, {2, 2}, {2, 2}, {1, 1, 0, 0}, 1));
+  auto out = run(tensors(makeTensor({1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9})));
+  ASSERT_EQ(out.size(), 3u);
+  expectNear(out[0], makeTensor({1, 1, 2, 2}, {5, 6, 8, 9}), 0);
+  // Windows: {1}, {2,3}, {4,7}, {5,6,8,9}
+  expectNear(out[1], makeTensor({1, 1, 2, 2}, {1, 2.5f, 5.5f, 7}), 1e-6f);
+  expectNear(out[2], makeTensor({1, 1, 2, 2}, {0.25f, 1.25f, 2.75f, 7}), 1e-6f);
+}
+
+TEST_P(TensorOpTest, SoftmaxOnInnerAndOuterAxis) {
+  auto *x = input("x", {2, 2});
+  save(F->createSoftmax("last", x, 1));
+  save(F->createSoftmax("first", x, 0));
+  auto out = run(tensors(makeTensor({2, 2}, {0, 0, 1, 3})));
+  ASSERT_EQ(out.size(), 2u);
+  expectNear(out[0], makeTensor({2, 2}, {0.5f, 0.5f, 0.11920292f, 0.88079708f}),
+             1e-6f);
+  expectNear(out[1], makeTensor({2, 2}, {0.26894142f, 0.04742587f, 0.73105858f,
+                                         0.95257413f}),
+             1e-6f);
+}
+
+TEST_P(TensorOpTest, TransposeBroadcastConcatReshape) {
+  auto *x = input("x", {2, 3});
+  save(F->createTranspose("t", x, {1, 0}));
+  auto *col = input("col", {2, 1});
+  save(F->createBroadcast("b", col, {2, 3}));
+  save(F->createConcat("c", {x, F->createBroadcast("b2", col, {2, 3})}, 1));
+  save(F->createReshape("r", x, {3, 2}));
+  auto out = run(tensors(makeTensor({2, 3}, {1, 2, 3, 4, 5, 6}),
+                  makeTensor({2, 1}, {7, 8})));
+  ASSERT_EQ(out.size(), 4u);
+  expectNear(out[0], makeTensor({3, 2}, {1, 4, 2, 5, 3, 6}), 0);
+  expectNear(out[1], makeTensor({2, 3}, {7, 7, 7, 8, 8, 8}), 0);
+  expectNear(out[2], makeTensor({2, 6}, {1, 2, 3, 7, 7, 7, 4, 5, 6, 8, 8, 8}), 0);
+  expectNear(out[3], makeTensor({3, 2}, {1, 2, 3, 4, 5, 6}), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, TensorOpTest,
+                         ::testing::ValuesIn(opTestBackends()));

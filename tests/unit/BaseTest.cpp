@@ -1,0 +1,74 @@
+//===- BaseTest.cpp - ElemKind, Type, Tensor ------------------------------===//
+#include "ember/Base/Error.h"
+#include "ember/Base/NameUniquer.h"
+#include "ember/Base/Tensor.h"
+
+#include "gtest/gtest.h"
+
+using namespace ember;
+
+TEST(Base, ElemKindSizesAndNames) {
+  EXPECT_EQ(elemSize(ElemKind::Float32), 4u);
+  EXPECT_EQ(elemSize(ElemKind::Int64), 8u);
+  EXPECT_EQ(elemSize(ElemKind::Bool), 1u);
+  for (ElemKind k : {ElemKind::Float32, ElemKind::Float16, ElemKind::Int8Q,
+                     ElemKind::Int64, ElemKind::Bool})
+    EXPECT_EQ(parseElemKind(elemKindName(k)), k);
+  EXPECT_FALSE(parseElemKind("double").has_value());
+}
+
+TEST(Base, TypeShapeAndStrides) {
+  Type t(ElemKind::Float32, {2, 3, 4});
+  EXPECT_EQ(t.size(), 24);
+  EXPECT_EQ(t.sizeInBytes(), 96u);
+  EXPECT_EQ(t.strides(), (llvm::SmallVector<dim_t, kMaxRank>{12, 4, 1}));
+  EXPECT_EQ(t.toString(), "float<2 x 3 x 4>");
+  EXPECT_NE(t, Type(ElemKind::Int64, {2, 3, 4}));
+  EXPECT_EQ(t, Type(ElemKind::Float32, {2, 3, 4}));
+  Type scalar(ElemKind::Float32, {});
+  EXPECT_EQ(scalar.size(), 1);
+}
+
+TEST(Base, TensorIsAlignedZeroedAndIndexable) {
+  Tensor t(ElemKind::Float32, {2, 3});
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(t.data()) % kTensorAlignment, 0u);
+  auto h = t.getHandle<float>();
+  for (float v : h)
+    EXPECT_EQ(v, 0.f);
+  h.at({1, 2}) = 5.f;
+  EXPECT_EQ(h.raw(5), 5.f);
+  Tensor c = t.clone();
+  EXPECT_TRUE(c.isBitwiseEqual(t));
+  c.getHandle<float>().raw(0) = 1e-6f;
+  EXPECT_FALSE(c.isBitwiseEqual(t));
+  EXPECT_TRUE(c.isClose(t, 1e-5f, 0.f));
+  EXPECT_FALSE(c.isClose(t, 1e-7f, 0.f));
+  c.reshape({3, 2});
+  EXPECT_EQ(c.dims(), (llvm::ArrayRef<dim_t>{3, 2}));
+}
+
+TEST(Base, RandomizeIsDeterministicPerSeed) {
+  std::mt19937 g1(7), g2(7);
+  Tensor a(ElemKind::Float32, {16}), b(ElemKind::Float32, {16});
+  a.randomize(-1, 1, g1);
+  b.randomize(-1, 1, g2);
+  EXPECT_TRUE(a.isBitwiseEqual(b));
+  for (float v : a.getHandle<float>()) {
+    EXPECT_GE(v, -1.f);
+    EXPECT_LT(v, 1.f);
+  }
+}
+
+TEST(Base, ErrorsCarryMessages) {
+  llvm::Error e = makeErrorF("bad {0} in {1}", "thing", 3);
+  EXPECT_EQ(errorToString(std::move(e)), "bad thing in 3");
+}
+
+TEST(Base, NameUniquerHandsOutFreshNames) {
+  NameUniquer u;
+  EXPECT_EQ(u.get("a"), "a");
+  EXPECT_EQ(u.get("a"), "a_1");
+  EXPECT_EQ(u.get("a_1"), "a_1_1");
+  EXPECT_EQ(u.get("a"), "a_2");
+  EXPECT_EQ(u.get(""), "v");
+}

@@ -1,0 +1,214 @@
+//===- ImporterTest.cpp - ONNX import on models built in the test ---------===//
+#include "ember/Graph/Printer.h"
+#include "ember/Importer/ONNXImporter.h"
+#include "ember/Importer/TensorIO.h"
+
+#include "ONNXBuilder.h"
+#include "TestUtils.h"
+
+using namespace ember;
+using namespace ember::test;
+
+namespace {
+std::string importError(const std::string &bytes,
+                        const ImportOptions &opts = {}) {
+  Module M;
+  auto F = importONNXBuffer(bytes, "model.onnx", M, opts);
+  if (F)
+    return "";
+  return llvm::toString(F.takeError());
+}
+} // namespace
+
+TEST(Importer, ListsEveryUnsupportedOp) {
+  ONNXBuilder b;
+  b.input("x", {1, 4});
+  b.node("Relu", {"x"}, {"r"}, "relu0");
+  b.node("Foo", {"r"}, {"f"}, "foo0");
+  b.node("Bar", {"f"}, {"g"}, "bar0");
+  b.node("Foo", {"g"}, {"h"}, "foo1");
+  auto &custom = b.node("Baz", {"h"}, {"y"}, "baz0");
+  custom.set_domain("com.example");
+  b.output("y");
+  std::string msg = importError(b.serialize());
+  EXPECT_NE(msg.find("4 unsupported node(s) of 3 op type(s)"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("Foo (node 'foo0', opset 13)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("Foo (node 'foo1', opset 13)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("Bar (node 'bar0', opset 13)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("com.example::Baz"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("Relu"), std::string::npos) << msg;
+}
+
+TEST(Importer, BroadcastingAddRunsCorrectly) {
+  ONNXBuilder b;
+  b.input("x", {2, 3});
+  b.initializer("bias", {3}, {10, 20, 30});
+  b.node("Add", {"x", "bias"}, {"y"});
+  b.output("y");
+  Module M;
+  auto F = importONNXBuffer(b.serialize(), "m", M);
+  ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
+  auto out = compileAndRun(M, **F, "Interpreter",
+                           tensors(makeTensor({2, 3}, {1, 2, 3, 4, 5, 6})));
+  ASSERT_EQ(out.size(), 1u);
+  expectNear(out[0], makeTensor({2, 3}, {11, 22, 33, 14, 25, 36}), 0);
+}
+
+TEST(Importer, ReshapeFlattenTransposeAndConstant) {
+  ONNXBuilder b;
+  b.input("x", {2, 3, 2});
+  b.initializerInts("shape", {0, -1});
+  b.node("Reshape", {"x", "shape"}, {"r"});
+  auto &t = b.node("Transpose", {"r"}, {"t"});
+  ONNXBuilder::attrInts(t, "perm", {1, 0});
+  auto &c = b.node("Constant", {}, {"k"});
+  auto *a = c.add_attribute();
+  a->set_name("value_float");
+  a->set_type(onnx::AttributeProto::FLOAT);
+  a->set_f(2.f);
+  b.node("Mul", {"t", "k"}, {"m"});
+  auto &fl = b.node("Flatten", {"m"}, {"y"});
+  ONNXBuilder::attrInt(fl, "axis", 0);
+  b.output("y");
+  Module M;
+  auto F = importONNXBuffer(b.serialize(), "m", M);
+  ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
+  auto out = compileAndRun(
+      M, **F, "Interpreter",
+      tensors(makeTensor({2, 3, 2}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12})));
+  ASSERT_EQ(out.size(), 1u);
+  expectNear(out[0],
+             makeTensor({1, 12}, {2, 14, 4, 16, 6, 18, 8, 20, 10, 22, 12, 24}),
+             0);
+}
+
+TEST(Importer, SoftmaxBeforeOpset13CoercesTo2D) {
+  ONNXBuilder b(11);
+  b.input("x", {1, 2, 2});
+  auto &s = b.node("Softmax", {"x"}, {"y"});
+  ONNXBuilder::attrInt(s, "axis", 1);
+  b.output("y");
+  Module M;
+  auto F = importONNXBuffer(b.serialize(), "m", M);
+  ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
+  auto out = compileAndRun(M, **F, "Interpreter",
+                           tensors(makeTensor({1, 2, 2}, {0, 0, 0, 0})));
+  ASSERT_EQ(out.size(), 1u);
+  expectNear(out[0], makeTensor({1, 2, 2}, {0.25f, 0.25f, 0.25f, 0.25f}),
+             1e-6f);
+}
+
+TEST(Importer, CleanErrors) {
+  EXPECT_NE(importError("this is not a protobuf").find("not a valid ONNX"),
+            std::string::npos);
+  {
+    ONNXBuilder b;
+    b.input("x", {1, 4});
+    b.node("Relu", {"nothing"}, {"y"}, "r");
+    b.output("y");
+    std::string msg = importError(b.serialize());
+    EXPECT_NE(msg.find("node 'r' (Relu): input 'nothing' is not produced"),
+              std::string::npos)
+        << msg;
+  }
+  {
+    ONNXBuilder b;
+    b.input("x", {1, 4});
+    b.initializer("w", {3, 3}, {1, 2});
+    b.node("Add", {"x", "w"}, {"y"});
+    b.output("y");
+    std::string msg = importError(b.serialize());
+    EXPECT_NE(msg.find("tensor 'w': has 2 values, shape [3, 3] needs 9"),
+              std::string::npos)
+        << msg;
+  }
+  {
+    ONNXBuilder b;
+    b.input("x", {1, 4});
+    b.input("z", {1, 5});
+    b.node("Add", {"x", "z"}, {"y"}, "add");
+    b.output("y");
+    std::string msg = importError(b.serialize());
+    EXPECT_NE(msg.find("node 'add' (Add): operands float<1 x 4> and float<1 x "
+                       "5> are not broadcastable"),
+              std::string::npos)
+        << msg;
+  }
+  {
+    ONNXBuilder b;
+    b.input("x", {1, 3, 4, 4});
+    b.initializer("w", {2, 3, 5, 5}, std::vector<float>(150, 1.f));
+    b.node("Conv", {"x", "w"}, {"y"}, "conv");
+    b.output("y");
+    std::string msg = importError(b.serialize());
+    EXPECT_NE(msg.find("node 'conv'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("larger than the padded input"), std::string::npos)
+        << msg;
+  }
+  {
+    ONNXBuilder b;
+    b.input("x", {1, 4}, onnx::TensorProto::DOUBLE);
+    b.node("Relu", {"x"}, {"y"});
+    b.output("y");
+    std::string msg = importError(b.serialize());
+    EXPECT_NE(msg.find("unsupported element type DOUBLE"), std::string::npos)
+        << msg;
+  }
+}
+
+TEST(Importer, SymbolicDimsNeedAValue) {
+  ONNXBuilder b;
+  b.input("x", {1, 4});
+  auto *dim = b.graph().mutable_input(0)->mutable_type()->mutable_tensor_type()
+                  ->mutable_shape()->mutable_dim(0);
+  dim->set_dim_param("batch");
+  b.node("Relu", {"x"}, {"y"});
+  b.output("y");
+  std::string msg = importError(b.serialize());
+  EXPECT_NE(msg.find("graph value 'x' has symbolic dimension 'batch'"),
+            std::string::npos)
+      << msg;
+  ImportOptions opts;
+  opts.symbols.push_back({"batch", 3});
+  Module M;
+  auto F = importONNXBuffer(b.serialize(), "m", M, opts);
+  ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
+  EXPECT_EQ(M.getInputPlaceholders()[0]->getType()->dims(),
+            (llvm::ArrayRef<dim_t>{3, 4}));
+}
+
+TEST(TensorIO, ProtoRoundTrip) {
+  Tensor t = makeTensor({2, 2}, {1, 2, 3, 4});
+  std::string path = ::testing::TempDir() + "/t.pb";
+  ASSERT_FALSE(bool(saveTensorProtoFile(t, "name", path)));
+  auto r = loadTensorFile(path);
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  EXPECT_EQ(r->name, "name");
+  EXPECT_TRUE(r->tensor.isBitwiseEqual(t));
+  auto missing = loadTensorFile("/nonexistent/file.pb");
+  ASSERT_FALSE(bool(missing));
+  EXPECT_NE(llvm::toString(missing.takeError()).find("cannot read"),
+            std::string::npos);
+}
+
+TEST(TensorIO, NpyFloat32) {
+  std::string path = ::testing::TempDir() + "/t.npy";
+  std::string header =
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }";
+  header.resize(118, ' ');
+  header += '\n';
+  std::string file = std::string("\x93NUMPY\x01\x00", 8);
+  file += char(header.size() & 0xff);
+  file += char(header.size() >> 8);
+  file += header;
+  float vals[4] = {1, 2, 3, 4};
+  file.append(reinterpret_cast<char *>(vals), sizeof(vals));
+  FILE *f = fopen(path.c_str(), "wb");
+  fwrite(file.data(), 1, file.size(), f);
+  fclose(f);
+  auto r = loadTensorFile(path);
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  EXPECT_TRUE(r->tensor.isBitwiseEqual(makeTensor({2, 2}, {1, 2, 3, 4})));
+}

@@ -1,0 +1,74 @@
+//===- TestUtils.h - Helpers shared by the tests ---------------*- C++ -*-===//
+#ifndef EMBER_TESTS_TESTUTILS_H
+#define EMBER_TESTS_TESTUTILS_H
+
+#include "ember/Backend/Pipeline.h"
+
+#include "gtest/gtest.h"
+
+namespace ember {
+namespace test {
+
+/// Compiles \p F for \p backend, binds \p inputs to the module's input
+/// placeholders in order, runs once and returns the outputs in order.
+inline std::vector<Tensor> compileAndRun(Module &M, Function &F,
+                                         llvm::StringRef backend,
+                                         std::vector<Tensor> inputs) {
+  registerAllBackends();
+  auto B = getBackend(backend);
+  if (!B) {
+    ADD_FAILURE() << llvm::toString(B.takeError());
+    return {};
+  }
+  auto net = compileFunction(F, **B, {});
+  if (!net) {
+    ADD_FAILURE() << llvm::toString(net.takeError());
+    return {};
+  }
+  Bindings b;
+  auto phs = M.getInputPlaceholders();
+  EXPECT_EQ(phs.size(), inputs.size());
+  for (size_t i = 0; i < phs.size() && i < inputs.size(); ++i)
+    b.insert(phs[i], std::move(inputs[i]));
+  if (llvm::Error err = net->function->run(b)) {
+    ADD_FAILURE() << llvm::toString(std::move(err));
+    return {};
+  }
+  std::vector<Tensor> outs;
+  for (Placeholder *p : M.getOutputPlaceholders())
+    outs.push_back(b.get(p)->clone());
+  return outs;
+}
+
+/// A float tensor of \p dims holding \p values.
+inline Tensor makeTensor(llvm::ArrayRef<dim_t> dims,
+                         std::initializer_list<float> values) {
+  Tensor t(ElemKind::Float32, dims);
+  EXPECT_EQ(size_t(t.size()), values.size());
+  std::copy(values.begin(), values.end(), t.getHandle<float>().begin());
+  return t;
+}
+
+/// Moves tensors into a vector (Tensor is move-only).
+template <typename... Ts> std::vector<Tensor> tensors(Ts &&...ts) {
+  std::vector<Tensor> v;
+  (v.push_back(std::move(ts)), ...);
+  return v;
+}
+
+/// Expects every element of \p a within \p tol of \p b.
+inline void expectNear(const Tensor &a, const Tensor &b, float tol) {
+  ASSERT_EQ(a.getType(), b.getType())
+      << a.getType().toString() << " vs " << b.getType().toString();
+  for (dim_t i = 0; i < a.size(); ++i)
+    EXPECT_NEAR(a.elementAsDouble(i), b.elementAsDouble(i), tol)
+        << "at element " << i;
+}
+
+/// The directory of the source tree (set by CMake).
+inline std::string sourceDir() { return EMBER_SOURCE_DIR; }
+
+} // namespace test
+} // namespace ember
+
+#endif
