@@ -44,6 +44,10 @@ static void conv(const ConvInst &I, const ExecContext &ctx) {
   const float *w = ctx.ptr<float>(I.getFilter());
   const float *bias = ctx.ptr<float>(I.getBias());
   float *y = ctx.ptr<float>(I.getDest());
+  auto residuals = I.getResidual();
+  const float *res = residuals.empty() ? nullptr : ctx.ptr<float>(residuals[0]);
+  auto act = FusedActivation(I.getFusedActivation());
+  float alpha = I.getFusedAlpha(), beta = I.getFusedBeta();
   for (dim_t n = 0; n < N; ++n)
     for (dim_t m = 0; m < M; ++m) {
       dim_t g = m / mPerG;
@@ -64,7 +68,10 @@ static void conv(const ConvInst &I, const ExecContext &ctx) {
               }
             }
           }
-          y[((n * M + m) * OH + oh) * OW + ow] = acc;
+          dim_t at = ((n * M + m) * OH + oh) * OW + ow;
+          if (res)
+            acc += res[at];
+          y[at] = applyFusedActivation(act, acc, alpha, beta);
         }
     }
 }

@@ -2,6 +2,7 @@
 #include "Infer.h"
 
 #include "ember/Base/Error.h"
+#include "ember/Graph/Node.h"
 
 using namespace ember;
 
@@ -118,7 +119,15 @@ InferResult ember::inferConv(llvm::ArrayRef<TypeRef> in,
                                                strides[i], pads[i],
                                                pads[i + 2], dil[i]));
   }
-  return llvm::SmallVector<Type, 1>{x.withDims(d)};
+  Type result = x.withDims(d);
+  if (in.size() > 4)
+    return makeError("at most one residual operand is allowed");
+  if (in.size() == 4 && *in[3] != result)
+    return makeErrorF("residual {0} must have the result type {1}",
+                      in[3]->toString(), result.toString());
+  if (attrs[4].i < 0 || attrs[4].i >= int64_t(FusedActivation::NumKinds))
+    return makeErrorF("unknown fused activation {0}", attrs[4].i);
+  return llvm::SmallVector<Type, 1>{result};
 }
 
 InferResult ember::inferPool(llvm::ArrayRef<TypeRef> in,
@@ -201,6 +210,8 @@ InferResult ember::inferBroadcast(llvm::ArrayRef<TypeRef> in,
 
 InferResult ember::inferConcat(llvm::ArrayRef<TypeRef> in,
                                const AttrList &attrs) {
+  if (in.empty())
+    return makeError("needs at least one operand");
   int64_t axis = attrs[0].i;
   const Type &first = *in[0];
   if (axis < 0 || axis >= int64_t(first.rank()))

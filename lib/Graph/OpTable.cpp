@@ -62,11 +62,12 @@ llvm::Expected<llvm::SmallVector<Type, 1>>
 ember::checkAndInfer(OpKind kind, llvm::StringRef what,
                      llvm::ArrayRef<TypeRef> inputs, const AttrList &attrs) {
   const OpInfo &info = getOpInfo(kind);
+  // A variadic tail may be empty; inference checks what it needs.
   size_t fixed = info.inputs.size() - (info.variadic ? 1 : 0);
-  if (info.variadic ? inputs.size() < fixed + 1 : inputs.size() != fixed)
+  if (info.variadic ? inputs.size() < fixed : inputs.size() != fixed)
     return makeErrorF("{0} ({1}): expected {2}{3} operands, got {4}", what,
-                      info.name, info.variadic ? "at least " : "",
-                      fixed + (info.variadic ? 1 : 0), inputs.size());
+                      info.name, info.variadic ? "at least " : "", fixed,
+                      inputs.size());
   if (attrs.size() != info.attrs.size())
     return makeErrorF("{0} ({1}): expected {2} attributes, got {3}", what,
                       info.name, info.attrs.size(), attrs.size());

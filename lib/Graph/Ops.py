@@ -51,12 +51,18 @@ op("Gemm", ["A", "B", "C"],
    infer="Gemm", rules=[("rank", "A", 2), ("rank", "B", 2), ("float", "A")],
    doc="Alpha * op(A) * op(B) + Beta * C, with C already of the result shape.")
 
-op("Conv", ["Input", "Filter", "Bias"],
+# Conv carries an optional fused epilogue: y = act(conv(x) + bias + residual)
+# where Residual is zero or one tensor of the result type and act is given by
+# FusedActivation (see FusedActivation in include/ember/Graph/Node.h) with
+# parameters FusedAlpha/FusedBeta (Clip: min/max; LeakyRelu: alpha;
+# HardSigmoid-style ops: alpha/beta).
+op("Conv", ["Input", "Filter", "Bias", "*Residual"],
    [("Strides", "ints"), ("Pads", "ints"), ("Dilations", "ints"),
-    ("Group", "int")],
+    ("Group", "int"), ("FusedActivation", "int"), ("FusedAlpha", "float"),
+    ("FusedBeta", "float")],
    infer="Conv", rules=[("rank", "Input", 4), ("rank", "Filter", 4),
                         ("rank", "Bias", 1), ("float", "Input")],
-   doc="2-D convolution, NCHW input, MCHW filter. Pads: top, left, bottom, right.")
+   doc="2-D convolution, NCHW input, MCHW filter, fused epilogue. Pads: top, left, bottom, right.")
 
 op("MaxPool", ["Input"],
    [("Kernel", "ints"), ("Strides", "ints"), ("Pads", "ints")],

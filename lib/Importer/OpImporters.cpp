@@ -168,9 +168,11 @@ llvm::Error importConv(ImportContext &ctx, const onnx::NodeProto &node) {
     bias = ctx.splatConstant(nameOf(node) + ".bias", {w.dims()[0]}, 0.f);
   }
   ASSIGN_OR_RETURN(auto *n, wrap(node, ctx.fn().tryCreateConv(
-                                           nameOf(node), x, w, bias,
+                                           nameOf(node), x, w, bias, {},
                                            win.strides, win.pads,
-                                           win.dilations, group)));
+                                           win.dilations, group,
+                                           int64_t(FusedActivation::None), 0.f,
+                                           0.f)));
   return ctx.setOutput(node, n);
 }
 

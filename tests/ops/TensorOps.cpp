@@ -24,7 +24,7 @@ TEST_P(TensorOpTest, ConvWithPaddingStrideAndGroups) {
   Tensor w = makeTensor({2, 1, 2, 2}, {1, 0, 0, 1, 1, 1, 1, 1});
   auto *wc = constant("w", std::move(w));
   auto *bc = constant("b", makeTensor({2}, {0.5f, -1}));
-  save(F->createConv("conv", x, wc, bc, {2, 2}, {1, 1, 0, 0}, {1, 1}, 2));
+  save(F->createConv("conv", x, wc, bc, {}, {2, 2}, {1, 1, 0, 0}, {1, 1}, 2, 0, 0.f, 0.f));
   auto out = run(tensors(makeTensor({1, 2, 3, 3},
                              {1, 2, 3, 4, 5, 6, 7, 8, 9,   // channel 0
                               1, 1, 1, 1, 1, 1, 1, 1, 1}))); // channel 1
@@ -41,10 +41,43 @@ TEST_P(TensorOpTest, DilatedConv) {
   auto *x = input("x", {1, 1, 3, 3});
   auto *wc = constant("w", makeTensor({1, 1, 2, 2}, {1, 1, 1, 1}));
   auto *bc = constant("b", makeTensor({1}, {0}));
-  save(F->createConv("conv", x, wc, bc, {1, 1}, {0, 0, 0, 0}, {2, 2}, 1));
+  save(F->createConv("conv", x, wc, bc, {}, {1, 1}, {0, 0, 0, 0}, {2, 2}, 1, 0, 0.f, 0.f));
   auto out = run(tensors(makeTensor({1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9})));
   ASSERT_EQ(out.size(), 1u);
   expectNear(out[0], makeTensor({1, 1, 1, 1}, {1 + 3 + 7 + 9}), 0);
+}
+
+TEST_P(TensorOpTest, ConvFusedResidualAndActivations) {
+  auto *x = input("x", {1, 1, 1, 3});
+  auto *r = input("r", {1, 1, 1, 3});
+  auto *wc = constant("w", makeTensor({1, 1, 1, 1}, {2}));
+  auto *bc = constant("b", makeTensor({1}, {-1}));
+  auto conv = [&](const char *name, FusedActivation act, float a, float b,
+                  bool residual) {
+    llvm::SmallVector<NodeValue, 1> res;
+    if (residual)
+      res.push_back(r);
+    save(F->createConv(name, x, wc, bc, res, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1,
+                       int64_t(act), a, b));
+  };
+  conv("plain", FusedActivation::None, 0, 0, false);
+  conv("relu_res", FusedActivation::Relu, 0, 0, true);
+  conv("clip", FusedActivation::Clip, 0, 2, false);
+  conv("leaky", FusedActivation::LeakyRelu, 0.5f, 0, false);
+  conv("hswish", FusedActivation::HardSwish, 1.f / 6, 0.5f, false);
+  conv("sigmoid", FusedActivation::Sigmoid, 0, 0, false);
+  auto out = run(tensors(makeTensor({1, 1, 1, 3}, {-1, 0.5f, 3}),
+                         makeTensor({1, 1, 1, 3}, {1, -1, 1})));
+  ASSERT_EQ(out.size(), 6u);
+  // conv = 2x - 1 = {-3, 0, 5}
+  expectNear(out[0], makeTensor({1, 1, 1, 3}, {-3, 0, 5}), 0);
+  expectNear(out[1], makeTensor({1, 1, 1, 3}, {0, 0, 6}), 0);
+  expectNear(out[2], makeTensor({1, 1, 1, 3}, {0, 0, 2}), 0);
+  expectNear(out[3], makeTensor({1, 1, 1, 3}, {-1.5f, 0, 5}), 0);
+  expectNear(out[4], makeTensor({1, 1, 1, 3}, {0, 0, 5}), 1e-6f);
+  expectNear(out[5], makeTensor({1, 1, 1, 3},
+                                {0.047425874f, 0.5f, 0.99330715f}),
+             1e-6f);
 }
 
 TEST_P(TensorOpTest, Pooling) {

@@ -71,9 +71,10 @@ TEST(Graph, ConvInference) {
                                 false);
   auto *w = M.createConstant("w", Tensor(ElemKind::Float32, {8, 2, 3, 3}));
   auto *b = M.createConstant("b", Tensor(ElemKind::Float32, {8}));
-  auto *conv = F->createConv("c", x, w, b, {2, 2}, {1, 1, 1, 1}, {1, 1}, 2);
+  auto *conv = F->createConv("c", x, w, b, {}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 2, 0, 0.f, 0.f);
   EXPECT_EQ(conv->getResult().dims(), (llvm::ArrayRef<dim_t>{1, 8, 5, 5}));
-  auto bad = F->tryCreateConv("c2", x, w, b, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1);
+  auto bad = F->tryCreateConv("c2", x, w, b, {}, {1, 1}, {0, 0, 0, 0}, {1, 1},
+                              1, 0, 0.f, 0.f);
   ASSERT_FALSE(bool(bad));
   EXPECT_NE(llvm::toString(bad.takeError()).find("channels per group"),
             std::string::npos);

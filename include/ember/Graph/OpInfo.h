@@ -29,6 +29,42 @@ constexpr unsigned kNumOpKinds = 0
 #undef EMBER_OP
     ;
 
+/// Activations a producer (Conv) can apply in its epilogue. Stored in the
+/// FusedActivation attribute; FusedAlpha/FusedBeta carry parameters.
+enum class FusedActivation : int64_t {
+  None = 0,
+  Relu,      ///< max(x, 0)
+  Clip,      ///< min(max(x, alpha), beta)
+  Sigmoid,   ///< 1 / (1 + exp(-x))
+  HardSwish, ///< x * min(max(x * alpha + beta, 0), 1)
+  LeakyRelu, ///< x >= 0 ? x : alpha * x
+  NumKinds,
+};
+
+/// Applies \p act to one value (the reference semantics backends follow).
+inline float applyFusedActivation(FusedActivation act, float x, float alpha,
+                                  float beta) {
+  switch (act) {
+  case FusedActivation::None:
+  case FusedActivation::NumKinds:
+    return x;
+  case FusedActivation::Relu:
+    return x > 0.f ? x : 0.f;
+  case FusedActivation::Clip:
+    return x < alpha ? alpha : (x > beta ? beta : x);
+  case FusedActivation::Sigmoid:
+    return 1.f / (1.f + __builtin_expf(-x));
+  case FusedActivation::HardSwish: {
+    float t = x * alpha + beta;
+    t = t < 0.f ? 0.f : (t > 1.f ? 1.f : t);
+    return x * t;
+  }
+  case FusedActivation::LeakyRelu:
+    return x >= 0.f ? x : alpha * x;
+  }
+  return x;
+}
+
 /// Name and kind of one attribute.
 struct AttrInfo {
   const char *name;
