@@ -4,6 +4,7 @@
 #include "ember/Graph/Printer.h"
 #include "ember/Graph/Verifier.h"
 #include "ember/IR/IRGen.h"
+#include "ember/IR/IROptimizer.h"
 #include "ember/IR/IRPrinter.h"
 #include "ember/Optimizer/Lower.h"
 
@@ -29,7 +30,7 @@ static llvm::Error checkSupport(const Function &F, const Backend &B) {
 
 llvm::Expected<std::unique_ptr<IRFunction>>
 ember::optimizeAndGenerateIR(Function &F, const Backend &B,
-                             const CompileOptions &opts) {
+                             const CompileOptions &opts, size_t *schedulePeak) {
   EMBER_RETURN_IF_ERR(verifyFunction(F));
   eliminateDeadCode(F);
   lowerFunction(F, [&](const Node &n) { return B.shouldLower(n); });
@@ -42,9 +43,23 @@ ember::optimizeAndGenerateIR(Function &F, const Backend &B,
   if (opts.dumpGraphDot)
     printFunctionDot(F, *opts.dumpGraphDot);
   EMBER_RETURN_IF_ERR(checkSupport(F, B));
-  EMBER_ASSIGN_OR_RETURN(auto ir, generateIR(F, scheduleFunction(F)));
+  std::vector<Node *> schedule = scheduleFunction(F);
+  if (schedulePeak)
+    *schedulePeak = schedulePeakBytes(F, schedule);
+  EMBER_ASSIGN_OR_RETURN(auto ir, generateIR(F, schedule));
   if (llvm::Error err = verifyIR(*ir))
     return makeErrorF("internal error: invalid IR: {0}",
+                      errorToString(std::move(err)));
+  if (!opts.optimizeIR)
+    return ir;
+#ifdef NDEBUG
+  constexpr bool verifyEach = false;
+#else
+  constexpr bool verifyEach = true;
+#endif
+  EMBER_RETURN_IF_ERR(optimizeIR(*ir, verifyEach));
+  if (llvm::Error err = verifyIR(*ir))
+    return makeErrorF("internal error: the IR optimizer broke the IR: {0}",
                       errorToString(std::move(err)));
   return ir;
 }
@@ -52,9 +67,9 @@ ember::optimizeAndGenerateIR(Function &F, const Backend &B,
 llvm::Expected<CompiledNetwork>
 ember::compileFunction(Function &F, const Backend &B,
                        const CompileOptions &opts) {
-  EMBER_ASSIGN_OR_RETURN(std::unique_ptr<IRFunction> ir,
-                         optimizeAndGenerateIR(F, B, opts));
   CompiledNetwork net;
+  EMBER_ASSIGN_OR_RETURN(std::unique_ptr<IRFunction> ir,
+                         optimizeAndGenerateIR(F, B, opts, &net.schedulePeak));
   net.plan = planMemory(*ir);
   if (llvm::Error err = verifyMemoryPlan(*ir, net.plan))
     return makeErrorF("internal error: invalid memory plan: {0}",

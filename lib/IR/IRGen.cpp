@@ -7,10 +7,6 @@
 
 using namespace ember;
 
-std::vector<Node *> ember::scheduleFunction(const Function &F) {
-  return topologicalOrder(F);
-}
-
 namespace {
 /// Maps graph values to IR values while generating code.
 class IRGenerator {
@@ -43,9 +39,9 @@ private:
     if (it != values_.end())
       return it->second;
     auto *c = llvm::cast<Constant>(v.getNode());
-    Value *w = F_.createWeightVar(c->getName(), c->getType(),
-                                  WeightKind::Constant, &c->getPayload(),
-                                  false);
+    Value *w =
+        F_.createWeightVar(c->getName(), c->getType(), WeightKind::Constant,
+                           &c->getPayload(), false);
     values_[v] = w;
     return w;
   }

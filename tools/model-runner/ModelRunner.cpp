@@ -3,9 +3,11 @@
 // model-runner -model=F.onnx [-backend=B] [-input=NAME=FILE|FILE]...
 //              [-iterations=N] [-output-dir=DIR] [-topk=K]
 //              [-dump-graph] [-dump-graph-dot=FILE] [-dump-ir]
+//              [-print-memory] [-compile-only] [-optimize-ir=false]
 //
 //===----------------------------------------------------------------------===//
 #include "ember/Backend/Pipeline.h"
+#include "ember/IR/IRPrinter.h"
 #include "ember/Importer/ONNXImporter.h"
 #include "ember/Importer/TensorIO.h"
 
@@ -40,9 +42,10 @@ static cl::list<std::string>
     symbols("onnx-define-symbol",
             cl::desc("Value of a symbolic input dimension: NAME,VALUE"),
             cl::value_desc("NAME,VALUE"), cl::cat(category));
-static cl::opt<unsigned> iterations(
-    "iterations", cl::desc("Time N runs after one warm-up (0: run once)"),
-    cl::init(0), cl::cat(category));
+static cl::opt<unsigned>
+    iterations("iterations",
+               cl::desc("Time N runs after one warm-up (0: run once)"),
+               cl::init(0), cl::cat(category));
 static cl::opt<std::string>
     outputDir("output-dir",
               cl::desc("Write each output as DIR/output_N.pb (TensorProto)"),
@@ -64,6 +67,21 @@ static cl::opt<std::string>
 static cl::opt<bool> dumpIR("dump-ir",
                             cl::desc("Print the IR with memory offsets"),
                             cl::cat(category));
+
+static cl::opt<bool> printMemory(
+    "print-memory",
+    cl::desc("Print constant, mutable (I/O) and activation sizes with the "
+             "activation lower bound"),
+    cl::cat(category));
+static cl::opt<bool>
+    compileOnly("compile-only",
+                cl::desc("Stop after compiling (no inputs are read or run)"),
+                cl::cat(category));
+static cl::opt<bool>
+    optimizeIROpt("optimize-ir",
+                  cl::desc("Run the IR optimizer (default true; "
+                           "-optimize-ir=false shows the unoptimized IR)"),
+                  cl::init(true), cl::cat(category));
 
 static void fail(const llvm::Twine &msg) {
   llvm::errs() << "model-runner: error: " << msg << "\n";
@@ -180,7 +198,12 @@ int main(int argc, char **argv) {
       fail("cannot write '" + dumpGraphDot + "': " + ec.message());
     opts.dumpGraphDot = dotFile.get();
   }
+  opts.optimizeIR = optimizeIROpt;
   CompiledNetwork net = unwrap(compileFunction(*F, *backend, opts));
+  if (printMemory)
+    printMemorySummary(net.plan, llvm::outs(), net.schedulePeak);
+  if (compileOnly)
+    return 0;
 
   Bindings bindings;
   bindInputs(M, bindings);

@@ -16,26 +16,35 @@ struct CompileOptions {
   llvm::raw_ostream *dumpGraphDot = nullptr;
   /// Where to print the IR with its memory plan.
   llvm::raw_ostream *dumpIR = nullptr;
+  /// Run the IR optimizer (in-place reuse, concat into place, copy removal,
+  /// live-range shrinking) before memory planning.
+  bool optimizeIR = true;
 };
 
 /// Everything a compile produces.
 struct CompiledNetwork {
   std::shared_ptr<const IRFunction> ir;
   MemoryPlan plan;
+  /// The peak of live activation bytes of the node schedule, before the IR
+  /// optimizer (see schedulePeakBytes).
+  size_t schedulePeak = 0;
   std::unique_ptr<CompiledFunction> function;
 };
 
 /// Runs the pipeline on \p F for \p B: verify, dead-code elimination,
 /// lowering as the backend asks, a support check that lists every node the
-/// backend cannot run, scheduling, IRGen, IR verification, memory planning
+/// backend cannot run, scheduling, IRGen, IR verification, the IR
+/// optimizer (verified after every pass in debug builds), memory planning
 /// and its verification, then backend code generation.
 llvm::Expected<CompiledNetwork> compileFunction(Function &F, const Backend &B,
                                                 const CompileOptions &opts);
 
-/// The steps of compileFunction up to memory planning (no code generation).
+/// The steps of compileFunction up to memory planning (no code generation),
+/// IR optimization included. \p schedulePeak, if given, receives the
+/// schedule's peak of live activation bytes.
 llvm::Expected<std::unique_ptr<IRFunction>>
-optimizeAndGenerateIR(Function &F, const Backend &B,
-                      const CompileOptions &opts);
+optimizeAndGenerateIR(Function &F, const Backend &B, const CompileOptions &opts,
+                      size_t *schedulePeak = nullptr);
 
 } // namespace ember
 

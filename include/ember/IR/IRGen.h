@@ -3,13 +3,11 @@
 #define EMBER_IR_IRGEN_H
 
 #include "ember/IR/IR.h"
+#include "ember/IR/Scheduler.h"
 
 #include <vector>
 
 namespace ember {
-
-/// A node order for \p F that IRGen follows (operands before users).
-std::vector<Node *> scheduleFunction(const Function &F);
 
 /// Generates IR for \p F in the order \p schedule: a WeightVar per Constant
 /// and Placeholder, an AllocActivation per op result, a TensorView per

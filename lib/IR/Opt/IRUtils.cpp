@@ -1,0 +1,140 @@
+//===- IRUtils.cpp - Use queries and edits shared by the IR passes --------===//
+#include "IRUtils.h"
+
+#include "llvm/ADT/SmallPtrSet.h"
+
+#include "glog/logging.h"
+
+#include <algorithm>
+
+using namespace ember;
+using namespace ember::iropt;
+
+bool iropt::isMemoryMarker(const Instruction *I) {
+  return llvm::isa<AllocActivationInst>(I) ||
+         llvm::isa<DeallocActivationInst>(I) || llvm::isa<TensorViewInst>(I);
+}
+
+bool iropt::isElementwise(const Instruction *I) {
+  std::optional<OpKind> op = opKindForInstr(I->getKind());
+  if (!op)
+    return false;
+  switch (*op) {
+  case OpKind::Add:
+  case OpKind::Sub:
+  case OpKind::Mul:
+  case OpKind::Div:
+  case OpKind::Max:
+  case OpKind::Min:
+  case OpKind::Pow:
+  case OpKind::Relu:
+  case OpKind::Sigmoid:
+  case OpKind::Tanh:
+  case OpKind::Sqrt:
+  case OpKind::Exp:
+  case OpKind::Log:
+  case OpKind::Neg:
+  case OpKind::Abs:
+  case OpKind::Clip:
+    return true;
+  default:
+    return false;
+  }
+}
+
+UseMap::UseMap(const IRFunction &F) {
+  for (auto &ip : F.getInstrs()) {
+    Instruction *I = ip.get();
+    size_t pos = order.size();
+    position[I] = pos;
+    order.push_back(I);
+    if (auto *tv = llvm::dyn_cast<TensorViewInst>(I)) {
+      views[getOrigin(tv)].push_back(tv);
+      continue;
+    }
+    if (isMemoryMarker(I))
+      continue;
+    for (const Operand &op : I->getOperands())
+      uses[getOrigin(op.value)].push_back({pos, I, op.role});
+  }
+}
+
+llvm::ArrayRef<UseMap::Use> UseMap::usesOf(const Value *buffer) const {
+  auto it = uses.find(buffer);
+  if (it == uses.end())
+    return {};
+  return it->second;
+}
+
+bool UseMap::readAfter(const Value *buffer, size_t pos) const {
+  return llvm::any_of(usesOf(buffer), [&](const Use &u) {
+    return u.pos > pos && isRead(u.role);
+  });
+}
+
+bool UseMap::writtenAfter(const Value *buffer, size_t pos) const {
+  return llvm::any_of(usesOf(buffer), [&](const Use &u) {
+    return u.pos > pos && isWrite(u.role);
+  });
+}
+
+unsigned UseMap::numWriters(const Value *buffer) const {
+  llvm::SmallPtrSet<const Instruction *, 4> writers;
+  for (const Use &u : usesOf(buffer))
+    if (isWrite(u.role))
+      writers.insert(u.instr);
+  return writers.size();
+}
+
+std::optional<size_t> UseMap::firstUse(const Value *buffer) const {
+  llvm::ArrayRef<Use> u = usesOf(buffer);
+  if (u.empty())
+    return std::nullopt;
+  return u.front().pos;
+}
+
+std::optional<size_t> UseMap::lastUse(const Value *buffer) const {
+  llvm::ArrayRef<Use> u = usesOf(buffer);
+  if (u.empty())
+    return std::nullopt;
+  return u.back().pos;
+}
+
+void iropt::replaceAllUses(IRFunction &F, Value *from, Value *to) {
+  for (auto &ip : F.getInstrs()) {
+    if (llvm::isa<DeallocActivationInst>(ip.get()))
+      continue;
+    for (unsigned i = 0; i < ip->getNumOperands(); ++i)
+      if (ip->getOperand(i).value == from)
+        ip->setOperand(i, to);
+  }
+}
+
+void iropt::eraseAlloc(IRFunction &F, AllocActivationInst *alloc) {
+  for (auto &ip : F.getInstrs())
+    if (auto *d = llvm::dyn_cast<DeallocActivationInst>(ip.get()))
+      if (d->getAlloc() == alloc) {
+        F.eraseInstr(d);
+        break;
+      }
+  F.eraseInstr(alloc);
+}
+
+void iropt::eraseDeallocs(IRFunction &F) {
+  auto &instrs = F.getInstrsMutable();
+  std::vector<Instruction *> deallocs;
+  for (auto &ip : instrs)
+    if (llvm::isa<DeallocActivationInst>(ip.get()))
+      deallocs.push_back(ip.get());
+  for (Instruction *d : deallocs)
+    F.eraseInstr(d);
+}
+
+IRFunction::InstrList::iterator iropt::findInstr(IRFunction &F,
+                                                 const Instruction *I) {
+  auto &instrs = F.getInstrsMutable();
+  auto it = std::find_if(instrs.begin(), instrs.end(),
+                         [&](auto &p) { return p.get() == I; });
+  CHECK(it != instrs.end()) << "instruction is not in this function";
+  return it;
+}

@@ -1,0 +1,64 @@
+//===- ReuseInPlace.cpp - Elementwise results over dying inputs -----------===//
+//
+// For `%d = OP @out %dst, @in %a, ...` where OP is elementwise, %dst and %a
+// are activations of one type, %dst is first touched here and %a is not
+// touched afterwards, %dst is replaced by %a: the instruction reads and
+// writes element i of one buffer, and one allocation disappears.
+//
+//===----------------------------------------------------------------------===//
+#include "IRUtils.h"
+
+#include "ember/IR/IROptimizer.h"
+
+using namespace ember;
+using namespace ember::iropt;
+
+/// The input of \p I (at \p pos) whose buffer the result may take, if any.
+static AllocActivationInst *reusableInput(const Instruction *I, size_t pos,
+                                          const UseMap &uses) {
+  auto *dst = llvm::dyn_cast<AllocActivationInst>(I->getOperand(0).value);
+  if (!dst || uses.firstUse(dst) != pos || uses.numWriters(dst) != 1)
+    return nullptr;
+  for (unsigned i = 1; i < I->getNumOperands(); ++i) {
+    auto *in = llvm::dyn_cast<AllocActivationInst>(I->getOperand(i).value);
+    if (!in || in == dst || in->getType() != dst->getType() ||
+        uses.lastUse(in) != pos)
+      continue;
+    // Every operand that touches the input must be the input itself, so
+    // that element i is read before element i is written.
+    bool exact = true;
+    for (unsigned j = 0; j < I->getNumOperands(); ++j)
+      if (getOrigin(I->getOperand(j).value) == in &&
+          I->getOperand(j).value != in)
+        exact = false;
+    if (exact)
+      return in;
+  }
+  return nullptr;
+}
+
+bool ember::reuseInPlace(IRFunction &F) {
+  bool changed = false;
+  // One rewrite per scan keeps the use map exact; scans restart after the
+  // rewritten position is passed only logically (a fresh map each time).
+  for (bool again = true; again;) {
+    again = false;
+    UseMap uses(F);
+    for (size_t pos = 0; pos < uses.order.size(); ++pos) {
+      Instruction *I = uses.order[pos];
+      if (!isElementwise(I) || I->getOperand(0).role != OperandRole::Out)
+        continue;
+      AllocActivationInst *in = reusableInput(I, pos, uses);
+      if (!in)
+        continue;
+      auto *dst = llvm::cast<AllocActivationInst>(I->getOperand(0).value);
+      replaceAllUses(F, dst, in);
+      eraseAlloc(F, dst);
+      changed = again = true;
+      break;
+    }
+  }
+  if (changed)
+    shrinkLiveRanges(F);
+  return changed;
+}
