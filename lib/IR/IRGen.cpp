@@ -39,9 +39,9 @@ private:
     if (it != values_.end())
       return it->second;
     auto *c = llvm::cast<Constant>(v.getNode());
-    Value *w =
-        F_.createWeightVar(c->getName(), c->getType(), WeightKind::Constant,
-                           &c->getPayload(), false);
+    Value *w = F_.createWeightVar(c->getName(), c->getType(),
+                                  WeightKind::Constant, &c->getPayload(),
+                                  false);
     values_[v] = w;
     return w;
   }

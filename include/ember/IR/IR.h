@@ -221,8 +221,8 @@ public:
                              const Tensor *payload, bool isOutput);
   AllocActivationInst *createAllocActivation(llvm::StringRef name, TypeRef ty);
   DeallocActivationInst *createDeallocActivation(AllocActivationInst *alloc);
-  TensorViewInst *createTensorView(llvm::StringRef name, Value *src, TypeRef ty,
-                                   int64_t offset);
+  TensorViewInst *createTensorView(llvm::StringRef name, Value *src,
+                                   TypeRef ty, int64_t offset);
   CopyInst *createCopy(llvm::StringRef name, Value *dest, Value *src);
   /// Creates a table instruction; operands are dests then inputs.
   Instruction *createOpInstr(ValueKind kind, llvm::StringRef name,
