@@ -43,6 +43,11 @@ public:
     rest_ = rest_.drop_front(n);
     return w;
   }
+  /// Skips a leading run of digits (an instruction number).
+  void skipNumber() {
+    skipSpace();
+    rest_ = rest_.drop_while([](char c) { return c >= '0' && c <= '9'; });
+  }
   /// Everything up to the next \p c (not consumed); nullopt if absent.
   std::optional<llvm::StringRef> until(char c) {
     size_t n = rest_.find(c);
@@ -312,7 +317,7 @@ llvm::Error Parser::parseTableInstr(LineLexer &lex, OpKind op,
 }
 
 llvm::Error Parser::parseInstr(LineLexer &lex) {
-  lex.word("%"); // The optional instruction number.
+  lex.skipNumber(); // The optional instruction number.
   if (lex.consume("deallocactivation")) {
     EMBER_ASSIGN_OR_RETURN(Operand o, parseOperand(lex));
     auto *a = llvm::dyn_cast<AllocActivationInst>(o.value);
