@@ -217,8 +217,18 @@ private:
     std::optional<Type> ty = parseType(lex);
     if (!ty)
       return error("expected a type such as float<1 x 3>");
+    // Reject sizes whose byte count could overflow before anything is
+    // computed from them.
+    double bytes = elemSize(ty->getElemKind());
+    for (dim_t d : ty->dims())
+      bytes *= double(d);
+    if (bytes > double(kMaxTypeBytes))
+      return error("type " + ty->toString() + " is larger than 2^40 bytes");
     return F_->getType(*ty);
   }
+  static constexpr uint64_t kMaxTypeBytes = uint64_t(1) << 40;
+  /// The largest constant the parser fills with zeros itself.
+  static constexpr uint64_t kMaxZeroPayloadBytes = uint64_t(1) << 30;
   llvm::Error define(const std::string &name, Value *v) {
     if (!values_.try_emplace(name, v).second)
       return error("value %" + name + " is defined twice");
@@ -249,6 +259,9 @@ llvm::Error Parser::parseWeight(LineLexer &lex) {
       for (auto &c : constants_->getConstants())
         if (c->getName() == *name && *c->getType() == *ty)
           payload = &c->getPayload();
+    if (!payload && ty->sizeInBytes() > kMaxZeroPayloadBytes)
+      return error("constant %" + *name +
+                   " is too large for a zero payload (over 1 GiB)");
     if (!payload)
       payload = &M_->createConstant(*name, Tensor(*ty))->getPayload();
     w = F_->createWeightVar(*name, ty, WeightKind::Constant, payload, false);
@@ -282,6 +295,8 @@ llvm::Expected<Operand> Parser::parseOperand(LineLexer &lex) {
   auto it = values_.find(*name);
   if (it == values_.end())
     return error("use of undefined value %" + *name);
+  if (!it->second->getType())
+    return error("%" + *name + " is an instruction, not a buffer");
   return Operand{it->second, *role};
 }
 

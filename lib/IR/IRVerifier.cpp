@@ -48,6 +48,9 @@ llvm::Error ember::verifyIR(const IRFunction &F) {
       if (!defined.count(op.value))
         return makeErrorF("instruction {0} uses {1} before its definition",
                           I.getName(), op.value->getName());
+      if (!op.value->getType())
+        return makeErrorF("instruction {0}: operand {1} is not a buffer",
+                          I.getName(), op.value->getName());
       Value *origin = getOrigin(op.value);
       if (freed.count(origin))
         return makeErrorF("instruction {0} uses {1} after its deallocation",
