@@ -32,7 +32,7 @@ field() { sed -n 's/^  activations: \([0-9]*\) bytes (lower bound \([0-9]*\), ra
 rows=() skipped=() importable=()
 for m in "${models[@]}"; do
   if ! out=$("$runner" -model="$zoo/$m.onnx" -print-memory -compile-only 2>&1); then
-    reason=$(head -1 <<<"$out" | sed -e 's/^model-runner: error: //' -e "s|$zoo/||")
+    reason=$(head -1 <<<"$out" | sed -e 's/^model-runner: error: //' -e "s|$zoo/||" -e 's/:$//')
     skipped+=("| $m | $reason |")
     continue
   fi
