@@ -100,6 +100,29 @@ std::optional<size_t> UseMap::lastUse(const Value *buffer) const {
   return u.back().pos;
 }
 
+void UseMap::mergeInto(const AllocActivationInst *from, const Value *to) {
+  std::vector<Use> &dst = uses[to];
+  auto it = uses.find(from);
+  if (it != uses.end()) {
+    dst.insert(dst.end(), it->second.begin(), it->second.end());
+    std::stable_sort(dst.begin(), dst.end(),
+                     [](const Use &a, const Use &b) { return a.pos < b.pos; });
+    uses.erase(from);
+  }
+  auto vt = views.find(from);
+  if (vt != views.end()) {
+    std::vector<TensorViewInst *> moved = std::move(vt->second);
+    views.erase(from);
+    auto &v = views[to];
+    v.insert(v.end(), moved.begin(), moved.end());
+  }
+  auto pt = position.find(from);
+  if (pt != position.end()) {
+    order[pt->second] = nullptr;
+    position.erase(pt);
+  }
+}
+
 void iropt::replaceAllUses(IRFunction &F, Value *from, Value *to) {
   for (auto &ip : F.getInstrs()) {
     if (llvm::isa<DeallocActivationInst>(ip.get()))

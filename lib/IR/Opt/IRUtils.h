@@ -50,6 +50,10 @@ struct UseMap {
   /// The position of the first / last instruction touching \p buffer.
   std::optional<size_t> firstUse(const Value *buffer) const;
   std::optional<size_t> lastUse(const Value *buffer) const;
+  /// Records that every use of buffer \p from is now a use of \p to, and
+  /// forgets the instruction \p from (after the caller renamed the
+  /// operands and is about to erase \p from).
+  void mergeInto(const AllocActivationInst *from, const Value *to);
 };
 
 /// Replaces every operand that is \p from by \p to, except in \p from's

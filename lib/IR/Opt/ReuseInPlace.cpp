@@ -39,24 +39,22 @@ static AllocActivationInst *reusableInput(const Instruction *I, size_t pos,
 
 bool ember::reuseInPlace(IRFunction &F) {
   bool changed = false;
-  // One rewrite per scan keeps the use map exact; scans restart after the
-  // rewritten position is passed only logically (a fresh map each time).
-  for (bool again = true; again;) {
-    again = false;
-    UseMap uses(F);
-    for (size_t pos = 0; pos < uses.order.size(); ++pos) {
-      Instruction *I = uses.order[pos];
-      if (!isElementwise(I) || I->getOperand(0).role != OperandRole::Out)
-        continue;
-      AllocActivationInst *in = reusableInput(I, pos, uses);
-      if (!in)
-        continue;
-      auto *dst = llvm::cast<AllocActivationInst>(I->getOperand(0).value);
-      replaceAllUses(F, dst, in);
-      eraseAlloc(F, dst);
-      changed = again = true;
-      break;
-    }
+  // One forward scan; after each rewrite the use map is updated in place
+  // (the merged buffer's uses are the union of both), so later candidates
+  // see exact first and last uses.
+  UseMap uses(F);
+  for (size_t pos = 0; pos < uses.order.size(); ++pos) {
+    Instruction *I = uses.order[pos];
+    if (!I || !isElementwise(I) || I->getOperand(0).role != OperandRole::Out)
+      continue;
+    AllocActivationInst *in = reusableInput(I, pos, uses);
+    if (!in)
+      continue;
+    auto *dst = llvm::cast<AllocActivationInst>(I->getOperand(0).value);
+    replaceAllUses(F, dst, in);
+    uses.mergeInto(dst, in);
+    eraseAlloc(F, dst);
+    changed = true;
   }
   if (changed)
     shrinkLiveRanges(F);
