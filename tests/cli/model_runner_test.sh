@@ -54,6 +54,14 @@ check "dump-ir shows offsets" 0 "allocactivation float<1 x 16 x 8 x 8> // @activ
   "$RUNNER" -model="$DIGITS/digits.onnx" -dump-ir
 check "dump-graph-dot" 0 "output 'logits'" "$RUNNER" -model="$DIGITS/digits.onnx" -dump-graph-dot="$TMP/g.dot"
 grep -q digraph "$TMP/g.dot" || { echo "FAIL: dot file"; fails=$((fails+1)); }
+# Issue 5: memory summary, compile-only and the IR optimizer switch.
+check "print-memory" 0 "^  activations: [0-9]+ bytes \(lower bound [0-9]+, ratio 1\.[0-9]+, no reuse [0-9]+\)$" \
+  "$RUNNER" -model="$DIGITS/digits.onnx" -print-memory -compile-only
+check "print-memory lists the regions" 0 "^  mutable weights \(inputs and outputs\): [0-9]+ bytes$" \
+  "$RUNNER" -model="$DIGITS/digits.onnx" -print-memory -compile-only
+grep -q "output '" "$TMP/out" && { echo "FAIL: -compile-only ran the model"; fails=$((fails+1)); }
+check "optimize-ir=false keeps the output copy" 0 "= copy @out %logits" \
+  "$RUNNER" -model="$DIGITS/digits.onnx" -dump-ir -compile-only -optimize-ir=false
 
 echo "$fails failures"
 [ $fails = 0 ]
