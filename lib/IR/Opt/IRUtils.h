@@ -50,9 +50,10 @@ struct UseMap {
   /// The position of the first / last instruction touching \p buffer.
   std::optional<size_t> firstUse(const Value *buffer) const;
   std::optional<size_t> lastUse(const Value *buffer) const;
-  /// Records that every use of buffer \p from is now a use of \p to, and
-  /// forgets the instruction \p from (after the caller renamed the
-  /// operands and is about to erase \p from).
+  /// Records that every use of buffer \p from is now a use of \p to (after
+  /// the caller renamed the operands and before it erases \p from). The
+  /// entry of \p from in `order` becomes null; its deallocation's entry is
+  /// left dangling, so callers must not walk `order` afterwards.
   void mergeInto(const AllocActivationInst *from, const Value *to);
 };
 

@@ -42,10 +42,15 @@ bool ember::reuseInPlace(IRFunction &F) {
   // One forward scan; after each rewrite the use map is updated in place
   // (the merged buffer's uses are the union of both), so later candidates
   // see exact first and last uses.
+  // Only allocations and deallocations are erased here, so the computing
+  // instructions collected up front stay valid.
   UseMap uses(F);
-  for (size_t pos = 0; pos < uses.order.size(); ++pos) {
-    Instruction *I = uses.order[pos];
-    if (!I || !isElementwise(I) || I->getOperand(0).role != OperandRole::Out)
+  std::vector<std::pair<size_t, Instruction *>> candidates;
+  for (size_t pos = 0; pos < uses.order.size(); ++pos)
+    if (isElementwise(uses.order[pos]))
+      candidates.push_back({pos, uses.order[pos]});
+  for (auto [pos, I] : candidates) {
+    if (I->getOperand(0).role != OperandRole::Out)
       continue;
     AllocActivationInst *in = reusableInput(I, pos, uses);
     if (!in)
