@@ -1,17 +1,16 @@
-/*===- TinyBundle.c - A hand-written bundle for the loader tests
------------===*\
-|*                                                                            *|
-|* Implements the bundle ABI (include/ember/Bundle/EmberBundle.h) for a      *|
-|* trivial network, so image-classifier's -bundle loader is tested without   *|
-|* model-compiler. Built as NAME.so with -DBUNDLE_NAME=NAME; -DEMBED=1 puts   *|
-|* the weights in the object, -DABI_VERSION=N fakes another ABI version.     *|
-|*                                                                            *|
-|* input  "image"  float32 [2,1,2,2] at offset 0 of the mutable region       *|
-|* output "scores" float32 [2,4]     at offset 64                            *|
-|* scores[b][k] = w[k] * image[b][k] + c[k]; w, c are the constant region.   *|
-|* The product goes through the activation region. The entry returns 2 when *|
-|* a region is not 64-byte aligned, 3 when the constants are missing.        *|
-\*===----------------------------------------------------------------------===*/
+/* TinyBundle.c - a hand-written bundle for the loader tests.
+ *
+ * Implements the bundle ABI (include/ember/Bundle/EmberBundle.h) for a
+ * trivial network, so image-classifier's -bundle loader is tested without
+ * model-compiler. Built as NAME.so with -DBUNDLE_NAME=NAME; -DEMBED=1 puts
+ * the weights in the object, -DABI_VERSION=N fakes another ABI version.
+ *
+ * input  "image"  float32 [2,1,2,2] at offset 0 of the mutable region
+ * output "scores" float32 [2,4]     at offset 64
+ * scores[b][k] = w[k] * image[b][k] + c[k]; w, c are the constant region.
+ * The product goes through the activation region. The entry returns 2 when
+ * a region is not 64-byte aligned, 3 when the constants are missing.
+ */
 #include "ember/Bundle/EmberBundle.h"
 
 #include <stddef.h>

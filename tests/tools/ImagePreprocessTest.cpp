@@ -1,5 +1,4 @@
-//===- ImagePreprocessTest.cpp - image-classifier decoding and preprocessing
-//===//
+//===- ImagePreprocessTest.cpp - Decoding and preprocessing tests --------===//
 //
 // Oracles: images are encoded here with libpng's and libjpeg's writers and
 // must decode to the same samples (exactly for PNG, within 2 levels for a

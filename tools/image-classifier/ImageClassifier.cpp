@@ -198,9 +198,21 @@ int main(int argc, char **argv) {
   google::InitGoogleLogging(argv[0]);
   FLAGS_minloglevel = 2; // quiet unless something is fatal
   cl::HideUnrelatedOptions(category);
-  cl::ParseCommandLineOptions(argc, argv,
-                              "Classifies images with an ONNX model or a "
-                              "compiled bundle\n");
+  // Unknown flags are reported to flagErrStream (with "did you mean"
+  // lines): print only the first line, in the form of every other error.
+  // Bad flag values are printed by LLVM itself, as one line.
+  std::string flagErrors;
+  llvm::raw_string_ostream flagErrStream(flagErrors);
+  if (!cl::ParseCommandLineOptions(argc, argv,
+                                   "Classifies images with an ONNX model or "
+                                   "a compiled bundle\n",
+                                   &flagErrStream)) {
+    llvm::StringRef first =
+        llvm::StringRef(flagErrStream.str()).split('\n').first;
+    if (!first.empty())
+      fail(first.split(": ").second);
+    std::exit(1);
+  }
   ClassifyOptions opts = parseClassifyOptions();
   InputSources sources;
   sources.args.assign(imageArgs.begin(), imageArgs.end());
