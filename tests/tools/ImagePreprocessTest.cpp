@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <jpeglib.h>
 #include <png.h>
+#include <zlib.h>
 
 using namespace ember;
 
@@ -161,6 +162,72 @@ TEST(ImageIO, ReadImageSniffsTheFormatAndReportsMissingFiles) {
   ASSERT_FALSE(bool(r));
   EXPECT_NE(errorOf(r.takeError()).find("neither a PNG nor a JPEG"),
             std::string::npos);
+}
+
+TEST(ImageIO, EveryTruncationAndByteFlipIsHandled) {
+  // No prefix and no single damaged byte may crash the decoders; each gives
+  // an image of the declared size or an error. (The full files decode.)
+  for (bool png : {true, false}) {
+    Image src = ramp(12, 10);
+    auto bytes = png ? encodePNG(src) : encodeJPEG(src);
+    auto decode = [&](llvm::ArrayRef<uint8_t> b) {
+      return png ? decodePNG(b, "x") : decodeJPEG(b, "x");
+    };
+    unsigned errors = 0;
+    for (size_t n = 0; n < bytes.size(); ++n) {
+      auto r = decode(llvm::ArrayRef<uint8_t>(bytes).take_front(n));
+      if (!r) {
+        llvm::consumeError(r.takeError());
+        ++errors;
+      } else {
+        EXPECT_EQ(r->pixels.size(), size_t(r->width) * r->height * r->channels);
+      }
+    }
+    EXPECT_GT(errors, bytes.size() / 2) << (png ? "PNG" : "JPEG");
+    for (size_t i = 0; i < bytes.size(); ++i) {
+      auto copy = bytes;
+      copy[i] ^= 0x5A;
+      auto r = decode(copy);
+      if (!r)
+        llvm::consumeError(r.takeError());
+      else
+        EXPECT_EQ(r->pixels.size(), size_t(r->width) * r->height * r->channels);
+    }
+  }
+}
+
+TEST(ImageIO, HugeDeclaredSizesAreRefusedBeforeAllocating) {
+  // A PNG whose IHDR claims 1,000,000 x 1,000,000 (libpng's own limit),
+  // with a valid CRC, and a JPEG whose frame header claims 60000 x 60000.
+  auto png = encodePNG(ramp(4, 4));
+  for (int i = 0; i < 2; ++i) {
+    uint32_t v = 1000000;
+    for (int b = 0; b < 4; ++b)
+      png[16 + 4 * i + b] = uint8_t(v >> (24 - 8 * b));
+  }
+  uint32_t crc = uint32_t(crc32(0, png.data() + 12, 17));
+  for (int b = 0; b < 4; ++b)
+    png[29 + b] = uint8_t(crc >> (24 - 8 * b));
+  auto r = decodePNG(png, "huge.png");
+  ASSERT_FALSE(bool(r));
+  std::string e = errorOf(r.takeError());
+  EXPECT_NE(e.find("larger than 1 GiB"), std::string::npos) << e;
+
+  auto jpg = encodeJPEG(makeImage(8, 8, 3, std::vector<uint8_t>(192, 9)));
+  size_t sof = 0;
+  for (size_t i = 2; i + 9 < jpg.size() && !sof; ++i)
+    if (jpg[i] == 0xFF && jpg[i + 1] == 0xC0)
+      sof = i;
+  ASSERT_NE(sof, 0u);
+  // Height and width 60000 (libjpeg's own limit is 65500): 10.8 GB of RGB.
+  for (size_t k = 5; k < 9; k += 2) {
+    jpg[sof + k] = 0xEA;
+    jpg[sof + k + 1] = 0x60;
+  }
+  r = decodeJPEG(jpg, "huge.jpg");
+  ASSERT_FALSE(bool(r));
+  e = errorOf(r.takeError());
+  EXPECT_NE(e.find("larger than 1 GiB"), std::string::npos) << e;
 }
 
 TEST(Preprocess, ImageModesMapSamplesToTheirRanges) {

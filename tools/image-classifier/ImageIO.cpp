@@ -24,6 +24,14 @@
 
 namespace ember {
 
+/// Decoded images larger than this are refused before allocating: a damaged
+/// or hostile header must not make us allocate gigabytes.
+static constexpr uint64_t kMaxImageBytes = uint64_t(1) << 30;
+
+static bool tooLarge(uint64_t width, uint64_t height, uint64_t channels) {
+  return width * height * channels > kMaxImageBytes;
+}
+
 llvm::Expected<Image> readImage(llvm::StringRef path) {
   auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                          /*RequiresNullTerminator=*/false);
@@ -113,6 +121,8 @@ llvm::Expected<Image> decodePNG(llvm::ArrayRef<uint8_t> bytes,
   if (img.channels < 1 || img.channels > 4 ||
       png_get_rowbytes(png, info) != size_t(img.width) * img.channels)
     png_error(png, "unsupported sample layout");
+  if (tooLarge(img.width, img.height, img.channels))
+    png_error(png, "image is larger than 1 GiB decoded");
   img.pixels.resize(size_t(img.width) * img.height * img.channels);
   rows.resize(img.height);
   for (unsigned y = 0; y < img.height; ++y)
@@ -173,6 +183,10 @@ llvm::Expected<Image> decodeJPEG(llvm::ArrayRef<uint8_t> bytes,
   img.width = cinfo.output_width;
   img.height = cinfo.output_height;
   img.channels = cinfo.output_components;
+  if (tooLarge(img.width, img.height, img.channels)) {
+    jpeg_destroy_decompress(&cinfo);
+    return makeErrorF("JPEG '{0}' is larger than 1 GiB decoded", name);
+  }
   img.pixels.resize(size_t(img.width) * img.height * img.channels);
   while (cinfo.output_scanline < cinfo.output_height) {
     JSAMPROW row = img.pixels.data() +
