@@ -103,6 +103,21 @@ for name, scores in blocks.items():
         assert abs(v - ref[k]) <= 1e-4 + 1e-5 * abs(ref[k]), (name, k, v, ref[k])
 PY
 then echo "ok: digits logits match onnxruntime"; else failed "digits logits vs onnxruntime"; fi
+# Layout and channel order end to end: wrapped digits models must print the
+# logits of the plain model (same kernels after an exact Transpose or an
+# exact 1*x + 0*g + 0*b selection, so the text is identical).
+scores() { "$@" 2>&1 | grep '^  '; }
+plain=$(scores "$IC" -model="$DIGITS/digits.onnx" -topk=10 "$DIGITS/images/digit-3.png")
+[ "$(scores "$IC" -model="$TMP/digits_nhwc.onnx" -image-layout=NHWC -topk=10 "$DIGITS/images/digit-3.png")" = "$plain" ] \
+  && echo "ok: NHWC model" || { failed "NHWC model"; }
+[ "$(scores "$IC" -model="$TMP/digits_rgb.onnx" -topk=10 "$TMP/digit3-red.png")" = "$plain" ] \
+  && echo "ok: RGB order reads red first" || { failed "RGB order"; }
+[ "$(scores "$IC" -model="$TMP/digits_rgb.onnx" -image-channel-order=BGR -topk=10 "$TMP/digit3-blue.png")" = "$plain" ] \
+  && echo "ok: BGR order reads blue first" || { failed "BGR order"; }
+[ "$(scores "$IC" -model="$TMP/digits_rgb.onnx" -image-channel-order=BGR -topk=10 "$TMP/digit3-red.png")" != "$plain" ] \
+  && echo "ok: BGR order does not read red first" || { failed "BGR on red"; }
+[ "$(scores "$IC" -model="$TMP/digits_rgb.onnx" -topk=10 "$DIGITS/images/digit-3.png")" = "$plain" ] \
+  && echo "ok: gray fills every channel" || { failed "gray on RGB model"; }
 check "exit status counts mismatches" 9 '^mismatches: 9 of 10$' \
   "$IC" -model="$DIGITS/digits.onnx" -expected-labels=0,0,0,0,0,0,0,0,0,0 "$DIGITS"/images/*.png
 check "input-image-dir" 0 '^mismatches: 0 of 10$' \

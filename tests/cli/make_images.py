@@ -28,3 +28,36 @@ with open(os.path.join(out, "corrupt.png"), "wb") as f:
 with open(os.path.join(out, "fake.png"), "w") as f:
     f.write("not an image\n")
 Image.open(fashion).save(os.path.join(out, "boot.jpg"), quality=100)
+
+# Variants of the digits model that check layout and channel order end to
+# end: the same network behind a Transpose from NHWC, or behind a 1x1 Conv
+# that passes channel 0 of a 3-channel input through (weights 1, 0, 0).
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper, TensorProto
+
+
+def wrap_digits(path, new_input, node, inits):
+    m = onnx.load(os.path.join(src, "models", "digits", "digits.onnx"))
+    g = m.graph
+    old = [i for i in g.input if i.name == "input"][0]
+    g.input.remove(old)
+    g.input.insert(0, new_input)
+    g.node.insert(0, node)
+    g.initializer.extend(inits)
+    onnx.checker.check_model(m)
+    onnx.save(m, path)
+
+
+wrap_digits(os.path.join(out, "digits_nhwc.onnx"),
+            helper.make_tensor_value_info("image", TensorProto.FLOAT, [1, 8, 8, 1]),
+            helper.make_node("Transpose", ["image"], ["input"], perm=[0, 3, 1, 2]),
+            [])
+wrap_digits(os.path.join(out, "digits_rgb.onnx"),
+            helper.make_tensor_value_info("image", TensorProto.FLOAT, [1, 3, 8, 8]),
+            helper.make_node("Conv", ["image", "pick"], ["input"], kernel_shape=[1, 1]),
+            [numpy_helper.from_array(np.array([1, 0, 0], np.float32).reshape(1, 3, 1, 1), "pick")])
+digit = np.asarray(Image.open(os.path.join(src, "models", "digits", "images", "digit-3.png")))
+noise = np.random.default_rng(0).integers(0, 256, (2, 8, 8), dtype=np.uint8)
+Image.fromarray(np.stack([digit, noise[0], noise[1]], -1), "RGB").save(os.path.join(out, "digit3-red.png"))
+Image.fromarray(np.stack([noise[0], noise[1], digit], -1), "RGB").save(os.path.join(out, "digit3-blue.png"))
