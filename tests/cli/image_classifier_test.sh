@@ -118,6 +118,8 @@ plain=$(scores "$IC" -model="$DIGITS/digits.onnx" -topk=10 "$DIGITS/images/digit
   && echo "ok: BGR order does not read red first" || { failed "BGR on red"; }
 [ "$(scores "$IC" -model="$TMP/digits_rgb.onnx" -topk=10 "$DIGITS/images/digit-3.png")" = "$plain" ] \
   && echo "ok: gray fills every channel" || { failed "gray on RGB model"; }
+[ "$(scores "$IC" -model="$TMP/digits_hw.onnx" -onnx-define-symbol=H,8 -onnx-define-symbol=W,8 -topk=10 "$DIGITS/images/digit-3.png")" = "$plain" ] \
+  && echo "ok: -onnx-define-symbol" || { failed "-onnx-define-symbol"; }
 check "exit status counts mismatches" 9 '^mismatches: 9 of 10$' \
   "$IC" -model="$DIGITS/digits.onnx" -expected-labels=0,0,0,0,0,0,0,0,0,0 "$DIGITS"/images/*.png
 check "input-image-dir" 0 '^mismatches: 0 of 10$' \
@@ -196,6 +198,12 @@ error "expected label out of range" "-expected-labels: 12 is not a class" \
   "$IC" -model="$DIGITS/digits.onnx" -expected-labels=12 "$DIGITS/images/digit-0.png"
 error "fixed batch vs -minibatch" "fixed batch of 1; -minibatch=4 needs a symbolic batch" \
   "$IC" -model="$DIGITS/digits.onnx" -minibatch=4 "$DIGITS/images/digit-0.png"
+error "undefined spatial symbol" "symbolic dimension 'H'; give it a value with -onnx-define-symbol=H,VALUE" \
+  "$IC" -model="$TMP/digits_hw.onnx" "$DIGITS/images/digit-3.png"
+error "batch symbol via -onnx-define-symbol" "give the batch symbol 'N' of input 'input' with -minibatch" \
+  "$IC" -model="$FASHION/fashion.onnx" -onnx-define-symbol=N,2 "$DIGITS/images/digit-3.png"
+error "malformed -onnx-define-symbol" "-onnx-define-symbol expects NAME,POSITIVE_INT, got 'H'" \
+  "$IC" -model="$TMP/digits_hw.onnx" -onnx-define-symbol=H "$DIGITS/images/digit-3.png"
 error "missing model" "cannot read model '$TMP/none.onnx'" \
   "$IC" -model="$TMP/none.onnx" "$DIGITS/images/digit-0.png"
 error "no images" "no images given" "$IC" -model="$DIGITS/digits.onnx"

@@ -61,3 +61,10 @@ digit = np.asarray(Image.open(os.path.join(src, "models", "digits", "images", "d
 noise = np.random.default_rng(0).integers(0, 256, (2, 8, 8), dtype=np.uint8)
 Image.fromarray(np.stack([digit, noise[0], noise[1]], -1), "RGB").save(os.path.join(out, "digit3-red.png"))
 Image.fromarray(np.stack([noise[0], noise[1], digit], -1), "RGB").save(os.path.join(out, "digit3-blue.png"))
+
+# digits with symbolic spatial dims: needs -onnx-define-symbol=H,8 and W,8.
+m = onnx.load(os.path.join(src, "models", "digits", "digits.onnx"))
+dims = [i for i in m.graph.input if i.name == "input"][0].type.tensor_type.shape.dim
+dims[2].dim_param = "H"
+dims[3].dim_param = "W"
+onnx.save(m, os.path.join(out, "digits_hw.onnx"))

@@ -87,6 +87,11 @@ static cl::opt<unsigned>
               cl::desc("Images per run (default 1, or the model's fixed "
                        "batch)"),
               cl::cat(category));
+static cl::list<std::string>
+    symbols("onnx-define-symbol",
+            cl::desc("Value of a symbolic input dimension other than the "
+                     "batch: NAME,VALUE"),
+            cl::value_desc("NAME,VALUE"), cl::cat(category));
 static cl::opt<unsigned> topK("topk", cl::desc("Classes shown per image"),
                               cl::init(1), cl::cat(category));
 static cl::opt<std::string> labelsFile("labels",
@@ -188,6 +193,13 @@ static std::unique_ptr<NetworkRunner> createRunner() {
   opts.inputName = inputName;
   if (minibatch.getNumOccurrences())
     opts.minibatch = minibatch;
+  for (const std::string &s : symbols) {
+    auto [name, value] = llvm::StringRef(s).split(',');
+    int64_t v;
+    if (name.empty() || value.getAsInteger(10, v) || v <= 0)
+      fail("-onnx-define-symbol expects NAME,POSITIVE_INT, got '" + s + "'");
+    opts.symbols.push_back({name.str(), v});
+  }
   if (!bundlePrefix.empty())
     return unwrap(createBundleRunner(bundlePrefix, opts));
   registerAllBackends();

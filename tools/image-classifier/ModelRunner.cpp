@@ -89,7 +89,14 @@ chooseInput(const std::vector<DeclaredInput> &inputs, llvm::StringRef path,
     return makeErrorF("model input '{0}' has rank {1}; image-classifier "
                       "needs a rank-4 image batch (NCHW or NHWC)",
                       it->name, it->dims.size());
+  importOpts.symbols = opts.symbols;
   const auto &batch = it->dims[0];
+  bool batchDefined = llvm::any_of(
+      opts.symbols, [&](const auto &s) { return s.first == batch.second; });
+  if (batch.first < 0 && !batch.second.empty() && batchDefined)
+    return makeErrorF("give the batch symbol '{0}' of input '{1}' with "
+                      "-minibatch, not -onnx-define-symbol",
+                      batch.second, it->name);
   if (batch.first < 0 && !batch.second.empty())
     importOpts.symbols.push_back({batch.second, opts.minibatch.value_or(1)});
   else if (opts.minibatch && int64_t(*opts.minibatch) != batch.first)

@@ -51,6 +51,8 @@ struct RunnerOptions {
   std::string inputName;
   /// Images per run; unset: 1, or the batch a model fixes.
   std::optional<unsigned> minibatch;
+  /// Values of other symbolic dims (-onnx-define-symbol), by name.
+  std::vector<std::pair<std::string, int64_t>> symbols;
 };
 
 /// Imports the ONNX model at \p path and compiles it for \p backend. A
