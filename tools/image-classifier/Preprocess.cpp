@@ -8,7 +8,7 @@
 
 namespace ember {
 
-/// The value an 8-bit sample maps to in \p mode, and the span of the range.
+/// The value the 8-bit sample \p v maps to in \p mode.
 static float scaleSample(ImageMode mode, float v) {
   switch (mode) {
   case ImageMode::ZeroToOne:
