@@ -115,9 +115,12 @@ llvm::Error LoadedBundleRunner::loadWeights(llvm::StringRef path) {
 
 llvm::Error LoadedBundleRunner::checkTensor(const EmberTensorInfo &t,
                                             const char *what) {
+  if (!t.name || (t.rank && !t.dims))
+    return makeErrorF("bundle '{0}': an {1} has no name or no dims", name_,
+                      what);
   uint64_t n = 1;
   for (uint32_t i = 0; i < t.rank; ++i)
-    n *= uint64_t(t.dims[i]);
+    n *= t.dims[i] > 0 ? uint64_t(t.dims[i]) : 0;
   if (t.elemKind != 1)
     return makeErrorF("bundle '{0}': {1} '{2}' has element kind {3}; "
                       "image-classifier needs float32 (1)",
@@ -135,7 +138,8 @@ llvm::Error LoadedBundleRunner::init(llvm::StringRef prefix,
                                      const RunnerOptions &opts) {
   name_ = llvm::sys::path::filename(prefix).str();
   EMBER_RETURN_IF_ERR(loadLibrary((prefix + ".so").str(), name_));
-  if (info_->numInputs == 0 || info_->numOutputs == 0)
+  if (info_->numInputs == 0 || info_->numOutputs == 0 || !info_->inputs ||
+      !info_->outputs)
     return makeErrorF("bundle '{0}' has no inputs or no outputs", name_);
   in_ = &info_->inputs[0];
   if (info_->numInputs != 1 ||
