@@ -12,6 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ember/Backend/Pipeline.h"
+#include "ember/Graph/Verifier.h"
+#include "ember/IR/IRGen.h"
 #include "ember/IR/IRParser.h"
 #include "ember/IR/IRPrinter.h"
 #include "ember/Importer/ONNXImporter.h"
@@ -41,6 +43,7 @@ std::string zooPath(const std::string &name) {
 /// null (and a note on stdout) when the model does not import yet.
 struct ZooIR {
   Module M;
+  Function *F = nullptr;
   std::unique_ptr<IRFunction> ir;
   ZooIR(const std::string &name, bool optimize) {
     auto F = importONNXFile(zooPath(name), M);
@@ -50,6 +53,7 @@ struct ZooIR {
                   msg.substr(0, msg.find('\n')).c_str());
       return;
     }
+    this->F = *F;
     registerAllBackends();
     CompileOptions opts;
     opts.optimizeIR = optimize;
@@ -91,6 +95,12 @@ TEST(Zoo, ArenaWithinTenPercentOfLowerBound) {
     std::printf("%s: arena %zu, lower bound %zu, no reuse %zu\n", name.c_str(),
                 plan.activationSize, plan.activationLowerBound,
                 plan.activationNaiveSize);
+    // The scheduler never does worse than the plain depth-first order.
+    size_t chosen = schedulePeakBytes(*z.F, scheduleFunction(*z.F));
+    size_t plain = schedulePeakBytes(*z.F, topologicalOrder(*z.F));
+    EXPECT_LE(chosen, plain);
+    std::printf("%s: schedule peak %zu, plain depth-first %zu\n", name.c_str(),
+                chosen, plain);
   }
 }
 
