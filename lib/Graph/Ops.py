@@ -100,3 +100,9 @@ op("Concat", ["*Inputs"], [("Axis", "int")], infer="Concat",
 op("Save", ["Input", "Output"], results=[], infer="Save", instr=False,
    rules=[("sameType", "Input", "Output")],
    doc="Writes Input into the Output placeholder (a copy in the IR).")
+
+# --- Issue 4 (graph optimizer): nodes the passes create. ---
+op("ChannelShuffle", ["Input"], [("Group", "int")], infer="ChannelShuffle",
+   rules=[("minRank", "Input", 2)],
+   doc="Splits axis 1 into Group x (C/Group) and transposes the two: out "
+       "channel j*Group+i is input channel i*(C/Group)+j.")
