@@ -31,7 +31,8 @@ ember::optimizeAndGenerateIR(Function &F, const Backend &B,
                              const CompileOptions &opts) {
   EMBER_RETURN_IF_ERR(verifyFunction(F));
   PassContext ctx = makePassContext(B);
-  EMBER_RETURN_IF_ERR(runPipeline(F, opts.pipeline.value_or(getDefaultPipeline()),
+  EMBER_RETURN_IF_ERR(runPipeline(F,
+                                  opts.pipeline.value_or(getDefaultPipeline()),
                                   ctx, opts.passes)
                           .takeError());
   if (llvm::Error err = verifyFunction(F))

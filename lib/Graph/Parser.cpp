@@ -310,8 +310,8 @@ llvm::Error Parser::opNode(llvm::StringRef name, Cursor &c) {
     }
     n = F_->createNodeWithTypes(*kind, name, ins, types, std::move(attrList));
   } else {
-    EMBER_ASSIGN_OR_RETURN(n, F_->tryCreateNode(*kind, name, ins,
-                                                std::move(attrList)));
+    EMBER_ASSIGN_OR_RETURN(
+        n, F_->tryCreateNode(*kind, name, ins, std::move(attrList)));
   }
   if (n->getNumResults())
     values_[name] = n;
@@ -319,6 +319,6 @@ llvm::Error Parser::opNode(llvm::StringRef name, Cursor &c) {
 }
 
 llvm::Expected<Function *> ember::parseFunction(llvm::StringRef text,
-                                               Module &M) {
+                                                Module &M) {
   return Parser(M).parse(text);
 }

@@ -113,9 +113,9 @@ Runner::Timing &Runner::timingFor(llvm::StringRef name) {
 llvm::Expected<bool> Runner::runOne(Function &F, Pass &P) {
   auto start = std::chrono::steady_clock::now();
   bool changed = P.run(F, ctx_);
-  double secs = std::chrono::duration<double>(
-                    std::chrono::steady_clock::now() - start)
-                    .count();
+  double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   Timing &t = timingFor(P.getName());
   t.seconds += secs;
   ++t.runs;
@@ -145,13 +145,10 @@ void Runner::printTimes() const {
   for (const Timing &t : times_)
     total += t.seconds;
   os_ << "===- pass timings -===\n";
-  os_ << fmt("%-24s %10s %6s %8s %6s\n", "pass", "ms", "%", "runs",
-                      "changed");
+  os_ << fmt("%-24s %10s %6s %8s %6s\n", "pass", "ms", "%", "runs", "changed");
   for (const Timing &t : times_)
-    os_ << fmt("%-24s %10.3f %6.1f %8u %6u\n", t.name.c_str(),
-                        t.seconds * 1e3,
-                        total > 0 ? 100 * t.seconds / total : 0.0, t.runs,
-                        t.changed);
+    os_ << fmt("%-24s %10.3f %6.1f %8u %6u\n", t.name.c_str(), t.seconds * 1e3,
+               total > 0 ? 100 * t.seconds / total : 0.0, t.runs, t.changed);
   os_ << fmt("%-24s %10.3f\n", "total", total * 1e3);
 }
 

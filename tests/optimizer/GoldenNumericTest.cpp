@@ -79,10 +79,11 @@ TEST_P(GoldenNumeric, PassesKeepOutputs) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Golden, GoldenNumeric, ::testing::ValuesIn(goldenFiles()),
-    [](const ::testing::TestParamInfo<std::string> &info) {
-      std::string name = llvm::sys::path::stem(info.param).str();
-      std::replace(name.begin(), name.end(), '-', '_');
-      return name;
-    });
+INSTANTIATE_TEST_SUITE_P(Golden, GoldenNumeric,
+                         ::testing::ValuesIn(goldenFiles()),
+                         [](const ::testing::TestParamInfo<std::string> &info) {
+                           std::string name =
+                               llvm::sys::path::stem(info.param).str();
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });

@@ -46,8 +46,8 @@ inline void expectRelClose(const Tensor &got, const Tensor &ref, double rel,
   for (dim_t i = 0; i < ref.size(); ++i)
     scale = std::max(scale, std::fabs(ref.elementAsDouble(i)));
   for (dim_t i = 0; i < ref.size(); ++i)
-    worst = std::max(worst, std::fabs(got.elementAsDouble(i) -
-                                      ref.elementAsDouble(i)));
+    worst = std::max(
+        worst, std::fabs(got.elementAsDouble(i) - ref.elementAsDouble(i)));
   EXPECT_LE(worst, rel * std::max(scale, 1e-30))
       << what << ": max abs diff " << worst << ", max |ref| " << scale;
 }

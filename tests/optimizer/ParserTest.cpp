@@ -63,7 +63,8 @@ TEST(Parser, ErrorsNameTheLine) {
     std::string msg = llvm::toString(F.takeError());
     EXPECT_NE(msg.find(what), std::string::npos) << msg;
   };
-  expectError("function f {\n  %r = Relu(%nope)\n}", "line 2: unknown value %nope");
+  expectError("function f {\n  %r = Relu(%nope)\n}",
+              "line 2: unknown value %nope");
   expectError("function f {\n  %r = Frob()\n}", "unknown op 'Frob'");
   expectError("function f {\n  %x = Placeholder float<2 x> input\n}",
               "bad dimension");

@@ -83,8 +83,8 @@ TEST(PassManager, FixedPointAndDisable) {
   Module M2;
   Function *F2 = parse(M2);
   opts.disabled = {"cse"};
-  ASSERT_TRUE(bool(
-      runPipeline(*F2, *parsePipeline("(arith-simplify,cse,dce)*"), ctx, opts)));
+  ASSERT_TRUE(bool(runPipeline(*F2, *parsePipeline("(arith-simplify,cse,dce)*"),
+                               ctx, opts)));
   EXPECT_EQ(countNodeKinds(*F2)["Relu"], 2u); // cse did not run
 }
 
@@ -98,8 +98,8 @@ public:
     for (auto &n : F.getNodes())
       if (llvm::isa<ReluNode>(n.get())) {
         TypeRef wrong = F.getParent().uniqueType(ElemKind::Float32, {5});
-        F.createNodeWithTypes(OpKind::Relu, "bad", {n->getNthInput(0)},
-                              {wrong}, {});
+        F.createNodeWithTypes(OpKind::Relu, "bad", {n->getNthInput(0)}, {wrong},
+                              {});
         return true;
       }
     return false;
@@ -133,8 +133,8 @@ TEST(PassManager, PrintTimeAndStatsInstruments) {
   opts.printAfter = {"cse"};
   opts.timePasses = true;
   opts.printStats = true;
-  ASSERT_TRUE(bool(runPipeline(*F, *parsePipeline("arith-simplify,cse,dce"),
-                               ctx, opts)));
+  ASSERT_TRUE(bool(
+      runPipeline(*F, *parsePipeline("arith-simplify,cse,dce"), ctx, opts)));
   os.flush();
   EXPECT_NE(out.find("// after cse\nfunction f {"), std::string::npos) << out;
   EXPECT_EQ(out.find("// after dce"), std::string::npos) << out;

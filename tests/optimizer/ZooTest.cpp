@@ -41,8 +41,8 @@ TEST_P(Zoo, PipelineKeepsOutputs) {
   ASSERT_TRUE(refF && optF);
   auto before = countNodeKinds(**optF);
 
-  auto ref = runOnInterpreter(refM, **refF, getMinimalPipeline(),
-                              {&input->tensor});
+  auto ref =
+      runOnInterpreter(refM, **refF, getMinimalPipeline(), {&input->tensor});
   ASSERT_TRUE(bool(ref)) << llvm::toString(ref.takeError());
   auto got = runOnInterpreter(optM, **optF, getDefaultPipeline(),
                               {&input->tensor}, /*verifyEach=*/true);

@@ -16,10 +16,10 @@ namespace {
 /// initialization: libLLVM already registers -print-after, -time-passes
 /// and others with the same names, and a duplicate is a fatal error).
 struct Flags {
-  cl::list<std::string> printAfter{
-      "print-after", cl::desc("Print the graph after pass PASS"),
-      cl::value_desc("PASS"), cl::CommaSeparated,
-      cl::cat(tools::passOptionsCategory())};
+  cl::list<std::string> printAfter{"print-after",
+                                   cl::desc("Print the graph after pass PASS"),
+                                   cl::value_desc("PASS"), cl::CommaSeparated,
+                                   cl::cat(tools::passOptionsCategory())};
   cl::opt<bool> printAfterAll{"print-after-all",
                               cl::desc("Print the graph after every pass"),
                               cl::cat(tools::passOptionsCategory())};
@@ -45,10 +45,13 @@ struct Flags {
       cl::cat(tools::passOptionsCategory())};
 };
 
-const char *const kFlagNames[] = {
-    "print-after", "print-after-all", "verify-each",
-    "time-passes", "disable-pass",    "dump-graph-dot-after",
-    "print-optimization-stats"};
+const char *const kFlagNames[] = {"print-after",
+                                  "print-after-all",
+                                  "verify-each",
+                                  "time-passes",
+                                  "disable-pass",
+                                  "dump-graph-dot-after",
+                                  "print-optimization-stats"};
 
 Flags *flags = nullptr;
 } // namespace

@@ -86,8 +86,8 @@ int main(int argc, char **argv) {
   CompileOptions opts;
   if (llvm::Error err = tools::fillPassOptions(opts))
     fail(errorToString(std::move(err)));
-  Pipeline P = passes.empty() ? getDefaultPipeline()
-                              : unwrap(parsePipeline(passes));
+  Pipeline P =
+      passes.empty() ? getDefaultPipeline() : unwrap(parsePipeline(passes));
   Module M;
   Function *F = load(M);
   PassContext ctx = makePassContext(*B);

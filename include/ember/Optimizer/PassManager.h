@@ -26,8 +26,8 @@ namespace ember {
 /// Evaluates values computed from Constants only and returns one tensor per
 /// value, in order. Provided by the Backend layer (it compiles the subgraph
 /// for the Interpreter); the Optimizer never includes a backend.
-using EvaluateFn =
-    std::function<llvm::Expected<std::vector<Tensor>>(llvm::ArrayRef<NodeValue>)>;
+using EvaluateFn = std::function<llvm::Expected<std::vector<Tensor>>(
+    llvm::ArrayRef<NodeValue>)>;
 
 /// What the passes may ask about the target, and the hooks they may use.
 struct PassContext {
@@ -84,13 +84,13 @@ Pipeline getMinimalPipeline();
 
 /// Instruments around every pass; the tools fill these from flags.
 struct PassInstrumentOptions {
-  std::set<std::string> printAfter;     ///< -print-after=PASS
-  bool printAfterAll = false;           ///< -print-after-all
-  bool verifyEach = false;              ///< -verify-each
-  bool timePasses = false;              ///< -time-passes
-  std::set<std::string> disabled;       ///< -disable-pass=NAME
+  std::set<std::string> printAfter;            ///< -print-after=PASS
+  bool printAfterAll = false;                  ///< -print-after-all
+  bool verifyEach = false;                     ///< -verify-each
+  bool timePasses = false;                     ///< -time-passes
+  std::set<std::string> disabled;              ///< -disable-pass=NAME
   std::map<std::string, std::string> dotAfter; ///< PASS -> FILE
-  bool printStats = false;              ///< -print-optimization-stats
+  bool printStats = false;                     ///< -print-optimization-stats
   /// Where prints, timings and statistics go (null: llvm::errs()).
   llvm::raw_ostream *os = nullptr;
 };

@@ -45,22 +45,38 @@ static std::optional<float> evalOnSplats(const Node *n) {
   if (v.empty() || n->getType()->getElemKind() != ElemKind::Float32)
     return std::nullopt;
   switch (n->getKind()) {
-  case NodeKind::Add: return v[0] + v[1];
-  case NodeKind::Sub: return v[0] - v[1];
-  case NodeKind::Mul: return v[0] * v[1];
-  case NodeKind::Div: return v[0] / v[1];
-  case NodeKind::Max: return std::max(v[0], v[1]);
-  case NodeKind::Min: return std::min(v[0], v[1]);
-  case NodeKind::Pow: return std::pow(v[0], v[1]);
-  case NodeKind::Neg: return -v[0];
-  case NodeKind::Abs: return std::fabs(v[0]);
-  case NodeKind::Sqrt: return std::sqrt(v[0]);
-  case NodeKind::Exp: return std::exp(v[0]);
-  case NodeKind::Log: return std::log(v[0]);
-  case NodeKind::Tanh: return std::tanh(v[0]);
-  case NodeKind::Relu: return v[0] > 0.f ? v[0] : 0.f;
-  case NodeKind::Sigmoid: return 1.f / (1.f + std::exp(-v[0]));
-  default: return std::nullopt;
+  case NodeKind::Add:
+    return v[0] + v[1];
+  case NodeKind::Sub:
+    return v[0] - v[1];
+  case NodeKind::Mul:
+    return v[0] * v[1];
+  case NodeKind::Div:
+    return v[0] / v[1];
+  case NodeKind::Max:
+    return std::max(v[0], v[1]);
+  case NodeKind::Min:
+    return std::min(v[0], v[1]);
+  case NodeKind::Pow:
+    return std::pow(v[0], v[1]);
+  case NodeKind::Neg:
+    return -v[0];
+  case NodeKind::Abs:
+    return std::fabs(v[0]);
+  case NodeKind::Sqrt:
+    return std::sqrt(v[0]);
+  case NodeKind::Exp:
+    return std::exp(v[0]);
+  case NodeKind::Log:
+    return std::log(v[0]);
+  case NodeKind::Tanh:
+    return std::tanh(v[0]);
+  case NodeKind::Relu:
+    return v[0] > 0.f ? v[0] : 0.f;
+  case NodeKind::Sigmoid:
+    return 1.f / (1.f + std::exp(-v[0]));
+  default:
+    return std::nullopt;
   }
 }
 
@@ -73,8 +89,8 @@ static NodeValue simplify(Function &F, Node *n) {
   if (auto v = evalOnSplats(n)) {
     llvm::SmallVector<int64_t, kMaxRank> dims(n->getType()->dims().begin(),
                                               n->getType()->dims().end());
-    return F.createSplat(n->getName().str() + ".splat", dims,
-                         ElemKind::Float32, *v);
+    return F.createSplat(n->getName().str() + ".splat", dims, ElemKind::Float32,
+                         *v);
   }
   return NodeValue();
 }

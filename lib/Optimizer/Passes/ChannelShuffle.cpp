@@ -33,12 +33,11 @@ bool ChannelShufflePass::run(Function &F, PassContext &ctx) {
     if (!out)
       continue;
     auto *tr = llvm::dyn_cast<TransposeNode>(out->getInput().getNode());
-    auto *in = tr ? llvm::dyn_cast<ReshapeNode>(tr->getInput().getNode())
-                  : nullptr;
+    auto *in =
+        tr ? llvm::dyn_cast<ReshapeNode>(tr->getInput().getNode()) : nullptr;
     if (!in || in->getInput().getType() != out->getType())
       continue;
-    std::optional<int64_t> groups =
-        shuffleGroups(tr, in->getInput().dims());
+    std::optional<int64_t> groups = shuffleGroups(tr, in->getInput().dims());
     if (!groups)
       continue;
     NodeValue s =

@@ -64,7 +64,8 @@ bool ConstantFoldPass::run(Function &F, PassContext &ctx) {
   }
   Module &M = F.getParent();
   for (size_t i = 0; i < roots.size(); ++i) {
-    Constant *c = M.createConstant(roots[i]->getName(), std::move((*tensors)[i]));
+    Constant *c =
+        M.createConstant(roots[i]->getName(), std::move((*tensors)[i]));
     if (c->getType() != roots[i]->getType())
       LOG(FATAL) << "constant folding changed the type of "
                  << roots[i]->getName().str();

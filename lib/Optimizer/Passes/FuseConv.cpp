@@ -38,10 +38,10 @@ bool FuseConvResidualPass::run(Function &F, PassContext &ctx) {
       // The other operand cannot depend on the Conv: the Add is its only
       // user. So making it a Conv operand creates no cycle.
       NodeValue other = add->getNthInput(1 - i);
-      Node *fused =
-          cloneNode(F, *conv,
-                    {conv->getInput(), conv->getFilter(), conv->getBias(), other},
-                    conv->getAttrs());
+      Node *fused = cloneNode(
+          F, *conv,
+          {conv->getInput(), conv->getFilter(), conv->getBias(), other},
+          conv->getAttrs());
       add->getResult().replaceAllUsesWith(fused->getNthResult(0));
       F.eraseNode(add);
       F.eraseNode(conv);
