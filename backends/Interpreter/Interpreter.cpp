@@ -48,7 +48,8 @@ bool InterpreterBackend::isOpSupported(const Node &n) const {
 
 void interp::executeOp(const Instruction &I, const ExecContext &ctx) {
   if (executeElementwise(I, ctx) || executeLinear(I, ctx) ||
-      executeDataMovement(I, ctx) || executeShuffle(I, ctx))
+      executeDataMovement(I, ctx) || executeShuffle(I, ctx) ||
+      executeReduce(I, ctx))
     return;
   LOG(FATAL) << "Interpreter: no kernel for " << I.getKindName().str() << " "
              << I.getName().str();

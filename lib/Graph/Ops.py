@@ -106,3 +106,11 @@ op("ChannelShuffle", ["Input"], [("Group", "int")], infer="ChannelShuffle",
    rules=[("minRank", "Input", 2)],
    doc="Splits axis 1 into Group x (C/Group) and transposes the two: out "
        "channel j*Group+i is input channel i*(C/Group)+j.")
+
+# Minimal reductions for lowering Softmax and global pooling (issue 4). The
+# ONNX reductions arrive with another issue; these follow ONNX semantics
+# (Axes sorted, non-negative; KeepDims 0/1) so that they can merge with it.
+for n in ["ReduceSum", "ReduceMax"]:
+    op(n, ["Input"], [("Axes", "ints"), ("KeepDims", "int")], infer="Reduce",
+       rules=[("float", "Input")],
+       doc="%s over Axes; reduced dims are kept as 1 when KeepDims." % n)
