@@ -48,26 +48,34 @@ static std::optional<Affine> getAffine(BatchNormNode *bn) {
   return a;
 }
 
+/// The payload of \p v to rewrite: the Constant itself when \p user is its
+/// only user (no copy of large weights), else a new Constant with a copy.
+static Constant *ownedCopy(Function &F, NodeValue v, const Node *user,
+                           llvm::StringRef name) {
+  auto *c = llvm::cast<Constant>(v.getNode());
+  if (c->getUsers().size() == 1 && c->getUsers()[0].user == user)
+    return c;
+  return F.getParent().createConstant(name, c->getPayload().clone());
+}
+
 static bool foldIntoConv(Function &F, BatchNormNode *bn, ConvNode *conv,
                          const Affine &a) {
-  const Tensor *w = floatPayload(conv->getFilter());
-  const Tensor *b = floatPayload(conv->getBias());
-  if (!w || !b || !conv->getResidual().empty() ||
+  if (!floatPayload(conv->getFilter()) || !floatPayload(conv->getBias()) ||
+      !conv->getResidual().empty() ||
       conv->getFusedActivation() != int64_t(FusedActivation::None))
     return false;
-  Tensor nw = w->clone(), nb = b->clone();
-  auto hw = nw.getHandle<float>();
-  auto hb = nb.getHandle<float>();
-  dim_t perChannel = nw.size() / nw.dims()[0];
-  for (dim_t m = 0; m < nw.dims()[0]; ++m) {
-    for (dim_t i = 0; i < perChannel; ++i)
-      hw.raw(m * perChannel + i) *= a.s[m];
-    hb.raw(m) = hb.raw(m) * a.s[m] + a.t[m];
-  }
-  Module &M = F.getParent();
   std::string name = conv->getName().str();
-  Constant *cw = M.createConstant(name + ".bnw", std::move(nw));
-  Constant *cb = M.createConstant(name + ".bnb", std::move(nb));
+  Constant *cw = ownedCopy(F, conv->getFilter(), conv, name + ".bnw");
+  Constant *cb = ownedCopy(F, conv->getBias(), conv, name + ".bnb");
+  Tensor &nw = cw->getPayloadMutable();
+  float *w = reinterpret_cast<float *>(nw.data());
+  float *b = reinterpret_cast<float *>(cb->getPayloadMutable().data());
+  dim_t channels = nw.dims()[0], perChannel = nw.size() / channels;
+  for (dim_t m = 0; m < channels; ++m) {
+    for (dim_t i = 0; i < perChannel; ++i)
+      w[m * perChannel + i] *= a.s[m];
+    b[m] = b[m] * a.s[m] + a.t[m];
+  }
   Node *folded =
       cloneNode(F, *conv, {conv->getInput(), cw, cb}, conv->getAttrs());
   bn->getResult().replaceAllUsesWith(folded->getNthResult(0));
