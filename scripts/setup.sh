@@ -9,6 +9,7 @@ PKGS=(build-essential cmake ninja-build ccache pkg-config
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
   libgoogle-glog-dev libgtest-dev libgmock-dev
   libpng-dev libjpeg-dev
+  dataset-fashion-mnist
   python3-torch python3-torchvision python3-sklearn python3-venv python3-onnx
   python3-numpy python3-pil)
 

@@ -1,0 +1,251 @@
+//===- ImageClassifier.cpp - Classify images with a model or a bundle -----===//
+//
+// image-classifier (-model=F.onnx [-backend=B] | -bundle=DIR/NAME)
+//                  [preprocessing flags] [-minibatch=N] [-topk=K]
+//                  [-labels=FILE] [-expected-labels=i,j,...]
+//                  IMAGE... | - | -input-image-dir=DIR |
+//                  -input-image-list-file=FILE
+//
+// Exit status: the number of top-1 mismatches against -expected-labels
+// (capped at 255; 0 without the flag), or 1 after an error line.
+//
+//===----------------------------------------------------------------------===//
+#include "Classifier.h"
+#include "InputList.h"
+
+#include "ember/Backend/Backend.h"
+#include "ember/Base/Error.h"
+
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
+
+#include "glog/logging.h"
+
+#include <iostream>
+
+using namespace ember;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory category("image-classifier options");
+static cl::opt<std::string> modelPath("model", cl::desc("ONNX model file"),
+                                      cl::value_desc("file.onnx"),
+                                      cl::cat(category));
+static cl::opt<std::string> backendName("backend",
+                                        cl::desc("Backend to compile for"),
+                                        cl::init("Interpreter"),
+                                        cl::cat(category));
+static cl::opt<std::string>
+    bundlePrefix("bundle",
+                 cl::desc("Run the bundle DIR/NAME.so instead of a model"),
+                 cl::value_desc("DIR/NAME"), cl::cat(category));
+static cl::list<std::string>
+    imageArgs(cl::Positional,
+              cl::desc("<image files, or - to read paths "
+                       "from stdin>"),
+              cl::ZeroOrMore, cl::cat(category));
+static cl::opt<std::string>
+    imageDir("input-image-dir",
+             cl::desc("Classify every .png/.jpg/.jpeg in DIR (sorted)"),
+             cl::value_desc("DIR"), cl::cat(category));
+static cl::opt<std::string>
+    imageListFile("input-image-list-file",
+                  cl::desc("Classify the images listed in FILE, one a line"),
+                  cl::value_desc("FILE"), cl::cat(category));
+static cl::opt<std::string>
+    imageMode("image-mode",
+              cl::desc("Pixel range: 0to1, neg1to1, 0to255, neg128to127"),
+              cl::init("0to1"), cl::cat(category));
+static cl::opt<std::string> imageLayout("image-layout",
+                                        cl::desc("NCHW or NHWC"),
+                                        cl::init("NCHW"), cl::cat(category));
+static cl::opt<std::string>
+    channelOrder("image-channel-order",
+                 cl::desc("Channel order the model expects: RGB or BGR"),
+                 cl::init("RGB"), cl::cat(category));
+static cl::opt<bool>
+    imageNetNorm("use-imagenet-normalization",
+                 cl::desc("Subtract ImageNet's mean and divide by its stddev"),
+                 cl::cat(category));
+static cl::opt<std::string>
+    meanValues("mean",
+               cl::desc("Per-channel mean, in -image-mode units and the "
+                        "model's channel order (one value: all channels)"),
+               cl::value_desc("m[,m,m]"), cl::cat(category));
+static cl::opt<std::string>
+    stddevValues("stddev", cl::desc("Per-channel stddev, like -mean"),
+                 cl::value_desc("s[,s,s]"), cl::cat(category));
+static cl::opt<bool> resize("resize",
+                            cl::desc("Resize images to the model's size"),
+                            cl::cat(category));
+static cl::opt<std::string>
+    inputName("model-input-name",
+              cl::desc("The model input to feed the images to"),
+              cl::cat(category));
+static cl::opt<unsigned>
+    minibatch("minibatch",
+              cl::desc("Images per run (default 1, or the model's fixed "
+                       "batch)"),
+              cl::cat(category));
+static cl::list<std::string>
+    symbols("onnx-define-symbol",
+            cl::desc("Value of a symbolic input dimension other than the "
+                     "batch: NAME,VALUE"),
+            cl::value_desc("NAME,VALUE"), cl::cat(category));
+static cl::opt<unsigned> topK("topk", cl::desc("Classes shown per image"),
+                              cl::init(1), cl::cat(category));
+static cl::opt<std::string> labelsFile("labels",
+                                       cl::desc("Class names, one a line"),
+                                       cl::value_desc("FILE"),
+                                       cl::cat(category));
+static cl::opt<std::string>
+    expectedLabels("expected-labels",
+                   cl::desc("Expected class per image; the exit status is "
+                            "the number of mismatches"),
+                   cl::value_desc("i,j,..."), cl::cat(category));
+static cl::opt<bool> computeSoftmax("compute-softmax",
+                                    cl::desc("Show softmax probabilities"),
+                                    cl::cat(category));
+static cl::opt<unsigned>
+    iterations("iterations",
+               cl::desc("Timed passes over all images (results: last)"),
+               cl::init(1), cl::cat(category));
+static cl::opt<unsigned> warmup("warmup",
+                                cl::desc("Untimed runs before timing"),
+                                cl::init(0), cl::cat(category));
+
+[[noreturn]] static void fail(const llvm::Twine &msg) {
+  llvm::outs().flush();
+  llvm::errs() << "image-classifier: error: " << msg << "\n";
+  std::exit(1);
+}
+
+template <typename T> static T unwrap(llvm::Expected<T> v) {
+  if (!v)
+    fail(errorToString(v.takeError()));
+  return std::move(*v);
+}
+
+/// Maps \p value of \p flag through \p table, or fails listing the choices.
+template <typename T>
+static T parseChoice(llvm::StringRef flag, llvm::StringRef value,
+                     std::initializer_list<std::pair<const char *, T>> table) {
+  std::string choices;
+  for (const auto &[name, v] : table) {
+    if (value == name)
+      return v;
+    choices += (choices.empty() ? "" : ", ") + std::string(name);
+  }
+  fail("-" + flag + "=" + value + " is not one of " + choices);
+}
+
+static PreprocessOptions parsePreprocessOptions() {
+  PreprocessOptions p;
+  p.mode = parseChoice<ImageMode>("image-mode", imageMode,
+                                  {{"0to1", ImageMode::ZeroToOne},
+                                   {"neg1to1", ImageMode::NegOneToOne},
+                                   {"0to255", ImageMode::ZeroTo255},
+                                   {"neg128to127", ImageMode::Neg128To127}});
+  p.layout = parseChoice<ImageLayout>(
+      "image-layout", imageLayout,
+      {{"NCHW", ImageLayout::NCHW}, {"NHWC", ImageLayout::NHWC}});
+  p.order = parseChoice<ChannelOrder>(
+      "image-channel-order", channelOrder,
+      {{"RGB", ChannelOrder::RGB}, {"BGR", ChannelOrder::BGR}});
+  p.resize = resize;
+  if (imageNetNorm && (!meanValues.empty() || !stddevValues.empty()))
+    fail("-use-imagenet-normalization and -mean/-stddev exclude each other");
+  if (imageNetNorm)
+    setImageNetNormalization(p);
+  if (!meanValues.empty())
+    for (float v : unwrap(parseFloatList(meanValues, "-mean")))
+      p.mean.push_back(v);
+  if (!stddevValues.empty())
+    for (float v : unwrap(parseFloatList(stddevValues, "-stddev")))
+      p.stddev.push_back(v);
+  return p;
+}
+
+static ClassifyOptions parseClassifyOptions() {
+  ClassifyOptions c;
+  c.preprocess = parsePreprocessOptions();
+  if (topK == 0)
+    fail("-topk must be at least 1");
+  if (iterations == 0)
+    fail("-iterations must be at least 1");
+  c.topK = topK;
+  c.softmax = computeSoftmax;
+  c.iterations = iterations;
+  c.warmup = warmup;
+  if (!labelsFile.empty())
+    c.labels = unwrap(readLabels(labelsFile));
+  if (!expectedLabels.empty())
+    c.expected = unwrap(parseIndexList(expectedLabels, "-expected-labels"));
+  return c;
+}
+
+static std::unique_ptr<NetworkRunner> createRunner() {
+  if (modelPath.empty() == bundlePrefix.empty())
+    fail("give exactly one of -model=F.onnx and -bundle=DIR/NAME");
+  if (minibatch.getNumOccurrences() && minibatch == 0)
+    fail("-minibatch must be at least 1");
+  RunnerOptions opts;
+  opts.inputName = inputName;
+  if (minibatch.getNumOccurrences())
+    opts.minibatch = minibatch;
+  for (const std::string &s : symbols) {
+    auto [name, value] = llvm::StringRef(s).split(',');
+    int64_t v;
+    if (name.empty() || value.getAsInteger(10, v) || v <= 0)
+      fail("-onnx-define-symbol expects NAME,POSITIVE_INT, got '" + s + "'");
+    opts.symbols.push_back({name.str(), v});
+  }
+  if (!bundlePrefix.empty())
+    return unwrap(createBundleRunner(bundlePrefix, opts));
+  registerAllBackends();
+  return unwrap(createModelRunner(modelPath, backendName, opts));
+}
+
+int main(int argc, char **argv) {
+  google::InitGoogleLogging(argv[0]);
+  FLAGS_minloglevel = 2; // quiet unless something is fatal
+  cl::HideUnrelatedOptions(category);
+  // Unknown flags are reported to flagErrStream (with "did you mean"
+  // lines): print only the first line, in the form of every other error.
+  // Bad flag values are printed by LLVM itself, as one line.
+  std::string flagErrors;
+  llvm::raw_string_ostream flagErrStream(flagErrors);
+  if (!cl::ParseCommandLineOptions(argc, argv,
+                                   "Classifies images with an ONNX model or "
+                                   "a compiled bundle\n",
+                                   &flagErrStream)) {
+    llvm::StringRef first =
+        llvm::StringRef(flagErrStream.str()).split('\n').first;
+    if (!first.empty())
+      fail(first.split(": ").second);
+    std::exit(1);
+  }
+  ClassifyOptions opts = parseClassifyOptions();
+  InputSources sources;
+  sources.args.assign(imageArgs.begin(), imageArgs.end());
+  sources.dir = imageDir;
+  sources.listFile = imageListFile;
+  sources.stdinStream = &std::cin;
+  std::vector<std::string> paths = unwrap(collectImagePaths(sources));
+
+  std::unique_ptr<NetworkRunner> runner = createRunner();
+  ClassifyResult r = unwrap(classifyImages(*runner, paths, opts, llvm::outs()));
+  unsigned batch = unsigned(runner->getInput().dims[0]);
+  double rate = r.networkSeconds > 0
+                    ? double(r.images) * opts.iterations / r.networkSeconds
+                    : 0;
+  llvm::outs() << "summary: " << r.images << " images, batch " << batch << ", "
+               << r.runs << " runs over " << opts.iterations
+               << " iteration(s), " << llvm::format("%.4f", r.networkSeconds)
+               << " s in the network, " << llvm::format("%.1f", rate)
+               << " images/s\n";
+  if (!opts.expected.empty())
+    llvm::outs() << "mismatches: " << r.mismatches << " of " << r.images
+                 << "\n";
+  return int(std::min(r.mismatches, 255u));
+}
