@@ -17,6 +17,7 @@ bool interp::hasKernel(OpKind op, ElemKind kind) {
   case OpKind::Transpose:
   case OpKind::Broadcast:
   case OpKind::Concat:
+  case OpKind::ChannelShuffle:
     return true;
   case OpKind::Add:
   case OpKind::Sub:
@@ -47,7 +48,8 @@ bool InterpreterBackend::isOpSupported(const Node &n) const {
 
 void interp::executeOp(const Instruction &I, const ExecContext &ctx) {
   if (executeElementwise(I, ctx) || executeLinear(I, ctx) ||
-      executeDataMovement(I, ctx))
+      executeDataMovement(I, ctx) || executeShuffle(I, ctx) ||
+      executeReduce(I, ctx))
     return;
   LOG(FATAL) << "Interpreter: no kernel for " << I.getKindName().str() << " "
              << I.getName().str();

@@ -13,6 +13,8 @@ public:
   llvm::StringRef getName() const override { return "Interpreter"; }
   bool isOpSupported(const Node &n) const override;
   bool shouldLower(const Node &n) const override { return true; }
+  bool supportsFusedActivation(FusedActivation) const override { return true; }
+  bool supportsConvResidual() const override { return true; }
   llvm::Expected<std::unique_ptr<CompiledFunction>>
   compile(const Module &M, std::shared_ptr<const IRFunction> F,
           const MemoryPlan &plan) const override;

@@ -36,6 +36,10 @@ void executeOp(const Instruction &I, const ExecContext &ctx);
 bool executeElementwise(const Instruction &I, const ExecContext &ctx);
 bool executeLinear(const Instruction &I, const ExecContext &ctx);
 bool executeDataMovement(const Instruction &I, const ExecContext &ctx);
+/// ChannelShuffle (Shuffle.cpp, issue 4).
+bool executeShuffle(const Instruction &I, const ExecContext &ctx);
+/// ReduceSum and ReduceMax (Reduce.cpp, issue 4).
+bool executeReduce(const Instruction &I, const ExecContext &ctx);
 
 } // namespace interp
 } // namespace ember

@@ -6,7 +6,6 @@
 #include "ember/IR/IRGen.h"
 #include "ember/IR/IROptimizer.h"
 #include "ember/IR/IRPrinter.h"
-#include "ember/Optimizer/Lower.h"
 
 using namespace ember;
 
@@ -32,11 +31,14 @@ llvm::Expected<std::unique_ptr<IRFunction>>
 ember::optimizeAndGenerateIR(Function &F, const Backend &B,
                              const CompileOptions &opts, size_t *schedulePeak) {
   EMBER_RETURN_IF_ERR(verifyFunction(F));
-  eliminateDeadCode(F);
-  lowerFunction(F, [&](const Node &n) { return B.shouldLower(n); });
-  eliminateDeadCode(F);
+  PassContext ctx = makePassContext(B);
+  EMBER_RETURN_IF_ERR(runPipeline(F,
+                                  opts.pipeline.value_or(getDefaultPipeline()),
+                                  ctx, opts.passes)
+                          .takeError());
   if (llvm::Error err = verifyFunction(F))
-    return makeErrorF("internal error: lowering broke the graph: {0}",
+    return makeErrorF("internal error: the graph pipeline broke the graph "
+                      "(use -verify-each to find the pass): {0}",
                       errorToString(std::move(err)));
   if (opts.dumpGraph)
     printFunction(F, *opts.dumpGraph);

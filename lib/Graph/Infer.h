@@ -29,6 +29,8 @@ EMBER_DECLARE_INFER(Reshape)
 EMBER_DECLARE_INFER(Broadcast)
 EMBER_DECLARE_INFER(Concat)
 EMBER_DECLARE_INFER(Save)
+EMBER_DECLARE_INFER(ChannelShuffle) // InferShuffle.cpp (issue 4)
+EMBER_DECLARE_INFER(Reduce)         // InferReduce.cpp (issue 4)
 #undef EMBER_DECLARE_INFER
 
 } // namespace ember

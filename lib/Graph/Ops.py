@@ -100,3 +100,17 @@ op("Concat", ["*Inputs"], [("Axis", "int")], infer="Concat",
 op("Save", ["Input", "Output"], results=[], infer="Save", instr=False,
    rules=[("sameType", "Input", "Output")],
    doc="Writes Input into the Output placeholder (a copy in the IR).")
+
+# --- Issue 4 (graph optimizer): nodes the passes create. ---
+op("ChannelShuffle", ["Input"], [("Group", "int")], infer="ChannelShuffle",
+   rules=[("minRank", "Input", 2)],
+   doc="Splits axis 1 into Group x (C/Group) and transposes the two: out "
+       "channel j*Group+i is input channel i*(C/Group)+j.")
+
+# Minimal reductions for lowering Softmax and global pooling (issue 4). The
+# ONNX reductions arrive with another issue; these follow ONNX semantics
+# (Axes sorted, non-negative; KeepDims 0/1) so that they can merge with it.
+for n in ["ReduceSum", "ReduceMax"]:
+    op(n, ["Input"], [("Axes", "ints"), ("KeepDims", "int")], infer="Reduce",
+       rules=[("float", "Input")],
+       doc="%s over Axes; reduced dims are kept as 1 when KeepDims." % n)

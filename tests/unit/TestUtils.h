@@ -20,7 +20,9 @@ inline std::vector<Tensor> compileAndRun(Module &M, Function &F,
     ADD_FAILURE() << llvm::toString(B.takeError());
     return {};
   }
-  auto net = compileFunction(F, **B, {});
+  CompileOptions opts;
+  opts.passes.verifyEach = true; // name the pass if one breaks the graph
+  auto net = compileFunction(F, **B, opts);
   if (!net) {
     ADD_FAILURE() << llvm::toString(net.takeError());
     return {};

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "Classifier.h"
 #include "InputList.h"
+#include "PassOptions.h"
 
 #include "ember/Backend/Backend.h"
 #include "ember/Base/Error.h"
@@ -191,6 +192,10 @@ static std::unique_ptr<NetworkRunner> createRunner() {
     fail("-minibatch must be at least 1");
   RunnerOptions opts;
   opts.inputName = inputName;
+  CompileOptions compileOpts;
+  if (llvm::Error err = tools::fillPassOptions(compileOpts))
+    fail(errorToString(std::move(err)));
+  opts.passes = compileOpts.passes;
   if (minibatch.getNumOccurrences())
     opts.minibatch = minibatch;
   for (const std::string &s : symbols) {
@@ -209,7 +214,8 @@ static std::unique_ptr<NetworkRunner> createRunner() {
 int main(int argc, char **argv) {
   google::InitGoogleLogging(argv[0]);
   FLAGS_minloglevel = 2; // quiet unless something is fatal
-  cl::HideUnrelatedOptions(category);
+  tools::registerPassOptions();
+  cl::HideUnrelatedOptions({&category, &tools::passOptionsCategory()});
   // Unknown flags are reported to flagErrStream (with "did you mean"
   // lines): print only the first line, in the form of every other error.
   // Bad flag values are printed by LLVM itself, as one line.

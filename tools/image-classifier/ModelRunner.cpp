@@ -137,7 +137,9 @@ llvm::Error CompiledModelRunner::init(llvm::StringRef path,
       return makeErrorF("model '{0}': '{1}' is {2}; image-classifier needs "
                         "float32",
                         path, p->getName(), p->getType()->toString());
-  EMBER_ASSIGN_OR_RETURN(net_, compileFunction(*F, *backend, {}));
+  CompileOptions compileOpts;
+  compileOpts.passes = opts.passes;
+  EMBER_ASSIGN_OR_RETURN(net_, compileFunction(*F, *backend, compileOpts));
   bindings_.insert(inputPH_, Tensor(*inputPH_->getType()));
   bindings_.allocateOutputs(module_);
   input_ = {

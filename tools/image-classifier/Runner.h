@@ -9,6 +9,8 @@
 #ifndef EMBER_TOOLS_IMAGECLASSIFIER_RUNNER_H
 #define EMBER_TOOLS_IMAGECLASSIFIER_RUNNER_H
 
+#include "ember/Optimizer/PassManager.h"
+
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -53,6 +55,8 @@ struct RunnerOptions {
   std::optional<unsigned> minibatch;
   /// Values of other symbolic dims (-onnx-define-symbol), by name.
   std::vector<std::pair<std::string, int64_t>> symbols;
+  /// Pass-manager instruments for compiling a model (tools/common flags).
+  PassInstrumentOptions passes;
 };
 
 /// Imports the ONNX model at \p path and compiles it for \p backend. A

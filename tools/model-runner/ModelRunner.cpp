@@ -4,8 +4,11 @@
 //              [-iterations=N] [-output-dir=DIR] [-topk=K]
 //              [-dump-graph] [-dump-graph-dot=FILE] [-dump-ir]
 //              [-print-memory] [-compile-only] [-optimize-ir=false]
+//              [pass manager options: see tools/common/PassOptions.h]
 //
 //===----------------------------------------------------------------------===//
+#include "PassOptions.h"
+
 #include "ember/Backend/Pipeline.h"
 #include "ember/IR/IRPrinter.h"
 #include "ember/Importer/ONNXImporter.h"
@@ -176,7 +179,8 @@ static void printOutput(const Placeholder *p, const Tensor &t) {
 int main(int argc, char **argv) {
   google::InitGoogleLogging(argv[0]);
   FLAGS_minloglevel = 2; // quiet unless something is fatal
-  cl::HideUnrelatedOptions(category);
+  tools::registerPassOptions();
+  cl::HideUnrelatedOptions({&category, &tools::passOptionsCategory()});
   cl::ParseCommandLineOptions(argc, argv,
                               "Compiles an ONNX model and runs it\n");
   if (modelPath.empty())
@@ -188,6 +192,7 @@ int main(int argc, char **argv) {
   Function *F = unwrap(importONNXFile(modelPath, M, parseImportOptions()));
 
   CompileOptions opts;
+  failOn(tools::fillPassOptions(opts));
   opts.dumpGraph = dumpGraph ? &llvm::outs() : nullptr;
   opts.dumpIR = dumpIR ? &llvm::outs() : nullptr;
   std::unique_ptr<llvm::raw_fd_ostream> dotFile;

@@ -45,6 +45,14 @@ public:
   virtual bool isOpSupported(const Node &n) const = 0;
   /// True if lowering should replace \p n (when a rule exists).
   virtual bool shouldLower(const Node &n) const = 0;
+  /// True if the backend's Conv applies \p act in its epilogue (the
+  /// fuse-conv-activation pass asks).
+  virtual bool supportsFusedActivation(FusedActivation act) const {
+    return false;
+  }
+  /// True if the backend's Conv adds its Residual operand (the
+  /// fuse-conv-residual pass asks).
+  virtual bool supportsConvResidual() const { return false; }
   /// Compiles planned IR. \p M owns the placeholders the IR refers to.
   virtual llvm::Expected<std::unique_ptr<CompiledFunction>>
   compile(const Module &M, std::shared_ptr<const IRFunction> F,

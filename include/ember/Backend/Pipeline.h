@@ -3,8 +3,11 @@
 #define EMBER_BACKEND_PIPELINE_H
 
 #include "ember/Backend/Backend.h"
+#include "ember/Optimizer/PassManager.h"
 
 #include "llvm/Support/raw_ostream.h"
+
+#include <optional>
 
 namespace ember {
 
@@ -19,6 +22,10 @@ struct CompileOptions {
   /// Run the IR optimizer (in-place reuse, concat into place, copy removal,
   /// live-range shrinking) before memory planning.
   bool optimizeIR = true;
+  /// The graph pipeline; unset means getDefaultPipeline().
+  std::optional<Pipeline> pipeline;
+  /// Instruments around every pass (print, verify, time, statistics).
+  PassInstrumentOptions passes;
 };
 
 /// Everything a compile produces.
@@ -31,11 +38,23 @@ struct CompiledNetwork {
   std::unique_ptr<CompiledFunction> function;
 };
 
-/// Runs the pipeline on \p F for \p B: verify, dead-code elimination,
-/// lowering as the backend asks, a support check that lists every node the
-/// backend cannot run, scheduling, IRGen, IR verification, the IR
-/// optimizer (verified after every pass in debug builds), memory planning
-/// and its verification, then backend code generation.
+/// The PassContext for \p B: its shouldLower and Conv epilogue
+/// capabilities, and constant evaluation through the Interpreter.
+PassContext makePassContext(const Backend &B);
+
+/// Evaluates \p values, which must be computed from Constants only, by
+/// compiling a copy of their subgraph for the registered Interpreter
+/// backend and running it. Errors if the Interpreter is not registered or
+/// cannot run a node.
+llvm::Expected<std::vector<Tensor>>
+evaluateConstantValues(llvm::ArrayRef<NodeValue> values);
+
+/// Runs the pipeline on \p F for \p B: verify, the graph pipeline (passes
+/// before lowering, lowering as the backend asks, passes after), a support
+/// check that lists every node the backend cannot run, scheduling, IRGen,
+/// IR verification, the IR optimizer (verified after every pass in debug
+/// builds), memory planning and its verification, then backend code
+/// generation.
 llvm::Expected<CompiledNetwork> compileFunction(Function &F, const Backend &B,
                                                 const CompileOptions &opts);
 

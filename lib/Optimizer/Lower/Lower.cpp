@@ -20,6 +20,8 @@ Replacement adapt(Function &F, Node &n) {
 const LoweringRule kRules[] = {
     {NodeKind::Gemm, adapt<GemmNode, lowerGemm>},
     {NodeKind::BatchNorm, adapt<BatchNormNode, lowerBatchNorm>},
+    {NodeKind::Softmax, adapt<SoftmaxNode, lowerSoftmax>},
+    {NodeKind::AvgPool, adapt<AvgPoolNode, lowerAvgPool>},
 };
 } // namespace
 
@@ -41,6 +43,8 @@ bool ember::lowerFunction(Function &F, const ShouldLowerFn &shouldLower) {
       if (!rule || !shouldLower(*n))
         continue;
       Replacement repl = rule->fn(F, *n);
+      if (repl.empty())
+        continue; // the rule declined this node
       for (unsigned i = 0; i < repl.size(); ++i)
         n->getNthResult(i).replaceAllUsesWith(repl[i]);
       F.eraseNode(n);

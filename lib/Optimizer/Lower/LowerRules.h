@@ -15,6 +15,13 @@ using Replacement = llvm::SmallVector<NodeValue, 1>;
 
 Replacement lowerGemm(Function &F, GemmNode &n);
 Replacement lowerBatchNorm(Function &F, BatchNormNode &n);
+Replacement lowerSoftmax(Function &F, SoftmaxNode &n);
+/// Lowers only global average pooling; returns no values (keep the node)
+/// for other windows.
+Replacement lowerAvgPool(Function &F, AvgPoolNode &n);
+
+/// True if \p n averages over the whole image without padding.
+bool isGlobalAvgPool(const AvgPoolNode &n);
 
 /// Reshapes a per-channel vector [C] to [1, C, 1, ...] of rank \p rank and
 /// broadcasts it to \p dims.

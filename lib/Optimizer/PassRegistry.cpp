@@ -1,0 +1,74 @@
+//===- PassRegistry.cpp - The one list of passes and default pipelines ----===//
+#include "Passes/Passes.h"
+
+using namespace ember;
+
+namespace {
+struct RegistryEntry {
+  const char *name;
+  std::unique_ptr<Pass> (*create)();
+};
+template <typename P> std::unique_ptr<Pass> make() {
+  return std::make_unique<P>();
+}
+template <typename P> constexpr RegistryEntry entry() {
+  return {P::kName, make<P>};
+}
+const RegistryEntry kRegistry[] = {
+    entry<DCEPass>(),
+    entry<CSEPass>(),
+    entry<ConstantFoldPass>(),
+    entry<RemoveNoOpsPass>(),
+    entry<ArithSimplifyPass>(),
+    entry<SplatFoldPass>(),
+    entry<ReshapeMergePass>(),
+    entry<TransposeOptPass>(),
+    entry<FoldBatchNormPass>(),
+    entry<MergeMatMulAddPass>(),
+    entry<ChannelShufflePass>(),
+    entry<FuseConvResidualPass>(),
+    entry<FuseConvActivationPass>(),
+    entry<LowerPass>(),
+};
+} // namespace
+
+std::unique_ptr<Pass> ember::createPass(llvm::StringRef name) {
+  for (const RegistryEntry &e : kRegistry)
+    if (name == e.name)
+      return e.create();
+  return nullptr;
+}
+
+std::vector<std::string> ember::getPassNames() {
+  std::vector<std::string> names;
+  for (const RegistryEntry &e : kRegistry)
+    names.push_back(e.name);
+  return names;
+}
+
+/// The cleanups that enable each other, run together to a fixed point.
+static PipelineStage cleanups(bool withFolding) {
+  PipelineStage s{{"remove-noops", "reshape-merge", "transpose-opt",
+                   "splat-fold", "arith-simplify", "cse"},
+                  true};
+  if (withFolding)
+    s.passes.push_back("constant-fold");
+  s.passes.push_back("dce");
+  return s;
+}
+
+Pipeline ember::getDefaultPipeline() {
+  return {
+      {{"dce"}, false},
+      cleanups(/*withFolding=*/true),
+      {{"fold-batchnorm", "channel-shuffle", "merge-matmul-add",
+        "fuse-conv-residual", "fuse-conv-activation", "dce"},
+       false},
+      {{"lower"}, false},
+      cleanups(/*withFolding=*/true),
+  };
+}
+
+Pipeline ember::getMinimalPipeline() {
+  return {{{"dce", "lower", "dce"}, false}};
+}

@@ -1,0 +1,110 @@
+//===- ArithSimplify.cpp - Algebraic identities and splat arithmetic ------===//
+//
+// x*1, 1*x, x+0, 0+x, x-0, x/1 become x and Neg(Neg(x)) becomes x, where the
+// 1 or 0 is a Splat or a uniform Constant. Arithmetic whose operands are all
+// float Splats becomes one Splat. Rewrites that are wrong for NaN or
+// infinity (x*0 -> 0, x-x -> 0) are not done.
+//
+//===----------------------------------------------------------------------===//
+#include "PassUtils.h"
+#include "Passes.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace ember;
+
+/// The operand a binary identity reduces \p n to, or an empty value.
+static NodeValue identityOperand(Node *n) {
+  if (n->getNumInputs() != 2)
+    return NodeValue();
+  NodeValue a = n->getNthInput(0), b = n->getNthInput(1);
+  switch (n->getKind()) {
+  case NodeKind::Mul:
+    return isUniform(b, 1) ? a : isUniform(a, 1) ? b : NodeValue();
+  case NodeKind::Add:
+    return isUniform(b, 0) ? a : isUniform(a, 0) ? b : NodeValue();
+  case NodeKind::Sub:
+    return isUniform(b, 0) ? a : NodeValue();
+  case NodeKind::Div:
+    return isUniform(b, 1) ? a : NodeValue();
+  default:
+    return NodeValue();
+  }
+}
+
+/// Evaluates \p n on splat operands, if it is arithmetic we know.
+static std::optional<float> evalOnSplats(const Node *n) {
+  llvm::SmallVector<float, 2> v;
+  for (NodeValue in : n->getInputs()) {
+    auto *s = llvm::dyn_cast<SplatNode>(in.getNode());
+    if (!s)
+      return std::nullopt;
+    v.push_back(s->getValue());
+  }
+  if (v.empty() || n->getType()->getElemKind() != ElemKind::Float32)
+    return std::nullopt;
+  switch (n->getKind()) {
+  case NodeKind::Add:
+    return v[0] + v[1];
+  case NodeKind::Sub:
+    return v[0] - v[1];
+  case NodeKind::Mul:
+    return v[0] * v[1];
+  case NodeKind::Div:
+    return v[0] / v[1];
+  case NodeKind::Max:
+    return std::max(v[0], v[1]);
+  case NodeKind::Min:
+    return std::min(v[0], v[1]);
+  case NodeKind::Pow:
+    return std::pow(v[0], v[1]);
+  case NodeKind::Neg:
+    return -v[0];
+  case NodeKind::Abs:
+    return std::fabs(v[0]);
+  case NodeKind::Sqrt:
+    return std::sqrt(v[0]);
+  case NodeKind::Exp:
+    return std::exp(v[0]);
+  case NodeKind::Log:
+    return std::log(v[0]);
+  case NodeKind::Tanh:
+    return std::tanh(v[0]);
+  case NodeKind::Relu:
+    return v[0] > 0.f ? v[0] : 0.f;
+  case NodeKind::Sigmoid:
+    return 1.f / (1.f + std::exp(-v[0]));
+  default:
+    return std::nullopt;
+  }
+}
+
+static NodeValue simplify(Function &F, Node *n) {
+  if (NodeValue x = identityOperand(n))
+    return x;
+  if (auto *neg = llvm::dyn_cast<NegNode>(n))
+    if (auto *inner = llvm::dyn_cast<NegNode>(neg->getInput().getNode()))
+      return inner->getInput();
+  if (auto v = evalOnSplats(n)) {
+    llvm::SmallVector<int64_t, kMaxRank> dims(n->getType()->dims().begin(),
+                                              n->getType()->dims().end());
+    return F.createSplat(n->getName().str() + ".splat", dims, ElemKind::Float32,
+                         *v);
+  }
+  return NodeValue();
+}
+
+bool ArithSimplifyPass::run(Function &F, PassContext &ctx) {
+  bool changed = false;
+  for (Node *n : nodesInOrder(F)) {
+    NodeValue r = simplify(F, n);
+    if (!r)
+      continue;
+    n->getNthResult(0).replaceAllUsesWith(r);
+    F.eraseNode(n);
+    ++ctx.counters["arith-simplify.simplified"];
+    changed = true;
+  }
+  return changed;
+}

@@ -1,0 +1,47 @@
+//===- PassUtils.h - Small helpers shared by the graph passes ---*- C++ -*-===//
+#ifndef EMBER_LIB_OPTIMIZER_PASSES_PASSUTILS_H
+#define EMBER_LIB_OPTIMIZER_PASSES_PASSUTILS_H
+
+#include "ember/Graph/Graph.h"
+
+#include "glog/logging.h"
+
+#include <optional>
+
+namespace ember {
+
+/// The value every element of \p v has, if \p v is a Splat or a Constant
+/// whose elements are all equal.
+std::optional<double> getUniformValue(NodeValue v);
+
+/// True if \p v is a Splat or uniform Constant equal to \p x.
+inline bool isUniform(NodeValue v, double x) {
+  auto u = getUniformValue(v);
+  return u && *u == x;
+}
+
+/// A copy of \p n with other operands and attributes and the same result
+/// types (the caller keeps the types valid; the verifier checks).
+Node *cloneNode(Function &F, const Node &n, llvm::ArrayRef<NodeValue> inputs,
+                AttrList attrs);
+
+/// A new node of \p n's kind and name over \p inputs with \p attrs, its
+/// result types inferred; the caller guarantees the operands are valid.
+Node *createLike(Function &F, const Node &n, llvm::ArrayRef<NodeValue> inputs,
+                 AttrList attrs);
+
+/// Makes every user of \p from's results use \p to's results (same count).
+void replaceNode(Node *from, Node *to);
+
+/// The index of attribute \p name of op \p kind (it must exist).
+unsigned attrIndex(OpKind kind, llvm::StringRef name);
+
+/// True if \p n has exactly one use, of its result 0.
+inline bool hasOneUse(const Node *n) { return n->getUsers().size() == 1; }
+
+/// A Function's nodes in topological order, as a stable snapshot.
+std::vector<Node *> nodesInOrder(const Function &F);
+
+} // namespace ember
+
+#endif

@@ -1,0 +1,61 @@
+//===- Passes.h - Every graph pass, declared for the registry ---*- C++ -*-===//
+//
+// Private to lib/Optimizer. Each pass is a small class with a registry name
+// and a description; its run() lives in Passes/<Name>.cpp. PassRegistry.cpp
+// lists them all.
+//
+//===----------------------------------------------------------------------===//
+#ifndef EMBER_LIB_OPTIMIZER_PASSES_PASSES_H
+#define EMBER_LIB_OPTIMIZER_PASSES_PASSES_H
+
+#include "ember/Optimizer/PassManager.h"
+
+namespace ember {
+
+/// Gives a pass class its name and description from static members.
+template <typename Derived> class NamedPass : public Pass {
+public:
+  llvm::StringRef getName() const override { return Derived::kName; }
+  llvm::StringRef getDescription() const override { return Derived::kDesc; }
+};
+
+#define EMBER_DECLARE_PASS(Class, Name, Desc)                                  \
+  class Class final : public NamedPass<Class> {                                \
+  public:                                                                      \
+    static constexpr const char *kName = Name;                                 \
+    static constexpr const char *kDesc = Desc;                                 \
+    bool run(Function &F, PassContext &ctx) override;                          \
+  };
+
+EMBER_DECLARE_PASS(DCEPass, "dce", "remove nodes whose results are unused")
+EMBER_DECLARE_PASS(CSEPass, "cse", "merge nodes that compute the same value")
+EMBER_DECLARE_PASS(ConstantFoldPass, "constant-fold",
+                   "evaluate subgraphs of constants into new constants")
+EMBER_DECLARE_PASS(FoldBatchNormPass, "fold-batchnorm",
+                   "fold inference BatchNorm into the preceding Conv or Gemm")
+EMBER_DECLARE_PASS(FuseConvActivationPass, "fuse-conv-activation",
+                   "fuse Relu/Clip/Sigmoid after a Conv into its epilogue")
+EMBER_DECLARE_PASS(FuseConvResidualPass, "fuse-conv-residual",
+                   "fuse Add(Conv, x) into the Conv's Residual operand")
+EMBER_DECLARE_PASS(TransposeOptPass, "transpose-opt",
+                   "merge, cancel and sink Transposes")
+EMBER_DECLARE_PASS(ReshapeMergePass, "reshape-merge",
+                   "merge chains of Reshapes")
+EMBER_DECLARE_PASS(RemoveNoOpsPass, "remove-noops",
+                   "remove nodes that return their input unchanged")
+EMBER_DECLARE_PASS(ArithSimplifyPass, "arith-simplify",
+                   "x*1, x+0, x-0, x/1, --x and arithmetic on splats")
+EMBER_DECLARE_PASS(SplatFoldPass, "splat-fold",
+                   "fold Reshape/Broadcast/Transpose of a Splat into a Splat")
+EMBER_DECLARE_PASS(MergeMatMulAddPass, "merge-matmul-add",
+                   "merge MatMul + Add (and Gemm + Add) into one Gemm")
+EMBER_DECLARE_PASS(ChannelShufflePass, "channel-shuffle",
+                   "recognize Reshape-Transpose-Reshape as ChannelShuffle")
+EMBER_DECLARE_PASS(LowerPass, "lower",
+                   "lower nodes the backend asks for into simpler nodes")
+
+#undef EMBER_DECLARE_PASS
+
+} // namespace ember
+
+#endif

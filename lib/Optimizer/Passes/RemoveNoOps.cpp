@@ -1,0 +1,63 @@
+//===- RemoveNoOps.cpp - Remove nodes that return their input -------------===//
+//
+// Reshape to the same shape, Transpose by the identity, Broadcast to the
+// same shape, Concat of one operand and Clip to (-inf, inf) all return
+// their input unchanged. (Identity and Dropout never reach the graph: the
+// importer forwards their input.)
+//
+//===----------------------------------------------------------------------===//
+#include "PassUtils.h"
+#include "Passes.h"
+
+#include <cmath>
+
+using namespace ember;
+
+static bool isIdentityShuffle(llvm::ArrayRef<int64_t> shuffle) {
+  for (size_t i = 0; i < shuffle.size(); ++i)
+    if (shuffle[i] != int64_t(i))
+      return false;
+  return true;
+}
+
+/// The operand \p n forwards unchanged, or an empty value.
+static NodeValue forwardedInput(Node *n) {
+  if (n->getNumInputs() == 0 || n->getNumResults() != 1 ||
+      n->getNthInput(0).getType() != n->getType())
+    return NodeValue();
+  NodeValue in = n->getNthInput(0);
+  switch (n->getKind()) {
+  case NodeKind::Reshape:
+  case NodeKind::Broadcast:
+    return in; // same type means same dims
+  case NodeKind::Transpose:
+    return isIdentityShuffle(llvm::cast<TransposeNode>(n)->getShuffle())
+               ? in
+               : NodeValue();
+  case NodeKind::Concat:
+    return n->getNumInputs() == 1 ? in : NodeValue();
+  case NodeKind::Clip: {
+    auto *c = llvm::cast<ClipNode>(n);
+    return std::isinf(c->getMin()) && c->getMin() < 0 &&
+                   std::isinf(c->getMax()) && c->getMax() > 0
+               ? in
+               : NodeValue();
+  }
+  default:
+    return NodeValue();
+  }
+}
+
+bool RemoveNoOpsPass::run(Function &F, PassContext &ctx) {
+  bool changed = false;
+  for (Node *n : nodesInOrder(F)) {
+    NodeValue in = forwardedInput(n);
+    if (!in)
+      continue;
+    n->getNthResult(0).replaceAllUsesWith(in);
+    F.eraseNode(n);
+    ++ctx.counters["remove-noops.removed"];
+    changed = true;
+  }
+  return changed;
+}

@@ -1,0 +1,63 @@
+//===- ZooTest.cpp - The pipeline keeps torchvision models' outputs -------===//
+//
+// Every pass runs (the default pipeline, with -verify-each) on torchvision
+// models exported by models/zoo/export.py, and the Interpreter's outputs
+// must stay within 1e-5 (relative to the largest output magnitude) of the
+// same model compiled with lowering only. The models come from
+// $EMBER_ZOO_DIR, or from the build tree's zoo/ that the ctest fixture
+// optimizer.zoo-export fills.
+//
+//===----------------------------------------------------------------------===//
+#include "OptTestUtils.h"
+
+#include "ember/Graph/Printer.h"
+#include "ember/Importer/ONNXImporter.h"
+#include "ember/Importer/TensorIO.h"
+
+#include "llvm/Support/FileSystem.h"
+
+#include <cstdlib>
+
+using namespace ember;
+using namespace ember::test;
+
+static std::string zooDir() {
+  const char *env = std::getenv("EMBER_ZOO_DIR");
+  return env && *env ? env : EMBER_ZOO_DIR;
+}
+
+class Zoo : public ::testing::TestWithParam<const char *> {};
+
+TEST_P(Zoo, PipelineKeepsOutputs) {
+  std::string base = zooDir() + "/" + GetParam();
+  ASSERT_TRUE(llvm::sys::fs::exists(base + ".onnx"))
+      << base << ".onnx is missing: run models/zoo/export.py";
+  auto input = loadTensorFile(base + ".input.pb");
+  ASSERT_TRUE(bool(input)) << llvm::toString(input.takeError());
+
+  Module refM, optM;
+  auto refF = importONNXFile(base + ".onnx", refM, ImportOptions());
+  auto optF = importONNXFile(base + ".onnx", optM, ImportOptions());
+  ASSERT_TRUE(refF && optF);
+  auto before = countNodeKinds(**optF);
+
+  auto ref =
+      runOnInterpreter(refM, **refF, getMinimalPipeline(), {&input->tensor});
+  ASSERT_TRUE(bool(ref)) << llvm::toString(ref.takeError());
+  auto got = runOnInterpreter(optM, **optF, getDefaultPipeline(),
+                              {&input->tensor}, /*verifyEach=*/true);
+  ASSERT_TRUE(bool(got)) << llvm::toString(got.takeError());
+  ASSERT_EQ(ref->size(), got->size());
+  for (size_t i = 0; i < ref->size(); ++i)
+    expectRelClose((*got)[i], (*ref)[i], 1e-5, GetParam());
+
+  // The pipeline did its job: no BatchNorm or stand-alone Relu is left.
+  auto after = countNodeKinds(**optF);
+  EXPECT_GT(before["BatchNorm"], 0u);
+  EXPECT_EQ(after.count("BatchNorm"), 0u);
+  EXPECT_EQ(after.count("Relu"), 0u);
+  EXPECT_LT(after["Conv"] + after["Add"], before["Conv"] + before["Add"]);
+}
+
+INSTANTIATE_TEST_SUITE_P(Torchvision, Zoo,
+                         ::testing::Values("resnet18", "mobilenet_v2"));
