@@ -7,6 +7,7 @@
 #include "ember/Graph/Verifier.h"
 
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 
 #include <google/protobuf/io/coded_stream.h>
 
@@ -61,7 +62,8 @@ llvm::Error checkAllSupported(const onnx::GraphProto &g, int64_t opset) {
   return makeError(msg);
 }
 
-/// The tensor type of a graph input or output, with symbols resolved.
+/// The tensor type of a graph input, with symbols resolved or replaced by
+/// a -model-input type.
 llvm::Expected<Type> valueType(const onnx::ValueInfoProto &vi,
                                const ImportOptions &opts) {
   std::string what = "graph value '" + vi.name() + "'";
@@ -70,8 +72,28 @@ llvm::Expected<Type> valueType(const onnx::ValueInfoProto &vi,
   const auto &tt = vi.type().tensor_type();
   EMBER_ASSIGN_OR_RETURN(ElemKind kind,
                          elemKindFromONNX(tt.elem_type(), what));
+  auto given = opts.inputTypes.find(vi.name());
+  if (given != opts.inputTypes.end()) {
+    const Type &t = given->second;
+    if (t.getElemKind() != kind ||
+        (tt.has_shape() && int(t.rank()) != tt.shape().dim_size()))
+      return makeErrorF("{0} is declared {1} of rank {2}; -model-input gives "
+                        "{3}",
+                        what, elemKindName(kind), tt.shape().dim_size(),
+                        t.toString());
+    for (int i = 0; tt.has_shape() && i < tt.shape().dim_size(); ++i)
+      if (tt.shape().dim(i).has_dim_value() &&
+          tt.shape().dim(i).dim_value() != t.dims()[i])
+        return makeErrorF("{0}: dim {1} is fixed to {2}; -model-input gives "
+                          "{3}",
+                          what, i, tt.shape().dim(i).dim_value(),
+                          t.toString());
+    return makeCheckedType(kind, t.dims(), what);
+  }
   if (!tt.has_shape())
-    return makeErrorF("{0} has no shape", what);
+    return makeErrorF("{0} has no shape; give one with "
+                      "-model-input={1},TYPE,[D0,...]",
+                      what, vi.name());
   std::vector<int64_t> dims;
   for (const auto &d : tt.shape().dim()) {
     if (d.has_dim_value()) {
@@ -85,14 +107,48 @@ llvm::Expected<Type> valueType(const onnx::ValueInfoProto &vi,
       continue;
     }
     return makeErrorF("{0} has symbolic dimension '{1}'; give it a value "
-                      "with -onnx-define-symbol={1},VALUE",
-                      what, d.dim_param());
+                      "with -onnx-define-symbol={1},VALUE or the whole type "
+                      "with -model-input={2},TYPE,[D0,...]",
+                      what, d.dim_param(), vi.name());
   }
   return makeCheckedType(kind, dims, what);
 }
 
+/// Replaces the outputs of \p node by Constants when all its inputs are
+/// constant (shape arithmetic), using the caller's evaluator.
+void foldNode(ImportContext &ctx, const onnx::NodeProto &node,
+              const ImportOptions &opts) {
+  if (!opts.evaluator || node.input_size() == 0)
+    return;
+  for (const std::string &in : node.input()) {
+    if (in.empty())
+      continue;
+    auto v = ctx.get(in);
+    if (!v) {
+      llvm::consumeError(v.takeError());
+      return;
+    }
+    if (!llvm::isa<Constant>(v->getNode()))
+      return;
+  }
+  for (const std::string &out : node.output()) {
+    if (out.empty() || !ctx.isBound(out))
+      continue;
+    NodeValue v = llvm::cantFail(ctx.get(out));
+    if (llvm::isa<Constant>(v.getNode()))
+      continue;
+    auto t = opts.evaluator(v);
+    if (!t) { // Leave it to the compiled graph.
+      llvm::consumeError(t.takeError());
+      continue;
+    }
+    ctx.bind(out, ctx.module().createConstant(out, std::move(*t)));
+  }
+}
+
 llvm::Expected<Function *> importModel(const onnx::ModelProto &model,
-                                       Module &M, const ImportOptions &opts) {
+                                       Module &M, const ImportOptions &opts,
+                                       llvm::StringRef baseDir) {
   EMBER_ASSIGN_OR_RETURN(int64_t opset, defaultOpset(model));
   const onnx::GraphProto &g = model.graph();
   EMBER_RETURN_IF_ERR(checkAllSupported(g, opset));
@@ -103,7 +159,7 @@ llvm::Expected<Function *> importModel(const onnx::ModelProto &model,
   for (const auto &init : g.initializer()) {
     if (initNames.count(init.name()))
       return makeErrorF("initializer '{0}' is defined twice", init.name());
-    auto t = tensorFromProto(init);
+    auto t = tensorFromProto(init, baseDir);
     if (!t)
       return t.takeError();
     initNames.insert(init.name());
@@ -114,6 +170,12 @@ llvm::Expected<Function *> importModel(const onnx::ModelProto &model,
       continue; // An initializer listed as input (older exporters).
     if (ctx.isBound(in.name()))
       return makeErrorF("graph input '{0}' is declared twice", in.name());
+    auto frozen = opts.frozenInputs.find(in.name());
+    if (frozen != opts.frozenInputs.end()) {
+      ctx.bind(in.name(),
+               M.createConstant(in.name(), frozen->second->clone()));
+      continue;
+    }
     EMBER_ASSIGN_OR_RETURN(Type ty, valueType(in, opts));
     ctx.bind(in.name(), M.createPlaceholder(in.name(), ty, false));
   }
@@ -124,6 +186,7 @@ llvm::Expected<Function *> importModel(const onnx::ModelProto &model,
                                                   "' is already defined");
     const ImportRule *rule = findRule(node.op_type(), opset);
     EMBER_RETURN_IF_ERR(rule->fn(ctx, node));
+    foldNode(ctx, node, opts);
   }
   if (g.output_size() == 0)
     return makeError("the graph has no outputs");
@@ -158,10 +221,10 @@ llvm::Expected<Function *> importModel(const onnx::ModelProto &model,
 
 } // namespace
 
-llvm::Expected<Function *> ember::importONNXBuffer(llvm::StringRef bytes,
-                                                   llvm::StringRef name,
-                                                   Module &M,
-                                                   const ImportOptions &opts) {
+/// Parses and imports; \p baseDir locates external data ("" for none).
+static llvm::Expected<Function *>
+importBytes(llvm::StringRef bytes, llvm::StringRef name, Module &M,
+            const ImportOptions &opts, llvm::StringRef baseDir) {
   onnx::ModelProto model;
   if (bytes.size() > size_t(INT32_MAX))
     return makeErrorF("{0}: models over 2 GiB must use external data", name);
@@ -173,10 +236,17 @@ llvm::Expected<Function *> ember::importONNXBuffer(llvm::StringRef bytes,
                       name);
   if (!model.has_graph())
     return makeErrorF("{0}: the model has no graph", name);
-  auto F = importModel(model, M, opts);
+  auto F = importModel(model, M, opts, baseDir);
   if (!F)
     return makeErrorF("{0}: {1}", name, errorToString(F.takeError()));
   return F;
+}
+
+llvm::Expected<Function *> ember::importONNXBuffer(llvm::StringRef bytes,
+                                                   llvm::StringRef name,
+                                                   Module &M,
+                                                   const ImportOptions &opts) {
+  return importBytes(bytes, name, M, opts, "");
 }
 
 llvm::Expected<Function *> ember::importONNXFile(llvm::StringRef path,
@@ -187,5 +257,9 @@ llvm::Expected<Function *> ember::importONNXFile(llvm::StringRef path,
   if (!buf)
     return makeErrorF("cannot read model '{0}': {1}", path,
                       buf.getError().message());
-  return importONNXBuffer((*buf)->getBuffer(), path, M, opts);
+  llvm::SmallString<256> dir(path);
+  llvm::sys::path::remove_filename(dir);
+  if (dir.empty())
+    dir = ".";
+  return importBytes((*buf)->getBuffer(), path, M, opts, dir);
 }

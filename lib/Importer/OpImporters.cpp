@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ImportContext.h"
+#include "ImportHelpers.h"
 #include "ProtoTensor.h"
 
 #include <numeric>
@@ -493,4 +494,17 @@ const ImportRule kRules[] = {
 
 } // namespace
 
-llvm::ArrayRef<ImportRule> ember::getImportRules() { return kRules; }
+llvm::ArrayRef<ImportRule> ember::getImportRules() {
+  // The breadth tables (issue 3) come first, so their entries take
+  // precedence over the older ones above for the same op type.
+  static const std::vector<ImportRule> all = [] {
+    std::vector<ImportRule> v;
+    for (auto rules :
+         {onnximport::getMathImportRules(), onnximport::getTensorImportRules(),
+          onnximport::getReduceImportRules(), onnximport::getNNImportRules(),
+          llvm::ArrayRef<ImportRule>(kRules)})
+      v.insert(v.end(), rules.begin(), rules.end());
+    return v;
+  }();
+  return all;
+}

@@ -22,9 +22,9 @@ y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])
 # Three unsupported ops of two types between supported ones.
 save("unsupported",
      [helper.make_node("Relu", ["x"], ["a"], name="relu"),
-      helper.make_node("HardSigmoid", ["a"], ["b"], name="hs1"),
+      helper.make_node("Det", ["a"], ["b"], name="det1"),
       helper.make_node("Mish", ["b"], ["c"], name="mish"),
-      helper.make_node("HardSigmoid", ["c"], ["y"], name="hs2")],
+      helper.make_node("Det", ["c"], ["y"], name="det2")],
      [x], [y])
 
 # Two inputs, one output: y = a + b.
