@@ -145,6 +145,18 @@ static bool binaryInt(OpKind op, const Instruction &I, const ExecContext &ctx) {
   case OpKind::Pow:
     mapBinaryInt(I, ctx, intPow);
     return true;
+  case OpKind::BitShift: {
+    bool left = I.attr(0).i;
+    unsigned bits = 8 * elemSize(I.getOperand(0).value->getType()->getElemKind());
+    mapBinaryInt(I, ctx, [=](int64_t a, int64_t b) -> int64_t {
+      uint64_t ua = uint64_t(a), ub = uint64_t(b);
+      if (ub >= bits)
+        return 0;
+      uint64_t mask = bits == 64 ? ~uint64_t(0) : (uint64_t(1) << bits) - 1;
+      return int64_t(((left ? ua << ub : ua >> ub)) & mask);
+    });
+    return true;
+  }
   case OpKind::Mod: {
     bool fmod = I.attr(0).i;
     mapBinaryInt(I, ctx,

@@ -97,8 +97,10 @@ static double sourceCoord(dim_t o, dim_t in, dim_t out, double scale,
     return o / scale;
   case 2: // pytorch_half_pixel
     return out > 1 ? (o + 0.5) / scale - 0.5 : 0.0;
-  case 3: // align_corners
-    return out == 1 ? 0.0 : double(o) * double(in - 1) / double(out - 1);
+  case 3: { // align_corners, over the unrounded resized length in * scale
+    double len = double(in) * scale;
+    return len == 1.0 ? 0.0 : double(o) * double(in - 1) / (len - 1.0);
+  }
   default: // half_pixel
     return (o + 0.5) / scale - 0.5;
   }

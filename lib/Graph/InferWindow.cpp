@@ -15,6 +15,9 @@ InferResult ember::inferPoolND(llvm::ArrayRef<TypeRef> in,
                           p = attrs[2].ints, dil = attrs[3].ints;
   if (x.rank() < 3)
     return makeErrorF("input {0} needs N, C and spatial dims", x.toString());
+  if (attrs[4].i && !isFloatKind(x.getElemKind()))
+    return makeErrorF("average pooling needs a float input, got {0}",
+                      x.toString());
   size_t n = x.rank() - 2;
   if (k.size() != n || s.size() != n || dil.size() != n || p.size() != 2 * n)
     return makeErrorF("kernel, strides, dilations and pads do not match the "

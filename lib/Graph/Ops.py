@@ -121,6 +121,11 @@ op("Mod", ["LHS", "RHS"], [("Fmod", "int")],
    doc="Remainder. Fmod=0: sign of the divisor (integers only); Fmod=1: "
        "sign of the dividend (C fmod).")
 
+op("BitShift", ["LHS", "RHS"], [("Left", "int")],
+   rules=[("sameType", "LHS", "RHS")],
+   doc="Shifts unsigned integers left (Left=1) or right by RHS bits; "
+       "shifts of the bit width or more give 0.")
+
 for n in ["Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual"]:
     op(n, ["LHS", "RHS"], infer="Compare", rules=[("sameType", "LHS", "RHS")],
        doc="Elementwise comparison; the result is Bool of the operand shape.")
@@ -220,8 +225,8 @@ op("Resize", ["Input"],
 op("PoolND", ["Input"],
    [("Kernel", "ints"), ("Strides", "ints"), ("Pads", "ints"),
     ("Dilations", "ints"), ("IsAvg", "int"), ("CountIncludePad", "int")],
-   infer="PoolND", rules=[("float", "Input")],
-   doc="Max (IsAvg=0) or average pooling over every dim after N, C (any "
+   infer="PoolND",
+   doc="Max (IsAvg=0, any kind) or average (float) pooling over every dim after N, C (any "
        "number of spatial dims, dilations allowed). Pads: all begins then "
        "all ends.")
 

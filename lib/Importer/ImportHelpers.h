@@ -83,6 +83,15 @@ RuleList getTensorImportRules();
 RuleList getReduceImportRules();
 RuleList getNNImportRules();
 
+/// A float convolution of \p x by \p w (1-D or 2-D) with the node's window
+/// attributes; \p bias may be null.
+llvm::Expected<NodeValue> convolution(ImportContext &ctx,
+                                      const onnx::NodeProto &node, NodeValue x,
+                                      NodeValue w, NodeValue bias);
+
+RuleList getQuantImportRules();
+RuleList getSignalImportRules();
+
 // Importers of ImportResizeLoss.cpp, listed in getNNImportRules().
 llvm::Error importResize(ImportContext &ctx, const onnx::NodeProto &node);
 llvm::Error importUpsample(ImportContext &ctx, const onnx::NodeProto &node);

@@ -9,6 +9,8 @@
 #include "ImportHelpers.h"
 #include "ProtoTensor.h"
 
+#include <cmath>
+
 using namespace ember;
 using namespace ember::onnximport;
 
@@ -290,7 +292,72 @@ llvm::Error importHardmax(ImportContext &ctx, const onnx::NodeProto &node) {
   return ctx.setOutput(node, y);
 }
 
+/// Clip with constant or run-time bounds on any numeric kind.
+llvm::Error importClipAny(ImportContext &ctx, const onnx::NodeProto &node) {
+  TRY(NodeValue x, ctx.input(node, 0));
+  NodeValue bound[2];
+  double value[2] = {-INFINITY, INFINITY};
+  bool constant[2] = {true, true};
+  if (ctx.opset() < 11) {
+    AttrReader attrs(node);
+    TRY(float lo, attrs.getFloat("min", -INFINITY));
+    TRY(float hi, attrs.getFloat("max", INFINITY));
+    value[0] = lo;
+    value[1] = hi;
+  } else {
+    for (int i = 0; i < 2; ++i) {
+      if (!ImportContext::hasInput(node, i + 1))
+        continue;
+      TRY(bound[i], ctx.input(node, i + 1));
+      if (bound[i].getType()->size() != 1)
+        return fail(node, "min and max must be scalars");
+      auto *c = llvm::dyn_cast<Constant>(bound[i].getNode());
+      constant[i] = c != nullptr;
+      if (c)
+        value[i] = c->getPayload().elementAsDouble(0);
+    }
+  }
+  if (constant[0] && constant[1] && isFloatKind(x.getElemKind())) {
+    TRY(NodeValue y, make(ctx, node, OpKind::Clip, {x},
+                          {Attr::makeFloat(float(value[0])),
+                           Attr::makeFloat(float(value[1]))}));
+    return ctx.setOutput(node, y);
+  }
+  NodeValue y = x;
+  for (int i = 0; i < 2; ++i) {
+    NodeValue b = bound[i];
+    if (constant[i]) {
+      if (std::isinf(value[i]))
+        continue;
+      b = constantLike(ctx, node, x, value[i]);
+    }
+    TRY(y, binary(ctx, node, i == 0 ? OpKind::Max : OpKind::Min, y, b));
+  }
+  return ctx.setOutput(node, y);
+}
+
+llvm::Error importBitShift(ImportContext &ctx, const onnx::NodeProto &node) {
+  TRY(NodeValue a, ctx.input(node, 0));
+  TRY(NodeValue b, ctx.input(node, 1));
+  TRY(std::string dir, AttrReader(node).getString("direction",
+                                                  std::nullopt));
+  if (dir != "LEFT" && dir != "RIGHT")
+    return fail(node, "direction must be LEFT or RIGHT");
+  ElemKind k = a.getElemKind();
+  if (k != ElemKind::UInt8 && k != ElemKind::UInt16 &&
+      k != ElemKind::UInt32 && k != ElemKind::UInt64)
+    return fail(node, "operands must be unsigned integers");
+  if (b.getElemKind() != k)
+    return fail(node, "operand element types differ");
+  TRY(auto ab, ctx.broadcastPair(node, a, b));
+  TRY(NodeValue y, make(ctx, node, OpKind::BitShift, {ab.first, ab.second},
+                        {Attr::makeInt(dir == "LEFT")}));
+  return ctx.setOutput(node, y);
+}
+
 const ImportRule kMathRules[] = {
+    {"Clip", 6, 17, importClipAny},
+    {"BitShift", 11, 17, importBitShift},
     {"Abs", 6, 17, importUnaryOp<OpKind::Abs>},
     {"Neg", 6, 17, importUnaryOp<OpKind::Neg>},
     {"Sqrt", 6, 17, importUnaryOp<OpKind::Sqrt>},

@@ -125,42 +125,14 @@ llvm::Error importGlobalPool(ImportContext &ctx, const onnx::NodeProto &node) {
   return ctx.setOutput(node, y);
 }
 
-/// Conv on 1-D (as 2-D with unit height) and 2-D inputs.
 llvm::Error importConvAny(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(NodeValue x, ctx.input(node, 0));
   TRY(NodeValue w, ctx.input(node, 1));
-  size_t r = x.dims().size();
-  if ((r != 3 && r != 4) || w.dims().size() != r)
-    return fail(node, "only 1-D and 2-D convolutions are supported, got " +
-                          x.getType()->toString());
-  Ints wk(w.dims().begin() + 2, w.dims().end());
-  TRY(WindowND win, readWindowND(node, x, wk));
-  if (win.kernel != wk)
-    return fail(node, "kernel_shape does not match the filter");
-  TRY(int64_t group, AttrReader(node).getInt("group", 1));
   NodeValue bias;
   if (ImportContext::hasInput(node, 2)) {
     TRY(bias, ctx.input(node, 2));
-  } else {
-    bias = constantOf(ctx, node, x.getElemKind(), {w.dims()[0]}, 0);
   }
-  if (r == 3) {
-    TRY(x, reshapeTo(ctx, node, x, {x.dims()[0], x.dims()[1], 1,
-                                    x.dims()[2]}));
-    TRY(w, reshapeTo(ctx, node, w, {w.dims()[0], w.dims()[1], 1,
-                                    w.dims()[2]}));
-    win.strides.insert(win.strides.begin(), 1);
-    win.dilations.insert(win.dilations.begin(), 1);
-    win.pads = {0, win.pads[0], 0, win.pads[1]};
-  }
-  TRY(NodeValue y, make(ctx, node, OpKind::Conv, {x, w, bias},
-                        {Attr::makeInts(win.strides), Attr::makeInts(win.pads),
-                         Attr::makeInts(win.dilations), Attr::makeInt(group),
-                         Attr::makeInt(int64_t(FusedActivation::None)),
-                         Attr::makeFloat(0.f), Attr::makeFloat(0.f)}));
-  if (r == 3) {
-    TRY(y, reshapeTo(ctx, node, y, {y.dims()[0], y.dims()[1], y.dims()[3]}));
-  }
+  TRY(NodeValue y, convolution(ctx, node, x, w, bias));
   return ctx.setOutput(node, y);
 }
 
@@ -383,3 +355,37 @@ const ImportRule kNNRules[] = {
 } // namespace
 
 RuleList onnximport::getNNImportRules() { return kNNRules; }
+
+llvm::Expected<NodeValue> onnximport::convolution(ImportContext &ctx,
+                                                  const onnx::NodeProto &node,
+                                                  NodeValue x, NodeValue w,
+                                                  NodeValue bias) {
+  size_t r = x.dims().size();
+  if ((r != 3 && r != 4) || w.dims().size() != r)
+    return fail(node, "only 1-D and 2-D convolutions are supported, got " +
+                          x.getType()->toString());
+  Ints wk(w.dims().begin() + 2, w.dims().end());
+  TRY(WindowND win, readWindowND(node, x, wk));
+  if (win.kernel != wk)
+    return fail(node, "kernel_shape does not match the filter");
+  TRY(int64_t group, AttrReader(node).getInt("group", 1));
+  if (!bias)
+    bias = constantOf(ctx, node, x.getElemKind(), {w.dims()[0]}, 0);
+  if (r == 3) { // 1-D: a 2-D convolution over a unit height.
+    TRY(x, reshapeTo(ctx, node, x, {x.dims()[0], x.dims()[1], 1,
+                                    x.dims()[2]}));
+    TRY(w, reshapeTo(ctx, node, w, {w.dims()[0], w.dims()[1], 1,
+                                    w.dims()[2]}));
+    win.strides.insert(win.strides.begin(), 1);
+    win.dilations.insert(win.dilations.begin(), 1);
+    win.pads = {0, win.pads[0], 0, win.pads[1]};
+  }
+  TRY(NodeValue y, make(ctx, node, OpKind::Conv, {x, w, bias},
+                        {Attr::makeInts(win.strides), Attr::makeInts(win.pads),
+                         Attr::makeInts(win.dilations), Attr::makeInt(group),
+                         Attr::makeInt(int64_t(FusedActivation::None)),
+                         Attr::makeFloat(0.f), Attr::makeFloat(0.f)}));
+  if (r == 3)
+    return reshapeTo(ctx, node, y, {y.dims()[0], y.dims()[1], y.dims()[3]});
+  return y;
+}

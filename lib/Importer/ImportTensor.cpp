@@ -188,6 +188,13 @@ llvm::Error importScatterND(ImportContext &ctx, const onnx::NodeProto &node) {
   return ctx.setOutput(node, y);
 }
 
+/// \p counts with negative entries clamped to 0.
+Ints emptyDims(Ints counts) {
+  for (int64_t &c : counts)
+    c = std::max<int64_t>(c, 0);
+  return counts;
+}
+
 /// One Slice node from per-dim start/step/count.
 llvm::Expected<NodeValue> sliceNode(ImportContext &ctx,
                                     const onnx::NodeProto &node, NodeValue x,
@@ -197,8 +204,9 @@ llvm::Expected<NodeValue> sliceNode(ImportContext &ctx,
       std::all_of(steps.begin(), steps.end(), [](int64_t s) { return s == 1; }))
     return x;
   for (int64_t c : counts)
-    if (c <= 0)
-      return fail(node, "the result is empty (unsupported)");
+    if (c <= 0) // An empty constant: it holds no values to compute.
+      return NodeValue(ctx.module().createConstant(
+          nameOf(node), Tensor(x.getElemKind(), emptyDims(counts))));
   return make(ctx, node, OpKind::Slice, {x},
               {Attr::makeInts(starts), Attr::makeInts(steps),
                Attr::makeInts(counts)});
@@ -597,7 +605,36 @@ llvm::Error importNonZero(ImportContext &ctx, const onnx::NodeProto &node) {
                                                          std::move(out)));
 }
 
+/// Concat that skips empty inputs (shape arithmetic produces them).
+llvm::Error importConcatAny(ImportContext &ctx, const onnx::NodeProto &node) {
+  std::vector<NodeValue> ins;
+  NodeValue first;
+  for (int i = 0; i < node.input_size(); ++i) {
+    TRY(NodeValue v, ctx.input(node, i));
+    first = first ? first : v;
+    if (v.getType()->size() != 0)
+      ins.push_back(v);
+  }
+  if (!first)
+    return fail(node, "needs at least one input");
+  TRY(int64_t axis, AttrReader(node).getInt("axis", std::nullopt));
+  TRY(axis, normAxis(node, axis, first.dims().size()));
+  if (ins.empty()) {
+    Ints d = dimsOf(first);
+    d[axis] = 0;
+    return ctx.setOutput(node, ctx.module().createConstant(
+                                   nameOf(node),
+                                   Tensor(first.getElemKind(), d)));
+  }
+  if (ins.size() == 1)
+    return ctx.setOutput(node, ins[0]);
+  TRY(NodeValue y, make(ctx, node, OpKind::Concat, ins,
+                        {Attr::makeInt(axis)}));
+  return ctx.setOutput(node, y);
+}
+
 const ImportRule kTensorRules[] = {
+    {"Concat", 4, 17, importConcatAny},
     {"Shape", 1, 17, importShape},
     {"Size", 1, 17, importSize},
     {"Unsqueeze", 1, 17, importUnsqueeze},

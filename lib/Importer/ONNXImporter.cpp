@@ -114,6 +114,25 @@ llvm::Expected<Type> valueType(const onnx::ValueInfoProto &vi,
   return makeCheckedType(kind, dims, what);
 }
 
+/// Empty tensors (only ever constants) may feed parameter inputs (axes,
+/// shapes, roi, ...) and the shape ops; as data of any other op they are a
+/// clean error rather than a node with an empty type.
+llvm::Error checkEmptyInputs(ImportContext &ctx, const onnx::NodeProto &node) {
+  static const std::set<std::string> kShapeOps = {"Shape", "Size", "Concat",
+                                                  "Identity"};
+  if (kShapeOps.count(node.op_type()) || node.input_size() == 0 ||
+      node.input(0).empty() || !ctx.isBound(node.input(0)))
+    return llvm::Error::success();
+  NodeValue v = llvm::cantFail(ctx.get(node.input(0)));
+  if (v.getType()->size() != 0)
+    return llvm::Error::success();
+  return ImportContext::nodeError(node, "input '" + node.input(0) +
+                                            "' is empty " +
+                                            v.getType()->toString() +
+                                            "; empty tensors are supported "
+                                            "only in shape arithmetic");
+}
+
 /// Replaces the outputs of \p node by Constants when all its inputs are
 /// constant (shape arithmetic), using the caller's evaluator.
 void foldNode(ImportContext &ctx, const onnx::NodeProto &node,
@@ -177,6 +196,10 @@ llvm::Expected<Function *> importModel(const onnx::ModelProto &model,
       continue;
     }
     EMBER_ASSIGN_OR_RETURN(Type ty, valueType(in, opts));
+    if (ty.size() == 0)
+      return makeErrorF("graph value '{0}' is empty ({1}); empty tensors are "
+                        "not supported",
+                        in.name(), ty.toString());
     ctx.bind(in.name(), M.createPlaceholder(in.name(), ty, false));
   }
   for (const auto &node : g.node()) {
@@ -185,6 +208,7 @@ llvm::Expected<Function *> importModel(const onnx::ModelProto &model,
         return ImportContext::nodeError(node, "output '" + out +
                                                   "' is already defined");
     const ImportRule *rule = findRule(node.op_type(), opset);
+    EMBER_RETURN_IF_ERR(checkEmptyInputs(ctx, node));
     EMBER_RETURN_IF_ERR(rule->fn(ctx, node));
     foldNode(ctx, node, opts);
   }
@@ -213,6 +237,12 @@ llvm::Expected<Function *> importModel(const onnx::ModelProto &model,
     Placeholder *p = M.createPlaceholder(out.name(), *v->getType(), true);
     F->createSave("save." + out.name(), *v, p);
   }
+  for (const auto &n : F->getNodes())
+    for (unsigned i = 0; i < n->getNumResults(); ++i)
+      if (n->getType(i)->size() == 0)
+        return makeErrorF("node '{0}' computes an empty tensor {1}; empty "
+                          "tensors are supported only as constants",
+                          n->getName(), n->getType(i)->toString());
   if (llvm::Error err = verifyFunction(*F))
     return makeErrorF("internal error: imported graph is invalid: {0}",
                       errorToString(std::move(err)));

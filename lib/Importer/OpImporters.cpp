@@ -502,6 +502,7 @@ llvm::ArrayRef<ImportRule> ember::getImportRules() {
     for (auto rules :
          {onnximport::getMathImportRules(), onnximport::getTensorImportRules(),
           onnximport::getReduceImportRules(), onnximport::getNNImportRules(),
+          onnximport::getQuantImportRules(), onnximport::getSignalImportRules(),
           llvm::ArrayRef<ImportRule>(kRules)})
       v.insert(v.end(), rules.begin(), rules.end());
     return v;

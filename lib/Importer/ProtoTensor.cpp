@@ -91,10 +91,10 @@ llvm::Expected<Type> ember::makeCheckedType(ElemKind kind,
                       dims.size(), kMaxRank);
   int64_t count = 1;
   for (int64_t d : dims) {
-    if (d <= 0)
-      return makeErrorF("{0}: dimension {1} in {2} is not positive", what, d,
+    if (d < 0)
+      return makeErrorF("{0}: dimension {1} in {2} is negative", what, d,
                         dimsToString(dims));
-    if (count > kMaxTensorElements / d)
+    if (d > 0 && count > kMaxTensorElements / d)
       return makeErrorF("{0}: shape {1} has more than {2} elements", what,
                         dimsToString(dims), kMaxTensorElements);
     count *= d;

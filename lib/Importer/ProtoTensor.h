@@ -21,6 +21,8 @@ llvm::Expected<ElemKind> elemKindFromONNX(int32_t dataType,
 int32_t elemKindToONNX(ElemKind kind);
 
 /// Checks dims (non-negative, product within limits) and builds a Type.
+/// Empty (zero-size) types are allowed here: constants may be empty, and
+/// the importer refuses empty graph inputs and op results itself.
 llvm::Expected<Type> makeCheckedType(ElemKind kind,
                                      llvm::ArrayRef<int64_t> dims,
                                      llvm::StringRef what);

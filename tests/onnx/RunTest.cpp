@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 using namespace ember;
 using namespace ember::conformance;
@@ -76,39 +77,57 @@ struct Compiled {
   CompiledNetwork net;
 };
 
-/// True when an import error means a constant input was required.
-bool needsConstants(const std::string &msg) {
-  return msg.find("must be a constant") != std::string::npos;
+/// The graph input an import error asks to be known at compile time: one
+/// that a node needs as a constant, or an empty one (only constants may be
+/// empty). Empty if the error is about something else.
+std::string inputToFreeze(const std::string &msg) {
+  for (const char *pat : {"input '", "graph value '"}) {
+    size_t at = msg.find(pat);
+    if (at == std::string::npos)
+      continue;
+    size_t begin = at + std::strlen(pat), end = msg.find('\'', begin);
+    if (end == std::string::npos)
+      continue;
+    std::string rest = msg.substr(end);
+    if (rest.find("must be a constant") != std::string::npos ||
+        rest.find("empty tensors are not supported") != std::string::npos)
+      return msg.substr(begin, end - begin);
+  }
+  return "";
 }
 
-/// Imports and compiles; on "must be a constant" freezes every integer
-/// graph input to the data set's values and tries again. Sets \p frozen.
+/// Imports and compiles. When the importer needs a graph input as a
+/// constant (a shape, axes, scales, ...), that input is frozen to this data
+/// set's value and the import retried; \p frozen reports whether any was.
 llvm::Error build(Compiled &c, const std::string &model,
                   const std::vector<std::string> &inputs, const Backend &B,
                   bool &frozen) {
   ImportOptions opts;
   opts.evaluator = makeConstantEvaluator();
-  auto F = importONNXFile(model, *c.M, opts);
   frozen = false;
-  if (!F) {
+  for (int attempt = 0;; ++attempt) {
+    c.M = std::make_unique<Module>();
+    auto F = importONNXFile(model, *c.M, opts);
+    if (F) {
+      c.F = *F;
+      break;
+    }
     std::string msg = errorToString(F.takeError());
-    if (!needsConstants(msg))
+    std::string name = inputToFreeze(msg);
+    if (name.empty() || opts.frozenInputs.count(name) || attempt > 16)
       return makeError(msg);
-    // The model's input names, in order, come from a scratch import that
-    // stops at the failing node; take them from the files instead.
+    bool found = false;
     for (const std::string &f : inputs) {
       EMBER_ASSIGN_OR_RETURN(NamedTensor t, loadTensorFile(f));
-      if (!isFloatKind(t.tensor.getElemKind()) && !t.name.empty())
-        opts.frozenInputs[t.name] =
+      if (t.name == name) {
+        opts.frozenInputs[name] =
             std::make_shared<const Tensor>(std::move(t.tensor));
+        found = true;
+      }
     }
-    if (opts.frozenInputs.empty())
+    if (!found)
       return makeError(msg);
-    c.M = std::make_unique<Module>();
-    EMBER_ASSIGN_OR_RETURN(c.F, importONNXFile(model, *c.M, opts));
     frozen = true;
-  } else {
-    c.F = *F;
   }
   EMBER_ASSIGN_OR_RETURN(c.net, compileFunction(*c.F, B, CompileOptions()));
   return llvm::Error::success();
@@ -183,5 +202,5 @@ Outcome conformance::runTest(const std::string &dir,
     if (!why.empty())
       return {Verdict::Fail, llvm::sys::path::filename(set).str() + ": " + why};
   }
-  return {Verdict::Pass, frozen ? "integer inputs frozen as constants" : ""};
+  return {Verdict::Pass, frozen ? "inputs needed at compile time were frozen" : ""};
 }
