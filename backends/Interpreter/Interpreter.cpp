@@ -47,8 +47,7 @@ bool InterpreterBackend::isOpSupported(const Node &n) const {
 void interp::executeOp(const Instruction &I, const ExecContext &ctx) {
   if (executeElementwise(I, ctx) || executeLinear(I, ctx) ||
       executeDataMovement(I, ctx) || executeMath(I, ctx) ||
-      executeReduce(I, ctx) || executeIndexing(I, ctx) ||
-      executeWindow(I, ctx))
+      executeReduce(I, ctx) || executeIndexing(I, ctx) || executeWindow(I, ctx))
     return;
   LOG(FATAL) << "Interpreter: no kernel for " << I.getKindName().str() << " "
              << I.getName().str();

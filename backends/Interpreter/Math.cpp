@@ -147,7 +147,8 @@ static bool binaryInt(OpKind op, const Instruction &I, const ExecContext &ctx) {
     return true;
   case OpKind::BitShift: {
     bool left = I.attr(0).i;
-    unsigned bits = 8 * elemSize(I.getOperand(0).value->getType()->getElemKind());
+    unsigned bits =
+        8 * elemSize(I.getOperand(0).value->getType()->getElemKind());
     mapBinaryInt(I, ctx, [=](int64_t a, int64_t b) -> int64_t {
       uint64_t ua = uint64_t(a), ub = uint64_t(b);
       if (ub >= bits)

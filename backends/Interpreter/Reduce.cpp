@@ -18,8 +18,8 @@ static void reduce(OpKind op, const Instruction &I, const ExecContext &ctx) {
   for (int64_t a : axes)
     keptDims[a] = 1;
   dim_t n = d.size();
-  double init = op == OpKind::ReduceMax   ? -INFINITY
-                : op == OpKind::ReduceMin ? INFINITY
+  double init = op == OpKind::ReduceMax    ? -INFINITY
+                : op == OpKind::ReduceMin  ? INFINITY
                 : op == OpKind::ReduceProd ? 1.0
                                            : 0.0;
   std::vector<double> acc(n, init);

@@ -124,7 +124,9 @@ using Taps = std::vector<std::pair<dim_t, double>>;
 /// Source taps (index, weight) for one output coordinate along one dim.
 static Taps resizeTaps(const ResizeInst &I, double x, dim_t n) {
   int64_t mode = I.getMode();
-  auto clampIdx = [n](dim_t i) { return std::min(std::max<dim_t>(i, 0), n - 1); };
+  auto clampIdx = [n](dim_t i) {
+    return std::min(std::max<dim_t>(i, 0), n - 1);
+  };
   if (mode == 0)
     return {{clampIdx(nearestIndex(x, I.getNearestMode())), 1.0}};
   dim_t i0 = dim_t(std::floor(x));
@@ -134,9 +136,13 @@ static Taps resizeTaps(const ResizeInst &I, double x, dim_t n) {
     taps = {{i0, 1.0 - r}, {i0 + 1, r}};
   } else {
     double A = I.getCubicCoeff();
-    auto far = [A](double t) { return ((A * t - 5 * A) * t + 8 * A) * t - 4 * A; };
+    auto far = [A](double t) {
+      return ((A * t - 5 * A) * t + 8 * A) * t - 4 * A;
+    };
     auto near = [A](double t) { return ((A + 2) * t - (A + 3)) * t * t + 1; };
-    taps = {{i0 - 1, far(r + 1)}, {i0, near(r)}, {i0 + 1, near(1 - r)},
+    taps = {{i0 - 1, far(r + 1)},
+            {i0, near(r)},
+            {i0 + 1, near(1 - r)},
             {i0 + 2, far(2 - r)}};
   }
   if (I.getExcludeOutside()) {
@@ -167,8 +173,7 @@ static void resize(const ResizeInst &I, const ExecContext &ctx) {
         taps[j].push_back({{o, 1.0}});
         continue;
       }
-      double src = sourceCoord(o, in, d.dims()[j], scales[j],
-                               I.getCoordMode());
+      double src = sourceCoord(o, in, d.dims()[j], scales[j], I.getCoordMode());
       taps[j].push_back(resizeTaps(I, src, in));
     }
   Coord oc, sel(r), xc(r);

@@ -157,10 +157,9 @@ void ember::storeElement(void *base, ElemKind kind, int64_t i, double v) {
   case ElemKind::Int64:
     return put<int64_t>(base, i, toInt<int64_t>(v));
   case ElemKind::UInt64:
-    return put<uint64_t>(base, i,
-                         v >= 9.2233720368547758e18
-                             ? uint64_t(v)
-                             : uint64_t(toInt<int64_t>(v)));
+    return put<uint64_t>(
+        base, i,
+        v >= 9.2233720368547758e18 ? uint64_t(v) : uint64_t(toInt<int64_t>(v)));
   }
   llvm_unreachable("storeElement: unknown element kind");
 }

@@ -20,8 +20,7 @@ InferResult ember::inferLogical(llvm::ArrayRef<TypeRef> in, const AttrList &) {
   return Types{*in[0]};
 }
 
-InferResult ember::inferClassify(llvm::ArrayRef<TypeRef> in,
-                                 const AttrList &) {
+InferResult ember::inferClassify(llvm::ArrayRef<TypeRef> in, const AttrList &) {
   return Types{Type(ElemKind::Bool, in[0]->dims())};
 }
 

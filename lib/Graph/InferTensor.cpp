@@ -139,15 +139,14 @@ InferResult ember::inferSlice(llvm::ArrayRef<TypeRef> in,
   return Types{x.withDims(dims)};
 }
 
-InferResult ember::inferPad(llvm::ArrayRef<TypeRef> in,
-                            const AttrList &attrs) {
+InferResult ember::inferPad(llvm::ArrayRef<TypeRef> in, const AttrList &attrs) {
   const Type &x = *in[0];
   llvm::ArrayRef<int64_t> pads = attrs[0].ints;
   int64_t mode = attrs[1].i;
   unsigned r = x.rank();
   if (pads.size() != 2 * r)
-    return makeErrorF("expected {0} pads for {1}, got {2}", 2 * r,
-                      x.toString(), pads.size());
+    return makeErrorF("expected {0} pads for {1}, got {2}", 2 * r, x.toString(),
+                      pads.size());
   if (mode < 0 || mode > 2)
     return makeErrorF("unknown pad mode {0}", mode);
   Dims d;

@@ -64,8 +64,7 @@ InferResult ember::inferConvTranspose(llvm::ArrayRef<TypeRef> in,
     return makeError("input, filter and bias must share an element kind");
   for (int64_t d : dims)
     if (d < 1)
-      return makeErrorF("result dims {0} must be positive",
-                        dimsToString(dims));
+      return makeErrorF("result dims {0} must be positive", dimsToString(dims));
   return Types{x.withDims(dims)};
 }
 

@@ -25,8 +25,8 @@ llvm::Expected<ExternalRef> readRef(const onnx::TensorProto &p,
       r.location = kv.value();
     } else if (kv.key() == "offset" || kv.key() == "length") {
       if (llvm::StringRef(kv.value()).getAsInteger(10, v))
-        return makeErrorF("{0}: external data {1} '{2}' is not a number",
-                          what, kv.key(), kv.value());
+        return makeErrorF("{0}: external data {1} '{2}' is not a number", what,
+                          kv.key(), kv.value());
       if (kv.key() == "offset")
         r.offset = v;
       else

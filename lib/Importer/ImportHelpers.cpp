@@ -50,9 +50,9 @@ llvm::Expected<NodeValue> onnximport::binary(ImportContext &ctx,
                                              OpKind kind, NodeValue a,
                                              NodeValue b) {
   if (a.getElemKind() != b.getElemKind())
-    return fail(node, "operand element types differ: " +
-                          a.getType()->toString() + " and " +
-                          b.getType()->toString());
+    return fail(node,
+                "operand element types differ: " + a.getType()->toString() +
+                    " and " + b.getType()->toString());
   EMBER_ASSIGN_OR_RETURN(auto ab, ctx.broadcastPair(node, a, b));
   return make(ctx, node, kind, {ab.first, ab.second});
 }

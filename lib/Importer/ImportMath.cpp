@@ -107,8 +107,8 @@ llvm::Error importWhere(ImportContext &ctx, const onnx::NodeProto &node) {
 llvm::Error importCast(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(NodeValue x, ctx.input(node, 0));
   TRY(int64_t to, AttrReader(node).getInt("to", std::nullopt));
-  TRY(ElemKind kind, elemKindFromONNX(int32_t(to), ImportContext::describe(
-                                                       node)));
+  TRY(ElemKind kind,
+      elemKindFromONNX(int32_t(to), ImportContext::describe(node)));
   TRY(NodeValue y, castTo(ctx, node, x, kind));
   return ctx.setOutput(node, y);
 }
@@ -178,8 +178,8 @@ llvm::Error importPRelu(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(NodeValue slope, ctx.input(node, 1));
   TRY(slope, ctx.broadcastTo(node, slope, x.dims()));
   TRY(NodeValue neg, binary(ctx, node, OpKind::Mul, x, slope));
-  TRY(NodeValue pos, make(ctx, node, OpKind::Greater,
-                          {x, constantLike(ctx, node, x, 0.0)}));
+  TRY(NodeValue pos,
+      make(ctx, node, OpKind::Greater, {x, constantLike(ctx, node, x, 0.0)}));
   TRY(NodeValue y, make(ctx, node, OpKind::Where, {pos, x, neg}));
   return ctx.setOutput(node, y);
 }
@@ -221,9 +221,8 @@ struct SoftmaxAxis {
   std::vector<int64_t> axes; // reduced axes
 };
 
-llvm::Expected<SoftmaxAxis> softmaxAxes(ImportContext &ctx,
-                                        const onnx::NodeProto &node,
-                                        NodeValue x) {
+llvm::Expected<SoftmaxAxis>
+softmaxAxes(ImportContext &ctx, const onnx::NodeProto &node, NodeValue x) {
   int64_t rank = x.dims().size();
   bool coerce = ctx.opset() < 13;
   TRY(int64_t axis, AttrReader(node).getInt("axis", coerce ? 1 : -1));
@@ -252,8 +251,8 @@ llvm::Error importSoftmaxAny(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(NodeValue x, ctx.input(node, 0));
   TRY(SoftmaxAxis s, softmaxAxes(ctx, node, x));
   if (s.axes.size() == 1 && x.getElemKind() == ElemKind::Float32) {
-    TRY(NodeValue y, make(ctx, node, OpKind::Softmax, {x},
-                          {Attr::makeInt(s.axes[0])}));
+    TRY(NodeValue y,
+        make(ctx, node, OpKind::Softmax, {x}, {Attr::makeInt(s.axes[0])}));
     return ctx.setOutput(node, y);
   }
   TRY(NodeValue m, reduce(ctx, node, OpKind::ReduceMax, x, s.axes, true));
@@ -278,14 +277,14 @@ llvm::Error importHardmax(ImportContext &ctx, const onnx::NodeProto &node) {
     rest *= orig[i];
   inner /= rest;
   TRY(NodeValue x3, reshapeTo(ctx, node, x, {outer, inner, rest}));
-  TRY(NodeValue am, make(ctx, node, OpKind::ArgMax, {x3},
-                         {Attr::makeInt(1), Attr::makeInt(1),
-                          Attr::makeInt(0)}));
+  TRY(NodeValue am,
+      make(ctx, node, OpKind::ArgMax, {x3},
+           {Attr::makeInt(1), Attr::makeInt(1), Attr::makeInt(0)}));
   Tensor iota(ElemKind::Int64, {1, inner, 1});
   for (int64_t i = 0; i < inner; ++i)
     iota.getHandle<int64_t>().raw(i) = i;
-  NodeValue idx = ctx.module().createConstant(nameOf(node) + ".iota",
-                                              std::move(iota));
+  NodeValue idx =
+      ctx.module().createConstant(nameOf(node) + ".iota", std::move(iota));
   TRY(NodeValue eq, binary(ctx, node, OpKind::Equal, am, idx));
   TRY(NodeValue y, castTo(ctx, node, eq, x.getElemKind()));
   TRY(y, reshapeTo(ctx, node, y, orig));
@@ -339,13 +338,12 @@ llvm::Error importClipAny(ImportContext &ctx, const onnx::NodeProto &node) {
 llvm::Error importBitShift(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(NodeValue a, ctx.input(node, 0));
   TRY(NodeValue b, ctx.input(node, 1));
-  TRY(std::string dir, AttrReader(node).getString("direction",
-                                                  std::nullopt));
+  TRY(std::string dir, AttrReader(node).getString("direction", std::nullopt));
   if (dir != "LEFT" && dir != "RIGHT")
     return fail(node, "direction must be LEFT or RIGHT");
   ElemKind k = a.getElemKind();
-  if (k != ElemKind::UInt8 && k != ElemKind::UInt16 &&
-      k != ElemKind::UInt32 && k != ElemKind::UInt64)
+  if (k != ElemKind::UInt8 && k != ElemKind::UInt16 && k != ElemKind::UInt32 &&
+      k != ElemKind::UInt64)
     return fail(node, "operands must be unsigned integers");
   if (b.getElemKind() != k)
     return fail(node, "operand element types differ");
@@ -419,4 +417,3 @@ const ImportRule kMathRules[] = {
 } // namespace
 
 RuleList onnximport::getMathImportRules() { return kMathRules; }
-

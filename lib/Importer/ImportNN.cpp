@@ -23,13 +23,13 @@ struct WindowND {
 };
 
 /// Window attributes for \p n spatial dims, auto_pad resolved.
-llvm::Expected<WindowND> readWindowND(const onnx::NodeProto &node,
-                                      NodeValue x, Ints kernel) {
+llvm::Expected<WindowND> readWindowND(const onnx::NodeProto &node, NodeValue x,
+                                      Ints kernel) {
   AttrReader attrs(node);
   int64_t n = int64_t(x.dims().size()) - 2;
   if (n < 1)
-    return fail(node, "input " + x.getType()->toString() +
-                          " has no spatial dims");
+    return fail(node,
+                "input " + x.getType()->toString() + " has no spatial dims");
   WindowND w;
   TRY(w.kernel, attrs.getInts("kernel_shape", kernel));
   TRY(w.strides, attrs.getInts("strides", Ints(n, 1)));
@@ -163,8 +163,8 @@ llvm::Error importConvTranspose(ImportContext &ctx,
                    (kernel[i] - 1) * dil[i] + 1;
     bool same = autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER";
     if (!outShape.empty() || same) {
-      int64_t out = !outShape.empty() ? outShape[i]
-                                      : x.dims()[2 + i] * strides[i];
+      int64_t out =
+          !outShape.empty() ? outShape[i] : x.dims()[2 + i] * strides[i];
       int64_t total = full - out;
       if (total < 0)
         return fail(node, "output_shape is larger than the full result");
@@ -182,17 +182,17 @@ llvm::Error importConvTranspose(ImportContext &ctx,
   } else {
     bias = constantOf(ctx, node, x.getElemKind(), {dims[1]}, 0);
   }
-  TRY(NodeValue y, make(ctx, node, OpKind::ConvTranspose, {x, w, bias},
-                        {Attr::makeInts(strides), Attr::makeInts(pads),
-                         Attr::makeInts(dil), Attr::makeInt(group),
-                         Attr::makeInts(dims)}));
+  TRY(NodeValue y,
+      make(ctx, node, OpKind::ConvTranspose, {x, w, bias},
+           {Attr::makeInts(strides), Attr::makeInts(pads), Attr::makeInts(dil),
+            Attr::makeInt(group), Attr::makeInts(dims)}));
   return ctx.setOutput(node, y);
 }
 
 /// Per-channel [C] parameter reshaped to [1, C, 1, ...] for \p x.
 llvm::Expected<NodeValue> channelParam(ImportContext &ctx,
-                                       const onnx::NodeProto &node,
-                                       NodeValue p, NodeValue x) {
+                                       const onnx::NodeProto &node, NodeValue p,
+                                       NodeValue x) {
   Ints shape(x.dims().size(), 1);
   shape[1] = x.dims()[1];
   TRY(p, reshapeTo(ctx, node, p, shape));
@@ -209,8 +209,8 @@ llvm::Expected<NodeValue> normalize(ImportContext &ctx,
   TRY(NodeValue d, binary(ctx, node, OpKind::Sub, x, mean));
   TRY(NodeValue sq, make(ctx, node, OpKind::Mul, {d, d}));
   TRY(NodeValue var, reduce(ctx, node, OpKind::ReduceMean, sq, axes, true));
-  TRY(var, make(ctx, node, OpKind::Add,
-                {var, constantLike(ctx, node, var, eps)}));
+  TRY(var,
+      make(ctx, node, OpKind::Add, {var, constantLike(ctx, node, var, eps)}));
   TRY(NodeValue sd, unary(ctx, node, OpKind::Sqrt, var));
   if (meanOut)
     *meanOut = mean;
@@ -271,7 +271,8 @@ llvm::Error importMVN(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(NodeValue m2, make(ctx, node, OpKind::Mul, {mean, mean}));
   TRY(NodeValue var, make(ctx, node, OpKind::Sub, {msq, m2}));
   TRY(NodeValue sd, unary(ctx, node, OpKind::Sqrt, var));
-  TRY(sd, make(ctx, node, OpKind::Add, {sd, constantLike(ctx, node, sd, 1e-9)}));
+  TRY(sd,
+      make(ctx, node, OpKind::Add, {sd, constantLike(ctx, node, sd, 1e-9)}));
   TRY(NodeValue d, binary(ctx, node, OpKind::Sub, x, mean));
   TRY(NodeValue y, binary(ctx, node, OpKind::Div, d, sd));
   return ctx.setOutput(node, y);
@@ -292,16 +293,16 @@ llvm::Error importLRN(ImportContext &ctx, const onnx::NodeProto &node) {
   Ints pads(2 * r, 0);
   pads[1] = (size - 1) / 2;
   pads[1 + r] = size - 1 - pads[1];
-  TRY(NodeValue padded, make(ctx, node, OpKind::Pad, {sq},
-                             {Attr::makeInts(pads), Attr::makeInt(0),
-                              Attr::makeFloat(0.f)}));
+  TRY(NodeValue padded,
+      make(ctx, node, OpKind::Pad, {sq},
+           {Attr::makeInts(pads), Attr::makeInt(0), Attr::makeFloat(0.f)}));
   NodeValue sum;
   for (int64_t k = 0; k < size; ++k) {
     Ints s(r, 0), st(r, 1), c(x.dims().begin(), x.dims().end());
     s[1] = k;
-    TRY(NodeValue part, make(ctx, node, OpKind::Slice, {padded},
-                             {Attr::makeInts(s), Attr::makeInts(st),
-                              Attr::makeInts(c)}));
+    TRY(NodeValue part,
+        make(ctx, node, OpKind::Slice, {padded},
+             {Attr::makeInts(s), Attr::makeInts(st), Attr::makeInts(c)}));
     if (!sum) {
       sum = part;
     } else {
@@ -310,10 +311,10 @@ llvm::Error importLRN(ImportContext &ctx, const onnx::NodeProto &node) {
   }
   TRY(sum, make(ctx, node, OpKind::Mul,
                 {sum, constantLike(ctx, node, sum, alpha / size)}));
-  TRY(sum, make(ctx, node, OpKind::Add,
-                {sum, constantLike(ctx, node, sum, bias)}));
-  TRY(sum, make(ctx, node, OpKind::Pow,
-                {sum, constantLike(ctx, node, sum, beta)}));
+  TRY(sum,
+      make(ctx, node, OpKind::Add, {sum, constantLike(ctx, node, sum, bias)}));
+  TRY(sum,
+      make(ctx, node, OpKind::Pow, {sum, constantLike(ctx, node, sum, beta)}));
   TRY(NodeValue y, make(ctx, node, OpKind::Div, {x, sum}));
   return ctx.setOutput(node, y);
 }
@@ -372,10 +373,8 @@ llvm::Expected<NodeValue> onnximport::convolution(ImportContext &ctx,
   if (!bias)
     bias = constantOf(ctx, node, x.getElemKind(), {w.dims()[0]}, 0);
   if (r == 3) { // 1-D: a 2-D convolution over a unit height.
-    TRY(x, reshapeTo(ctx, node, x, {x.dims()[0], x.dims()[1], 1,
-                                    x.dims()[2]}));
-    TRY(w, reshapeTo(ctx, node, w, {w.dims()[0], w.dims()[1], 1,
-                                    w.dims()[2]}));
+    TRY(x, reshapeTo(ctx, node, x, {x.dims()[0], x.dims()[1], 1, x.dims()[2]}));
+    TRY(w, reshapeTo(ctx, node, w, {w.dims()[0], w.dims()[1], 1, w.dims()[2]}));
     win.strides.insert(win.strides.begin(), 1);
     win.dilations.insert(win.dilations.begin(), 1);
     win.pads = {0, win.pads[0], 0, win.pads[1]};

@@ -136,8 +136,8 @@ llvm::Error importDynamicQuantizeLinear(ImportContext &ctx,
   TRY(scale, make(ctx, node, OpKind::Div,
                   {scale, constantOf(ctx, node, ElemKind::Float32, {}, 255)}));
   TRY(NodeValue negLo, unary(ctx, node, OpKind::Neg, lo));
-  TRY(NodeValue zpF, quantize(ctx, node, negLo, scale, NodeValue(),
-                              ElemKind::UInt8));
+  TRY(NodeValue zpF,
+      quantize(ctx, node, negLo, scale, NodeValue(), ElemKind::UInt8));
   TRY(NodeValue zpBack, castTo(ctx, node, zpF, ElemKind::Float32));
   TRY(NodeValue y, quantize(ctx, node, x, scale, zpBack, ElemKind::UInt8));
   bindOutput(ctx, node, 0, y);
@@ -177,8 +177,7 @@ llvm::Error importMatMulInteger(ImportContext &ctx,
   return ctx.setOutput(node, y);
 }
 
-llvm::Error importConvInteger(ImportContext &ctx,
-                              const onnx::NodeProto &node) {
+llvm::Error importConvInteger(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(NodeValue x, ctx.input(node, 0));
   TRY(NodeValue w, ctx.input(node, 1));
   TRY(NodeValue xzp, optionalParam(ctx, node, 2, 0, 0));
@@ -220,8 +219,7 @@ llvm::Error importQLinearMatMul(ImportContext &ctx,
   return requantizeOutput(ctx, node, y, 6);
 }
 
-llvm::Error importQLinearConv(ImportContext &ctx,
-                              const onnx::NodeProto &node) {
+llvm::Error importQLinearConv(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(NodeValue x, dequantInput(ctx, node, 0, 1));
   TRY(NodeValue w, dequantInput(ctx, node, 3, 0));
   NodeValue bias;

@@ -19,8 +19,7 @@ enum class Compose { None, L1, L2, LogSum, LogSumExp, SumSquare };
 /// empty axes).
 llvm::Expected<std::optional<Ints>> reducedAxes(ImportContext &ctx,
                                                 const onnx::NodeProto &node,
-                                                NodeValue x,
-                                                bool axesAsInput) {
+                                                NodeValue x, bool axesAsInput) {
   AttrReader attrs(node);
   Ints axes;
   if (axesAsInput) {
@@ -92,9 +91,9 @@ llvm::Error importArgReduce(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(axis, normAxis(node, axis, x.dims().size()));
   TRY(int64_t keep, attrs.getInt("keepdims", 1));
   TRY(int64_t last, attrs.getInt("select_last_index", 0));
-  TRY(NodeValue y, make(ctx, node, K, {x},
-                        {Attr::makeInt(axis), Attr::makeInt(keep),
-                         Attr::makeInt(last)}));
+  TRY(NodeValue y,
+      make(ctx, node, K, {x},
+           {Attr::makeInt(axis), Attr::makeInt(keep), Attr::makeInt(last)}));
   return ctx.setOutput(node, y);
 }
 
@@ -102,8 +101,10 @@ constexpr int64_t kNever = 1000;
 
 const ImportRule kReduceRules[] = {
     {"ReduceSum", 1, 17, importReduce<OpKind::ReduceSum, Compose::None, 13>},
-    {"ReduceMax", 1, 17, importReduce<OpKind::ReduceMax, Compose::None, kNever>},
-    {"ReduceMin", 1, 17, importReduce<OpKind::ReduceMin, Compose::None, kNever>},
+    {"ReduceMax", 1, 17,
+     importReduce<OpKind::ReduceMax, Compose::None, kNever>},
+    {"ReduceMin", 1, 17,
+     importReduce<OpKind::ReduceMin, Compose::None, kNever>},
     {"ReduceProd", 1, 17,
      importReduce<OpKind::ReduceProd, Compose::None, kNever>},
     {"ReduceMean", 1, 17,

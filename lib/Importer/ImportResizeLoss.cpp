@@ -18,12 +18,10 @@ using namespace ember::onnximport;
 namespace {
 
 /// Builds a Resize node for \p x to \p dims with \p scales.
-llvm::Expected<NodeValue> resizeNode(ImportContext &ctx,
-                                     const onnx::NodeProto &node, NodeValue x,
-                                     const Ints &dims,
-                                     const std::vector<float> &scales,
-                                     int64_t mode, int64_t coord,
-                                     int64_t nearest) {
+llvm::Expected<NodeValue>
+resizeNode(ImportContext &ctx, const onnx::NodeProto &node, NodeValue x,
+           const Ints &dims, const std::vector<float> &scales, int64_t mode,
+           int64_t coord, int64_t nearest) {
   AttrReader attrs(node);
   TRY(float cubic, attrs.getFloat("cubic_coeff_a", -0.75f));
   TRY(int64_t exclude, attrs.getInt("exclude_outside", 0));
@@ -53,9 +51,8 @@ Ints dimsFromScales(NodeValue x, const std::vector<float> &scales) {
 }
 
 /// A constant float input as a vector (empty when absent or empty).
-llvm::Expected<std::vector<float>> floatsInput(ImportContext &ctx,
-                                               const onnx::NodeProto &node,
-                                               int i) {
+llvm::Expected<std::vector<float>>
+floatsInput(ImportContext &ctx, const onnx::NodeProto &node, int i) {
   std::vector<float> v;
   if (!ImportContext::hasInput(node, i))
     return v;
@@ -80,8 +77,8 @@ llvm::Error onnximport::importResize(ImportContext &ctx,
   if (ctx.opset() < 11) {
     TRY(scales, floatsInput(ctx, node, 1));
   } else {
-    TRY(std::string c, attrs.getString("coordinate_transformation_mode",
-                                       "half_pixel"));
+    TRY(std::string c,
+        attrs.getString("coordinate_transformation_mode", "half_pixel"));
     TRY(coord, modeIndex(node, c,
                          {"half_pixel", "asymmetric", "pytorch_half_pixel",
                           "align_corners"}));
@@ -105,8 +102,8 @@ llvm::Error onnximport::importResize(ImportContext &ctx,
       return fail(node, "needs scales or sizes with one entry per dim");
     dims = dimsFromScales(x, scales);
   }
-  TRY(NodeValue y, resizeNode(ctx, node, x, dims, scales, mode, coord,
-                              nearest));
+  TRY(NodeValue y,
+      resizeNode(ctx, node, x, dims, scales, mode, coord, nearest));
   return ctx.setOutput(node, y);
 }
 
@@ -127,8 +124,8 @@ llvm::Error onnximport::importUpsample(ImportContext &ctx,
   }
   if (scales.size() != x.dims().size())
     return fail(node, "scales must have one entry per dim");
-  TRY(NodeValue y, resizeNode(ctx, node, x, dimsFromScales(x, scales), scales,
-                              mode, 1, 2));
+  TRY(NodeValue y,
+      resizeNode(ctx, node, x, dimsFromScales(x, scales), scales, mode, 1, 2));
   return ctx.setOutput(node, y);
 }
 
@@ -155,8 +152,8 @@ llvm::Expected<NodeValue> nllLoss(ImportContext &ctx,
   Ints tdims(t.dims().begin(), t.dims().end()), t1 = tdims;
   t1.insert(t1.begin() + 1, 1);
   TRY(NodeValue t1v, reshapeTo(ctx, node, t, t1));
-  TRY(NodeValue picked, make(ctx, node, OpKind::GatherElements, {logp, t1v},
-                             {Attr::makeInt(1)}));
+  TRY(NodeValue picked,
+      make(ctx, node, OpKind::GatherElements, {logp, t1v}, {Attr::makeInt(1)}));
   TRY(picked, reshapeTo(ctx, node, picked, tdims));
   TRY(NodeValue loss, unary(ctx, node, OpKind::Neg, picked));
   NodeValue w;

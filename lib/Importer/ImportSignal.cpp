@@ -29,8 +29,8 @@ llvm::Error importWindow(ImportContext &ctx, const onnx::NodeProto &node) {
   AttrReader attrs(node);
   TRY(int64_t periodic, attrs.getInt("periodic", 1));
   TRY(int64_t dtype, attrs.getInt("output_datatype", 1));
-  TRY(ElemKind kind, elemKindFromONNX(int32_t(dtype),
-                                      ImportContext::describe(node)));
+  TRY(ElemKind kind,
+      elemKindFromONNX(int32_t(dtype), ImportContext::describe(node)));
   if (size < 1)
     return fail(node, "size must be positive");
   static const double kCoeffs[3][3] = {
@@ -43,8 +43,8 @@ llvm::Error importWindow(ImportContext &ctx, const onnx::NodeProto &node) {
     storeElement(t.data(), kind, i,
                  a[0] - a[1] * std::cos(x) + a[2] * std::cos(2 * x));
   }
-  return ctx.setOutput(node, ctx.module().createConstant(nameOf(node),
-                                                         std::move(t)));
+  return ctx.setOutput(node,
+                       ctx.module().createConstant(nameOf(node), std::move(t)));
 }
 
 /// Replaces operand letters that repeat by their diagonal.
@@ -69,8 +69,8 @@ llvm::Expected<NodeValue> takeDiagonals(ImportContext &ctx,
           flat = flat * shape[k] + c[k];
         storeElement(eye.data(), eye.getElemKind(), flat, 1.0);
       }
-      NodeValue mask = ctx.module().createConstant(nameOf(node) + ".eye",
-                                                   std::move(eye));
+      NodeValue mask =
+          ctx.module().createConstant(nameOf(node) + ".eye", std::move(eye));
       TRY(x, binary(ctx, node, OpKind::Mul, x, mask));
       TRY(x, reduce(ctx, node, OpKind::ReduceSum, x, {int64_t(q)}, false));
       letters.erase(q, 1);

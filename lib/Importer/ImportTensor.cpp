@@ -43,10 +43,9 @@ llvm::Error importShape(ImportContext &ctx, const onnx::NodeProto &node) {
   end = std::clamp<int64_t>(end < 0 ? end + r : end, 0, r);
   if (end <= start)
     return fail(node, "selects no dimension (empty tensors are unsupported)");
-  return ctx.setOutput(node, intConstant(ctx, node,
-                                         Ints(d.begin() + start,
-                                              d.begin() + end),
-                                         false));
+  return ctx.setOutput(
+      node,
+      intConstant(ctx, node, Ints(d.begin() + start, d.begin() + end), false));
 }
 
 llvm::Error importSize(ImportContext &ctx, const onnx::NodeProto &node) {
@@ -56,9 +55,8 @@ llvm::Error importSize(ImportContext &ctx, const onnx::NodeProto &node) {
 }
 
 /// Axes from attribute "axes" (before \p inputOpset) or input 1.
-llvm::Expected<std::optional<Ints>> axesOf(ImportContext &ctx,
-                                           const onnx::NodeProto &node,
-                                           int64_t inputOpset) {
+llvm::Expected<std::optional<Ints>>
+axesOf(ImportContext &ctx, const onnx::NodeProto &node, int64_t inputOpset) {
   if (ctx.opset() < inputOpset) {
     AttrReader attrs(node);
     if (!attrs.has("axes"))
@@ -123,8 +121,8 @@ llvm::Error importGather(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(NodeValue idx, ctx.input(node, 1));
   TRY(int64_t axis, AttrReader(node).getInt("axis", 0));
   TRY(axis, normAxis(node, axis, x.dims().size()));
-  TRY(NodeValue y, make(ctx, node, OpKind::Gather, {x, idx},
-                        {Attr::makeInt(axis)}));
+  TRY(NodeValue y,
+      make(ctx, node, OpKind::Gather, {x, idx}, {Attr::makeInt(axis)}));
   return ctx.setOutput(node, y);
 }
 
@@ -134,8 +132,8 @@ llvm::Error importGatherElements(ImportContext &ctx,
   TRY(NodeValue idx, ctx.input(node, 1));
   TRY(int64_t axis, AttrReader(node).getInt("axis", 0));
   TRY(axis, normAxis(node, axis, x.dims().size()));
-  TRY(NodeValue y, make(ctx, node, OpKind::GatherElements, {x, idx},
-                        {Attr::makeInt(axis)}));
+  TRY(NodeValue y,
+      make(ctx, node, OpKind::GatherElements, {x, idx}, {Attr::makeInt(axis)}));
   return ctx.setOutput(node, y);
 }
 
@@ -143,8 +141,8 @@ llvm::Error importGatherND(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(NodeValue x, ctx.input(node, 0));
   TRY(NodeValue idx, ctx.input(node, 1));
   TRY(int64_t b, AttrReader(node).getInt("batch_dims", 0));
-  TRY(NodeValue y, make(ctx, node, OpKind::GatherND, {x, idx},
-                        {Attr::makeInt(b)}));
+  TRY(NodeValue y,
+      make(ctx, node, OpKind::GatherND, {x, idx}, {Attr::makeInt(b)}));
   // A full-tuple gather of rank 0 is represented as [1] by the node.
   int64_t last = idx.dims().back();
   if (idx.dims().size() == 1 && int64_t(x.dims().size()) == last + b) {
@@ -183,8 +181,8 @@ llvm::Error importScatterND(ImportContext &ctx, const onnx::NodeProto &node) {
   if (upd.dims().empty()) {
     TRY(upd, reshapeTo(ctx, node, upd, {1}));
   }
-  TRY(NodeValue y, make(ctx, node, OpKind::ScatterND, {x, idx, upd},
-                        {Attr::makeInt(red)}));
+  TRY(NodeValue y,
+      make(ctx, node, OpKind::ScatterND, {x, idx, upd}, {Attr::makeInt(red)}));
   return ctx.setOutput(node, y);
 }
 
@@ -207,9 +205,9 @@ llvm::Expected<NodeValue> sliceNode(ImportContext &ctx,
     if (c <= 0) // An empty constant: it holds no values to compute.
       return NodeValue(ctx.module().createConstant(
           nameOf(node), Tensor(x.getElemKind(), emptyDims(counts))));
-  return make(ctx, node, OpKind::Slice, {x},
-              {Attr::makeInts(starts), Attr::makeInts(steps),
-               Attr::makeInts(counts)});
+  return make(
+      ctx, node, OpKind::Slice, {x},
+      {Attr::makeInts(starts), Attr::makeInts(steps), Attr::makeInts(counts)});
 }
 
 llvm::Error importSlice(ImportContext &ctx, const onnx::NodeProto &node) {
@@ -301,8 +299,8 @@ llvm::Error importPad(ImportContext &ctx, const onnx::NodeProto &node) {
   Ints pads;
   double value = 0;
   if (ctx.opset() < 11) {
-    TRY(pads, attrs.getInts(ctx.opset() < 2 ? "paddings" : "pads",
-                            std::nullopt));
+    TRY(pads,
+        attrs.getInts(ctx.opset() < 2 ? "paddings" : "pads", std::nullopt));
     TRY(float v, attrs.getFloat("value", 0.f));
     value = v;
   } else {
@@ -314,9 +312,10 @@ llvm::Error importPad(ImportContext &ctx, const onnx::NodeProto &node) {
       return fail(node, "the axes input is not supported");
   }
   TRY(std::string mode, attrs.getString("mode", "constant"));
-  int64_t m = mode == "constant" ? 0 : mode == "reflect" ? 1
-              : mode == "edge"   ? 2
-                                 : -1;
+  int64_t m = mode == "constant"  ? 0
+              : mode == "reflect" ? 1
+              : mode == "edge"    ? 2
+                                  : -1;
   if (m < 0)
     return fail(node, "unknown mode '" + mode + "'");
   if (int64_t(pads.size()) != 2 * r)
@@ -341,8 +340,7 @@ llvm::Error importTile(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(Ints reps, ctx.constantInts(node, 1));
   if (reps.size() != x.dims().size())
     return fail(node, "repeats must have one entry per dim");
-  TRY(NodeValue y, make(ctx, node, OpKind::Tile, {x},
-                        {Attr::makeInts(reps)}));
+  TRY(NodeValue y, make(ctx, node, OpKind::Tile, {x}, {Attr::makeInts(reps)}));
   return ctx.setOutput(node, y);
 }
 
@@ -394,8 +392,8 @@ llvm::Error importRange(ImportContext &ctx, const onnx::NodeProto &node) {
   Tensor t(t0->getElemKind(), {n});
   for (int64_t i = 0; i < n; ++i)
     storeElement(t.data(), t.getElemKind(), i, start + i * delta);
-  return ctx.setOutput(node, ctx.module().createConstant(nameOf(node),
-                                                         std::move(t)));
+  return ctx.setOutput(node,
+                       ctx.module().createConstant(nameOf(node), std::move(t)));
 }
 
 llvm::Error importEyeLike(ImportContext &ctx, const onnx::NodeProto &node) {
@@ -413,8 +411,8 @@ llvm::Error importEyeLike(ImportContext &ctx, const onnx::NodeProto &node) {
   for (int64_t i = 0; i < x.dims()[0]; ++i)
     if (i + k >= 0 && i + k < x.dims()[1])
       storeElement(t.data(), kind, i * x.dims()[1] + i + k, 1.0);
-  return ctx.setOutput(node, ctx.module().createConstant(nameOf(node),
-                                                         std::move(t)));
+  return ctx.setOutput(node,
+                       ctx.module().createConstant(nameOf(node), std::move(t)));
 }
 
 /// An int64 tensor [0, n) shaped as \p dims (one dim is n).
@@ -444,8 +442,8 @@ llvm::Error importOneHot(ImportContext &ctx, const onnx::NodeProto &node) {
   // Negative indices count from the end.
   NodeValue zero = constantLike(ctx, node, i64, 0);
   TRY(NodeValue neg, make(ctx, node, OpKind::Less, {i64, zero}));
-  TRY(NodeValue wrapped, make(ctx, node, OpKind::Add,
-                              {i64, constantLike(ctx, node, i64, depth)}));
+  TRY(NodeValue wrapped,
+      make(ctx, node, OpKind::Add, {i64, constantLike(ctx, node, i64, depth)}));
   TRY(i64, make(ctx, node, OpKind::Where, {neg, wrapped, i64}));
   TRY(i64, reshapeTo(ctx, node, i64, idxShape));
   NodeValue iota = iotaConstant(ctx, node, depth, iotaShape);
@@ -476,11 +474,11 @@ llvm::Error importTrilu(ImportContext &ctx, const onnx::NodeProto &node) {
     for (int64_t j = 0; j < m; ++j)
       mask.getHandle<uint8_t>().raw(i * m + j) =
           upper ? (j - i >= k) : (j - i <= k);
-  NodeValue mc = ctx.module().createConstant(nameOf(node) + ".mask",
-                                             std::move(mask));
+  NodeValue mc =
+      ctx.module().createConstant(nameOf(node) + ".mask", std::move(mask));
   TRY(mc, ctx.broadcastTo(node, mc, x.dims()));
-  TRY(NodeValue y, make(ctx, node, OpKind::Where,
-                        {mc, x, constantLike(ctx, node, x, 0)}));
+  TRY(NodeValue y,
+      make(ctx, node, OpKind::Where, {mc, x, constantLike(ctx, node, x, 0)}));
   return ctx.setOutput(node, y);
 }
 
@@ -552,9 +550,9 @@ llvm::Error importCumSum(ImportContext &ctx, const onnx::NodeProto &node) {
   AttrReader attrs(node);
   TRY(int64_t excl, attrs.getInt("exclusive", 0));
   TRY(int64_t rev, attrs.getInt("reverse", 0));
-  TRY(NodeValue y, make(ctx, node, OpKind::CumSum, {x},
-                        {Attr::makeInt(axis), Attr::makeInt(excl),
-                         Attr::makeInt(rev)}));
+  TRY(NodeValue y,
+      make(ctx, node, OpKind::CumSum, {x},
+           {Attr::makeInt(axis), Attr::makeInt(excl), Attr::makeInt(rev)}));
   return ctx.setOutput(node, y);
 }
 
@@ -577,8 +575,8 @@ llvm::Error importCompress(ImportContext &ctx, const onnx::NodeProto &node) {
   if (sel.empty())
     return fail(node, "the result is empty (unsupported)");
   NodeValue idx = intConstant(ctx, node, sel, false);
-  TRY(NodeValue y, make(ctx, node, OpKind::Gather, {x, idx},
-                        {Attr::makeInt(axis)}));
+  TRY(NodeValue y,
+      make(ctx, node, OpKind::Gather, {x, idx}, {Attr::makeInt(axis)}));
   return ctx.setOutput(node, y);
 }
 
@@ -601,8 +599,8 @@ llvm::Error importNonZero(ImportContext &ctx, const onnx::NodeProto &node) {
       f /= d[i];
     }
   }
-  return ctx.setOutput(node, ctx.module().createConstant(nameOf(node),
-                                                         std::move(out)));
+  return ctx.setOutput(
+      node, ctx.module().createConstant(nameOf(node), std::move(out)));
 }
 
 /// Concat that skips empty inputs (shape arithmetic produces them).
@@ -622,14 +620,13 @@ llvm::Error importConcatAny(ImportContext &ctx, const onnx::NodeProto &node) {
   if (ins.empty()) {
     Ints d = dimsOf(first);
     d[axis] = 0;
-    return ctx.setOutput(node, ctx.module().createConstant(
-                                   nameOf(node),
-                                   Tensor(first.getElemKind(), d)));
+    return ctx.setOutput(
+        node, ctx.module().createConstant(nameOf(node),
+                                          Tensor(first.getElemKind(), d)));
   }
   if (ins.size() == 1)
     return ctx.setOutput(node, ins[0]);
-  TRY(NodeValue y, make(ctx, node, OpKind::Concat, ins,
-                        {Attr::makeInt(axis)}));
+  TRY(NodeValue y, make(ctx, node, OpKind::Concat, ins, {Attr::makeInt(axis)}));
   return ctx.setOutput(node, y);
 }
 

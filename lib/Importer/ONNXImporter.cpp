@@ -86,8 +86,7 @@ llvm::Expected<Type> valueType(const onnx::ValueInfoProto &vi,
           tt.shape().dim(i).dim_value() != t.dims()[i])
         return makeErrorF("{0}: dim {1} is fixed to {2}; -model-input gives "
                           "{3}",
-                          what, i, tt.shape().dim(i).dim_value(),
-                          t.toString());
+                          what, i, tt.shape().dim(i).dim_value(), t.toString());
     return makeCheckedType(kind, t.dims(), what);
   }
   if (!tt.has_shape())
@@ -165,8 +164,8 @@ void foldNode(ImportContext &ctx, const onnx::NodeProto &node,
   }
 }
 
-llvm::Expected<Function *> importModel(const onnx::ModelProto &model,
-                                       Module &M, const ImportOptions &opts,
+llvm::Expected<Function *> importModel(const onnx::ModelProto &model, Module &M,
+                                       const ImportOptions &opts,
                                        llvm::StringRef baseDir) {
   EMBER_ASSIGN_OR_RETURN(int64_t opset, defaultOpset(model));
   const onnx::GraphProto &g = model.graph();
@@ -191,8 +190,7 @@ llvm::Expected<Function *> importModel(const onnx::ModelProto &model,
       return makeErrorF("graph input '{0}' is declared twice", in.name());
     auto frozen = opts.frozenInputs.find(in.name());
     if (frozen != opts.frozenInputs.end()) {
-      ctx.bind(in.name(),
-               M.createConstant(in.name(), frozen->second->clone()));
+      ctx.bind(in.name(), M.createConstant(in.name(), frozen->second->clone()));
       continue;
     }
     EMBER_ASSIGN_OR_RETURN(Type ty, valueType(in, opts));
@@ -252,9 +250,10 @@ llvm::Expected<Function *> importModel(const onnx::ModelProto &model,
 } // namespace
 
 /// Parses and imports; \p baseDir locates external data ("" for none).
-static llvm::Expected<Function *>
-importBytes(llvm::StringRef bytes, llvm::StringRef name, Module &M,
-            const ImportOptions &opts, llvm::StringRef baseDir) {
+static llvm::Expected<Function *> importBytes(llvm::StringRef bytes,
+                                              llvm::StringRef name, Module &M,
+                                              const ImportOptions &opts,
+                                              llvm::StringRef baseDir) {
   onnx::ModelProto model;
   if (bytes.size() > size_t(INT32_MAX))
     return makeErrorF("{0}: models over 2 GiB must use external data", name);

@@ -149,8 +149,7 @@ llvm::Expected<Tensor> ember::tensorFromProto(const onnx::TensorProto &p,
   size_t expected = ty.sizeInBytes();
   if (p.data_location() == onnx::TensorProto::EXTERNAL) {
     if (baseDir.empty())
-      return makeErrorF("{0}: external data needs the model's directory",
-                        what);
+      return makeErrorF("{0}: external data needs the model's directory", what);
     Tensor t(ty);
     EMBER_RETURN_IF_ERR(readExternalData(p, baseDir, t.data(), expected));
     return t;

@@ -27,6 +27,8 @@ check "unsupported ops are all listed" 1 "3 unsupported node\(s\) of 2 op type\(
   "$RUNNER" -model="$TMP/unsupported.onnx"
 check "unsupported listing names each node" 1 "Det \(node 'det2', opset 13\)" \
   "$RUNNER" -model="$TMP/unsupported.onnx"
+check "bad -model-input" 1 "^model-runner: error: -model-input expects NAME,TYPE" \
+  "$RUNNER" -model="$DIGITS/digits.onnx" -model-input=x,float
 check "garbage model" 1 "^model-runner: error: .*not a valid ONNX model" \
   "$RUNNER" -model="$TMP/garbage.onnx"
 check "missing model" 1 "^model-runner: error: cannot read model" \

@@ -205,22 +205,22 @@ int main(int argc, char **argv) {
         continue;
       ModelInfo info = describeModel(d + "/model.onnx");
       for (llvm::StringRef b : backends)
-        results.push_back({set.str(), name, d, b.str(), info,
-                           Verdict::Unsupported, ""});
+        results.push_back(
+            {set.str(), name, d, b.str(), info, Verdict::Unsupported, ""});
     }
   }
   auto t0 = std::chrono::steady_clock::now();
   runAll(results);
-  double secs = std::chrono::duration<double>(
-                    std::chrono::steady_clock::now() - t0)
-                    .count();
+  double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+          .count();
   std::set<std::string> known = readKnown(knownPath);
   unsigned unexpected = 0;
   for (const TestResult &r : results)
     if (r.verdict == Verdict::Fail && !known.count(r.name)) {
       ++unexpected;
-      llvm::errs() << "unexpected failure: " << r.backend << " " << r.set
-                   << "/" << r.name << ": " << r.reason << "\n";
+      llvm::errs() << "unexpected failure: " << r.backend << " " << r.set << "/"
+                   << r.name << ": " << r.reason << "\n";
     }
   std::string summary = summarize(results);
   llvm::outs() << summary << " (" << llvm::format("%.1f", secs) << " s)\n";

@@ -56,8 +56,9 @@ std::string snake(llvm::StringRef s) {
   std::string out;
   for (size_t i = 0; i < s.size(); ++i) {
     bool up = llvm::isUpper(s[i]);
-    if (up && i && (llvm::isLower(s[i - 1]) ||
-                    (i + 1 < s.size() && llvm::isLower(s[i + 1]))))
+    if (up && i &&
+        (llvm::isLower(s[i - 1]) ||
+         (i + 1 < s.size() && llvm::isLower(s[i + 1]))))
       out += '_';
     out += llvm::toLower(s[i]);
   }
@@ -66,8 +67,7 @@ std::string snake(llvm::StringRef s) {
 
 /// The op type a node test is about: its only op, or the op whose name
 /// (snake_case or lower case) starts the test name.
-std::string opOf(const TestResult &r,
-                 const std::vector<std::string> &allOps) {
+std::string opOf(const TestResult &r, const std::vector<std::string> &allOps) {
   if (r.info.opTypes.size() == 1)
     return r.info.opTypes[0];
   llvm::StringRef name = llvm::StringRef(r.name).drop_front(5); // "test_"
@@ -106,8 +106,8 @@ std::string conformance::summarize(llvm::ArrayRef<TestResult> results) {
   for (auto &[key, c] : bySet) {
     if (!s.empty())
       s += "; ";
-    s += key.first + " on " + key.second + ": " + std::to_string(c.pass) +
-         "/" + std::to_string(c.total()) + " pass (" +
+    s += key.first + " on " + key.second + ": " + std::to_string(c.pass) + "/" +
+         std::to_string(c.total()) + " pass (" +
          llvm::formatv("{0:F1}", 100.0 * c.pass / std::max(1u, c.total()))
              .str() +
          "%), " + std::to_string(c.fail) + " fail, " +
@@ -182,8 +182,8 @@ void conformance::writeReport(llvm::raw_ostream &os,
   for (const TestResult &r : results) {
     if (r.verdict == Verdict::Pass)
       continue;
-    std::string why = r.reason.size() > 200 ? r.reason.substr(0, 200) + "…"
-                                            : r.reason;
+    std::string why =
+        r.reason.size() > 200 ? r.reason.substr(0, 200) + "…" : r.reason;
     for (char &ch : why)
       if (ch == '|' || ch == '\n')
         ch = ' ';

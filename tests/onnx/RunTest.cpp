@@ -143,8 +143,8 @@ std::string runSet(Compiled &c, const std::vector<std::string> &inputs,
     auto t = loadTensorFile(f);
     if (!t)
       return "cannot read " + f + ": " + errorToString(t.takeError());
-    Placeholder *p = t->name.empty() ? nullptr
-                                     : c.M->getPlaceholderByName(t->name);
+    Placeholder *p =
+        t->name.empty() ? nullptr : c.M->getPlaceholderByName(t->name);
     if (!p && t->name.empty() && next < phs.size())
       p = phs[next];
     ++next;
@@ -152,8 +152,8 @@ std::string runSet(Compiled &c, const std::vector<std::string> &inputs,
       continue; // Frozen into a Constant.
     if (t->tensor.getType() != *p->getType())
       return "input '" + p->getName().str() + "' is " +
-             p->getType()->toString() +
-             ", data is " + t->tensor.getType().toString();
+             p->getType()->toString() + ", data is " +
+             t->tensor.getType().toString();
     b.insert(p, std::move(t->tensor));
   }
   if (llvm::Error err = c.net.function->run(b))
@@ -202,5 +202,6 @@ Outcome conformance::runTest(const std::string &dir,
     if (!why.empty())
       return {Verdict::Fail, llvm::sys::path::filename(set).str() + ": " + why};
   }
-  return {Verdict::Pass, frozen ? "inputs needed at compile time were frozen" : ""};
+  return {Verdict::Pass,
+          frozen ? "inputs needed at compile time were frozen" : ""};
 }

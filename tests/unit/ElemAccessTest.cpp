@@ -27,10 +27,10 @@ TEST(ElemAccess, HalfConversion) {
 
 TEST(ElemAccess, LoadStoreEveryKind) {
   alignas(8) char buf[64];
-  for (ElemKind k : {ElemKind::Float32, ElemKind::Float16, ElemKind::Float64,
-                     ElemKind::Int8, ElemKind::UInt8, ElemKind::Int16,
-                     ElemKind::UInt16, ElemKind::Int32, ElemKind::UInt32,
-                     ElemKind::Int64, ElemKind::UInt64}) {
+  for (ElemKind k :
+       {ElemKind::Float32, ElemKind::Float16, ElemKind::Float64, ElemKind::Int8,
+        ElemKind::UInt8, ElemKind::Int16, ElemKind::UInt16, ElemKind::Int32,
+        ElemKind::UInt32, ElemKind::Int64, ElemKind::UInt64}) {
     std::memset(buf, 0, sizeof(buf));
     storeElement(buf, k, 3, 42.0);
     EXPECT_EQ(loadElement(buf, k, 3), 42.0) << elemKindName(k).str();

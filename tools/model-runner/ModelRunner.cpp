@@ -45,11 +45,11 @@ static cl::list<std::string>
     symbols("onnx-define-symbol",
             cl::desc("Value of a symbolic input dimension: NAME,VALUE"),
             cl::value_desc("NAME,VALUE"), cl::cat(category));
-static cl::list<std::string> modelInputs(
-    "model-input",
-    cl::desc("Type of a model input: NAME,TYPE,[D0,D1,...] (e.g. "
-             "input,float,[1,3,224,224])"),
-    cl::value_desc("NAME,TYPE,[DIMS]"), cl::cat(category));
+static cl::list<std::string>
+    modelInputs("model-input",
+                cl::desc("Type of a model input: NAME,TYPE,[D0,D1,...] (e.g. "
+                         "input,float,[1,3,224,224])"),
+                cl::value_desc("NAME,TYPE,[DIMS]"), cl::cat(category));
 static cl::opt<unsigned> iterations(
     "iterations", cl::desc("Time N runs after one warm-up (0: run once)"),
     cl::init(0), cl::cat(category));

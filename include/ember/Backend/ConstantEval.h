@@ -1,4 +1,5 @@
-//===- ConstantEval.h - Evaluate constant subgraphs on a backend -*- C++ -*-===//
+//===- ConstantEval.h - Evaluate constant subgraphs on a backend -*- C++
+//-*-===//
 #ifndef EMBER_BACKEND_CONSTANTEVAL_H
 #define EMBER_BACKEND_CONSTANTEVAL_H
 
