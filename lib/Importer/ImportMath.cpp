@@ -353,7 +353,39 @@ llvm::Error importBitShift(ImportContext &ctx, const onnx::NodeProto &node) {
   return ctx.setOutput(node, y);
 }
 
+/// Binary ops before opset 7: with broadcast=1, B broadcasts to A, aligned
+/// at attribute 'axis' when given and at the trailing dims otherwise.
+template <OpKind K>
+llvm::Error importLegacyBinary(ImportContext &ctx,
+                               const onnx::NodeProto &node) {
+  TRY(NodeValue a, ctx.input(node, 0));
+  TRY(NodeValue b, ctx.input(node, 1));
+  AttrReader attrs(node);
+  TRY(int64_t bcast, attrs.getInt("broadcast", 0));
+  if (bcast && attrs.has("axis")) {
+    int64_t r = a.dims().size();
+    TRY(int64_t axis, attrs.getInt("axis", std::nullopt));
+    TRY(axis, normAxis(node, axis, std::max<int64_t>(r, 1)));
+    if (axis + int64_t(b.dims().size()) > r)
+      return fail(node, "B does not fit A at axis " + llvm::Twine(axis));
+    Ints shape(r, 1);
+    for (size_t i = 0; i < b.dims().size(); ++i)
+      shape[axis + i] = b.dims()[i];
+    TRY(b, reshapeTo(ctx, node, b, shape));
+  }
+  if (K == OpKind::Pow) {
+    TRY(b, castTo(ctx, node, b, a.getElemKind()));
+  }
+  TRY(NodeValue y, binary(ctx, node, K, a, b));
+  return ctx.setOutput(node, y);
+}
+
 const ImportRule kMathRules[] = {
+    {"Add", 1, 6, importLegacyBinary<OpKind::Add>},
+    {"Sub", 1, 6, importLegacyBinary<OpKind::Sub>},
+    {"Mul", 1, 6, importLegacyBinary<OpKind::Mul>},
+    {"Div", 1, 6, importLegacyBinary<OpKind::Div>},
+    {"Pow", 1, 6, importLegacyBinary<OpKind::Pow>},
     {"Clip", 6, 17, importClipAny},
     {"BitShift", 11, 17, importBitShift},
     {"Abs", 6, 17, importUnaryOp<OpKind::Abs>},
@@ -393,10 +425,10 @@ const ImportRule kMathRules[] = {
     {"LessOrEqual", 12, 17, importBinaryOp<OpKind::LessOrEqual>},
     {"Pow", 7, 17, importPow},
     {"Mod", 10, 17, importMod},
-    {"Max", 8, 17, importVariadic<OpKind::Max, false>},
-    {"Min", 8, 17, importVariadic<OpKind::Min, false>},
-    {"Sum", 8, 17, importVariadic<OpKind::Add, false>},
-    {"Mean", 8, 17, importVariadic<OpKind::Add, true>},
+    {"Max", 6, 17, importVariadic<OpKind::Max, false>},
+    {"Min", 6, 17, importVariadic<OpKind::Min, false>},
+    {"Sum", 6, 17, importVariadic<OpKind::Add, false>},
+    {"Mean", 6, 17, importVariadic<OpKind::Add, true>},
     {"Where", 9, 17, importWhere},
     {"Cast", 6, 17, importCast},
     {"CastLike", 15, 17, importCastLike},
@@ -405,7 +437,7 @@ const ImportRule kMathRules[] = {
     {"Celu", 12, 17, importActivation<2>},
     {"LeakyRelu", 6, 17, importActivation<3>},
     {"ThresholdedRelu", 10, 17, importActivation<4>},
-    {"PRelu", 7, 17, importPRelu},
+    {"PRelu", 6, 17, importPRelu},
     {"HardSigmoid", 6, 17, importHard<false>},
     {"HardSwish", 14, 17, importHard<true>},
     {"Shrink", 9, 17, importShrink},

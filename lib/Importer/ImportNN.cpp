@@ -338,7 +338,7 @@ llvm::Error importDropoutAny(ImportContext &ctx, const onnx::NodeProto &node) {
 namespace {
 const ImportRule kNNRules[] = {
     {"MaxPool", 1, 17, importPoolND<true>},
-    {"AveragePool", 7, 17, importPoolND<false>},
+    {"AveragePool", 1, 17, importPoolND<false>},
     {"GlobalMaxPool", 1, 17, importGlobalPool<OpKind::ReduceMax>},
     {"GlobalAveragePool", 1, 17, importGlobalPool<OpKind::ReduceMean>},
     {"Conv", 1, 17, importConvAny},
