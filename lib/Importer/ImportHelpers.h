@@ -91,6 +91,7 @@ llvm::Expected<NodeValue> convolution(ImportContext &ctx,
 
 RuleList getQuantImportRules();
 RuleList getSignalImportRules();
+RuleList getLpImportRules();
 
 // Importers of ImportResizeLoss.cpp, listed in getNNImportRules().
 llvm::Error importResize(ImportContext &ctx, const onnx::NodeProto &node);

@@ -35,12 +35,28 @@ const ImportRule *findRule(llvm::StringRef opType, int64_t opset) {
 }
 
 /// One error listing every node Ember cannot import, or success.
+/// \p g's nodes and, through If, its branches' nodes, in order.
+void collectNodes(const onnx::GraphProto &g,
+                  std::vector<const onnx::NodeProto *> &out) {
+  for (const auto &node : g.node()) {
+    out.push_back(&node);
+    if (node.op_type() == "If")
+      for (const auto &a : node.attribute())
+        if (a.type() == onnx::AttributeProto::GRAPH)
+          collectNodes(a.g(), out);
+  }
+}
+
 llvm::Error checkAllSupported(const onnx::GraphProto &g, int64_t opset) {
   std::vector<std::string> missing;
   std::set<std::string> types;
-  for (const auto &node : g.node()) {
+  std::vector<const onnx::NodeProto *> nodes;
+  collectNodes(g, nodes);
+  for (const onnx::NodeProto *np : nodes) {
+    const onnx::NodeProto &node = *np;
     bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
-    if (defaultDomain && findRule(node.op_type(), opset))
+    if (defaultDomain &&
+        (node.op_type() == "If" || findRule(node.op_type(), opset)))
       continue;
     std::string what = node.op_type();
     if (!defaultDomain)
@@ -164,6 +180,64 @@ void foldNode(ImportContext &ctx, const onnx::NodeProto &node,
   }
 }
 
+llvm::Error importNodes(ImportContext &ctx, const onnx::GraphProto &g,
+                        const ImportOptions &opts);
+
+/// If with a condition known at compile time: the taken branch's nodes are
+/// imported in place and its outputs become the If's outputs.
+llvm::Error importIf(ImportContext &ctx, const onnx::NodeProto &node,
+                     const ImportOptions &opts) {
+  auto cond = ctx.constantInput(node, 0);
+  if (!cond)
+    return ImportContext::nodeError(
+        node, "the condition must be known at compile time: " +
+                  errorToString(cond.takeError()));
+  bool taken = (*cond)->size() == 1 && (*cond)->elementAsDouble(0) != 0;
+  AttrReader attrs(node);
+  const onnx::AttributeProto *branch =
+      attrs.find(taken ? "then_branch" : "else_branch");
+  if (!branch || branch->type() != onnx::AttributeProto::GRAPH)
+    return ImportContext::nodeError(node, "missing branch graph");
+  const onnx::GraphProto &g = branch->g();
+  for (const auto &init : g.initializer()) {
+    EMBER_ASSIGN_OR_RETURN(Tensor t, tensorFromProto(init));
+    ctx.bind(init.name(), ctx.module().createConstant(init.name(),
+                                                      std::move(t)));
+  }
+  EMBER_RETURN_IF_ERR(importNodes(ctx, g, opts));
+  if (g.output_size() != node.output_size())
+    return ImportContext::nodeError(node, "the branch has " +
+                                              llvm::Twine(g.output_size()) +
+                                              " outputs, the node " +
+                                              llvm::Twine(node.output_size()));
+  for (int i = 0; i < g.output_size(); ++i) {
+    EMBER_ASSIGN_OR_RETURN(NodeValue v, ctx.get(g.output(i).name()));
+    if (!node.output(i).empty())
+      ctx.bind(node.output(i), v);
+  }
+  return llvm::Error::success();
+}
+
+/// Imports \p g's nodes in order (the main graph or an If branch).
+llvm::Error importNodes(ImportContext &ctx, const onnx::GraphProto &g,
+                        const ImportOptions &opts) {
+  for (const auto &node : g.node()) {
+    for (const std::string &out : node.output())
+      if (!out.empty() && ctx.isBound(out))
+        return ImportContext::nodeError(node, "output '" + out +
+                                                  "' is already defined");
+    if (node.op_type() == "If") {
+      EMBER_RETURN_IF_ERR(importIf(ctx, node, opts));
+      continue;
+    }
+    const ImportRule *rule = findRule(node.op_type(), ctx.opset());
+    EMBER_RETURN_IF_ERR(checkEmptyInputs(ctx, node));
+    EMBER_RETURN_IF_ERR(rule->fn(ctx, node));
+    foldNode(ctx, node, opts);
+  }
+  return llvm::Error::success();
+}
+
 llvm::Expected<Function *> importModel(const onnx::ModelProto &model, Module &M,
                                        const ImportOptions &opts,
                                        llvm::StringRef baseDir) {
@@ -200,16 +274,7 @@ llvm::Expected<Function *> importModel(const onnx::ModelProto &model, Module &M,
                         in.name(), ty.toString());
     ctx.bind(in.name(), M.createPlaceholder(in.name(), ty, false));
   }
-  for (const auto &node : g.node()) {
-    for (const std::string &out : node.output())
-      if (!out.empty() && ctx.isBound(out))
-        return ImportContext::nodeError(node, "output '" + out +
-                                                  "' is already defined");
-    const ImportRule *rule = findRule(node.op_type(), opset);
-    EMBER_RETURN_IF_ERR(checkEmptyInputs(ctx, node));
-    EMBER_RETURN_IF_ERR(rule->fn(ctx, node));
-    foldNode(ctx, node, opts);
-  }
+  EMBER_RETURN_IF_ERR(importNodes(ctx, g, opts));
   if (g.output_size() == 0)
     return makeError("the graph has no outputs");
   std::set<std::string> outNames;
