@@ -201,15 +201,14 @@ llvm::Error importIf(ImportContext &ctx, const onnx::NodeProto &node,
   const onnx::GraphProto &g = branch->g();
   for (const auto &init : g.initializer()) {
     EMBER_ASSIGN_OR_RETURN(Tensor t, tensorFromProto(init));
-    ctx.bind(init.name(), ctx.module().createConstant(init.name(),
-                                                      std::move(t)));
+    ctx.bind(init.name(),
+             ctx.module().createConstant(init.name(), std::move(t)));
   }
   EMBER_RETURN_IF_ERR(importNodes(ctx, g, opts));
   if (g.output_size() != node.output_size())
-    return ImportContext::nodeError(node, "the branch has " +
-                                              llvm::Twine(g.output_size()) +
-                                              " outputs, the node " +
-                                              llvm::Twine(node.output_size()));
+    return ImportContext::nodeError(
+        node, "the branch has " + llvm::Twine(g.output_size()) +
+                  " outputs, the node " + llvm::Twine(node.output_size()));
   for (int i = 0; i < g.output_size(); ++i) {
     EMBER_ASSIGN_OR_RETURN(NodeValue v, ctx.get(g.output(i).name()));
     if (!node.output(i).empty())
