@@ -92,6 +92,7 @@ llvm::Expected<NodeValue> convolution(ImportContext &ctx,
 RuleList getQuantImportRules();
 RuleList getSignalImportRules();
 RuleList getLpImportRules();
+RuleList getRNNImportRules();
 
 // Importers of ImportResizeLoss.cpp, listed in getNNImportRules().
 llvm::Error importResize(ImportContext &ctx, const onnx::NodeProto &node);
