@@ -503,7 +503,8 @@ llvm::ArrayRef<ImportRule> ember::getImportRules() {
          {onnximport::getMathImportRules(), onnximport::getTensorImportRules(),
           onnximport::getReduceImportRules(), onnximport::getNNImportRules(),
           onnximport::getQuantImportRules(), onnximport::getSignalImportRules(),
-          onnximport::getLpImportRules(), onnximport::getRNNImportRules(), llvm::ArrayRef<ImportRule>(kRules)})
+          onnximport::getLpImportRules(), onnximport::getRNNImportRules(),
+          llvm::ArrayRef<ImportRule>(kRules)})
       v.insert(v.end(), rules.begin(), rules.end());
     return v;
   }();
