@@ -100,8 +100,12 @@ std::string opOf(const TestResult &r, const std::vector<std::string> &allOps) {
 
 std::string conformance::summarize(llvm::ArrayRef<TestResult> results) {
   std::map<std::pair<std::string, std::string>, Counts> bySet;
-  for (const TestResult &r : results)
+  std::map<std::pair<std::string, std::string>, unsigned> frozen;
+  for (const TestResult &r : results) {
     bySet[{r.set, r.backend}].add(r.verdict);
+    if (r.verdict == Verdict::Pass && !r.reason.empty())
+      ++frozen[{r.set, r.backend}];
+  }
   std::string s;
   for (auto &[key, c] : bySet) {
     if (!s.empty())
@@ -110,7 +114,8 @@ std::string conformance::summarize(llvm::ArrayRef<TestResult> results) {
          std::to_string(c.total()) + " pass (" +
          llvm::formatv("{0:F1}", 100.0 * c.pass / std::max(1u, c.total()))
              .str() +
-         "%), " + std::to_string(c.fail) + " fail, " +
+         "%, " + std::to_string(frozen[key]) +
+         " of them with frozen inputs), " + std::to_string(c.fail) + " fail, " +
          std::to_string(c.unsupported) + " unsupported";
   }
   return s;
@@ -175,15 +180,22 @@ void conformance::writeReport(llvm::raw_ostream &os,
         "shape, axes, scales or similar operand as a graph input; Ember "
         "needs it at compile time, so the runner passed the data set's "
         "value as a constant (ImportOptions::frozenInputs).\n\n";
+  unsigned frozen = 0;
   for (const TestResult &r : results)
-    if (r.verdict == Verdict::Pass && !r.reason.empty())
+    if (r.verdict == Verdict::Pass && !r.reason.empty()) {
       os << "`" << r.name << "` ";
-  os << "\n\n## Tests that did not pass\n\n";
+      ++frozen;
+    }
+  os << "(" << frozen << " tests)\n\n## Tests that did not pass\n\n";
   for (const TestResult &r : results) {
     if (r.verdict == Verdict::Pass)
       continue;
-    std::string why =
-        r.reason.size() > 200 ? r.reason.substr(0, 200) + "…" : r.reason;
+    std::string why = r.reason;
+    std::string prefix = r.dir + "/model.onnx: ";
+    if (llvm::StringRef(why).starts_with(prefix))
+      why = why.substr(prefix.size());
+    if (why.size() > 200)
+      why = why.substr(0, 200) + "…";
     for (char &ch : why)
       if (ch == '|' || ch == '\n')
         ch = ' ';
