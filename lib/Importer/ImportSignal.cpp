@@ -79,6 +79,39 @@ llvm::Expected<NodeValue> takeDiagonals(ImportContext &ctx,
   return x;
 }
 
+/// Sums the letters of \p all missing from \p out and transposes the rest
+/// into \p out's order.
+llvm::Expected<NodeValue> sumAndOrder(ImportContext &ctx,
+                                      const onnx::NodeProto &node,
+                                      NodeValue acc, const std::string &all,
+                                      const std::string &out) {
+  Ints summed;
+  std::string keptLetters;
+  for (size_t k = 0; k < all.size(); ++k) {
+    if (out.find(all[k]) == std::string::npos) {
+      summed.push_back(k);
+    } else {
+      keptLetters += all[k];
+    }
+  }
+  TRY(acc, reduce(ctx, node, OpKind::ReduceSum, acc, summed, false));
+  Ints perm;
+  for (char ch : out) {
+    size_t at = keptLetters.find(ch);
+    if (at == std::string::npos)
+      return fail(node, "output subscript '" + llvm::Twine(ch) +
+                            "' is not in the inputs");
+    perm.push_back(at);
+  }
+  if (perm.size() > 1) {
+    auto t = ctx.fn().tryCreateTranspose(nameOf(node), acc, perm);
+    if (!t)
+      return fail(node, errorToString(t.takeError()));
+    acc = NodeValue(*t);
+  }
+  return acc;
+}
+
 llvm::Error importEinsum(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(std::string eq, AttrReader(node).getString("equation", std::nullopt));
   eq.erase(std::remove(eq.begin(), eq.end(), ' '), eq.end());
@@ -140,30 +173,7 @@ llvm::Error importEinsum(ImportContext &ctx, const onnx::NodeProto &node) {
     }
   }
   TRY(acc, ctx.broadcastTo(node, acc, full));
-  Ints summed, kept;
-  std::string keptLetters;
-  for (size_t k = 0; k < all.size(); ++k) {
-    if (out.find(all[k]) == std::string::npos) {
-      summed.push_back(k);
-    } else {
-      keptLetters += all[k];
-    }
-  }
-  TRY(acc, reduce(ctx, node, OpKind::ReduceSum, acc, summed, false));
-  Ints perm;
-  for (char ch : out) {
-    size_t at = keptLetters.find(ch);
-    if (at == std::string::npos)
-      return fail(node, "output subscript '" + llvm::Twine(ch) +
-                            "' is not in the inputs");
-    perm.push_back(at);
-  }
-  if (perm.size() > 1) {
-    auto t = ctx.fn().tryCreateTranspose(nameOf(node), acc, perm);
-    if (!t)
-      return fail(node, errorToString(t.takeError()));
-    acc = NodeValue(*t);
-  }
+  TRY(acc, sumAndOrder(ctx, node, acc, all, out));
   return ctx.setOutput(node, acc);
 }
 
