@@ -389,6 +389,9 @@ llvm::Error importRange(ImportContext &ctx, const onnx::NodeProto &node) {
   int64_t n = std::max<int64_t>(std::ceil((limit - start) / delta), 0);
   if (n == 0)
     return fail(node, "the result is empty (unsupported)");
+  if (n > kMaxTensorElements)
+    return fail(node, "the result has more than " +
+                          llvm::Twine(kMaxTensorElements) + " elements");
   Tensor t(t0->getElemKind(), {n});
   for (int64_t i = 0; i < n; ++i)
     storeElement(t.data(), t.getElemKind(), i, start + i * delta);
@@ -429,8 +432,10 @@ llvm::Error importOneHot(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(double depthD, constantScalar(ctx, node, 1));
   TRY(NodeValue values, ctx.input(node, 2));
   int64_t depth = int64_t(depthD);
-  if (depth < 1 || values.getType()->size() != 2)
-    return fail(node, "depth must be positive and values hold 2 entries");
+  if (depth < 1 || depth > kMaxTensorElements / idx.getType()->size() ||
+      values.getType()->size() != 2)
+    return fail(node, "depth must be positive and not too large, and values "
+                      "must hold 2 entries");
   int64_t r = idx.dims().size() + 1;
   TRY(int64_t axis, AttrReader(node).getInt("axis", -1));
   TRY(axis, normAxis(node, axis, r));

@@ -148,6 +148,9 @@ llvm::Error checkEmptyInputs(ImportContext &ctx, const onnx::NodeProto &node) {
                                             "only in shape arithmetic");
 }
 
+/// The largest result the importer folds into a Constant.
+constexpr int64_t kMaxFoldElements = int64_t(1) << 24;
+
 /// Replaces the outputs of \p node by Constants when all its inputs are
 /// constant (shape arithmetic), using the caller's evaluator.
 void foldNode(ImportContext &ctx, const onnx::NodeProto &node,
@@ -169,7 +172,10 @@ void foldNode(ImportContext &ctx, const onnx::NodeProto &node,
     if (out.empty() || !ctx.isBound(out))
       continue;
     NodeValue v = llvm::cantFail(ctx.get(out));
-    if (llvm::isa<Constant>(v.getNode()))
+    // Shape arithmetic is small; leave big constant computations (and
+    // absurd declared sizes, reported later) to the compiled graph.
+    if (llvm::isa<Constant>(v.getNode()) ||
+        v.getType()->size() > kMaxFoldElements)
       continue;
     auto t = opts.evaluator(v);
     if (!t) { // Leave it to the compiled graph.
@@ -301,7 +307,11 @@ llvm::Expected<Function *> importModel(const onnx::ModelProto &model, Module &M,
   }
   for (const auto &n : F->getNodes())
     for (unsigned i = 0; i < n->getNumResults(); ++i)
-      if (n->getType(i)->size() == 0)
+      if (n->getType(i)->size() > kMaxTensorElements)
+        return makeErrorF("node '{0}' computes {1}, more than {2} elements",
+                          n->getName(), n->getType(i)->toString(),
+                          kMaxTensorElements);
+      else if (n->getType(i)->size() == 0)
         return makeErrorF("node '{0}' computes an empty tensor {1}; empty "
                           "tensors are supported only as constants",
                           n->getName(), n->getType(i)->toString());
