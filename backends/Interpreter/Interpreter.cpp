@@ -1,7 +1,7 @@
 //===- Interpreter.cpp - The reference backend ----------------------------===//
 #include "Interpreter.h"
 
-#include "Kernels.h"
+#include "Generic.h"
 
 #include "ember/Base/Error.h"
 
@@ -12,6 +12,9 @@
 using namespace ember;
 using namespace ember::interp;
 
+/// True for the kinds the kind-generic kernels (Generic.h) handle.
+static bool isPlainKind(ElemKind kind) { return !isQuantizedKind(kind); }
+
 bool interp::hasKernel(OpKind op, ElemKind kind) {
   switch (op) {
   case OpKind::Transpose:
@@ -19,24 +22,20 @@ bool interp::hasKernel(OpKind op, ElemKind kind) {
   case OpKind::Concat:
   case OpKind::ChannelShuffle:
     return true;
-  case OpKind::Add:
-  case OpKind::Sub:
-  case OpKind::Mul:
-  case OpKind::Div:
-  case OpKind::Max:
-  case OpKind::Min:
-    return kind == ElemKind::Float32 || kind == ElemKind::Int64 ||
-           kind == ElemKind::Int32;
-  case OpKind::Splat:
-    return kind == ElemKind::Float32 || kind == ElemKind::Int64 ||
-           kind == ElemKind::Int32 || kind == ElemKind::Bool;
   case OpKind::Gemm:
   case OpKind::BatchNorm:
   case OpKind::Reshape:
   case OpKind::Save:
     return false; // lowered, or not an instruction
-  default:
+  case OpKind::MatMul:
+  case OpKind::Conv:
+  case OpKind::MaxPool:
+  case OpKind::AvgPool:
+  case OpKind::Softmax:
     return kind == ElemKind::Float32;
+  default:
+    // Elementwise, Splat and every op of Math/Reduce/Indexing/Window.cpp.
+    return isPlainKind(kind) && kind != ElemKind::BFloat16;
   }
 }
 
@@ -49,7 +48,8 @@ bool InterpreterBackend::isOpSupported(const Node &n) const {
 void interp::executeOp(const Instruction &I, const ExecContext &ctx) {
   if (executeElementwise(I, ctx) || executeLinear(I, ctx) ||
       executeDataMovement(I, ctx) || executeShuffle(I, ctx) ||
-      executeReduce(I, ctx))
+      executeMath(I, ctx) || executeReduce(I, ctx) || executeIndexing(I, ctx) ||
+      executeWindow(I, ctx))
     return;
   LOG(FATAL) << "Interpreter: no kernel for " << I.getKindName().str() << " "
              << I.getName().str();

@@ -1,5 +1,6 @@
 //===- Tensor.cpp - Owning tensors ----------------------------------------===//
 #include "ember/Base/Tensor.h"
+#include "ember/Base/ElemAccess.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -34,25 +35,7 @@ bool Tensor::isBitwiseEqual(const Tensor &other) const {
 }
 
 double Tensor::elementAsDouble(dim_t i) const {
-  const char *p = data() + i * elemSize(getElemKind());
-  switch (getElemKind()) {
-  case ElemKind::Float32:
-    return *reinterpret_cast<const float *>(p);
-  case ElemKind::Int32:
-  case ElemKind::Int32Q:
-    return *reinterpret_cast<const int32_t *>(p);
-  case ElemKind::Int64:
-    return double(*reinterpret_cast<const int64_t *>(p));
-  case ElemKind::Int8Q:
-    return *reinterpret_cast<const int8_t *>(p);
-  case ElemKind::UInt8Q:
-  case ElemKind::Bool:
-    return *reinterpret_cast<const uint8_t *>(p);
-  case ElemKind::Float16:
-  case ElemKind::BFloat16:
-    break;
-  }
-  llvm_unreachable("elementAsDouble: unsupported element kind");
+  return loadElement(data(), getElemKind(), i);
 }
 
 bool Tensor::isClose(const Tensor &ref, float atol, float rtol) const {

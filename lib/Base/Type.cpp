@@ -17,8 +17,17 @@ size_t ember::elemSize(ElemKind kind) {
   case ElemKind::Int8Q:
   case ElemKind::UInt8Q:
   case ElemKind::Bool:
+  case ElemKind::Int8:
+  case ElemKind::UInt8:
     return 1;
+  case ElemKind::Int16:
+  case ElemKind::UInt16:
+    return 2;
+  case ElemKind::UInt32:
+    return 4;
   case ElemKind::Int64:
+  case ElemKind::UInt64:
+  case ElemKind::Float64:
     return 8;
   }
   return 0;
@@ -44,6 +53,20 @@ llvm::StringRef ember::elemKindName(ElemKind kind) {
     return "i64";
   case ElemKind::Bool:
     return "bool";
+  case ElemKind::Int8:
+    return "i8";
+  case ElemKind::UInt8:
+    return "u8";
+  case ElemKind::Int16:
+    return "i16";
+  case ElemKind::UInt16:
+    return "u16";
+  case ElemKind::UInt32:
+    return "u32";
+  case ElemKind::UInt64:
+    return "u64";
+  case ElemKind::Float64:
+    return "double";
   }
   return "?";
 }
@@ -59,12 +82,35 @@ std::optional<ElemKind> ember::parseElemKind(llvm::StringRef name) {
       .Case("i32", ElemKind::Int32)
       .Case("i64", ElemKind::Int64)
       .Case("bool", ElemKind::Bool)
+      .Case("i8", ElemKind::Int8)
+      .Case("u8", ElemKind::UInt8)
+      .Case("i16", ElemKind::Int16)
+      .Case("u16", ElemKind::UInt16)
+      .Case("u32", ElemKind::UInt32)
+      .Case("u64", ElemKind::UInt64)
+      .Case("double", ElemKind::Float64)
       .Default(std::nullopt);
 }
 
 bool ember::isFloatKind(ElemKind kind) {
   return kind == ElemKind::Float32 || kind == ElemKind::Float16 ||
-         kind == ElemKind::BFloat16;
+         kind == ElemKind::BFloat16 || kind == ElemKind::Float64;
+}
+
+bool ember::isIntegerKind(ElemKind kind) {
+  switch (kind) {
+  case ElemKind::Int32:
+  case ElemKind::Int64:
+  case ElemKind::Int8:
+  case ElemKind::UInt8:
+  case ElemKind::Int16:
+  case ElemKind::UInt16:
+  case ElemKind::UInt32:
+  case ElemKind::UInt64:
+    return true;
+  default:
+    return false;
+  }
 }
 
 bool ember::isQuantizedKind(ElemKind kind) {

@@ -107,10 +107,140 @@ op("ChannelShuffle", ["Input"], [("Group", "int")], infer="ChannelShuffle",
    doc="Splits axis 1 into Group x (C/Group) and transposes the two: out "
        "channel j*Group+i is input channel i*(C/Group)+j.")
 
-# Minimal reductions for lowering Softmax and global pooling (issue 4). The
-# ONNX reductions arrive with another issue; these follow ONNX semantics
-# (Axes sorted, non-negative; KeepDims 0/1) so that they can merge with it.
-for n in ["ReduceSum", "ReduceMax"]:
+
+# --- Issue 3: ONNX import at full breadth ----------------------------------
+# Unless a doc says otherwise these ops follow the ONNX operator of the same
+# name on static shapes, with the importer doing every broadcast, axis
+# normalization and constant-input decoding, so attributes here are always
+# explicit and non-negative. Kernels may compute in double.
+
+for n in ["Erf", "Floor", "Ceil", "Round", "Reciprocal", "Sin", "Cos", "Tan",
+          "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh",
+          "Softplus", "Softsign"]:
+    op(n, ["Input"], rules=[("float", "Input")],
+       doc="Elementwise %s (Round: halves to even; Softplus: log(1+e^x); "
+           "Softsign: x/(1+|x|))." % n)
+
+op("Sign", ["Input"], doc="Elementwise sign (-1, 0, 1) of any numeric kind.")
+
+op("Mod", ["LHS", "RHS"], [("Fmod", "int")],
+   rules=[("sameType", "LHS", "RHS")],
+   doc="Remainder. Fmod=0: sign of the divisor (integers only); Fmod=1: "
+       "sign of the dividend (C fmod).")
+
+op("BitShift", ["LHS", "RHS"], [("Left", "int")],
+   rules=[("sameType", "LHS", "RHS")],
+   doc="Shifts unsigned integers left (Left=1) or right by RHS bits; "
+       "shifts of the bit width or more give 0.")
+
+for n in ["Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual"]:
+    op(n, ["LHS", "RHS"], infer="Compare", rules=[("sameType", "LHS", "RHS")],
+       doc="Elementwise comparison; the result is Bool of the operand shape.")
+
+for n in ["And", "Or", "Xor"]:
+    op(n, ["LHS", "RHS"], infer="Logical", rules=[("sameType", "LHS", "RHS")],
+       doc="Elementwise logical %s of two Bool tensors." % n.lower())
+
+op("Not", ["Input"], infer="Logical", doc="Elementwise logical not (Bool).")
+
+op("IsNaN", ["Input"], infer="Classify", rules=[("float", "Input")],
+   doc="Bool: the element is NaN.")
+
+op("IsInf", ["Input"], [("DetectPositive", "int"), ("DetectNegative", "int")],
+   infer="Classify", rules=[("float", "Input")],
+   doc="Bool: the element is +inf (if DetectPositive) or -inf (if "
+       "DetectNegative).")
+
+op("Where", ["Cond", "LHS", "RHS"], infer="Where",
+   rules=[("sameType", "LHS", "RHS")],
+   doc="Cond ? LHS : RHS elementwise; Cond is Bool of the same shape.")
+
+op("Cast", ["Input"], [("ElemTy", "elemkind")], infer="Cast",
+   doc="Converts every element to ElemTy (float to int truncates toward "
+       "zero; to Bool is x != 0).")
+
+# Reductions over a sorted, duplicate-free axis list. KeepDims=0 drops the
+# reduced axes. An empty Axes list is the identity.
+for n in ["ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceMean"]:
     op(n, ["Input"], [("Axes", "ints"), ("KeepDims", "int")], infer="Reduce",
-       rules=[("float", "Input")],
-       doc="%s over Axes; reduced dims are kept as 1 when KeepDims." % n)
+       doc="%s over Axes." % n[6:])
+
+op("ArgMax", ["Input"],
+   [("Axis", "int"), ("KeepDims", "int"), ("SelectLastIndex", "int")],
+   infer="ArgReduce",
+   doc="Int64 index of the largest element along Axis (first one, or the "
+       "last one if SelectLastIndex).")
+op("ArgMin", ["Input"],
+   [("Axis", "int"), ("KeepDims", "int"), ("SelectLastIndex", "int")],
+   infer="ArgReduce", doc="Like ArgMax, for the smallest element.")
+
+op("Gather", ["Data", "Indices"], [("Axis", "int")], infer="Gather",
+   doc="Result dims: Data[:Axis] + Indices + Data[Axis+1:]. Indices are "
+       "int32/int64; negative ones count from the end; out of range gives 0.")
+
+op("GatherElements", ["Data", "Indices"], [("Axis", "int")],
+   infer="GatherElements",
+   doc="Result[i] = Data[i with coordinate Axis replaced by Indices[i]]; "
+       "Indices has the rank of Data.")
+
+op("GatherND", ["Data", "Indices"], [("BatchDims", "int")], infer="GatherND",
+   doc="ONNX GatherND: the last dim of Indices indexes leading dims of Data "
+       "after BatchDims shared batch dims.")
+
+op("ScatterElements", ["Data", "Indices", "Updates"],
+   [("Axis", "int"), ("Reduction", "int")], infer="ScatterElements",
+   doc="Copy of Data with Updates written at GatherElements positions. "
+       "Reduction: 0 none, 1 add, 2 mul, 3 max, 4 min.")
+
+op("ScatterND", ["Data", "Indices", "Updates"], [("Reduction", "int")],
+   infer="ScatterND",
+   doc="Copy of Data with Updates written at GatherND positions (Reduction "
+       "as ScatterElements).")
+
+op("Slice", ["Input"], [("Starts", "ints"), ("Steps", "ints"), ("Dims", "ints")],
+   infer="Slice",
+   doc="Result[i] = Input[Starts + i * Steps] per dim; Dims is the result "
+       "shape; Steps may be negative.")
+
+op("Pad", ["Input"], [("Pads", "ints"), ("Mode", "int"), ("Value", "float")],
+   infer="Pad",
+   doc="Pads: all begins then all ends (non-negative). Mode: 0 constant "
+       "Value, 1 reflect, 2 edge.")
+
+op("Tile", ["Input"], [("Repeats", "ints")], infer="Tile",
+   doc="Repeats the input Repeats[i] times along dim i.")
+
+op("TopK", ["Input"], [("K", "int"), ("Axis", "int"), ("Largest", "int")],
+   infer="TopK", results=["Values", "Indices"],
+   doc="The K largest (Largest=1) or smallest elements along Axis, sorted, "
+       "ties broken by the lower index; Indices are Int64.")
+
+op("CumSum", ["Input"], [("Axis", "int"), ("Exclusive", "int"),
+                         ("Reverse", "int")],
+   doc="Running sum along Axis, optionally exclusive and/or reversed.")
+
+op("Resize", ["Input"],
+   [("Dims", "ints"), ("Scales", "floats"), ("Mode", "int"),
+    ("CoordMode", "int"), ("NearestMode", "int"), ("CubicCoeff", "float"),
+    ("ExcludeOutside", "int"), ("ExtrapolationValue", "float")],
+   infer="Resize", rules=[("float", "Input")],
+   doc="ONNX Resize to Dims with per-dim Scales. Mode: 0 nearest, 1 linear, "
+       "2 cubic. CoordMode: 0 half_pixel, 1 asymmetric, 2 pytorch_half_pixel, "
+       "3 align_corners, 4 tf_crop_and_resize (unsupported). NearestMode: 0 "
+       "round_prefer_floor, 1 round_prefer_ceil, 2 floor, 3 ceil.")
+
+op("PoolND", ["Input"],
+   [("Kernel", "ints"), ("Strides", "ints"), ("Pads", "ints"),
+    ("Dilations", "ints"), ("IsAvg", "int"), ("CountIncludePad", "int")],
+   infer="PoolND",
+   doc="Max (IsAvg=0, any kind) or average (float) pooling over every dim after N, C (any "
+       "number of spatial dims, dilations allowed). Pads: all begins then "
+       "all ends.")
+
+op("ConvTranspose", ["Input", "Filter", "Bias"],
+   [("Strides", "ints"), ("Pads", "ints"), ("Dilations", "ints"),
+    ("Group", "int"), ("Dims", "ints")],
+   infer="ConvTranspose", rules=[("float", "Input")],
+   doc="Transposed convolution over any number of spatial dims; Filter is "
+       "[C, M/Group, k...]; Pads: begins then ends; Dims is the result "
+       "shape (output_padding and output_shape resolved by the importer).")

@@ -7,6 +7,7 @@
 #include "ember/Graph/Verifier.h"
 
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 
 #include <google/protobuf/io/coded_stream.h>
 
@@ -34,12 +35,28 @@ const ImportRule *findRule(llvm::StringRef opType, int64_t opset) {
 }
 
 /// One error listing every node Ember cannot import, or success.
+/// \p g's nodes and, through If, its branches' nodes, in order.
+void collectNodes(const onnx::GraphProto &g,
+                  std::vector<const onnx::NodeProto *> &out) {
+  for (const auto &node : g.node()) {
+    out.push_back(&node);
+    if (node.op_type() == "If")
+      for (const auto &a : node.attribute())
+        if (a.type() == onnx::AttributeProto::GRAPH)
+          collectNodes(a.g(), out);
+  }
+}
+
 llvm::Error checkAllSupported(const onnx::GraphProto &g, int64_t opset) {
   std::vector<std::string> missing;
   std::set<std::string> types;
-  for (const auto &node : g.node()) {
+  std::vector<const onnx::NodeProto *> nodes;
+  collectNodes(g, nodes);
+  for (const onnx::NodeProto *np : nodes) {
+    const onnx::NodeProto &node = *np;
     bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
-    if (defaultDomain && findRule(node.op_type(), opset))
+    if (defaultDomain &&
+        (node.op_type() == "If" || findRule(node.op_type(), opset)))
       continue;
     std::string what = node.op_type();
     if (!defaultDomain)
@@ -61,7 +78,8 @@ llvm::Error checkAllSupported(const onnx::GraphProto &g, int64_t opset) {
   return makeError(msg);
 }
 
-/// The tensor type of a graph input or output, with symbols resolved.
+/// The tensor type of a graph input, with symbols resolved or replaced by
+/// a -model-input type.
 llvm::Expected<Type> valueType(const onnx::ValueInfoProto &vi,
                                const ImportOptions &opts) {
   std::string what = "graph value '" + vi.name() + "'";
@@ -70,8 +88,27 @@ llvm::Expected<Type> valueType(const onnx::ValueInfoProto &vi,
   const auto &tt = vi.type().tensor_type();
   EMBER_ASSIGN_OR_RETURN(ElemKind kind,
                          elemKindFromONNX(tt.elem_type(), what));
+  auto given = opts.inputTypes.find(vi.name());
+  if (given != opts.inputTypes.end()) {
+    const Type &t = given->second;
+    if (t.getElemKind() != kind ||
+        (tt.has_shape() && int(t.rank()) != tt.shape().dim_size()))
+      return makeErrorF("{0} is declared {1} of rank {2}; -model-input gives "
+                        "{3}",
+                        what, elemKindName(kind), tt.shape().dim_size(),
+                        t.toString());
+    for (int i = 0; tt.has_shape() && i < tt.shape().dim_size(); ++i)
+      if (tt.shape().dim(i).has_dim_value() &&
+          tt.shape().dim(i).dim_value() != t.dims()[i])
+        return makeErrorF("{0}: dim {1} is fixed to {2}; -model-input gives "
+                          "{3}",
+                          what, i, tt.shape().dim(i).dim_value(), t.toString());
+    return makeCheckedType(kind, t.dims(), what);
+  }
   if (!tt.has_shape())
-    return makeErrorF("{0} has no shape", what);
+    return makeErrorF("{0} has no shape; give one with "
+                      "-model-input={1},TYPE,[D0,...]",
+                      what, vi.name());
   std::vector<int64_t> dims;
   for (const auto &d : tt.shape().dim()) {
     if (d.has_dim_value()) {
@@ -85,14 +122,130 @@ llvm::Expected<Type> valueType(const onnx::ValueInfoProto &vi,
       continue;
     }
     return makeErrorF("{0} has symbolic dimension '{1}'; give it a value "
-                      "with -onnx-define-symbol={1},VALUE",
-                      what, d.dim_param());
+                      "with -onnx-define-symbol={1},VALUE or the whole type "
+                      "with -model-input={2},TYPE,[D0,...]",
+                      what, d.dim_param(), vi.name());
   }
   return makeCheckedType(kind, dims, what);
 }
 
-llvm::Expected<Function *> importModel(const onnx::ModelProto &model,
-                                       Module &M, const ImportOptions &opts) {
+/// Empty tensors (only ever constants) may feed parameter inputs (axes,
+/// shapes, roi, ...) and the shape ops; as data of any other op they are a
+/// clean error rather than a node with an empty type.
+llvm::Error checkEmptyInputs(ImportContext &ctx, const onnx::NodeProto &node) {
+  static const std::set<std::string> kShapeOps = {"Shape", "Size", "Concat",
+                                                  "Identity"};
+  if (kShapeOps.count(node.op_type()) || node.input_size() == 0 ||
+      node.input(0).empty() || !ctx.isBound(node.input(0)))
+    return llvm::Error::success();
+  NodeValue v = llvm::cantFail(ctx.get(node.input(0)));
+  if (v.getType()->size() != 0)
+    return llvm::Error::success();
+  return ImportContext::nodeError(node, "input '" + node.input(0) +
+                                            "' is empty " +
+                                            v.getType()->toString() +
+                                            "; empty tensors are supported "
+                                            "only in shape arithmetic");
+}
+
+/// The largest result the importer folds into a Constant.
+constexpr int64_t kMaxFoldElements = int64_t(1) << 24;
+
+/// Replaces the outputs of \p node by Constants when all its inputs are
+/// constant (shape arithmetic), using the caller's evaluator.
+void foldNode(ImportContext &ctx, const onnx::NodeProto &node,
+              const ImportOptions &opts) {
+  if (!opts.evaluator || node.input_size() == 0)
+    return;
+  for (const std::string &in : node.input()) {
+    if (in.empty())
+      continue;
+    auto v = ctx.get(in);
+    if (!v) {
+      llvm::consumeError(v.takeError());
+      return;
+    }
+    if (!llvm::isa<Constant>(v->getNode()))
+      return;
+  }
+  for (const std::string &out : node.output()) {
+    if (out.empty() || !ctx.isBound(out))
+      continue;
+    NodeValue v = llvm::cantFail(ctx.get(out));
+    // Shape arithmetic is small; leave big constant computations (and
+    // absurd declared sizes, reported later) to the compiled graph.
+    if (llvm::isa<Constant>(v.getNode()) ||
+        v.getType()->size() > kMaxFoldElements)
+      continue;
+    auto t = opts.evaluator(v);
+    if (!t) { // Leave it to the compiled graph.
+      llvm::consumeError(t.takeError());
+      continue;
+    }
+    ctx.bind(out, ctx.module().createConstant(out, std::move(*t)));
+  }
+}
+
+llvm::Error importNodes(ImportContext &ctx, const onnx::GraphProto &g,
+                        const ImportOptions &opts);
+
+/// If with a condition known at compile time: the taken branch's nodes are
+/// imported in place and its outputs become the If's outputs.
+llvm::Error importIf(ImportContext &ctx, const onnx::NodeProto &node,
+                     const ImportOptions &opts) {
+  auto cond = ctx.constantInput(node, 0);
+  if (!cond)
+    return ImportContext::nodeError(
+        node, "the condition must be known at compile time: " +
+                  errorToString(cond.takeError()));
+  bool taken = (*cond)->size() == 1 && (*cond)->elementAsDouble(0) != 0;
+  AttrReader attrs(node);
+  const onnx::AttributeProto *branch =
+      attrs.find(taken ? "then_branch" : "else_branch");
+  if (!branch || branch->type() != onnx::AttributeProto::GRAPH)
+    return ImportContext::nodeError(node, "missing branch graph");
+  const onnx::GraphProto &g = branch->g();
+  for (const auto &init : g.initializer()) {
+    EMBER_ASSIGN_OR_RETURN(Tensor t, tensorFromProto(init));
+    ctx.bind(init.name(),
+             ctx.module().createConstant(init.name(), std::move(t)));
+  }
+  EMBER_RETURN_IF_ERR(importNodes(ctx, g, opts));
+  if (g.output_size() != node.output_size())
+    return ImportContext::nodeError(
+        node, "the branch has " + llvm::Twine(g.output_size()) +
+                  " outputs, the node " + llvm::Twine(node.output_size()));
+  for (int i = 0; i < g.output_size(); ++i) {
+    EMBER_ASSIGN_OR_RETURN(NodeValue v, ctx.get(g.output(i).name()));
+    if (!node.output(i).empty())
+      ctx.bind(node.output(i), v);
+  }
+  return llvm::Error::success();
+}
+
+/// Imports \p g's nodes in order (the main graph or an If branch).
+llvm::Error importNodes(ImportContext &ctx, const onnx::GraphProto &g,
+                        const ImportOptions &opts) {
+  for (const auto &node : g.node()) {
+    for (const std::string &out : node.output())
+      if (!out.empty() && ctx.isBound(out))
+        return ImportContext::nodeError(node, "output '" + out +
+                                                  "' is already defined");
+    if (node.op_type() == "If") {
+      EMBER_RETURN_IF_ERR(importIf(ctx, node, opts));
+      continue;
+    }
+    const ImportRule *rule = findRule(node.op_type(), ctx.opset());
+    EMBER_RETURN_IF_ERR(checkEmptyInputs(ctx, node));
+    EMBER_RETURN_IF_ERR(rule->fn(ctx, node));
+    foldNode(ctx, node, opts);
+  }
+  return llvm::Error::success();
+}
+
+llvm::Expected<Function *> importModel(const onnx::ModelProto &model, Module &M,
+                                       const ImportOptions &opts,
+                                       llvm::StringRef baseDir) {
   EMBER_ASSIGN_OR_RETURN(int64_t opset, defaultOpset(model));
   const onnx::GraphProto &g = model.graph();
   EMBER_RETURN_IF_ERR(checkAllSupported(g, opset));
@@ -103,7 +256,7 @@ llvm::Expected<Function *> importModel(const onnx::ModelProto &model,
   for (const auto &init : g.initializer()) {
     if (initNames.count(init.name()))
       return makeErrorF("initializer '{0}' is defined twice", init.name());
-    auto t = tensorFromProto(init);
+    auto t = tensorFromProto(init, baseDir);
     if (!t)
       return t.takeError();
     initNames.insert(init.name());
@@ -114,17 +267,19 @@ llvm::Expected<Function *> importModel(const onnx::ModelProto &model,
       continue; // An initializer listed as input (older exporters).
     if (ctx.isBound(in.name()))
       return makeErrorF("graph input '{0}' is declared twice", in.name());
+    auto frozen = opts.frozenInputs.find(in.name());
+    if (frozen != opts.frozenInputs.end()) {
+      ctx.bind(in.name(), M.createConstant(in.name(), frozen->second->clone()));
+      continue;
+    }
     EMBER_ASSIGN_OR_RETURN(Type ty, valueType(in, opts));
+    if (ty.size() == 0)
+      return makeErrorF("graph value '{0}' is empty ({1}); empty tensors are "
+                        "not supported",
+                        in.name(), ty.toString());
     ctx.bind(in.name(), M.createPlaceholder(in.name(), ty, false));
   }
-  for (const auto &node : g.node()) {
-    for (const std::string &out : node.output())
-      if (!out.empty() && ctx.isBound(out))
-        return ImportContext::nodeError(node, "output '" + out +
-                                                  "' is already defined");
-    const ImportRule *rule = findRule(node.op_type(), opset);
-    EMBER_RETURN_IF_ERR(rule->fn(ctx, node));
-  }
+  EMBER_RETURN_IF_ERR(importNodes(ctx, g, opts));
   if (g.output_size() == 0)
     return makeError("the graph has no outputs");
   std::set<std::string> outNames;
@@ -150,6 +305,16 @@ llvm::Expected<Function *> importModel(const onnx::ModelProto &model,
     Placeholder *p = M.createPlaceholder(out.name(), *v->getType(), true);
     F->createSave("save." + out.name(), *v, p);
   }
+  for (const auto &n : F->getNodes())
+    for (unsigned i = 0; i < n->getNumResults(); ++i)
+      if (n->getType(i)->size() > kMaxTensorElements)
+        return makeErrorF("node '{0}' computes {1}, more than {2} elements",
+                          n->getName(), n->getType(i)->toString(),
+                          kMaxTensorElements);
+      else if (n->getType(i)->size() == 0)
+        return makeErrorF("node '{0}' computes an empty tensor {1}; empty "
+                          "tensors are supported only as constants",
+                          n->getName(), n->getType(i)->toString());
   if (llvm::Error err = verifyFunction(*F))
     return makeErrorF("internal error: imported graph is invalid: {0}",
                       errorToString(std::move(err)));
@@ -158,10 +323,11 @@ llvm::Expected<Function *> importModel(const onnx::ModelProto &model,
 
 } // namespace
 
-llvm::Expected<Function *> ember::importONNXBuffer(llvm::StringRef bytes,
-                                                   llvm::StringRef name,
-                                                   Module &M,
-                                                   const ImportOptions &opts) {
+/// Parses and imports; \p baseDir locates external data ("" for none).
+static llvm::Expected<Function *> importBytes(llvm::StringRef bytes,
+                                              llvm::StringRef name, Module &M,
+                                              const ImportOptions &opts,
+                                              llvm::StringRef baseDir) {
   onnx::ModelProto model;
   if (bytes.size() > size_t(INT32_MAX))
     return makeErrorF("{0}: models over 2 GiB must use external data", name);
@@ -173,10 +339,17 @@ llvm::Expected<Function *> ember::importONNXBuffer(llvm::StringRef bytes,
                       name);
   if (!model.has_graph())
     return makeErrorF("{0}: the model has no graph", name);
-  auto F = importModel(model, M, opts);
+  auto F = importModel(model, M, opts, baseDir);
   if (!F)
     return makeErrorF("{0}: {1}", name, errorToString(F.takeError()));
   return F;
+}
+
+llvm::Expected<Function *> ember::importONNXBuffer(llvm::StringRef bytes,
+                                                   llvm::StringRef name,
+                                                   Module &M,
+                                                   const ImportOptions &opts) {
+  return importBytes(bytes, name, M, opts, "");
 }
 
 llvm::Expected<Function *> ember::importONNXFile(llvm::StringRef path,
@@ -187,5 +360,9 @@ llvm::Expected<Function *> ember::importONNXFile(llvm::StringRef path,
   if (!buf)
     return makeErrorF("cannot read model '{0}': {1}", path,
                       buf.getError().message());
-  return importONNXBuffer((*buf)->getBuffer(), path, M, opts);
+  llvm::SmallString<256> dir(path);
+  llvm::sys::path::remove_filename(dir);
+  if (dir.empty())
+    dir = ".";
+  return importBytes((*buf)->getBuffer(), path, M, opts, dir);
 }

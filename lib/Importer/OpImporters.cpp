@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ImportContext.h"
+#include "ImportHelpers.h"
 #include "ProtoTensor.h"
 
 #include <numeric>
@@ -478,8 +479,8 @@ const ImportRule kRules[] = {
     {"MaxPool", 1, 17, importPool<true>},
     {"AveragePool", 7, 17, importPool<false>},
     {"GlobalAveragePool", 1, 17, importGlobalAveragePool},
-    {"BatchNormalization", 7, 17, importBatchNorm},
-    {"Gemm", 7, 17, importGemm},
+    {"BatchNormalization", 6, 17, importBatchNorm},
+    {"Gemm", 6, 17, importGemm},
     {"MatMul", 1, 17, importMatMul},
     {"Flatten", 1, 17, importFlatten},
     {"Reshape", 1, 17, importReshape},
@@ -493,4 +494,19 @@ const ImportRule kRules[] = {
 
 } // namespace
 
-llvm::ArrayRef<ImportRule> ember::getImportRules() { return kRules; }
+llvm::ArrayRef<ImportRule> ember::getImportRules() {
+  // The breadth tables (issue 3) come first, so their entries take
+  // precedence over the older ones above for the same op type.
+  static const std::vector<ImportRule> all = [] {
+    std::vector<ImportRule> v;
+    for (auto rules :
+         {onnximport::getMathImportRules(), onnximport::getTensorImportRules(),
+          onnximport::getReduceImportRules(), onnximport::getNNImportRules(),
+          onnximport::getQuantImportRules(), onnximport::getSignalImportRules(),
+          onnximport::getLpImportRules(), onnximport::getRNNImportRules(),
+          llvm::ArrayRef<ImportRule>(kRules)})
+      v.insert(v.end(), rules.begin(), rules.end());
+    return v;
+  }();
+  return all;
+}

@@ -1,6 +1,7 @@
 //===- ProtoTensor.cpp - ONNX TensorProto <-> Tensor ----------------------===//
 #include "ProtoTensor.h"
 
+#include "ember/Base/ElemAccess.h"
 #include "ember/Base/Error.h"
 
 #include <cstring>
@@ -18,6 +19,22 @@ llvm::Expected<ElemKind> ember::elemKindFromONNX(int32_t dataType,
     return ElemKind::Int32;
   case onnx::TensorProto::BOOL:
     return ElemKind::Bool;
+  case onnx::TensorProto::FLOAT16:
+    return ElemKind::Float16;
+  case onnx::TensorProto::DOUBLE:
+    return ElemKind::Float64;
+  case onnx::TensorProto::INT8:
+    return ElemKind::Int8;
+  case onnx::TensorProto::UINT8:
+    return ElemKind::UInt8;
+  case onnx::TensorProto::INT16:
+    return ElemKind::Int16;
+  case onnx::TensorProto::UINT16:
+    return ElemKind::UInt16;
+  case onnx::TensorProto::UINT32:
+    return ElemKind::UInt32;
+  case onnx::TensorProto::UINT64:
+    return ElemKind::UInt64;
   default:
     break;
   }
@@ -48,6 +65,20 @@ int32_t ember::elemKindToONNX(ElemKind kind) {
     return onnx::TensorProto::UINT8;
   case ElemKind::Int32Q:
     return onnx::TensorProto::INT32;
+  case ElemKind::Int8:
+    return onnx::TensorProto::INT8;
+  case ElemKind::UInt8:
+    return onnx::TensorProto::UINT8;
+  case ElemKind::Int16:
+    return onnx::TensorProto::INT16;
+  case ElemKind::UInt16:
+    return onnx::TensorProto::UINT16;
+  case ElemKind::UInt32:
+    return onnx::TensorProto::UINT32;
+  case ElemKind::UInt64:
+    return onnx::TensorProto::UINT64;
+  case ElemKind::Float64:
+    return onnx::TensorProto::DOUBLE;
   }
   return onnx::TensorProto::UNDEFINED;
 }
@@ -60,10 +91,10 @@ llvm::Expected<Type> ember::makeCheckedType(ElemKind kind,
                       dims.size(), kMaxRank);
   int64_t count = 1;
   for (int64_t d : dims) {
-    if (d <= 0)
-      return makeErrorF("{0}: dimension {1} in {2} is not positive", what, d,
+    if (d < 0)
+      return makeErrorF("{0}: dimension {1} in {2} is negative", what, d,
                         dimsToString(dims));
-    if (count > kMaxTensorElements / d)
+    if (d > 0 && count > kMaxTensorElements / d)
       return makeErrorF("{0}: shape {1} has more than {2} elements", what,
                         dimsToString(dims), kMaxTensorElements);
     count *= d;
@@ -71,23 +102,58 @@ llvm::Expected<Type> ember::makeCheckedType(ElemKind kind,
   return Type(kind, dims);
 }
 
-template <typename T, typename Field>
-static void copyField(Tensor &t, const Field &field) {
-  T *out = reinterpret_cast<T *>(t.data());
-  for (int i = 0; i < field.size(); ++i)
-    out[i] = T(field.Get(i));
+/// The number of typed (non-raw) values \p p holds for \p kind.
+static int64_t typedCount(const onnx::TensorProto &p, ElemKind kind) {
+  switch (kind) {
+  case ElemKind::Float32:
+    return p.float_data_size();
+  case ElemKind::Float64:
+    return p.double_data_size();
+  case ElemKind::Int64:
+    return p.int64_data_size();
+  case ElemKind::UInt32:
+  case ElemKind::UInt64:
+    return p.uint64_data_size();
+  default: // int32, bool, float16 bits and the small integer kinds
+    return p.int32_data_size();
+  }
 }
 
-llvm::Expected<Tensor> ember::tensorFromProto(const onnx::TensorProto &p) {
+/// Element \p i of the typed field that holds \p kind, as a double.
+static double typedValue(const onnx::TensorProto &p, ElemKind kind, int i) {
+  switch (kind) {
+  case ElemKind::Float32:
+    return p.float_data(i);
+  case ElemKind::Float64:
+    return p.double_data(i);
+  case ElemKind::Int64:
+    return double(p.int64_data(i));
+  case ElemKind::UInt32:
+  case ElemKind::UInt64:
+    return double(p.uint64_data(i));
+  case ElemKind::Float16:
+    return halfToFloat(uint16_t(p.int32_data(i)));
+  default:
+    return p.int32_data(i);
+  }
+}
+
+llvm::Expected<Tensor> ember::tensorFromProto(const onnx::TensorProto &p,
+                                              llvm::StringRef baseDir) {
   std::string what = "tensor '" + p.name() + "'";
-  if (p.data_location() == onnx::TensorProto::EXTERNAL)
-    return makeErrorF("{0}: external data is not supported yet", what);
   if (p.has_segment())
     return makeErrorF("{0}: segmented tensors are not supported", what);
   EMBER_ASSIGN_OR_RETURN(ElemKind kind, elemKindFromONNX(p.data_type(), what));
   std::vector<int64_t> dims(p.dims().begin(), p.dims().end());
   EMBER_ASSIGN_OR_RETURN(Type ty, makeCheckedType(kind, dims, what));
   size_t expected = ty.sizeInBytes();
+  if (p.data_location() == onnx::TensorProto::EXTERNAL) {
+    if (baseDir.empty())
+      return makeErrorF("{0}: external data needs the model's directory", what);
+    Tensor t(ty);
+    EMBER_RETURN_IF_ERR(readExternalData(p, baseDir, t.data(), expected));
+    return t;
+  }
   if (p.has_raw_data()) {
     if (p.raw_data().size() != expected)
       return makeErrorF("{0}: raw_data has {1} bytes, shape {2} needs {3}",
@@ -97,41 +163,28 @@ llvm::Expected<Tensor> ember::tensorFromProto(const onnx::TensorProto &p) {
     std::memcpy(t.data(), p.raw_data().data(), expected);
     return t;
   }
-  int64_t n = ty.size(), have = 0;
-  switch (kind) {
-  case ElemKind::Float32:
-    have = p.float_data_size();
-    break;
-  case ElemKind::Int64:
-    have = p.int64_data_size();
-    break;
-  case ElemKind::Int32:
-  case ElemKind::Bool:
-    have = p.int32_data_size();
-    break;
-  default:
-    break;
-  }
+  int64_t n = ty.size(), have = typedCount(p, kind);
   if (have != n)
     return makeErrorF("{0}: has {1} values, shape {2} needs {3}", what, have,
                       dimsToString(dims), n);
   Tensor t(ty);
-  switch (kind) {
-  case ElemKind::Float32:
-    copyField<float>(t, p.float_data());
-    break;
-  case ElemKind::Int64:
-    copyField<int64_t>(t, p.int64_data());
-    break;
-  case ElemKind::Int32:
-    copyField<int32_t>(t, p.int32_data());
-    break;
-  case ElemKind::Bool:
-    copyField<uint8_t>(t, p.int32_data());
-    break;
-  default:
-    break;
+  if (kind == ElemKind::Int64) { // exact beyond 2^53
+    std::copy(p.int64_data().begin(), p.int64_data().end(),
+              t.getHandle<int64_t>().begin());
+    return t;
   }
+  if (kind == ElemKind::UInt64) {
+    std::copy(p.uint64_data().begin(), p.uint64_data().end(),
+              reinterpret_cast<uint64_t *>(t.data()));
+    return t;
+  }
+  if (kind == ElemKind::Float16) { // keep the bits
+    for (int64_t i = 0; i < n; ++i)
+      reinterpret_cast<uint16_t *>(t.data())[i] = uint16_t(p.int32_data(i));
+    return t;
+  }
+  for (int64_t i = 0; i < n; ++i)
+    storeElement(t.data(), kind, i, typedValue(p, kind, int(i)));
   return t;
 }
 

@@ -21,12 +21,24 @@ llvm::Expected<ElemKind> elemKindFromONNX(int32_t dataType,
 int32_t elemKindToONNX(ElemKind kind);
 
 /// Checks dims (non-negative, product within limits) and builds a Type.
+/// Empty (zero-size) types are allowed here: constants may be empty, and
+/// the importer refuses empty graph inputs and op results itself.
 llvm::Expected<Type> makeCheckedType(ElemKind kind,
                                      llvm::ArrayRef<int64_t> dims,
                                      llvm::StringRef what);
 
 /// Converts \p proto to a tensor, checking that its data matches its shape.
-llvm::Expected<Tensor> tensorFromProto(const onnx::TensorProto &proto);
+/// External data is read relative to \p baseDir (the model's directory);
+/// without one, external tensors are an error.
+llvm::Expected<Tensor> tensorFromProto(const onnx::TensorProto &proto,
+                                       llvm::StringRef baseDir = "");
+
+/// Reads the external payload of \p proto (location, offset, length keys)
+/// from a file inside \p baseDir into \p dst, which holds \p bytes. A
+/// location that is absolute or escapes \p baseDir (also through symbolic
+/// links), a missing file, or one too short is an error.
+llvm::Error readExternalData(const onnx::TensorProto &proto,
+                             llvm::StringRef baseDir, char *dst, size_t bytes);
 
 /// Fills \p proto from \p t (raw_data).
 void tensorToProto(const Tensor &t, llvm::StringRef name,

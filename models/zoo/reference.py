@@ -6,7 +6,10 @@ Run with the project venv (it has onnxruntime):
 
 For each DIR/NAME.onnx with DIR/NAME.input.pb it writes DIR/NAME.output.pb
 (an ONNX TensorProto). Without names, every model in DIR is processed.
-onnxruntime runs single-threaded with all graph optimizations.
+onnxruntime runs single-threaded with its graph optimizations disabled, so
+the reference is its plain kernels: onnxruntime 1.19's Pad+AveragePool
+fusion changes results when count_include_pad=0 (inception_v3's exported
+Pad + AveragePool pairs), fixed upstream in onnxruntime PR #23190.
 """
 import glob
 import os
@@ -24,6 +27,7 @@ def main():
     for name in names:
         so = ort.SessionOptions()
         so.intra_op_num_threads = 1
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
         sess = ort.InferenceSession(os.path.join(d, name + ".onnx"), so,
                                     providers=["CPUExecutionProvider"])
         x = onnx.numpy_helper.to_array(

@@ -22,9 +22,9 @@ y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])
 # Three unsupported ops of two types between supported ones.
 save("unsupported",
      [helper.make_node("Relu", ["x"], ["a"], name="relu"),
-      helper.make_node("HardSigmoid", ["a"], ["b"], name="hs1"),
+      helper.make_node("Det", ["a"], ["b"], name="det1"),
       helper.make_node("Mish", ["b"], ["c"], name="mish"),
-      helper.make_node("HardSigmoid", ["c"], ["y"], name="hs2")],
+      helper.make_node("Det", ["c"], ["y"], name="det2")],
      [x], [y])
 
 # Two inputs, one output: y = a + b.
@@ -35,3 +35,24 @@ save("add", [helper.make_node("Add", ["a", "b"], ["y"], name="add")],
 
 with open(os.path.join(out, "garbage.onnx"), "wb") as f:
     f.write(bytes(range(256)) * 4)
+
+# Issue 3: a Tile whose declared result is absurdly large (2 * 10^10
+# elements) must be a clean error, not an allocation failure.
+save("huge_tile",
+     [helper.make_node("Tile", ["c", "r"], ["t"], name="tile")],
+     [], [helper.make_tensor_value_info("t", TensorProto.FLOAT, None)],
+     [helper.make_tensor("c", TensorProto.FLOAT, [2, 2], [1, 2, 3, 4]),
+      helper.make_tensor("r", TensorProto.INT64, [2], [100000, 100000])])
+
+# Issue 3: shape arithmetic folded at import (x.view(x.size(0), -1)).
+shape_in = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])
+save("view_flatten",
+     [helper.make_node("Shape", ["x"], ["s"]),
+      helper.make_node("Gather", ["s", "zero"], ["n"], axis=0),
+      helper.make_node("Unsqueeze", ["n", "zero1"], ["n1"]),
+      helper.make_node("Concat", ["n1", "minus1"], ["shape"], axis=0),
+      helper.make_node("Reshape", ["x", "shape"], ["y"])],
+     [shape_in], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+     [helper.make_tensor("zero", TensorProto.INT64, [], [0]),
+      helper.make_tensor("zero1", TensorProto.INT64, [1], [0]),
+      helper.make_tensor("minus1", TensorProto.INT64, [1], [-1])])

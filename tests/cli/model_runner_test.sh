@@ -23,10 +23,16 @@ check() { # description, expected exit (0 or nonzero), pattern, command...
 }
 DIGITS=$SRC/models/digits
 
-check "unsupported ops are all listed" 1 "3 unsupported node\(s\) of 2 op type\(s\) \[HardSigmoid, Mish\]" \
+check "unsupported ops are all listed" 1 "3 unsupported node\(s\) of 2 op type\(s\) \[Det, Mish\]" \
   "$RUNNER" -model="$TMP/unsupported.onnx"
-check "unsupported listing names each node" 1 "HardSigmoid \(node 'hs2', opset 13\)" \
+check "unsupported listing names each node" 1 "Det \(node 'det2', opset 13\)" \
   "$RUNNER" -model="$TMP/unsupported.onnx"
+check "bad -model-input" 1 "^model-runner: error: -model-input expects NAME,TYPE" \
+  "$RUNNER" -model="$DIGITS/digits.onnx" -model-input=x,float
+check "absurd result size" 1 "^model-runner: error: .*more than 2147483648 elements" \
+  "$RUNNER" -model="$TMP/huge_tile.onnx"
+check "shape arithmetic folds at import" 0 "output .y. float<2 x 12>" \
+  "$RUNNER" -model="$TMP/view_flatten.onnx"
 check "garbage model" 1 "^model-runner: error: .*not a valid ONNX model" \
   "$RUNNER" -model="$TMP/garbage.onnx"
 check "missing model" 1 "^model-runner: error: cannot read model" \

@@ -78,7 +78,7 @@ TEST(Lowering, ReductionTypesAreChecked) {
 })",
                            M);
   ASSERT_FALSE(bool(bad));
-  EXPECT_NE(llvm::toString(bad.takeError()).find("must be increasing"),
+  EXPECT_NE(llvm::toString(bad.takeError()).find("must be sorted and distinct"),
             std::string::npos);
   Module M2;
   auto ok = parseFunction(R"(function f {

@@ -12,9 +12,13 @@ TEST(Base, ElemKindSizesAndNames) {
   EXPECT_EQ(elemSize(ElemKind::Int64), 8u);
   EXPECT_EQ(elemSize(ElemKind::Bool), 1u);
   for (ElemKind k : {ElemKind::Float32, ElemKind::Float16, ElemKind::Int8Q,
-                     ElemKind::Int64, ElemKind::Bool})
+                     ElemKind::Int64, ElemKind::Bool, ElemKind::Int8,
+                     ElemKind::UInt8, ElemKind::Int16, ElemKind::UInt16,
+                     ElemKind::UInt32, ElemKind::UInt64, ElemKind::Float64})
     EXPECT_EQ(parseElemKind(elemKindName(k)), k);
-  EXPECT_FALSE(parseElemKind("double").has_value());
+  EXPECT_EQ(elemSize(ElemKind::Float64), 8u);
+  EXPECT_EQ(elemSize(ElemKind::UInt16), 2u);
+  EXPECT_FALSE(parseElemKind("float128").has_value());
 }
 
 TEST(Base, TypeShapeAndStrides) {

@@ -1,14 +1,18 @@
 //===- ModelRunner.cpp - Compile an ONNX model and run it -----------------===//
 //
 // model-runner -model=F.onnx [-backend=B] [-input=NAME=FILE|FILE]...
+//              [-onnx-define-symbol=NAME,VALUE]...
+//              [-model-input=NAME,TYPE,[D0,...]]...
 //              [-iterations=N] [-output-dir=DIR] [-topk=K]
 //              [-dump-graph] [-dump-graph-dot=FILE] [-dump-ir]
 //              [-print-memory] [-compile-only] [-optimize-ir=false]
 //              [pass manager options: see tools/common/PassOptions.h]
 //
 //===----------------------------------------------------------------------===//
+#include "ImportFlags.h"
 #include "PassOptions.h"
 
+#include "ember/Backend/ConstantEval.h"
 #include "ember/Backend/Pipeline.h"
 #include "ember/IR/IRPrinter.h"
 #include "ember/Importer/ONNXImporter.h"
@@ -45,10 +49,14 @@ static cl::list<std::string>
     symbols("onnx-define-symbol",
             cl::desc("Value of a symbolic input dimension: NAME,VALUE"),
             cl::value_desc("NAME,VALUE"), cl::cat(category));
-static cl::opt<unsigned>
-    iterations("iterations",
-               cl::desc("Time N runs after one warm-up (0: run once)"),
-               cl::init(0), cl::cat(category));
+static cl::list<std::string>
+    modelInputs("model-input",
+                cl::desc("Type of a model input: NAME,TYPE,[D0,D1,...] (e.g. "
+                         "input,float,[1,3,224,224])"),
+                cl::value_desc("NAME,TYPE,[DIMS]"), cl::cat(category));
+static cl::opt<unsigned> iterations(
+    "iterations", cl::desc("Time N runs after one warm-up (0: run once)"),
+    cl::init(0), cl::cat(category));
 static cl::opt<std::string>
     outputDir("output-dir",
               cl::desc("Write each output as DIR/output_N.pb (TensorProto)"),
@@ -103,14 +111,11 @@ template <typename T> static T unwrap(llvm::Expected<T> v) {
 }
 
 static ImportOptions parseImportOptions() {
-  ImportOptions opts;
-  for (const std::string &s : symbols) {
-    auto [name, value] = llvm::StringRef(s).split(',');
-    int64_t v;
-    if (name.empty() || value.getAsInteger(10, v) || v <= 0)
-      fail("-onnx-define-symbol expects NAME,POSITIVE_INT, got '" + s + "'");
-    opts.symbols.push_back({name.str(), v});
-  }
+  std::vector<std::string> syms(symbols.begin(), symbols.end()),
+      ins(modelInputs.begin(), modelInputs.end());
+  ImportOptions opts = unwrap(tools::makeImportOptions(syms, ins));
+  // Fold constant subgraphs (shape arithmetic) at import.
+  opts.evaluator = makeConstantEvaluator();
   return opts;
 }
 

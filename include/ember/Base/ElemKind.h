@@ -25,6 +25,14 @@ enum class ElemKind : uint8_t {
   Int32,
   Int64,
   Bool,
+  // Plain integer and double kinds (issue 3: ONNX tensors of these types).
+  Int8,
+  UInt8,
+  Int16,
+  UInt16,
+  UInt32,
+  UInt64,
+  Float64,
 };
 
 /// The size of one element of \p kind in bytes.
@@ -35,6 +43,9 @@ llvm::StringRef elemKindName(ElemKind kind);
 
 /// Parses a name written by elemKindName().
 std::optional<ElemKind> parseElemKind(llvm::StringRef name);
+
+/// True for the plain (non-quantized) integer kinds, Bool excluded.
+bool isIntegerKind(ElemKind kind);
 
 /// True for floating-point kinds.
 bool isFloatKind(ElemKind kind);

@@ -4,6 +4,9 @@
 
 #include "ember/Graph/Graph.h"
 
+#include <functional>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,6 +16,17 @@ namespace ember {
 struct ImportOptions {
   /// Values for symbolic dims (dim_param), by symbol name.
   std::vector<std::pair<std::string, int64_t>> symbols;
+  /// Full types for graph inputs (-model-input), by input name; they replace
+  /// the declared type, which must have the same rank and element kind.
+  std::map<std::string, Type> inputTypes;
+  /// Graph inputs whose values are known at compile time: they become
+  /// Constants (used by the conformance runner for shape-like inputs).
+  std::map<std::string, std::shared_ptr<const Tensor>> frozenInputs;
+  /// Evaluates a value whose operands are all Constants (transitively). When
+  /// set, the importer folds every ONNX node whose inputs are all constant
+  /// into a Constant (shape arithmetic); see makeConstantEvaluator in
+  /// ember/Backend/ConstantEval.h. Shape and Size fold without it.
+  std::function<llvm::Expected<Tensor>(NodeValue)> evaluator;
 };
 
 /// Loads the ONNX model at \p path into \p M as a new Function named after

@@ -1,0 +1,220 @@
+//===- Window.cpp - N-d pooling, transposed convolution, Resize -----------===//
+#include "Generic.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace ember;
+using namespace ember::interp;
+
+using Coord = llvm::SmallVector<dim_t, kMaxRank>;
+
+static void poolND(const PoolNDInst &I, const ExecContext &ctx) {
+  Buf d(ctx, I.getDest()), x(ctx, I.getInput());
+  auto k = I.getKernel(), s = I.getStrides(), p = I.getPads(),
+       dil = I.getDilations();
+  bool avg = I.getIsAvg(), countPad = I.getCountIncludePad();
+  size_t n = k.size();
+  dim_t window = 1;
+  for (int64_t v : k)
+    window *= v;
+  Coord oc, xc(n + 2), kc;
+  for (dim_t i = 0, e = d.size(); i < e; ++i) {
+    unflatten(i, d.dims(), oc);
+    xc[0] = oc[0];
+    xc[1] = oc[1];
+    double acc = avg ? 0.0 : -INFINITY;
+    dim_t count = 0, padCount = 0;
+    for (dim_t w = 0; w < window; ++w) {
+      unflatten(w, k, kc);
+      bool inside = true, inPadded = true;
+      for (size_t j = 0; j < n; ++j) {
+        dim_t c = oc[2 + j] * s[j] + kc[j] * dil[j] - p[j];
+        xc[2 + j] = c;
+        inside &= c >= 0 && c < x.dims()[2 + j];
+        inPadded &= c < x.dims()[2 + j] + p[j + n];
+      }
+      padCount += inPadded;
+      if (!inside)
+        continue;
+      double v = x.ld(flatten(xc, x.dims()));
+      acc = avg ? acc + v : std::max(acc, v);
+      ++count;
+    }
+    d.st(i, avg ? acc / double(countPad ? padCount : std::max<dim_t>(count, 1))
+                : acc);
+  }
+}
+
+static void convTranspose(const ConvTransposeInst &I, const ExecContext &ctx) {
+  Buf d(ctx, I.getDest()), x(ctx, I.getInput()), w(ctx, I.getFilter()),
+      b(ctx, I.getBias());
+  auto s = I.getStrides(), p = I.getPads(), dil = I.getDilations();
+  size_t n = s.size();
+  dim_t group = I.getGroup(), C = x.dims()[1], mPerG = w.dims()[1];
+  dim_t cPerG = C / group;
+  std::vector<double> acc(d.size());
+  for (dim_t i = 0, e = d.size(); i < e; ++i) {
+    Coord c;
+    unflatten(i, d.dims(), c);
+    acc[i] = b.ld(c[1]);
+  }
+  llvm::ArrayRef<dim_t> kd = w.dims().drop_front(2);
+  dim_t kernel = 1;
+  for (dim_t v : kd)
+    kernel *= v;
+  Coord xc, kc, oc(n + 2);
+  // Scatter every input element through the filter.
+  for (dim_t i = 0, e = x.size(); i < e; ++i) {
+    unflatten(i, x.dims(), xc);
+    double xv = x.ld(i);
+    dim_t c = xc[1], g = c / cPerG;
+    for (dim_t m = 0; m < mPerG; ++m)
+      for (dim_t kk = 0; kk < kernel; ++kk) {
+        unflatten(kk, kd, kc);
+        bool inside = true;
+        for (size_t j = 0; j < n && inside; ++j) {
+          oc[2 + j] = xc[2 + j] * s[j] + kc[j] * dil[j] - p[j];
+          inside = oc[2 + j] >= 0 && oc[2 + j] < d.dims()[2 + j];
+        }
+        if (!inside)
+          continue;
+        oc[0] = xc[0];
+        oc[1] = g * mPerG + m;
+        double wv = w.ld((c * mPerG + m) * kernel + kk);
+        acc[flatten(oc, d.dims())] += xv * wv;
+      }
+  }
+  for (dim_t i = 0, e = d.size(); i < e; ++i)
+    d.st(i, acc[i]);
+}
+
+/// Input coordinate of output coordinate \p o along one dim.
+static double sourceCoord(dim_t o, dim_t in, dim_t out, double scale,
+                          int64_t mode) {
+  switch (mode) {
+  case 1: // asymmetric
+    return o / scale;
+  case 2: // pytorch_half_pixel
+    return out > 1 ? (o + 0.5) / scale - 0.5 : 0.0;
+  case 3: { // align_corners, over the unrounded resized length in * scale
+    double len = double(in) * scale;
+    return len == 1.0 ? 0.0 : double(o) * double(in - 1) / (len - 1.0);
+  }
+  default: // half_pixel
+    return (o + 0.5) / scale - 0.5;
+  }
+}
+
+static dim_t nearestIndex(double x, int64_t mode) {
+  switch (mode) {
+  case 1: // round_prefer_ceil
+    return dim_t(std::floor(x + 0.5));
+  case 2:
+    return dim_t(std::floor(x));
+  case 3:
+    return dim_t(std::ceil(x));
+  default: // round_prefer_floor
+    return dim_t(std::ceil(x - 0.5));
+  }
+}
+
+using Taps = std::vector<std::pair<dim_t, double>>;
+
+/// Source taps (index, weight) for one output coordinate along one dim.
+static Taps resizeTaps(const ResizeInst &I, double x, dim_t n) {
+  int64_t mode = I.getMode();
+  auto clampIdx = [n](dim_t i) {
+    return std::min(std::max<dim_t>(i, 0), n - 1);
+  };
+  if (mode == 0)
+    return {{clampIdx(nearestIndex(x, I.getNearestMode())), 1.0}};
+  dim_t i0 = dim_t(std::floor(x));
+  double r = x - double(i0);
+  Taps taps;
+  if (mode == 1) {
+    taps = {{i0, 1.0 - r}, {i0 + 1, r}};
+  } else {
+    double A = I.getCubicCoeff();
+    auto far = [A](double t) {
+      return ((A * t - 5 * A) * t + 8 * A) * t - 4 * A;
+    };
+    auto near = [A](double t) { return ((A + 2) * t - (A + 3)) * t * t + 1; };
+    taps = {{i0 - 1, far(r + 1)},
+            {i0, near(r)},
+            {i0 + 1, near(1 - r)},
+            {i0 + 2, far(2 - r)}};
+  }
+  if (I.getExcludeOutside()) {
+    double sum = 0;
+    for (auto &t : taps) {
+      if (t.first < 0 || t.first >= n)
+        t.second = 0;
+      sum += t.second;
+    }
+    for (auto &t : taps)
+      t.second /= sum;
+  }
+  for (auto &t : taps)
+    t.first = clampIdx(t.first);
+  return taps;
+}
+
+static void resize(const ResizeInst &I, const ExecContext &ctx) {
+  Buf d(ctx, I.getDest()), x(ctx, I.getInput());
+  auto scales = I.getScales();
+  size_t r = x.dims().size();
+  // Taps per dim per output coordinate.
+  std::vector<std::vector<Taps>> taps(r);
+  for (size_t j = 0; j < r; ++j)
+    for (dim_t o = 0; o < d.dims()[j]; ++o) {
+      dim_t in = x.dims()[j];
+      if (in == d.dims()[j] && scales[j] == 1.f) {
+        taps[j].push_back({{o, 1.0}});
+        continue;
+      }
+      double src = sourceCoord(o, in, d.dims()[j], scales[j], I.getCoordMode());
+      taps[j].push_back(resizeTaps(I, src, in));
+    }
+  Coord oc, sel(r), xc(r);
+  for (dim_t i = 0, e = d.size(); i < e; ++i) {
+    unflatten(i, d.dims(), oc);
+    double acc = 0;
+    std::fill(sel.begin(), sel.end(), 0);
+    while (true) {
+      double wgt = 1;
+      for (size_t j = 0; j < r; ++j) {
+        const auto &t = taps[j][oc[j]][sel[j]];
+        xc[j] = t.first;
+        wgt *= t.second;
+      }
+      if (wgt != 0)
+        acc += wgt * x.ld(flatten(xc, x.dims()));
+      size_t j = r;
+      for (; j > 0; --j) {
+        if (++sel[j - 1] < dim_t(taps[j - 1][oc[j - 1]].size()))
+          break;
+        sel[j - 1] = 0;
+      }
+      if (j == 0)
+        break;
+    }
+    d.st(i, acc);
+  }
+}
+
+bool interp::executeWindow(const Instruction &I, const ExecContext &ctx) {
+  switch (I.getKind()) {
+  case ValueKind::PoolNDInst:
+    poolND(llvm::cast<PoolNDInst>(I), ctx);
+    return true;
+  case ValueKind::ConvTransposeInst:
+    convTranspose(llvm::cast<ConvTransposeInst>(I), ctx);
+    return true;
+  case ValueKind::ResizeInst:
+    resize(llvm::cast<ResizeInst>(I), ctx);
+    return true;
+  default:
+    return false;
+  }
+}

@@ -1,0 +1,143 @@
+//===- ImportHelpers.cpp - Building blocks for op importers ---------------===//
+#include "ImportHelpers.h"
+
+#include "ember/Base/ElemAccess.h"
+
+#include <algorithm>
+
+using namespace ember;
+using namespace ember::onnximport;
+
+std::string onnximport::nameOf(const onnx::NodeProto &node) {
+  if (!node.name().empty())
+    return node.name();
+  return node.output_size() ? node.output(0) : node.op_type();
+}
+
+llvm::Error onnximport::fail(const onnx::NodeProto &node,
+                             const llvm::Twine &msg) {
+  return ImportContext::nodeError(node, msg);
+}
+
+llvm::Expected<NodeValue> onnximport::make(ImportContext &ctx,
+                                           const onnx::NodeProto &node,
+                                           OpKind kind,
+                                           llvm::ArrayRef<NodeValue> ins,
+                                           AttrList attrs, unsigned resNo) {
+  auto n = ctx.fn().tryCreateNode(kind, nameOf(node), ins, std::move(attrs));
+  if (!n)
+    return fail(node, errorToString(n.takeError()));
+  return NodeValue(*n, resNo);
+}
+
+NodeValue onnximport::constantOf(ImportContext &ctx,
+                                 const onnx::NodeProto &node, ElemKind kind,
+                                 llvm::ArrayRef<dim_t> dims, double v) {
+  Tensor t(kind, dims);
+  for (dim_t i = 0, e = t.size(); i < e; ++i)
+    storeElement(t.data(), kind, i, v);
+  return ctx.module().createConstant(nameOf(node) + ".const", std::move(t));
+}
+
+NodeValue onnximport::constantLike(ImportContext &ctx,
+                                   const onnx::NodeProto &node, NodeValue like,
+                                   double v) {
+  return constantOf(ctx, node, like.getElemKind(), like.dims(), v);
+}
+
+llvm::Expected<NodeValue> onnximport::binary(ImportContext &ctx,
+                                             const onnx::NodeProto &node,
+                                             OpKind kind, NodeValue a,
+                                             NodeValue b) {
+  if (a.getElemKind() != b.getElemKind())
+    return fail(node,
+                "operand element types differ: " + a.getType()->toString() +
+                    " and " + b.getType()->toString());
+  EMBER_ASSIGN_OR_RETURN(auto ab, ctx.broadcastPair(node, a, b));
+  return make(ctx, node, kind, {ab.first, ab.second});
+}
+
+llvm::Expected<NodeValue> onnximport::unary(ImportContext &ctx,
+                                            const onnx::NodeProto &node,
+                                            OpKind kind, NodeValue x) {
+  return make(ctx, node, kind, {x});
+}
+
+llvm::Expected<NodeValue> onnximport::reshapeTo(ImportContext &ctx,
+                                                const onnx::NodeProto &node,
+                                                NodeValue x,
+                                                llvm::ArrayRef<int64_t> dims) {
+  if (x.dims() == dims)
+    return x;
+  auto r = ctx.fn().tryCreateReshape(nameOf(node), x, dims);
+  if (!r)
+    return fail(node, errorToString(r.takeError()));
+  return NodeValue(*r);
+}
+
+llvm::Expected<NodeValue> onnximport::castTo(ImportContext &ctx,
+                                             const onnx::NodeProto &node,
+                                             NodeValue x, ElemKind kind) {
+  if (x.getElemKind() == kind)
+    return x;
+  AttrList attrs;
+  attrs.push_back(Attr::makeElemKind(kind));
+  return make(ctx, node, OpKind::Cast, {x}, attrs);
+}
+
+llvm::Expected<int64_t> onnximport::normAxis(const onnx::NodeProto &node,
+                                             int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank)
+    return fail(node, "axis " + llvm::Twine(axis) +
+                          " is out of range for rank " + llvm::Twine(rank));
+  return axis < 0 ? axis + rank : axis;
+}
+
+llvm::Expected<NodeValue> onnximport::reduce(ImportContext &ctx,
+                                             const onnx::NodeProto &node,
+                                             OpKind kind, NodeValue x,
+                                             Ints axes, bool keepDims) {
+  int64_t rank = x.dims().size();
+  for (int64_t &a : axes) {
+    EMBER_ASSIGN_OR_RETURN(a, normAxis(node, a, rank));
+  }
+  std::sort(axes.begin(), axes.end());
+  axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+  if (axes.empty())
+    return x;
+  if (!keepDims && int64_t(axes.size()) == rank) {
+    // A rank-0 result: reduce with kept dims, then reshape to a scalar.
+    EMBER_ASSIGN_OR_RETURN(NodeValue r, reduce(ctx, node, kind, x, axes, true));
+    return reshapeTo(ctx, node, r, {});
+  }
+  AttrList attrs;
+  attrs.push_back(Attr::makeInts(axes));
+  attrs.push_back(Attr::makeInt(keepDims));
+  return make(ctx, node, kind, {x}, attrs);
+}
+
+llvm::Expected<Ints> onnximport::optionalInts(ImportContext &ctx,
+                                              const onnx::NodeProto &node,
+                                              int i, std::optional<Ints> dflt) {
+  if (!ImportContext::hasInput(node, i)) {
+    if (dflt)
+      return *dflt;
+    return fail(node, "missing input " + llvm::Twine(i));
+  }
+  return ctx.constantInts(node, i);
+}
+
+llvm::Expected<double> onnximport::constantScalar(ImportContext &ctx,
+                                                  const onnx::NodeProto &node,
+                                                  int i) {
+  EMBER_ASSIGN_OR_RETURN(const Tensor *t, ctx.constantInput(node, i));
+  if (t->size() != 1)
+    return fail(node, "input " + llvm::Twine(i) + " must be a scalar");
+  return t->elementAsDouble(0);
+}
+
+void onnximport::bindOutput(ImportContext &ctx, const onnx::NodeProto &node,
+                            int i, NodeValue v) {
+  if (i < node.output_size() && !node.output(i).empty())
+    ctx.bind(node.output(i), v);
+}

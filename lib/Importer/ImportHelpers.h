@@ -1,0 +1,106 @@
+//===- ImportHelpers.h - Building blocks for op importers ------*- C++ -*-===//
+//
+// Shared by the importer files added for ONNX breadth (ImportMath.cpp,
+// ImportTensor.cpp, ImportReduce.cpp, ImportNN.cpp): node creation with
+// errors that name the ONNX node, typed scalar constants, broadcasting
+// binary ops and constant-input decoding.
+//
+//===----------------------------------------------------------------------===//
+#ifndef EMBER_LIB_IMPORTER_IMPORTHELPERS_H
+#define EMBER_LIB_IMPORTER_IMPORTHELPERS_H
+
+#include "ImportContext.h"
+
+namespace ember {
+namespace onnximport {
+
+using Ints = std::vector<int64_t>;
+
+/// The name given to nodes built for \p node.
+std::string nameOf(const onnx::NodeProto &node);
+
+/// An error "node 'x' (Op): msg".
+llvm::Error fail(const onnx::NodeProto &node, const llvm::Twine &msg);
+
+/// Creates one node of \p kind; result \p resNo.
+llvm::Expected<NodeValue> make(ImportContext &ctx, const onnx::NodeProto &node,
+                               OpKind kind, llvm::ArrayRef<NodeValue> ins,
+                               AttrList attrs = {}, unsigned resNo = 0);
+
+/// A Constant of \p kind and \p dims filled with \p v.
+NodeValue constantOf(ImportContext &ctx, const onnx::NodeProto &node,
+                     ElemKind kind, llvm::ArrayRef<dim_t> dims, double v);
+
+/// \p v as a Constant of the type of \p like.
+NodeValue constantLike(ImportContext &ctx, const onnx::NodeProto &node,
+                       NodeValue like, double v);
+
+/// A binary op with ONNX multidirectional broadcasting; kinds must match.
+llvm::Expected<NodeValue> binary(ImportContext &ctx,
+                                 const onnx::NodeProto &node, OpKind kind,
+                                 NodeValue a, NodeValue b);
+
+/// A unary op.
+llvm::Expected<NodeValue> unary(ImportContext &ctx, const onnx::NodeProto &node,
+                                OpKind kind, NodeValue x);
+
+/// \p x reshaped to \p dims (no node when equal).
+llvm::Expected<NodeValue> reshapeTo(ImportContext &ctx,
+                                    const onnx::NodeProto &node, NodeValue x,
+                                    llvm::ArrayRef<int64_t> dims);
+
+/// \p x converted to \p kind (no node when equal).
+llvm::Expected<NodeValue> castTo(ImportContext &ctx,
+                                 const onnx::NodeProto &node, NodeValue x,
+                                 ElemKind kind);
+
+/// A reduction of \p kind over \p axes (any order, normalized here).
+llvm::Expected<NodeValue> reduce(ImportContext &ctx,
+                                 const onnx::NodeProto &node, OpKind kind,
+                                 NodeValue x, Ints axes, bool keepDims);
+
+/// Normalizes \p axis (may be negative) for \p rank.
+llvm::Expected<int64_t> normAxis(const onnx::NodeProto &node, int64_t axis,
+                                 int64_t rank);
+
+/// Input \p i as a constant int list, or \p dflt when the input is absent.
+llvm::Expected<Ints> optionalInts(ImportContext &ctx,
+                                  const onnx::NodeProto &node, int i,
+                                  std::optional<Ints> dflt);
+
+/// The scalar value of constant input \p i as a double.
+llvm::Expected<double> constantScalar(ImportContext &ctx,
+                                      const onnx::NodeProto &node, int i);
+
+/// Binds output \p i of \p node (empty names are skipped).
+void bindOutput(ImportContext &ctx, const onnx::NodeProto &node, int i,
+                NodeValue v);
+
+/// A list of import rules defined in one file.
+using RuleList = llvm::ArrayRef<ImportRule>;
+RuleList getMathImportRules();
+RuleList getTensorImportRules();
+RuleList getReduceImportRules();
+RuleList getNNImportRules();
+
+/// A float convolution of \p x by \p w (1-D or 2-D) with the node's window
+/// attributes; \p bias may be null.
+llvm::Expected<NodeValue> convolution(ImportContext &ctx,
+                                      const onnx::NodeProto &node, NodeValue x,
+                                      NodeValue w, NodeValue bias);
+
+RuleList getQuantImportRules();
+RuleList getSignalImportRules();
+RuleList getLpImportRules();
+RuleList getRNNImportRules();
+
+// Importers of ImportResizeLoss.cpp, listed in getNNImportRules().
+llvm::Error importResize(ImportContext &ctx, const onnx::NodeProto &node);
+llvm::Error importUpsample(ImportContext &ctx, const onnx::NodeProto &node);
+llvm::Error importNLLLoss(ImportContext &ctx, const onnx::NodeProto &node);
+llvm::Error importSCELoss(ImportContext &ctx, const onnx::NodeProto &node);
+
+} // namespace onnximport
+} // namespace ember
+
+#endif

@@ -1,0 +1,185 @@
+//===- ImportLp.cpp - Lp norms and pools, MaxUnpool, ReverseSequence ------===//
+//
+// All composed from existing nodes: LpNormalization divides by a reduced
+// norm, GlobalLpPool reduces |x|^p, LpPool is an average pool of |x|^p that
+// counts padding, times the window size; MaxUnpool scatters the values to
+// MaxPool's flat indices in a zero tensor; ReverseSequence gathers along
+// the time axis with indices computed from constant lengths.
+//
+//===----------------------------------------------------------------------===//
+#include "ImportHelpers.h"
+
+#include <cmath>
+
+using namespace ember;
+using namespace ember::onnximport;
+
+#define TRY EMBER_ASSIGN_OR_RETURN
+
+namespace {
+
+/// |x|^p (p = 1 and 2 without Pow).
+llvm::Expected<NodeValue> absPow(ImportContext &ctx,
+                                 const onnx::NodeProto &node, NodeValue x,
+                                 int64_t p) {
+  if (p == 2)
+    return make(ctx, node, OpKind::Mul, {x, x});
+  TRY(NodeValue a, unary(ctx, node, OpKind::Abs, x));
+  if (p == 1)
+    return a;
+  return make(ctx, node, OpKind::Pow, {a, constantLike(ctx, node, a, p)});
+}
+
+/// y^(1/p).
+llvm::Expected<NodeValue> root(ImportContext &ctx, const onnx::NodeProto &node,
+                               NodeValue y, int64_t p) {
+  if (p == 1)
+    return y;
+  if (p == 2)
+    return unary(ctx, node, OpKind::Sqrt, y);
+  return make(ctx, node, OpKind::Pow,
+              {y, constantLike(ctx, node, y, 1.0 / double(p))});
+}
+
+llvm::Error importLpNormalization(ImportContext &ctx,
+                                  const onnx::NodeProto &node) {
+  TRY(NodeValue x, ctx.input(node, 0));
+  AttrReader attrs(node);
+  TRY(int64_t axis, attrs.getInt("axis", -1));
+  TRY(int64_t p, attrs.getInt("p", 2));
+  if (p != 1 && p != 2)
+    return fail(node, "p must be 1 or 2");
+  TRY(NodeValue s, absPow(ctx, node, x, p));
+  TRY(s, reduce(ctx, node, OpKind::ReduceSum, s, {axis}, true));
+  TRY(s, root(ctx, node, s, p));
+  TRY(NodeValue y, binary(ctx, node, OpKind::Div, x, s));
+  return ctx.setOutput(node, y);
+}
+
+llvm::Error importGlobalLpPool(ImportContext &ctx,
+                               const onnx::NodeProto &node) {
+  TRY(NodeValue x, ctx.input(node, 0));
+  TRY(int64_t p, AttrReader(node).getInt("p", 2));
+  if (p < 1)
+    return fail(node, "p must be positive");
+  Ints axes;
+  for (size_t i = 2; i < x.dims().size(); ++i)
+    axes.push_back(i);
+  TRY(NodeValue s, absPow(ctx, node, x, p));
+  TRY(s, reduce(ctx, node, OpKind::ReduceSum, s, axes, true));
+  TRY(s, root(ctx, node, s, p));
+  return ctx.setOutput(node, s);
+}
+
+llvm::Error importLpPool(ImportContext &ctx, const onnx::NodeProto &node) {
+  TRY(NodeValue x, ctx.input(node, 0));
+  AttrReader attrs(node);
+  TRY(int64_t p, attrs.getInt("p", 2));
+  TRY(Ints k, attrs.getInts("kernel_shape", std::nullopt));
+  size_t n = x.dims().size() < 3 ? 0 : x.dims().size() - 2;
+  TRY(Ints s, attrs.getInts("strides", Ints(n, 1)));
+  TRY(Ints pads, attrs.getInts("pads", Ints(2 * n, 0)));
+  TRY(std::string autoPad, attrs.getString("auto_pad", "NOTSET"));
+  if (n == 0 || k.size() != n || p < 1 || autoPad != "NOTSET")
+    return fail(node, "needs spatial dims, a matching kernel_shape, p >= 1 "
+                      "and explicit pads");
+  TRY(NodeValue a, absPow(ctx, node, x, p));
+  TRY(NodeValue avg,
+      make(ctx, node, OpKind::PoolND, {a},
+           {Attr::makeInts(k), Attr::makeInts(s), Attr::makeInts(pads),
+            Attr::makeInts(Ints(n, 1)), Attr::makeInt(1), Attr::makeInt(1)}));
+  double window = 1;
+  for (int64_t v : k)
+    window *= double(v);
+  TRY(NodeValue sum, make(ctx, node, OpKind::Mul,
+                          {avg, constantLike(ctx, node, avg, window)}));
+  TRY(NodeValue y, root(ctx, node, sum, p));
+  return ctx.setOutput(node, y);
+}
+
+llvm::Error importMaxUnpool(ImportContext &ctx, const onnx::NodeProto &node) {
+  TRY(NodeValue x, ctx.input(node, 0));
+  TRY(NodeValue idx, ctx.input(node, 1));
+  AttrReader attrs(node);
+  TRY(Ints k, attrs.getInts("kernel_shape", std::nullopt));
+  size_t n = k.size();
+  TRY(Ints s, attrs.getInts("strides", Ints(n, 1)));
+  TRY(Ints pads, attrs.getInts("pads", Ints(2 * n, 0)));
+  if (x.dims().size() != n + 2 || !idx.getType()->isSameShape(*x.getType()))
+    return fail(node, "X and I must have the same shape with N, C and the "
+                      "kernel's spatial dims");
+  // Indices address the default unpooled shape; output_shape only pads it.
+  Ints out(x.dims().begin(), x.dims().begin() + 2);
+  for (size_t i = 0; i < n; ++i)
+    out.push_back((x.dims()[2 + i] - 1) * s[i] + k[i] - pads[i] - pads[i + n]);
+  Ints want = out;
+  if (ImportContext::hasInput(node, 2)) {
+    TRY(want, ctx.constantInts(node, 2));
+  }
+  int64_t total = 1;
+  for (int64_t d : out)
+    total *= d;
+  if (want.size() != n + 2 || total < 1)
+    return fail(node, "invalid output shape");
+  Ints extra(2 * (n + 2), 0);
+  for (size_t i = 0; i < n + 2; ++i) {
+    if (want[i] < out[i] || (i < 2 && want[i] != out[i]))
+      return fail(node, "output_shape " + dimsToString(want) +
+                            " is smaller than the unpooled shape " +
+                            dimsToString(out));
+    extra[n + 2 + i] = want[i] - out[i];
+  }
+  NodeValue zeros = constantOf(ctx, node, x.getElemKind(), {total}, 0);
+  int64_t m = x.getType()->size();
+  TRY(NodeValue xf, reshapeTo(ctx, node, x, {m}));
+  TRY(NodeValue idf, reshapeTo(ctx, node, idx, {m}));
+  TRY(NodeValue y, make(ctx, node, OpKind::ScatterElements, {zeros, idf, xf},
+                        {Attr::makeInt(0), Attr::makeInt(0)}));
+  TRY(y, reshapeTo(ctx, node, y, out));
+  if (want != out) {
+    TRY(y,
+        make(ctx, node, OpKind::Pad, {y},
+             {Attr::makeInts(extra), Attr::makeInt(0), Attr::makeFloat(0.f)}));
+  }
+  return ctx.setOutput(node, y);
+}
+
+llvm::Error importReverseSequence(ImportContext &ctx,
+                                  const onnx::NodeProto &node) {
+  TRY(NodeValue x, ctx.input(node, 0));
+  TRY(Ints lens, ctx.constantInts(node, 1));
+  AttrReader attrs(node);
+  TRY(int64_t batchAxis, attrs.getInt("batch_axis", 1));
+  TRY(int64_t timeAxis, attrs.getInt("time_axis", 0));
+  size_t r = x.dims().size();
+  if (r < 2 || batchAxis + timeAxis != 1 || batchAxis < 0 || timeAxis < 0 ||
+      int64_t(lens.size()) != x.dims()[batchAxis])
+    return fail(node, "needs batch and time axes 0 and 1 and one length per "
+                      "batch entry");
+  // Index along the time axis for every element: reversed below the length.
+  Tensor ix(ElemKind::Int64, x.dims());
+  int64_t inner = x.getType()->size() / (x.dims()[0] * x.dims()[1]);
+  for (int64_t i = 0; i < ix.size(); ++i) {
+    int64_t a0 = i / (x.dims()[1] * inner), a1 = (i / inner) % x.dims()[1];
+    int64_t t = timeAxis == 0 ? a0 : a1, b = timeAxis == 0 ? a1 : a0;
+    int64_t len = std::clamp<int64_t>(lens[b], 0, x.dims()[timeAxis]);
+    ix.getHandle<int64_t>().raw(i) = t < len ? len - 1 - t : t;
+  }
+  NodeValue idx =
+      ctx.module().createConstant(nameOf(node) + ".index", std::move(ix));
+  TRY(NodeValue y, make(ctx, node, OpKind::GatherElements, {x, idx},
+                        {Attr::makeInt(timeAxis)}));
+  return ctx.setOutput(node, y);
+}
+
+const ImportRule kLpRules[] = {
+    {"LpNormalization", 1, 17, importLpNormalization},
+    {"GlobalLpPool", 2, 17, importGlobalLpPool},
+    {"LpPool", 2, 17, importLpPool},
+    {"MaxUnpool", 9, 17, importMaxUnpool},
+    {"ReverseSequence", 10, 17, importReverseSequence},
+};
+
+} // namespace
+
+RuleList onnximport::getLpImportRules() { return kLpRules; }

@@ -1,0 +1,390 @@
+//===- ImportNN.cpp - Windows, normalizations, Resize and losses ----------===//
+//
+// N-d pooling and 1-D/2-D convolution (1-D runs as 2-D with a unit height),
+// ConvTranspose, Resize/Upsample, and compositions: Global pools as
+// reductions, InstanceNormalization, LayerNormalization,
+// MeanVarianceNormalization, LRN, NegativeLogLikelihoodLoss and
+// SoftmaxCrossEntropyLoss.
+//
+//===----------------------------------------------------------------------===//
+#include "ImportHelpers.h"
+
+#include <cmath>
+
+using namespace ember;
+using namespace ember::onnximport;
+
+#define TRY EMBER_ASSIGN_OR_RETURN
+
+namespace {
+
+struct WindowND {
+  Ints kernel, strides, pads, dilations;
+};
+
+/// Window attributes for \p n spatial dims, auto_pad resolved.
+llvm::Expected<WindowND> readWindowND(const onnx::NodeProto &node, NodeValue x,
+                                      Ints kernel) {
+  AttrReader attrs(node);
+  int64_t n = int64_t(x.dims().size()) - 2;
+  if (n < 1)
+    return fail(node,
+                "input " + x.getType()->toString() + " has no spatial dims");
+  WindowND w;
+  TRY(w.kernel, attrs.getInts("kernel_shape", kernel));
+  TRY(w.strides, attrs.getInts("strides", Ints(n, 1)));
+  TRY(w.dilations, attrs.getInts("dilations", Ints(n, 1)));
+  TRY(w.pads, attrs.getInts("pads", Ints(2 * n, 0)));
+  TRY(std::string autoPad, attrs.getString("auto_pad", "NOTSET"));
+  if (int64_t(w.kernel.size()) != n || int64_t(w.strides.size()) != n ||
+      int64_t(w.dilations.size()) != n || int64_t(w.pads.size()) != 2 * n)
+    return fail(node, "kernel_shape, strides, dilations or pads do not "
+                      "match the input rank");
+  for (int64_t i = 0; i < n; ++i)
+    if (w.kernel[i] < 1 || w.strides[i] < 1 || w.dilations[i] < 1 ||
+        w.pads[i] < 0 || w.pads[i + n] < 0)
+      return fail(node, "invalid kernel, stride, dilation or pad");
+  if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t in = x.dims()[2 + i], s = w.strides[i];
+      int64_t out = (in + s - 1) / s;
+      int64_t span = (w.kernel[i] - 1) * w.dilations[i] + 1;
+      int64_t total = std::max<int64_t>((out - 1) * s + span - in, 0);
+      int64_t small = total / 2, big = total - small;
+      w.pads[i] = autoPad == "SAME_UPPER" ? small : big;
+      w.pads[i + n] = autoPad == "SAME_UPPER" ? big : small;
+    }
+  } else if (autoPad == "VALID") {
+    w.pads.assign(2 * n, 0);
+  } else if (autoPad != "NOTSET") {
+    return fail(node, "unknown auto_pad '" + autoPad + "'");
+  }
+  return w;
+}
+
+/// Grows end pads so that the floor formula yields the ceil_mode size; the
+/// last window must start inside the input or the leading padding.
+void applyCeil(WindowND &w, llvm::ArrayRef<dim_t> dims) {
+  size_t n = w.kernel.size();
+  for (size_t i = 0; i < n; ++i) {
+    int64_t in = dims[2 + i] + w.pads[i] + w.pads[i + n];
+    int64_t span = (w.kernel[i] - 1) * w.dilations[i] + 1, s = w.strides[i];
+    int64_t out = (in - span + s - 1) / s + 1;
+    if ((out - 1) * s >= dims[2 + i] + w.pads[i])
+      --out;
+    w.pads[i + n] += std::max<int64_t>((out - 1) * s + span - in, 0);
+  }
+}
+
+template <bool IsMax>
+llvm::Error importPoolND(ImportContext &ctx, const onnx::NodeProto &node) {
+  TRY(NodeValue x, ctx.input(node, 0));
+  AttrReader attrs(node);
+  if (!attrs.has("kernel_shape"))
+    return fail(node, "missing attribute 'kernel_shape'");
+  if (IsMax && node.output_size() > 1 && !node.output(1).empty())
+    return fail(node, "the Indices output is not supported");
+  TRY(WindowND w, readWindowND(node, x, {}));
+  TRY(int64_t ceilMode, attrs.getInt("ceil_mode", 0));
+  TRY(int64_t countPad, attrs.getInt("count_include_pad", 0));
+  Ints explicitPads = w.pads;
+  if (ceilMode)
+    applyCeil(w, x.dims());
+  size_t n = w.kernel.size();
+  bool plain2D = n == 2 && x.getElemKind() == ElemKind::Float32 &&
+                 w.dilations == Ints{1, 1} && w.pads[0] < w.kernel[0] &&
+                 w.pads[1] < w.kernel[1] &&
+                 (!countPad || w.pads == explicitPads);
+  NodeValue y;
+  if (plain2D && IsMax) {
+    TRY(y, make(ctx, node, OpKind::MaxPool, {x},
+                {Attr::makeInts(w.kernel), Attr::makeInts(w.strides),
+                 Attr::makeInts(w.pads)}));
+  } else if (plain2D) {
+    TRY(y, make(ctx, node, OpKind::AvgPool, {x},
+                {Attr::makeInts(w.kernel), Attr::makeInts(w.strides),
+                 Attr::makeInts(w.pads), Attr::makeInt(countPad)}));
+  } else {
+    TRY(y, make(ctx, node, OpKind::PoolND, {x},
+                {Attr::makeInts(w.kernel), Attr::makeInts(w.strides),
+                 Attr::makeInts(w.pads), Attr::makeInts(w.dilations),
+                 Attr::makeInt(!IsMax), Attr::makeInt(countPad)}));
+  }
+  return ctx.setOutput(node, y);
+}
+
+template <OpKind K>
+llvm::Error importGlobalPool(ImportContext &ctx, const onnx::NodeProto &node) {
+  TRY(NodeValue x, ctx.input(node, 0));
+  Ints axes;
+  for (size_t i = 2; i < x.dims().size(); ++i)
+    axes.push_back(i);
+  if (axes.empty())
+    return fail(node, "input has no spatial dims");
+  TRY(NodeValue y, reduce(ctx, node, K, x, axes, true));
+  return ctx.setOutput(node, y);
+}
+
+llvm::Error importConvAny(ImportContext &ctx, const onnx::NodeProto &node) {
+  TRY(NodeValue x, ctx.input(node, 0));
+  TRY(NodeValue w, ctx.input(node, 1));
+  NodeValue bias;
+  if (ImportContext::hasInput(node, 2)) {
+    TRY(bias, ctx.input(node, 2));
+  }
+  TRY(NodeValue y, convolution(ctx, node, x, w, bias));
+  return ctx.setOutput(node, y);
+}
+
+llvm::Error importConvTranspose(ImportContext &ctx,
+                                const onnx::NodeProto &node) {
+  TRY(NodeValue x, ctx.input(node, 0));
+  TRY(NodeValue w, ctx.input(node, 1));
+  AttrReader attrs(node);
+  int64_t n = int64_t(x.dims().size()) - 2;
+  if (n < 1 || w.dims().size() != x.dims().size())
+    return fail(node, "input and filter ranks do not match");
+  Ints kernel(w.dims().begin() + 2, w.dims().end());
+  TRY(Ints strides, attrs.getInts("strides", Ints(n, 1)));
+  TRY(Ints dil, attrs.getInts("dilations", Ints(n, 1)));
+  TRY(Ints pads, attrs.getInts("pads", Ints(2 * n, 0)));
+  TRY(Ints outPad, attrs.getInts("output_padding", Ints(n, 0)));
+  TRY(Ints outShape, attrs.getInts("output_shape", Ints()));
+  TRY(std::string autoPad, attrs.getString("auto_pad", "NOTSET"));
+  TRY(int64_t group, attrs.getInt("group", 1));
+  if (int64_t(strides.size()) != n || int64_t(dil.size()) != n ||
+      int64_t(pads.size()) != 2 * n || int64_t(outPad.size()) != n)
+    return fail(node, "attributes do not match the spatial rank");
+  if (!outShape.empty() && int64_t(outShape.size()) == n + 2)
+    outShape.erase(outShape.begin(), outShape.begin() + 2);
+  Ints dims = {x.dims()[0], w.dims()[1] * group};
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t full = strides[i] * (x.dims()[2 + i] - 1) + outPad[i] +
+                   (kernel[i] - 1) * dil[i] + 1;
+    bool same = autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER";
+    if (!outShape.empty() || same) {
+      int64_t out =
+          !outShape.empty() ? outShape[i] : x.dims()[2 + i] * strides[i];
+      int64_t total = full - out;
+      if (total < 0)
+        return fail(node, "output_shape is larger than the full result");
+      bool upper = autoPad == "SAME_UPPER";
+      pads[i] = upper ? total / 2 : total - total / 2;
+      pads[i + n] = total - pads[i];
+    } else if (autoPad == "VALID") {
+      pads[i] = pads[i + n] = 0;
+    }
+    dims.push_back(full - pads[i] - pads[i + n]);
+  }
+  NodeValue bias;
+  if (ImportContext::hasInput(node, 2)) {
+    TRY(bias, ctx.input(node, 2));
+  } else {
+    bias = constantOf(ctx, node, x.getElemKind(), {dims[1]}, 0);
+  }
+  TRY(NodeValue y,
+      make(ctx, node, OpKind::ConvTranspose, {x, w, bias},
+           {Attr::makeInts(strides), Attr::makeInts(pads), Attr::makeInts(dil),
+            Attr::makeInt(group), Attr::makeInts(dims)}));
+  return ctx.setOutput(node, y);
+}
+
+/// Per-channel [C] parameter reshaped to [1, C, 1, ...] for \p x.
+llvm::Expected<NodeValue> channelParam(ImportContext &ctx,
+                                       const onnx::NodeProto &node, NodeValue p,
+                                       NodeValue x) {
+  Ints shape(x.dims().size(), 1);
+  shape[1] = x.dims()[1];
+  TRY(p, reshapeTo(ctx, node, p, shape));
+  return ctx.broadcastTo(node, p, x.dims());
+}
+
+/// (x - mean) / sqrt(var + eps) over \p axes, with kept dims.
+llvm::Expected<NodeValue> normalize(ImportContext &ctx,
+                                    const onnx::NodeProto &node, NodeValue x,
+                                    const Ints &axes, double eps,
+                                    NodeValue *meanOut = nullptr,
+                                    NodeValue *invStdOut = nullptr) {
+  TRY(NodeValue mean, reduce(ctx, node, OpKind::ReduceMean, x, axes, true));
+  TRY(NodeValue d, binary(ctx, node, OpKind::Sub, x, mean));
+  TRY(NodeValue sq, make(ctx, node, OpKind::Mul, {d, d}));
+  TRY(NodeValue var, reduce(ctx, node, OpKind::ReduceMean, sq, axes, true));
+  TRY(var,
+      make(ctx, node, OpKind::Add, {var, constantLike(ctx, node, var, eps)}));
+  TRY(NodeValue sd, unary(ctx, node, OpKind::Sqrt, var));
+  if (meanOut)
+    *meanOut = mean;
+  if (invStdOut) {
+    TRY(*invStdOut, unary(ctx, node, OpKind::Reciprocal, sd));
+  }
+  return binary(ctx, node, OpKind::Div, d, sd);
+}
+
+llvm::Error importInstanceNorm(ImportContext &ctx,
+                               const onnx::NodeProto &node) {
+  TRY(NodeValue x, ctx.input(node, 0));
+  TRY(NodeValue scale, ctx.input(node, 1));
+  TRY(NodeValue bias, ctx.input(node, 2));
+  TRY(float eps, AttrReader(node).getFloat("epsilon", 1e-5f));
+  Ints axes;
+  for (size_t i = 2; i < x.dims().size(); ++i)
+    axes.push_back(i);
+  TRY(NodeValue y, normalize(ctx, node, x, axes, eps));
+  TRY(scale, channelParam(ctx, node, scale, x));
+  TRY(bias, channelParam(ctx, node, bias, x));
+  TRY(y, make(ctx, node, OpKind::Mul, {y, scale}));
+  TRY(y, make(ctx, node, OpKind::Add, {y, bias}));
+  return ctx.setOutput(node, y);
+}
+
+llvm::Error importLayerNorm(ImportContext &ctx, const onnx::NodeProto &node) {
+  TRY(NodeValue x, ctx.input(node, 0));
+  TRY(NodeValue scale, ctx.input(node, 1));
+  AttrReader attrs(node);
+  TRY(int64_t axis, attrs.getInt("axis", -1));
+  TRY(axis, normAxis(node, axis, x.dims().size()));
+  TRY(float eps, attrs.getFloat("epsilon", 1e-5f));
+  Ints axes;
+  for (size_t i = axis; i < x.dims().size(); ++i)
+    axes.push_back(i);
+  NodeValue mean, invStd;
+  TRY(NodeValue y, normalize(ctx, node, x, axes, eps, &mean, &invStd));
+  TRY(scale, ctx.broadcastTo(node, scale, x.dims()));
+  TRY(y, make(ctx, node, OpKind::Mul, {y, scale}));
+  if (ImportContext::hasInput(node, 2)) {
+    TRY(NodeValue bias, ctx.input(node, 2));
+    TRY(bias, ctx.broadcastTo(node, bias, x.dims()));
+    TRY(y, make(ctx, node, OpKind::Add, {y, bias}));
+  }
+  bindOutput(ctx, node, 0, y);
+  bindOutput(ctx, node, 1, mean);
+  bindOutput(ctx, node, 2, invStd);
+  return llvm::Error::success();
+}
+
+llvm::Error importMVN(ImportContext &ctx, const onnx::NodeProto &node) {
+  TRY(NodeValue x, ctx.input(node, 0));
+  TRY(Ints axes, AttrReader(node).getInts("axes", Ints{0, 2, 3}));
+  TRY(NodeValue mean, reduce(ctx, node, OpKind::ReduceMean, x, axes, true));
+  TRY(NodeValue sq, make(ctx, node, OpKind::Mul, {x, x}));
+  TRY(NodeValue msq, reduce(ctx, node, OpKind::ReduceMean, sq, axes, true));
+  TRY(NodeValue m2, make(ctx, node, OpKind::Mul, {mean, mean}));
+  TRY(NodeValue var, make(ctx, node, OpKind::Sub, {msq, m2}));
+  TRY(NodeValue sd, unary(ctx, node, OpKind::Sqrt, var));
+  TRY(sd,
+      make(ctx, node, OpKind::Add, {sd, constantLike(ctx, node, sd, 1e-9)}));
+  TRY(NodeValue d, binary(ctx, node, OpKind::Sub, x, mean));
+  TRY(NodeValue y, binary(ctx, node, OpKind::Div, d, sd));
+  return ctx.setOutput(node, y);
+}
+
+/// LRN: x / (bias + alpha / size * sum of squares over a channel window)^beta.
+llvm::Error importLRN(ImportContext &ctx, const onnx::NodeProto &node) {
+  TRY(NodeValue x, ctx.input(node, 0));
+  AttrReader attrs(node);
+  TRY(float alpha, attrs.getFloat("alpha", 1e-4f));
+  TRY(float beta, attrs.getFloat("beta", 0.75f));
+  TRY(float bias, attrs.getFloat("bias", 1.f));
+  TRY(int64_t size, attrs.getInt("size", std::nullopt));
+  size_t r = x.dims().size();
+  if (r < 3 || size < 1)
+    return fail(node, "needs N, C, spatial dims and a positive size");
+  TRY(NodeValue sq, make(ctx, node, OpKind::Mul, {x, x}));
+  Ints pads(2 * r, 0);
+  pads[1] = (size - 1) / 2;
+  pads[1 + r] = size - 1 - pads[1];
+  TRY(NodeValue padded,
+      make(ctx, node, OpKind::Pad, {sq},
+           {Attr::makeInts(pads), Attr::makeInt(0), Attr::makeFloat(0.f)}));
+  NodeValue sum;
+  for (int64_t k = 0; k < size; ++k) {
+    Ints s(r, 0), st(r, 1), c(x.dims().begin(), x.dims().end());
+    s[1] = k;
+    TRY(NodeValue part,
+        make(ctx, node, OpKind::Slice, {padded},
+             {Attr::makeInts(s), Attr::makeInts(st), Attr::makeInts(c)}));
+    if (!sum) {
+      sum = part;
+    } else {
+      TRY(sum, make(ctx, node, OpKind::Add, {sum, part}));
+    }
+  }
+  TRY(sum, make(ctx, node, OpKind::Mul,
+                {sum, constantLike(ctx, node, sum, alpha / size)}));
+  TRY(sum,
+      make(ctx, node, OpKind::Add, {sum, constantLike(ctx, node, sum, bias)}));
+  TRY(sum,
+      make(ctx, node, OpKind::Pow, {sum, constantLike(ctx, node, sum, beta)}));
+  TRY(NodeValue y, make(ctx, node, OpKind::Div, {x, sum}));
+  return ctx.setOutput(node, y);
+}
+
+llvm::Error importDropoutAny(ImportContext &ctx, const onnx::NodeProto &node) {
+  TRY(NodeValue x, ctx.input(node, 0));
+  if (ImportContext::hasInput(node, 2)) {
+    TRY(double training, constantScalar(ctx, node, 2));
+    if (training != 0)
+      return fail(node, "training_mode=true is not supported");
+  }
+  bindOutput(ctx, node, 0, x);
+  if (node.output_size() > 1 && !node.output(1).empty())
+    bindOutput(ctx, node, 1,
+               constantOf(ctx, node, ElemKind::Bool, x.dims(), 1.0));
+  return llvm::Error::success();
+}
+
+} // namespace
+
+namespace {
+const ImportRule kNNRules[] = {
+    {"MaxPool", 1, 17, importPoolND<true>},
+    {"AveragePool", 1, 17, importPoolND<false>},
+    {"GlobalMaxPool", 1, 17, importGlobalPool<OpKind::ReduceMax>},
+    {"GlobalAveragePool", 1, 17, importGlobalPool<OpKind::ReduceMean>},
+    {"Conv", 1, 17, importConvAny},
+    {"ConvTranspose", 1, 17, importConvTranspose},
+    {"InstanceNormalization", 6, 17, importInstanceNorm},
+    {"LayerNormalization", 17, 17, importLayerNorm},
+    {"MeanVarianceNormalization", 9, 17, importMVN},
+    {"LRN", 1, 17, importLRN},
+    {"Dropout", 1, 17, importDropoutAny},
+    {"Resize", 10, 17, importResize},
+    {"Upsample", 7, 9, importUpsample},
+    {"NegativeLogLikelihoodLoss", 12, 17, importNLLLoss},
+    {"SoftmaxCrossEntropyLoss", 12, 17, importSCELoss},
+};
+} // namespace
+
+RuleList onnximport::getNNImportRules() { return kNNRules; }
+
+llvm::Expected<NodeValue> onnximport::convolution(ImportContext &ctx,
+                                                  const onnx::NodeProto &node,
+                                                  NodeValue x, NodeValue w,
+                                                  NodeValue bias) {
+  size_t r = x.dims().size();
+  if ((r != 3 && r != 4) || w.dims().size() != r)
+    return fail(node, "only 1-D and 2-D convolutions are supported, got " +
+                          x.getType()->toString());
+  Ints wk(w.dims().begin() + 2, w.dims().end());
+  TRY(WindowND win, readWindowND(node, x, wk));
+  if (win.kernel != wk)
+    return fail(node, "kernel_shape does not match the filter");
+  TRY(int64_t group, AttrReader(node).getInt("group", 1));
+  if (!bias)
+    bias = constantOf(ctx, node, x.getElemKind(), {w.dims()[0]}, 0);
+  if (r == 3) { // 1-D: a 2-D convolution over a unit height.
+    TRY(x, reshapeTo(ctx, node, x, {x.dims()[0], x.dims()[1], 1, x.dims()[2]}));
+    TRY(w, reshapeTo(ctx, node, w, {w.dims()[0], w.dims()[1], 1, w.dims()[2]}));
+    win.strides.insert(win.strides.begin(), 1);
+    win.dilations.insert(win.dilations.begin(), 1);
+    win.pads = {0, win.pads[0], 0, win.pads[1]};
+  }
+  TRY(NodeValue y, make(ctx, node, OpKind::Conv, {x, w, bias},
+                        {Attr::makeInts(win.strides), Attr::makeInts(win.pads),
+                         Attr::makeInts(win.dilations), Attr::makeInt(group),
+                         Attr::makeInt(int64_t(FusedActivation::None)),
+                         Attr::makeFloat(0.f), Attr::makeFloat(0.f)}));
+  if (r == 3)
+    return reshapeTo(ctx, node, y, {y.dims()[0], y.dims()[1], y.dims()[3]});
+  return y;
+}

@@ -1,0 +1,216 @@
+//===- ImportResizeLoss.cpp - Resize, Upsample and the loss functions -----===//
+//
+// Resize maps to the Resize node with sizes and scales resolved here.
+// NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss are composed:
+// GatherElements picks each target's score, Gather its weight, Where masks
+// ignore_index, and reductions give sum or weighted mean.
+//
+//===----------------------------------------------------------------------===//
+#include "ImportHelpers.h"
+
+#include <cmath>
+
+using namespace ember;
+using namespace ember::onnximport;
+
+#define TRY EMBER_ASSIGN_OR_RETURN
+
+namespace {
+
+/// Builds a Resize node for \p x to \p dims with \p scales.
+llvm::Expected<NodeValue>
+resizeNode(ImportContext &ctx, const onnx::NodeProto &node, NodeValue x,
+           const Ints &dims, const std::vector<float> &scales, int64_t mode,
+           int64_t coord, int64_t nearest) {
+  AttrReader attrs(node);
+  TRY(float cubic, attrs.getFloat("cubic_coeff_a", -0.75f));
+  TRY(int64_t exclude, attrs.getInt("exclude_outside", 0));
+  TRY(float extrap, attrs.getFloat("extrapolation_value", 0.f));
+  return make(ctx, node, OpKind::Resize, {x},
+              {Attr::makeInts(dims), Attr::makeFloats(scales),
+               Attr::makeInt(mode), Attr::makeInt(coord),
+               Attr::makeInt(nearest), Attr::makeFloat(cubic),
+               Attr::makeInt(exclude), Attr::makeFloat(extrap)});
+}
+
+llvm::Expected<int64_t> modeIndex(const onnx::NodeProto &node,
+                                  const std::string &v,
+                                  llvm::ArrayRef<const char *> names) {
+  for (size_t i = 0; i < names.size(); ++i)
+    if (v == names[i])
+      return int64_t(i);
+  return fail(node, "unsupported mode '" + v + "'");
+}
+
+/// Output dims from scales (floor(in * scale)).
+Ints dimsFromScales(NodeValue x, const std::vector<float> &scales) {
+  Ints d;
+  for (size_t i = 0; i < scales.size(); ++i)
+    d.push_back(int64_t(std::floor(double(x.dims()[i]) * scales[i])));
+  return d;
+}
+
+/// A constant float input as a vector (empty when absent or empty).
+llvm::Expected<std::vector<float>>
+floatsInput(ImportContext &ctx, const onnx::NodeProto &node, int i) {
+  std::vector<float> v;
+  if (!ImportContext::hasInput(node, i))
+    return v;
+  TRY(const Tensor *t, ctx.constantInput(node, i));
+  for (int64_t k = 0; k < t->size(); ++k)
+    v.push_back(float(t->elementAsDouble(k)));
+  return v;
+}
+
+} // namespace
+
+llvm::Error onnximport::importResize(ImportContext &ctx,
+                                     const onnx::NodeProto &node) {
+  TRY(NodeValue x, ctx.input(node, 0));
+  AttrReader attrs(node);
+  TRY(std::string modeS, attrs.getString("mode", "nearest"));
+  TRY(int64_t mode, modeIndex(node, modeS, {"nearest", "linear", "cubic"}));
+  size_t r = x.dims().size();
+  std::vector<float> scales;
+  Ints dims;
+  int64_t coord = 1, nearest = 2; // opset 10: asymmetric, floor
+  if (ctx.opset() < 11) {
+    TRY(scales, floatsInput(ctx, node, 1));
+  } else {
+    TRY(std::string c,
+        attrs.getString("coordinate_transformation_mode", "half_pixel"));
+    TRY(coord, modeIndex(node, c,
+                         {"half_pixel", "asymmetric", "pytorch_half_pixel",
+                          "align_corners"}));
+    TRY(std::string nm, attrs.getString("nearest_mode", "round_prefer_floor"));
+    TRY(nearest, modeIndex(node, nm,
+                           {"round_prefer_floor", "round_prefer_ceil", "floor",
+                            "ceil"}));
+    TRY(scales, floatsInput(ctx, node, 2));
+    if (ImportContext::hasInput(node, 3)) {
+      TRY(dims, ctx.constantInts(node, 3));
+    }
+  }
+  if (!dims.empty()) {
+    if (dims.size() != r)
+      return fail(node, "sizes must have one entry per dim");
+    scales.clear();
+    for (size_t i = 0; i < r; ++i)
+      scales.push_back(float(double(dims[i]) / double(x.dims()[i])));
+  } else {
+    if (scales.size() != r)
+      return fail(node, "needs scales or sizes with one entry per dim");
+    dims = dimsFromScales(x, scales);
+  }
+  TRY(NodeValue y,
+      resizeNode(ctx, node, x, dims, scales, mode, coord, nearest));
+  return ctx.setOutput(node, y);
+}
+
+llvm::Error onnximport::importUpsample(ImportContext &ctx,
+                                       const onnx::NodeProto &node) {
+  TRY(NodeValue x, ctx.input(node, 0));
+  AttrReader attrs(node);
+  TRY(std::string modeS, attrs.getString("mode", "nearest"));
+  TRY(int64_t mode, modeIndex(node, modeS, {"nearest", "linear"}));
+  std::vector<float> scales;
+  if (ctx.opset() < 9) {
+    const auto *a = attrs.find("scales");
+    if (!a)
+      return fail(node, "missing attribute 'scales'");
+    scales.assign(a->floats().begin(), a->floats().end());
+  } else {
+    TRY(scales, floatsInput(ctx, node, 1));
+  }
+  if (scales.size() != x.dims().size())
+    return fail(node, "scales must have one entry per dim");
+  TRY(NodeValue y,
+      resizeNode(ctx, node, x, dimsFromScales(x, scales), scales, mode, 1, 2));
+  return ctx.setOutput(node, y);
+}
+
+namespace {
+
+/// The NLL loss of \p logp [N, C, d...] against \p target [N, d...].
+llvm::Expected<NodeValue> nllLoss(ImportContext &ctx,
+                                  const onnx::NodeProto &node, NodeValue logp,
+                                  NodeValue target, NodeValue weight) {
+  AttrReader attrs(node);
+  TRY(std::string red, attrs.getString("reduction", "mean"));
+  if (red != "mean" && red != "sum" && red != "none")
+    return fail(node, "unknown reduction '" + red + "'");
+  const auto *ii = attrs.find("ignore_index");
+  TRY(NodeValue t, castTo(ctx, node, target, ElemKind::Int64));
+  NodeValue valid;
+  if (ii) {
+    TRY(valid, make(ctx, node, OpKind::Equal,
+                    {t, constantLike(ctx, node, t, double(ii->i()))}));
+    TRY(valid, unary(ctx, node, OpKind::Not, valid));
+    TRY(t, make(ctx, node, OpKind::Where,
+                {valid, t, constantLike(ctx, node, t, 0)}));
+  }
+  Ints tdims(t.dims().begin(), t.dims().end()), t1 = tdims;
+  t1.insert(t1.begin() + 1, 1);
+  TRY(NodeValue t1v, reshapeTo(ctx, node, t, t1));
+  TRY(NodeValue picked,
+      make(ctx, node, OpKind::GatherElements, {logp, t1v}, {Attr::makeInt(1)}));
+  TRY(picked, reshapeTo(ctx, node, picked, tdims));
+  TRY(NodeValue loss, unary(ctx, node, OpKind::Neg, picked));
+  NodeValue w;
+  if (weight) {
+    TRY(w, make(ctx, node, OpKind::Gather, {weight, t}, {Attr::makeInt(0)}));
+  } else {
+    w = constantLike(ctx, node, loss, 1.0);
+  }
+  if (valid) {
+    TRY(w, make(ctx, node, OpKind::Where,
+                {valid, w, constantLike(ctx, node, w, 0.0)}));
+  }
+  if (weight || valid) {
+    TRY(loss, make(ctx, node, OpKind::Mul, {loss, w}));
+  }
+  if (red == "none")
+    return loss;
+  Ints all(tdims.size());
+  std::iota(all.begin(), all.end(), 0);
+  TRY(NodeValue sum, reduce(ctx, node, OpKind::ReduceSum, loss, all, false));
+  if (red == "sum")
+    return sum;
+  TRY(NodeValue wsum, reduce(ctx, node, OpKind::ReduceSum, w, all, false));
+  return make(ctx, node, OpKind::Div, {sum, wsum});
+}
+
+} // namespace
+
+llvm::Error onnximport::importNLLLoss(ImportContext &ctx,
+                                      const onnx::NodeProto &node) {
+  TRY(NodeValue x, ctx.input(node, 0));
+  TRY(NodeValue t, ctx.input(node, 1));
+  NodeValue w;
+  if (ImportContext::hasInput(node, 2)) {
+    TRY(w, ctx.input(node, 2));
+  }
+  TRY(NodeValue y, nllLoss(ctx, node, x, t, w));
+  return ctx.setOutput(node, y);
+}
+
+llvm::Error onnximport::importSCELoss(ImportContext &ctx,
+                                      const onnx::NodeProto &node) {
+  TRY(NodeValue x, ctx.input(node, 0));
+  TRY(NodeValue t, ctx.input(node, 1));
+  NodeValue w;
+  if (ImportContext::hasInput(node, 2)) {
+    TRY(w, ctx.input(node, 2));
+  }
+  // log_softmax over axis 1.
+  TRY(NodeValue m, reduce(ctx, node, OpKind::ReduceMax, x, {1}, true));
+  TRY(NodeValue d, binary(ctx, node, OpKind::Sub, x, m));
+  TRY(NodeValue e, unary(ctx, node, OpKind::Exp, d));
+  TRY(NodeValue s, reduce(ctx, node, OpKind::ReduceSum, e, {1}, true));
+  TRY(s, unary(ctx, node, OpKind::Log, s));
+  TRY(NodeValue logp, binary(ctx, node, OpKind::Sub, d, s));
+  TRY(NodeValue y, nllLoss(ctx, node, logp, t, w));
+  bindOutput(ctx, node, 0, y);
+  bindOutput(ctx, node, 1, logp);
+  return llvm::Error::success();
+}

@@ -1,0 +1,670 @@
+//===- ImportTensor.cpp - Shape, indexing and data-movement ONNX ops ------===//
+//
+// Shape and Size are always constants here (shapes are static); the other
+// shape-producing ops read their shape inputs as constants. Ops that
+// existing nodes express are composed: Unsqueeze/Squeeze are reshapes,
+// Expand a broadcast, Split slices, DepthToSpace/SpaceToDepth
+// reshape-transpose-reshape, OneHot and Trilu comparisons with a Where.
+//
+//===----------------------------------------------------------------------===//
+#include "ImportHelpers.h"
+#include "ProtoTensor.h"
+
+#include "ember/Base/ElemAccess.h"
+
+#include <cmath>
+
+using namespace ember;
+using namespace ember::onnximport;
+
+#define TRY EMBER_ASSIGN_OR_RETURN
+
+namespace {
+
+NodeValue intConstant(ImportContext &ctx, const onnx::NodeProto &node,
+                      llvm::ArrayRef<int64_t> vals, bool scalar) {
+  Tensor t(ElemKind::Int64, scalar ? llvm::ArrayRef<dim_t>()
+                                   : llvm::ArrayRef<dim_t>(dim_t(vals.size())));
+  for (size_t i = 0; i < vals.size(); ++i)
+    t.getHandle<int64_t>().raw(i) = vals[i];
+  return ctx.module().createConstant(nameOf(node), std::move(t));
+}
+
+Ints dimsOf(NodeValue v) { return Ints(v.dims().begin(), v.dims().end()); }
+
+llvm::Error importShape(ImportContext &ctx, const onnx::NodeProto &node) {
+  TRY(NodeValue x, ctx.input(node, 0));
+  Ints d = dimsOf(x);
+  int64_t r = d.size();
+  AttrReader attrs(node);
+  TRY(int64_t start, attrs.getInt("start", 0));
+  TRY(int64_t end, attrs.getInt("end", r));
+  start = std::clamp<int64_t>(start < 0 ? start + r : start, 0, r);
+  end = std::clamp<int64_t>(end < 0 ? end + r : end, 0, r);
+  if (end <= start)
+    return fail(node, "selects no dimension (empty tensors are unsupported)");
+  return ctx.setOutput(
+      node,
+      intConstant(ctx, node, Ints(d.begin() + start, d.begin() + end), false));
+}
+
+llvm::Error importSize(ImportContext &ctx, const onnx::NodeProto &node) {
+  TRY(NodeValue x, ctx.input(node, 0));
+  return ctx.setOutput(node,
+                       intConstant(ctx, node, {x.getType()->size()}, true));
+}
+
+/// Axes from attribute "axes" (before \p inputOpset) or input 1.
+llvm::Expected<std::optional<Ints>>
+axesOf(ImportContext &ctx, const onnx::NodeProto &node, int64_t inputOpset) {
+  if (ctx.opset() < inputOpset) {
+    AttrReader attrs(node);
+    if (!attrs.has("axes"))
+      return std::optional<Ints>();
+    TRY(Ints a, attrs.getInts("axes", std::nullopt));
+    return std::optional<Ints>(a);
+  }
+  if (!ImportContext::hasInput(node, 1))
+    return std::optional<Ints>();
+  TRY(Ints a, ctx.constantInts(node, 1));
+  return std::optional<Ints>(a);
+}
+
+llvm::Error importUnsqueeze(ImportContext &ctx, const onnx::NodeProto &node) {
+  TRY(NodeValue x, ctx.input(node, 0));
+  TRY(std::optional<Ints> axes, axesOf(ctx, node, 13));
+  if (!axes)
+    return fail(node, "missing axes");
+  int64_t r = x.dims().size() + axes->size();
+  std::vector<bool> inserted(r, false);
+  for (int64_t a : *axes) {
+    TRY(a, normAxis(node, a, r));
+    if (inserted[a])
+      return fail(node, "repeated axis");
+    inserted[a] = true;
+  }
+  Ints out;
+  size_t k = 0;
+  for (int64_t i = 0; i < r; ++i)
+    out.push_back(inserted[i] ? 1 : x.dims()[k++]);
+  TRY(NodeValue y, reshapeTo(ctx, node, x, out));
+  return ctx.setOutput(node, y);
+}
+
+llvm::Error importSqueeze(ImportContext &ctx, const onnx::NodeProto &node) {
+  TRY(NodeValue x, ctx.input(node, 0));
+  TRY(std::optional<Ints> axes, axesOf(ctx, node, 13));
+  int64_t r = x.dims().size();
+  std::vector<bool> drop(r, false);
+  if (!axes) {
+    for (int64_t i = 0; i < r; ++i)
+      drop[i] = x.dims()[i] == 1;
+  } else {
+    for (int64_t a : *axes) {
+      TRY(a, normAxis(node, a, r));
+      if (x.dims()[a] != 1)
+        return fail(node, "cannot squeeze dim " + llvm::Twine(a) + " of " +
+                              x.getType()->toString());
+      drop[a] = true;
+    }
+  }
+  Ints out;
+  for (int64_t i = 0; i < r; ++i)
+    if (!drop[i])
+      out.push_back(x.dims()[i]);
+  TRY(NodeValue y, reshapeTo(ctx, node, x, out));
+  return ctx.setOutput(node, y);
+}
+
+llvm::Error importGather(ImportContext &ctx, const onnx::NodeProto &node) {
+  TRY(NodeValue x, ctx.input(node, 0));
+  TRY(NodeValue idx, ctx.input(node, 1));
+  TRY(int64_t axis, AttrReader(node).getInt("axis", 0));
+  TRY(axis, normAxis(node, axis, x.dims().size()));
+  TRY(NodeValue y,
+      make(ctx, node, OpKind::Gather, {x, idx}, {Attr::makeInt(axis)}));
+  return ctx.setOutput(node, y);
+}
+
+llvm::Error importGatherElements(ImportContext &ctx,
+                                 const onnx::NodeProto &node) {
+  TRY(NodeValue x, ctx.input(node, 0));
+  TRY(NodeValue idx, ctx.input(node, 1));
+  TRY(int64_t axis, AttrReader(node).getInt("axis", 0));
+  TRY(axis, normAxis(node, axis, x.dims().size()));
+  TRY(NodeValue y,
+      make(ctx, node, OpKind::GatherElements, {x, idx}, {Attr::makeInt(axis)}));
+  return ctx.setOutput(node, y);
+}
+
+llvm::Error importGatherND(ImportContext &ctx, const onnx::NodeProto &node) {
+  TRY(NodeValue x, ctx.input(node, 0));
+  TRY(NodeValue idx, ctx.input(node, 1));
+  TRY(int64_t b, AttrReader(node).getInt("batch_dims", 0));
+  TRY(NodeValue y,
+      make(ctx, node, OpKind::GatherND, {x, idx}, {Attr::makeInt(b)}));
+  // A full-tuple gather of rank 0 is represented as [1] by the node.
+  int64_t last = idx.dims().back();
+  if (idx.dims().size() == 1 && int64_t(x.dims().size()) == last + b) {
+    TRY(y, reshapeTo(ctx, node, y, {}));
+  }
+  return ctx.setOutput(node, y);
+}
+
+llvm::Expected<int64_t> reductionOf(const onnx::NodeProto &node) {
+  TRY(std::string r, AttrReader(node).getString("reduction", "none"));
+  static const char *kNames[] = {"none", "add", "mul", "max", "min"};
+  for (int64_t i = 0; i < 5; ++i)
+    if (r == kNames[i])
+      return i;
+  return fail(node, "unknown reduction '" + r + "'");
+}
+
+llvm::Error importScatterElements(ImportContext &ctx,
+                                  const onnx::NodeProto &node) {
+  TRY(NodeValue x, ctx.input(node, 0));
+  TRY(NodeValue idx, ctx.input(node, 1));
+  TRY(NodeValue upd, ctx.input(node, 2));
+  TRY(int64_t axis, AttrReader(node).getInt("axis", 0));
+  TRY(axis, normAxis(node, axis, x.dims().size()));
+  TRY(int64_t red, reductionOf(node));
+  TRY(NodeValue y, make(ctx, node, OpKind::ScatterElements, {x, idx, upd},
+                        {Attr::makeInt(axis), Attr::makeInt(red)}));
+  return ctx.setOutput(node, y);
+}
+
+llvm::Error importScatterND(ImportContext &ctx, const onnx::NodeProto &node) {
+  TRY(NodeValue x, ctx.input(node, 0));
+  TRY(NodeValue idx, ctx.input(node, 1));
+  TRY(NodeValue upd, ctx.input(node, 2));
+  TRY(int64_t red, reductionOf(node));
+  if (upd.dims().empty()) {
+    TRY(upd, reshapeTo(ctx, node, upd, {1}));
+  }
+  TRY(NodeValue y,
+      make(ctx, node, OpKind::ScatterND, {x, idx, upd}, {Attr::makeInt(red)}));
+  return ctx.setOutput(node, y);
+}
+
+/// \p counts with negative entries clamped to 0.
+Ints emptyDims(Ints counts) {
+  for (int64_t &c : counts)
+    c = std::max<int64_t>(c, 0);
+  return counts;
+}
+
+/// One Slice node from per-dim start/step/count.
+llvm::Expected<NodeValue> sliceNode(ImportContext &ctx,
+                                    const onnx::NodeProto &node, NodeValue x,
+                                    const Ints &starts, const Ints &steps,
+                                    const Ints &counts) {
+  if (counts == dimsOf(x) &&
+      std::all_of(steps.begin(), steps.end(), [](int64_t s) { return s == 1; }))
+    return x;
+  for (int64_t c : counts)
+    if (c <= 0) // An empty constant: it holds no values to compute.
+      return NodeValue(ctx.module().createConstant(
+          nameOf(node), Tensor(x.getElemKind(), emptyDims(counts))));
+  return make(
+      ctx, node, OpKind::Slice, {x},
+      {Attr::makeInts(starts), Attr::makeInts(steps), Attr::makeInts(counts)});
+}
+
+llvm::Error importSlice(ImportContext &ctx, const onnx::NodeProto &node) {
+  TRY(NodeValue x, ctx.input(node, 0));
+  int64_t r = x.dims().size();
+  Ints starts, ends, axes, steps;
+  AttrReader attrs(node);
+  if (ctx.opset() < 10) {
+    TRY(starts, attrs.getInts("starts", std::nullopt));
+    TRY(ends, attrs.getInts("ends", std::nullopt));
+    Ints all(starts.size());
+    std::iota(all.begin(), all.end(), 0);
+    TRY(axes, attrs.getInts("axes", all));
+  } else {
+    TRY(starts, ctx.constantInts(node, 1));
+    TRY(ends, ctx.constantInts(node, 2));
+    Ints all(starts.size());
+    std::iota(all.begin(), all.end(), 0);
+    TRY(axes, optionalInts(ctx, node, 3, all));
+    TRY(steps, optionalInts(ctx, node, 4, Ints(starts.size(), 1)));
+  }
+  if (steps.empty())
+    steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() ||
+      steps.size() != starts.size())
+    return fail(node, "starts, ends, axes and steps differ in length");
+  Ints s(r, 0), st(r, 1), cnt = dimsOf(x);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    TRY(int64_t a, normAxis(node, axes[i], r));
+    int64_t n = x.dims()[a], b = starts[i], e = ends[i], step = steps[i];
+    if (step == 0)
+      return fail(node, "step 0");
+    b = b < 0 ? b + n : b;
+    e = e < 0 ? e + n : e;
+    if (step > 0) {
+      b = std::clamp<int64_t>(b, 0, n);
+      e = std::clamp<int64_t>(e, 0, n);
+      cnt[a] = e > b ? (e - b + step - 1) / step : 0;
+    } else {
+      b = std::clamp<int64_t>(b, 0, n - 1);
+      e = std::clamp<int64_t>(e, -1, n - 1);
+      cnt[a] = b > e ? (b - e - step - 1) / -step : 0;
+    }
+    s[a] = b;
+    st[a] = step;
+  }
+  TRY(NodeValue y, sliceNode(ctx, node, x, s, st, cnt));
+  return ctx.setOutput(node, y);
+}
+
+llvm::Error importSplit(ImportContext &ctx, const onnx::NodeProto &node) {
+  TRY(NodeValue x, ctx.input(node, 0));
+  AttrReader attrs(node);
+  TRY(int64_t axis, attrs.getInt("axis", 0));
+  TRY(axis, normAxis(node, axis, x.dims().size()));
+  int64_t n = x.dims()[axis], outs = node.output_size();
+  Ints sizes;
+  if (ctx.opset() < 13) {
+    TRY(sizes, attrs.getInts("split", Ints()));
+  } else if (ImportContext::hasInput(node, 1)) {
+    TRY(sizes, ctx.constantInts(node, 1));
+  }
+  if (sizes.empty()) {
+    if (outs < 1 || n % outs)
+      return fail(node, "cannot split " + llvm::Twine(n) + " into " +
+                            llvm::Twine(outs) + " equal parts");
+    sizes.assign(outs, n / outs);
+  }
+  if (int64_t(sizes.size()) != outs)
+    return fail(node, "split sizes do not match the outputs");
+  int64_t off = 0;
+  for (int64_t i = 0; i < outs; ++i) {
+    Ints s(x.dims().size(), 0), st(x.dims().size(), 1), c = dimsOf(x);
+    s[axis] = off;
+    c[axis] = sizes[i];
+    off += sizes[i];
+    if (off > n)
+      return fail(node, "split sizes exceed the dimension");
+    TRY(NodeValue y, sliceNode(ctx, node, x, s, st, c));
+    bindOutput(ctx, node, i, y);
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error importPad(ImportContext &ctx, const onnx::NodeProto &node) {
+  TRY(NodeValue x, ctx.input(node, 0));
+  AttrReader attrs(node);
+  int64_t r = x.dims().size();
+  Ints pads;
+  double value = 0;
+  if (ctx.opset() < 11) {
+    TRY(pads,
+        attrs.getInts(ctx.opset() < 2 ? "paddings" : "pads", std::nullopt));
+    TRY(float v, attrs.getFloat("value", 0.f));
+    value = v;
+  } else {
+    TRY(pads, ctx.constantInts(node, 1));
+    if (ImportContext::hasInput(node, 2)) {
+      TRY(value, constantScalar(ctx, node, 2));
+    }
+    if (ImportContext::hasInput(node, 3))
+      return fail(node, "the axes input is not supported");
+  }
+  TRY(std::string mode, attrs.getString("mode", "constant"));
+  int64_t m = mode == "constant"  ? 0
+              : mode == "reflect" ? 1
+              : mode == "edge"    ? 2
+                                  : -1;
+  if (m < 0)
+    return fail(node, "unknown mode '" + mode + "'");
+  if (int64_t(pads.size()) != 2 * r)
+    return fail(node, "expected " + llvm::Twine(2 * r) + " pads");
+  // Negative pads crop: pad the positive part, then slice.
+  Ints pos(pads), s(r, 0), st(r, 1), c(r);
+  for (int64_t i = 0; i < 2 * r; ++i)
+    pos[i] = std::max<int64_t>(pads[i], 0);
+  TRY(NodeValue y, make(ctx, node, OpKind::Pad, {x},
+                        {Attr::makeInts(pos), Attr::makeInt(m),
+                         Attr::makeFloat(float(value))}));
+  for (int64_t i = 0; i < r; ++i) {
+    s[i] = std::max<int64_t>(-pads[i], 0);
+    c[i] = y.dims()[i] - s[i] - std::max<int64_t>(-pads[i + r], 0);
+  }
+  TRY(y, sliceNode(ctx, node, y, s, st, c));
+  return ctx.setOutput(node, y);
+}
+
+llvm::Error importTile(ImportContext &ctx, const onnx::NodeProto &node) {
+  TRY(NodeValue x, ctx.input(node, 0));
+  TRY(Ints reps, ctx.constantInts(node, 1));
+  if (reps.size() != x.dims().size())
+    return fail(node, "repeats must have one entry per dim");
+  TRY(NodeValue y, make(ctx, node, OpKind::Tile, {x}, {Attr::makeInts(reps)}));
+  return ctx.setOutput(node, y);
+}
+
+llvm::Error importExpand(ImportContext &ctx, const onnx::NodeProto &node) {
+  TRY(NodeValue x, ctx.input(node, 0));
+  TRY(Ints shape, ctx.constantInts(node, 1));
+  // Bidirectional: the result is the broadcast of both shapes.
+  Ints xd = dimsOf(x);
+  size_t r = std::max(xd.size(), shape.size());
+  xd.insert(xd.begin(), r - xd.size(), 1);
+  shape.insert(shape.begin(), r - shape.size(), 1);
+  for (size_t i = 0; i < r; ++i) {
+    if (xd[i] != shape[i] && xd[i] != 1 && shape[i] != 1)
+      return fail(node, "shape " + dimsToString(shape) +
+                            " does not broadcast with " +
+                            x.getType()->toString());
+    shape[i] = std::max(xd[i], shape[i]);
+  }
+  TRY(NodeValue y, ctx.broadcastTo(node, x, shape));
+  return ctx.setOutput(node, y);
+}
+
+llvm::Error importConstantOfShape(ImportContext &ctx,
+                                  const onnx::NodeProto &node) {
+  TRY(Ints shape, ctx.constantInts(node, 0));
+  ElemKind kind = ElemKind::Float32;
+  double v = 0;
+  if (const auto *a = AttrReader(node).find("value")) {
+    auto t = tensorFromProto(a->t());
+    if (!t)
+      return fail(node, errorToString(t.takeError()));
+    kind = t->getElemKind();
+    v = t->elementAsDouble(0);
+  }
+  TRY(Type ty, makeCheckedType(kind, shape, ImportContext::describe(node)));
+  return ctx.setOutput(node, constantOf(ctx, node, kind, ty.dims(), v));
+}
+
+llvm::Error importRange(ImportContext &ctx, const onnx::NodeProto &node) {
+  TRY(const Tensor *t0, ctx.constantInput(node, 0));
+  TRY(double start, constantScalar(ctx, node, 0));
+  TRY(double limit, constantScalar(ctx, node, 1));
+  TRY(double delta, constantScalar(ctx, node, 2));
+  if (delta == 0)
+    return fail(node, "delta is 0");
+  int64_t n = std::max<int64_t>(std::ceil((limit - start) / delta), 0);
+  if (n == 0)
+    return fail(node, "the result is empty (unsupported)");
+  if (n > kMaxTensorElements)
+    return fail(node, "the result has more than " +
+                          llvm::Twine(kMaxTensorElements) + " elements");
+  Tensor t(t0->getElemKind(), {n});
+  for (int64_t i = 0; i < n; ++i)
+    storeElement(t.data(), t.getElemKind(), i, start + i * delta);
+  return ctx.setOutput(node,
+                       ctx.module().createConstant(nameOf(node), std::move(t)));
+}
+
+llvm::Error importEyeLike(ImportContext &ctx, const onnx::NodeProto &node) {
+  TRY(NodeValue x, ctx.input(node, 0));
+  AttrReader attrs(node);
+  TRY(int64_t k, attrs.getInt("k", 0));
+  ElemKind kind = x.getElemKind();
+  if (attrs.has("dtype")) {
+    TRY(int64_t dt, attrs.getInt("dtype", std::nullopt));
+    TRY(kind, elemKindFromONNX(int32_t(dt), ImportContext::describe(node)));
+  }
+  if (x.dims().size() != 2)
+    return fail(node, "input must be 2-D");
+  Tensor t(kind, x.dims());
+  for (int64_t i = 0; i < x.dims()[0]; ++i)
+    if (i + k >= 0 && i + k < x.dims()[1])
+      storeElement(t.data(), kind, i * x.dims()[1] + i + k, 1.0);
+  return ctx.setOutput(node,
+                       ctx.module().createConstant(nameOf(node), std::move(t)));
+}
+
+/// An int64 tensor [0, n) shaped as \p dims (one dim is n).
+NodeValue iotaConstant(ImportContext &ctx, const onnx::NodeProto &node,
+                       int64_t n, llvm::ArrayRef<dim_t> dims) {
+  Tensor t(ElemKind::Int64, dims);
+  for (int64_t i = 0; i < n; ++i)
+    t.getHandle<int64_t>().raw(i) = i;
+  return ctx.module().createConstant(nameOf(node) + ".iota", std::move(t));
+}
+
+llvm::Error importOneHot(ImportContext &ctx, const onnx::NodeProto &node) {
+  TRY(NodeValue idx, ctx.input(node, 0));
+  TRY(double depthD, constantScalar(ctx, node, 1));
+  TRY(NodeValue values, ctx.input(node, 2));
+  int64_t depth = int64_t(depthD);
+  if (depth < 1 || depth > kMaxTensorElements / idx.getType()->size() ||
+      values.getType()->size() != 2)
+    return fail(node, "depth must be positive and not too large, and values "
+                      "must hold 2 entries");
+  int64_t r = idx.dims().size() + 1;
+  TRY(int64_t axis, AttrReader(node).getInt("axis", -1));
+  TRY(axis, normAxis(node, axis, r));
+  Ints out = dimsOf(idx), idxShape = dimsOf(idx), iotaShape(r, 1);
+  out.insert(out.begin() + axis, depth);
+  idxShape.insert(idxShape.begin() + axis, 1);
+  iotaShape[axis] = depth;
+  TRY(NodeValue i64, castTo(ctx, node, idx, ElemKind::Int64));
+  // Negative indices count from the end.
+  NodeValue zero = constantLike(ctx, node, i64, 0);
+  TRY(NodeValue neg, make(ctx, node, OpKind::Less, {i64, zero}));
+  TRY(NodeValue wrapped,
+      make(ctx, node, OpKind::Add, {i64, constantLike(ctx, node, i64, depth)}));
+  TRY(i64, make(ctx, node, OpKind::Where, {neg, wrapped, i64}));
+  TRY(i64, reshapeTo(ctx, node, i64, idxShape));
+  NodeValue iota = iotaConstant(ctx, node, depth, iotaShape);
+  TRY(NodeValue eq, binary(ctx, node, OpKind::Equal, i64, iota));
+  TRY(NodeValue flat, reshapeTo(ctx, node, values, {2}));
+  TRY(NodeValue off, sliceNode(ctx, node, flat, {0}, {1}, {1}));
+  TRY(NodeValue on, sliceNode(ctx, node, flat, {1}, {1}, {1}));
+  TRY(off, ctx.broadcastTo(node, off, out));
+  TRY(on, ctx.broadcastTo(node, on, out));
+  TRY(NodeValue y, make(ctx, node, OpKind::Where, {eq, on, off}));
+  return ctx.setOutput(node, y);
+}
+
+llvm::Error importTrilu(ImportContext &ctx, const onnx::NodeProto &node) {
+  TRY(NodeValue x, ctx.input(node, 0));
+  int64_t k = 0;
+  if (ImportContext::hasInput(node, 1)) {
+    TRY(double kd, constantScalar(ctx, node, 1));
+    k = int64_t(kd);
+  }
+  TRY(int64_t upper, AttrReader(node).getInt("upper", 1));
+  size_t r = x.dims().size();
+  if (r < 2)
+    return fail(node, "input must have rank >= 2");
+  int64_t n = x.dims()[r - 2], m = x.dims()[r - 1];
+  Tensor mask(ElemKind::Bool, {n, m});
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < m; ++j)
+      mask.getHandle<uint8_t>().raw(i * m + j) =
+          upper ? (j - i >= k) : (j - i <= k);
+  NodeValue mc =
+      ctx.module().createConstant(nameOf(node) + ".mask", std::move(mask));
+  TRY(mc, ctx.broadcastTo(node, mc, x.dims()));
+  TRY(NodeValue y,
+      make(ctx, node, OpKind::Where, {mc, x, constantLike(ctx, node, x, 0)}));
+  return ctx.setOutput(node, y);
+}
+
+llvm::Expected<NodeValue> transposeNode(ImportContext &ctx,
+                                        const onnx::NodeProto &node,
+                                        NodeValue x, const Ints &perm) {
+  auto t = ctx.fn().tryCreateTranspose(nameOf(node), x, perm);
+  if (!t)
+    return fail(node, errorToString(t.takeError()));
+  return NodeValue(*t);
+}
+
+template <bool ToSpace>
+llvm::Error importDepthSpace(ImportContext &ctx, const onnx::NodeProto &node) {
+  TRY(NodeValue x, ctx.input(node, 0));
+  AttrReader attrs(node);
+  TRY(int64_t b, attrs.getInt("blocksize", std::nullopt));
+  TRY(std::string mode, attrs.getString("mode", "DCR"));
+  if (x.dims().size() != 4 || b < 1)
+    return fail(node, "needs a 4-D input and a positive blocksize");
+  int64_t N = x.dims()[0], C = x.dims()[1], H = x.dims()[2], W = x.dims()[3];
+  NodeValue y;
+  if (ToSpace) {
+    if (C % (b * b))
+      return fail(node, "channels are not a multiple of blocksize^2");
+    bool crd = mode == "CRD";
+    Ints shape = crd ? Ints{N, C / (b * b), b, b, H, W}
+                     : Ints{N, b, b, C / (b * b), H, W};
+    Ints perm = crd ? Ints{0, 1, 4, 2, 5, 3} : Ints{0, 3, 4, 1, 5, 2};
+    TRY(y, reshapeTo(ctx, node, x, shape));
+    TRY(y, transposeNode(ctx, node, y, perm));
+    TRY(y, reshapeTo(ctx, node, y, {N, C / (b * b), H * b, W * b}));
+  } else {
+    if (H % b || W % b)
+      return fail(node, "spatial dims are not multiples of blocksize");
+    TRY(y, reshapeTo(ctx, node, x, {N, C, H / b, b, W / b, b}));
+    TRY(y, transposeNode(ctx, node, y, {0, 3, 5, 1, 2, 4}));
+    TRY(y, reshapeTo(ctx, node, y, {N, C * b * b, H / b, W / b}));
+  }
+  return ctx.setOutput(node, y);
+}
+
+llvm::Error importTopK(ImportContext &ctx, const onnx::NodeProto &node) {
+  TRY(NodeValue x, ctx.input(node, 0));
+  AttrReader attrs(node);
+  int64_t k;
+  if (ctx.opset() < 10) {
+    TRY(k, attrs.getInt("k", std::nullopt));
+  } else {
+    TRY(Ints kv, ctx.constantInts(node, 1));
+    if (kv.size() != 1)
+      return fail(node, "K must hold one value");
+    k = kv[0];
+  }
+  TRY(int64_t axis, attrs.getInt("axis", -1));
+  TRY(axis, normAxis(node, axis, x.dims().size()));
+  TRY(int64_t largest, attrs.getInt("largest", 1));
+  AttrList a = {Attr::makeInt(k), Attr::makeInt(axis), Attr::makeInt(largest)};
+  TRY(NodeValue v, make(ctx, node, OpKind::TopK, {x}, a, 0));
+  bindOutput(ctx, node, 0, v);
+  bindOutput(ctx, node, 1, NodeValue(v.getNode(), 1));
+  return llvm::Error::success();
+}
+
+llvm::Error importCumSum(ImportContext &ctx, const onnx::NodeProto &node) {
+  TRY(NodeValue x, ctx.input(node, 0));
+  TRY(double axisD, constantScalar(ctx, node, 1));
+  TRY(int64_t axis, normAxis(node, int64_t(axisD), x.dims().size()));
+  AttrReader attrs(node);
+  TRY(int64_t excl, attrs.getInt("exclusive", 0));
+  TRY(int64_t rev, attrs.getInt("reverse", 0));
+  TRY(NodeValue y,
+      make(ctx, node, OpKind::CumSum, {x},
+           {Attr::makeInt(axis), Attr::makeInt(excl), Attr::makeInt(rev)}));
+  return ctx.setOutput(node, y);
+}
+
+/// Compress with a constant condition: a Gather of the selected indices.
+llvm::Error importCompress(ImportContext &ctx, const onnx::NodeProto &node) {
+  TRY(NodeValue x, ctx.input(node, 0));
+  TRY(const Tensor *cond, ctx.constantInput(node, 1));
+  AttrReader attrs(node);
+  int64_t axis = 0;
+  if (attrs.has("axis")) {
+    TRY(axis, attrs.getInt("axis", std::nullopt));
+    TRY(axis, normAxis(node, axis, x.dims().size()));
+  } else {
+    TRY(x, reshapeTo(ctx, node, x, {x.getType()->size()}));
+  }
+  Ints sel;
+  for (int64_t i = 0; i < cond->size() && i < x.dims()[axis]; ++i)
+    if (cond->elementAsDouble(i) != 0)
+      sel.push_back(i);
+  if (sel.empty())
+    return fail(node, "the result is empty (unsupported)");
+  NodeValue idx = intConstant(ctx, node, sel, false);
+  TRY(NodeValue y,
+      make(ctx, node, OpKind::Gather, {x, idx}, {Attr::makeInt(axis)}));
+  return ctx.setOutput(node, y);
+}
+
+/// NonZero of a constant: its result shape depends on the values.
+llvm::Error importNonZero(ImportContext &ctx, const onnx::NodeProto &node) {
+  TRY(const Tensor *t, ctx.constantInput(node, 0));
+  llvm::ArrayRef<dim_t> d = t->dims();
+  Ints flat;
+  for (int64_t i = 0; i < t->size(); ++i)
+    if (t->elementAsDouble(i) != 0)
+      flat.push_back(i);
+  if (flat.empty())
+    return fail(node, "the result is empty (unsupported)");
+  int64_t r = std::max<size_t>(d.size(), 1), n = flat.size();
+  Tensor out(ElemKind::Int64, {r, n});
+  for (int64_t j = 0; j < n; ++j) {
+    int64_t f = flat[j];
+    for (int64_t i = int64_t(d.size()) - 1; i >= 0; --i) {
+      out.getHandle<int64_t>().raw(i * n + j) = f % d[i];
+      f /= d[i];
+    }
+  }
+  return ctx.setOutput(
+      node, ctx.module().createConstant(nameOf(node), std::move(out)));
+}
+
+/// Concat that skips empty inputs (shape arithmetic produces them).
+llvm::Error importConcatAny(ImportContext &ctx, const onnx::NodeProto &node) {
+  std::vector<NodeValue> ins;
+  NodeValue first;
+  for (int i = 0; i < node.input_size(); ++i) {
+    TRY(NodeValue v, ctx.input(node, i));
+    first = first ? first : v;
+    if (v.getType()->size() != 0)
+      ins.push_back(v);
+  }
+  if (!first)
+    return fail(node, "needs at least one input");
+  TRY(int64_t axis, AttrReader(node).getInt("axis", std::nullopt));
+  TRY(axis, normAxis(node, axis, first.dims().size()));
+  if (ins.empty()) {
+    Ints d = dimsOf(first);
+    d[axis] = 0;
+    return ctx.setOutput(
+        node, ctx.module().createConstant(nameOf(node),
+                                          Tensor(first.getElemKind(), d)));
+  }
+  if (ins.size() == 1)
+    return ctx.setOutput(node, ins[0]);
+  TRY(NodeValue y, make(ctx, node, OpKind::Concat, ins, {Attr::makeInt(axis)}));
+  return ctx.setOutput(node, y);
+}
+
+const ImportRule kTensorRules[] = {
+    {"Concat", 4, 17, importConcatAny},
+    {"Shape", 1, 17, importShape},
+    {"Size", 1, 17, importSize},
+    {"Unsqueeze", 1, 17, importUnsqueeze},
+    {"Squeeze", 1, 17, importSqueeze},
+    {"Gather", 1, 17, importGather},
+    {"GatherElements", 11, 17, importGatherElements},
+    {"GatherND", 11, 17, importGatherND},
+    {"ScatterElements", 11, 17, importScatterElements},
+    {"Scatter", 9, 10, importScatterElements},
+    {"ScatterND", 11, 17, importScatterND},
+    {"Slice", 1, 17, importSlice},
+    {"Split", 2, 17, importSplit},
+    {"Pad", 2, 17, importPad},
+    {"Tile", 6, 17, importTile},
+    {"Expand", 8, 17, importExpand},
+    {"ConstantOfShape", 9, 17, importConstantOfShape},
+    {"Range", 11, 17, importRange},
+    {"EyeLike", 9, 17, importEyeLike},
+    {"OneHot", 9, 17, importOneHot},
+    {"Trilu", 14, 17, importTrilu},
+    {"DepthToSpace", 1, 17, importDepthSpace<true>},
+    {"SpaceToDepth", 1, 17, importDepthSpace<false>},
+    {"TopK", 1, 17, importTopK},
+    {"CumSum", 11, 17, importCumSum},
+    {"Compress", 9, 17, importCompress},
+    {"NonZero", 9, 17, importNonZero},
+};
+
+} // namespace
+
+RuleList onnximport::getTensorImportRules() { return kTensorRules; }

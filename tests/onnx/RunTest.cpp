@@ -1,0 +1,207 @@
+//===- RunTest.cpp - Run one ONNX backend test in this process ------------===//
+#include "RunTest.h"
+
+#include "ember/Backend/ConstantEval.h"
+#include "ember/Backend/Pipeline.h"
+#include "ember/Base/Error.h"
+#include "ember/Importer/ONNXImporter.h"
+#include "ember/Importer/TensorIO.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+using namespace ember;
+using namespace ember::conformance;
+
+namespace {
+
+/// The test_data_set_* directories of a test, sorted.
+std::vector<std::string> dataSets(const std::string &dir) {
+  std::vector<std::string> sets;
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(dir, ec), e; it != e && !ec;
+       it.increment(ec))
+    if (llvm::sys::path::filename(it->path()).starts_with("test_data_set_"))
+      sets.push_back(it->path());
+  std::sort(sets.begin(), sets.end());
+  return sets;
+}
+
+/// The files prefix_0.pb, prefix_1.pb, ... of a data set.
+std::vector<std::string> numbered(const std::string &set,
+                                  const std::string &prefix) {
+  std::vector<std::string> files;
+  for (int i = 0;; ++i) {
+    llvm::SmallString<256> p(set);
+    llvm::sys::path::append(p, prefix + "_" + std::to_string(i) + ".pb");
+    if (!llvm::sys::fs::exists(p))
+      return files;
+    files.push_back(std::string(p));
+  }
+}
+
+/// Tolerances: rtol 1e-3 and atol 1e-5 as the ONNX test runner uses,
+/// except that float16 results get atol 1e-3 (half has ~3 decimal digits,
+/// so values near zero cannot be closer than that after rounding).
+bool closeEnough(const Tensor &got, const Tensor &want, std::string &why) {
+  if (got.getType() != want.getType()) {
+    why = "result " + got.getType().toString() + ", expected " +
+          want.getType().toString();
+    return false;
+  }
+  double atol = want.getElemKind() == ElemKind::Float16 ? 1e-3 : 1e-5;
+  double rtol = 1e-3;
+  for (dim_t i = 0, e = got.size(); i < e; ++i) {
+    double a = got.elementAsDouble(i), b = want.elementAsDouble(i);
+    if (std::isnan(a) && std::isnan(b))
+      continue;
+    if (std::isinf(b) && a == b)
+      continue;
+    if (!(std::fabs(a - b) <= atol + rtol * std::fabs(b))) {
+      why = "element " + std::to_string(i) + ": got " + std::to_string(a) +
+            ", expected " + std::to_string(b);
+      return false;
+    }
+  }
+  return true;
+}
+
+/// Import (and compile) state for one data set.
+struct Compiled {
+  std::unique_ptr<Module> M = std::make_unique<Module>();
+  Function *F = nullptr;
+  CompiledNetwork net;
+};
+
+/// The graph input an import error asks to be known at compile time: one
+/// that a node needs as a constant, or an empty one (only constants may be
+/// empty). Empty if the error is about something else.
+std::string inputToFreeze(const std::string &msg) {
+  for (const char *pat : {"input '", "graph value '"}) {
+    size_t at = msg.find(pat);
+    if (at == std::string::npos)
+      continue;
+    size_t begin = at + std::strlen(pat), end = msg.find('\'', begin);
+    if (end == std::string::npos)
+      continue;
+    std::string rest = msg.substr(end);
+    if (rest.find("must be a constant") != std::string::npos ||
+        rest.find("empty tensors are not supported") != std::string::npos)
+      return msg.substr(begin, end - begin);
+  }
+  return "";
+}
+
+/// Imports and compiles. When the importer needs a graph input as a
+/// constant (a shape, axes, scales, ...), that input is frozen to this data
+/// set's value and the import retried; \p frozen reports whether any was.
+llvm::Error build(Compiled &c, const std::string &model,
+                  const std::vector<std::string> &inputs, const Backend &B,
+                  bool &frozen) {
+  ImportOptions opts;
+  opts.evaluator = makeConstantEvaluator();
+  frozen = false;
+  for (int attempt = 0;; ++attempt) {
+    c.M = std::make_unique<Module>();
+    auto F = importONNXFile(model, *c.M, opts);
+    if (F) {
+      c.F = *F;
+      break;
+    }
+    std::string msg = errorToString(F.takeError());
+    std::string name = inputToFreeze(msg);
+    if (name.empty() || opts.frozenInputs.count(name) || attempt > 16)
+      return makeError(msg);
+    bool found = false;
+    for (const std::string &f : inputs) {
+      EMBER_ASSIGN_OR_RETURN(NamedTensor t, loadTensorFile(f));
+      if (t.name == name) {
+        opts.frozenInputs[name] =
+            std::make_shared<const Tensor>(std::move(t.tensor));
+        found = true;
+      }
+    }
+    if (!found)
+      return makeError(msg);
+    frozen = true;
+  }
+  EMBER_ASSIGN_OR_RETURN(c.net, compileFunction(*c.F, B, CompileOptions()));
+  return llvm::Error::success();
+}
+
+/// Runs one data set; returns an empty string on success, else the reason.
+std::string runSet(Compiled &c, const std::vector<std::string> &inputs,
+                   const std::vector<std::string> &outputs) {
+  Bindings b;
+  auto phs = c.M->getInputPlaceholders();
+  size_t next = 0;
+  for (const std::string &f : inputs) {
+    auto t = loadTensorFile(f);
+    if (!t)
+      return "cannot read " + f + ": " + errorToString(t.takeError());
+    Placeholder *p =
+        t->name.empty() ? nullptr : c.M->getPlaceholderByName(t->name);
+    if (!p && t->name.empty() && next < phs.size())
+      p = phs[next];
+    ++next;
+    if (!p)
+      continue; // Frozen into a Constant.
+    if (t->tensor.getType() != *p->getType())
+      return "input '" + p->getName().str() + "' is " +
+             p->getType()->toString() + ", data is " +
+             t->tensor.getType().toString();
+    b.insert(p, std::move(t->tensor));
+  }
+  if (llvm::Error err = c.net.function->run(b))
+    return "run failed: " + errorToString(std::move(err));
+  auto outs = c.M->getOutputPlaceholders();
+  if (outs.size() != outputs.size())
+    return "the model has " + std::to_string(outs.size()) +
+           " outputs, the data " + std::to_string(outputs.size());
+  for (size_t i = 0; i < outs.size(); ++i) {
+    auto want = loadTensorFile(outputs[i]);
+    if (!want)
+      return "cannot read " + outputs[i] + ": " +
+             errorToString(want.takeError());
+    std::string why;
+    if (!closeEnough(*b.get(outs[i]), want->tensor, why))
+      return "output " + std::to_string(i) + ": " + why;
+  }
+  return "";
+}
+
+} // namespace
+
+Outcome conformance::runTest(const std::string &dir,
+                             const std::string &backend) {
+  registerAllBackends();
+  auto B = getBackend(backend);
+  if (!B)
+    return {Verdict::Unsupported, errorToString(B.takeError())};
+  std::string model = dir + "/model.onnx";
+  std::vector<std::string> sets = dataSets(dir);
+  if (sets.empty())
+    return {Verdict::Unsupported, "no test_data_set_* directory"};
+  std::unique_ptr<Compiled> c;
+  bool frozen = false;
+  for (const std::string &set : sets) {
+    auto inputs = numbered(set, "input"), outputs = numbered(set, "output");
+    if (!c || frozen) { // Frozen inputs differ per data set.
+      c = std::make_unique<Compiled>();
+      if (llvm::Error err = build(*c, model, inputs, **B, frozen)) {
+        std::string msg = errorToString(std::move(err));
+        std::replace(msg.begin(), msg.end(), '\n', ' ');
+        return {Verdict::Unsupported, msg};
+      }
+    }
+    std::string why = runSet(*c, inputs, outputs);
+    if (!why.empty())
+      return {Verdict::Fail, llvm::sys::path::filename(set).str() + ": " + why};
+  }
+  return {Verdict::Pass,
+          frozen ? "inputs needed at compile time were frozen" : ""};
+}

@@ -1,0 +1,28 @@
+//===- RunTest.h - Run one ONNX backend test in this process ---*- C++ -*-===//
+#ifndef EMBER_TESTS_ONNX_RUNTEST_H
+#define EMBER_TESTS_ONNX_RUNTEST_H
+
+#include <string>
+
+namespace ember {
+namespace conformance {
+
+/// How one test ended.
+enum class Verdict { Pass, Fail, Unsupported };
+
+/// A verdict with a one-line reason.
+struct Outcome {
+  Verdict verdict;
+  std::string reason;
+};
+
+/// Compiles the model of test directory \p dir for backend \p backend and
+/// runs every test_data_set_* in it, comparing each output with
+/// output_N.pb. A clean import or compile error is Unsupported; wrong
+/// numbers, types or shapes, and run-time errors are Fail.
+Outcome runTest(const std::string &dir, const std::string &backend);
+
+} // namespace conformance
+} // namespace ember
+
+#endif
