@@ -1,0 +1,221 @@
+//===- LowerToKernel.cpp - Planned IR to kernels, with fusion -------------===//
+#include "ember/Kernel/LowerToKernel.h"
+
+#include "KernelRules.h"
+
+#include "ember/Base/Error.h"
+
+#include "llvm/ADT/DenseSet.h"
+
+using namespace ember;
+using namespace ember::kir;
+
+bool kir::hasKernelLowering(OpKind op, ElemKind kind) {
+  bool isInt = kind == ElemKind::Int32 || kind == ElemKind::Int64;
+  switch (op) {
+  case OpKind::Transpose:
+  case OpKind::Broadcast:
+  case OpKind::Concat:
+    return true;
+  case OpKind::Add:
+  case OpKind::Sub:
+  case OpKind::Mul:
+  case OpKind::Div:
+  case OpKind::Max:
+  case OpKind::Min:
+    return kind == ElemKind::Float32 || isInt;
+  case OpKind::Splat:
+    return kind == ElemKind::Float32 || isInt || kind == ElemKind::Bool;
+  case OpKind::Pow:
+  case OpKind::Relu:
+  case OpKind::Sigmoid:
+  case OpKind::Tanh:
+  case OpKind::Sqrt:
+  case OpKind::Exp:
+  case OpKind::Log:
+  case OpKind::Neg:
+  case OpKind::Abs:
+  case OpKind::Clip:
+  case OpKind::MaxPool:
+  case OpKind::AvgPool:
+  case OpKind::Softmax:
+  case OpKind::MatMul:
+    return kind == ElemKind::Float32;
+  default:
+    return false;
+  }
+}
+
+Buffer kir::bufferFor(Value *v, const MemoryPlan &plan) {
+  Placement p = plan.locate(v);
+  return Buffer{p.region, p.offset, v->getType()->sizeInBytes(),
+                v->getType()->getElemKind(), v->getName().str()};
+}
+
+namespace {
+/// A byte range in one region.
+struct Range {
+  Region region;
+  uint64_t begin, end;
+  bool overlaps(const Range &o) const {
+    return region == o.region && begin < o.end && o.begin < end;
+  }
+  bool operator==(const Range &o) const {
+    return region == o.region && begin == o.begin && end == o.end;
+  }
+};
+
+Range rangeOf(const Buffer &b) {
+  return Range{b.region, b.offset, b.offset + b.size};
+}
+
+/// Builds one fused loop from consecutive elementwise instructions.
+class FusionGroup {
+public:
+  FusionGroup(const MemoryPlan &plan,
+              const llvm::DenseMap<const Value *, unsigned> &readers)
+      : plan_(plan), readers_(readers) {}
+
+  bool empty() const { return instrs_.empty(); }
+
+  /// True if \p I can join: same element count and no partial overlap of
+  /// its buffers with what the group reads or writes.
+  bool accepts(const Instruction &I) const {
+    if (instrs_.empty())
+      return true;
+    if (I.getOperand(0).value->getType()->size() != numElements_)
+      return false;
+    Range dest = rangeOf(bufferFor(I.getOperand(0).value, plan_));
+    for (const Range &r : loaded_)
+      if (dest.overlaps(r) && !(dest == r))
+        return false;
+    for (const auto &s : stored_)
+      if (dest.overlaps(s.first) && !(dest == s.first))
+        return false;
+    for (unsigned n = 1; n < I.getNumOperands(); ++n) {
+      Range in = rangeOf(bufferFor(I.getOperand(n).value, plan_));
+      for (const auto &s : stored_)
+        if (in.overlaps(s.first) && !(in == s.first))
+          return false;
+    }
+    return true;
+  }
+
+  /// Appends \p I (accepts(I) must hold).
+  void add(const Instruction &I) {
+    numElements_ = I.getOperand(0).value->getType()->size();
+    for (unsigned n = 1; n < I.getNumOperands(); ++n)
+      loaded_.push_back(rangeOf(bufferFor(I.getOperand(n).value, plan_)));
+    stored_.push_back(
+        {rangeOf(bufferFor(I.getOperand(0).value, plan_)), nullptr});
+    instrs_.push_back(&I);
+  }
+
+  /// Emits the fused kernel and clears the group.
+  Kernel finish();
+
+private:
+  const MemoryPlan &plan_;
+  const llvm::DenseMap<const Value *, unsigned> &readers_;
+  std::vector<const Instruction *> instrs_;
+  dim_t numElements_ = 0;
+  std::vector<Range> loaded_;
+  std::vector<std::pair<Range, ExprRef>> stored_;
+};
+} // namespace
+
+Kernel FusionGroup::finish() {
+  std::string name = instrs_.front()->getName().str();
+  if (instrs_.size() > 1)
+    name += ".fused" + std::to_string(instrs_.size());
+  Kernel k(name);
+  unsigned i = k.newVar();
+  ExprRef idx = k.var(i);
+  llvm::DenseSet<const Value *> members;
+  for (const Instruction *I : instrs_)
+    members.insert(I);
+  std::vector<std::pair<Range, ExprRef>> values;
+  std::vector<Stmt> body;
+  for (size_t n = 0; n < instrs_.size(); ++n) {
+    const Instruction &I = *instrs_[n];
+    ExprRef v = elementwiseValue(k, I, idx, [&](unsigned op) {
+      Buffer b = bufferFor(I.getOperand(op).value, plan_);
+      Range r = rangeOf(b);
+      for (auto it = values.rbegin(); it != values.rend(); ++it)
+        if (it->first == r)
+          return it->second;
+      return k.load(k.addBuffer(b), idx);
+    });
+    Value *dest = I.getOperand(0).value;
+    Buffer db = bufferFor(dest, plan_);
+    values.push_back({rangeOf(db), v});
+    // An activation read only inside the group needs no store; the last
+    // instruction always stores.
+    Value *origin = getOrigin(dest);
+    auto rd = readers_.find(origin);
+    unsigned inGroupReads = 0;
+    for (size_t m = n + 1; m < instrs_.size(); ++m)
+      for (unsigned op = 1; op < instrs_[m]->getNumOperands(); ++op)
+        inGroupReads += getOrigin(instrs_[m]->getOperand(op).value) == origin;
+    bool internal = llvm::isa<AllocActivationInst>(origin) &&
+                    rd != readers_.end() && rd->second == inGroupReads &&
+                    getOriginOffset(dest) == 0 && n + 1 < instrs_.size();
+    if (!internal)
+      body.push_back(Kernel::store(k.addBuffer(db), idx, v));
+  }
+  k.body() = {
+      Kernel::loop(i, instrs_.front()->getOperand(0).value->getType()->size(),
+                   /*parallel=*/true, std::move(body))};
+  instrs_.clear();
+  loaded_.clear();
+  stored_.clear();
+  return k;
+}
+
+/// Counts, for each origin buffer, the operand slots that read it.
+static llvm::DenseMap<const Value *, unsigned>
+countReaders(const IRFunction &F) {
+  llvm::DenseMap<const Value *, unsigned> readers;
+  for (auto &I : F.getInstrs()) {
+    if (llvm::isa<TensorViewInst>(*I) || llvm::isa<DeallocActivationInst>(*I))
+      continue;
+    for (const Operand &op : I->getOperands())
+      if (op.role != OperandRole::Out)
+        ++readers[getOrigin(op.value)];
+  }
+  return readers;
+}
+
+llvm::Expected<std::vector<Kernel>> kir::lowerToKernels(const IRFunction &F,
+                                                        const MemoryPlan &plan,
+                                                        CustomLowering custom) {
+  std::vector<Kernel> out;
+  auto readers = countReaders(F);
+  FusionGroup group(plan, readers);
+  auto flush = [&] {
+    if (!group.empty())
+      out.push_back(group.finish());
+  };
+  for (auto &ip : F.getInstrs()) {
+    const Instruction &I = *ip;
+    if (llvm::isa<AllocActivationInst>(I) ||
+        llvm::isa<DeallocActivationInst>(I) || llvm::isa<TensorViewInst>(I))
+      continue;
+    if (isElementwise(I) && I.getOperand(0).value->getType()->size() > 0) {
+      if (!group.accepts(I))
+        flush();
+      group.add(I);
+      continue;
+    }
+    flush();
+    if (isElementwise(I))
+      continue; // empty tensor: nothing to compute
+    EMBER_ASSIGN_OR_RETURN(bool claimed, custom(I, out));
+    if (claimed || lowerStructured(I, plan, out))
+      continue;
+    return makeErrorF("no kernel lowering for {0} ({1})", I.getName(),
+                      I.getKindName());
+  }
+  flush();
+  return std::move(out);
+}
