@@ -15,6 +15,7 @@
 #include "ember/IR/IRPrinter.h"
 #include "ember/Importer/ONNXImporter.h"
 
+#include "llvm/Pass.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -72,9 +73,8 @@ static cl::opt<bool> dumpLLVMAsm("dump-llvm-asm",
 static cl::opt<bool> printMemory("print-memory",
                                  cl::desc("Print the region sizes"),
                                  cl::cat(category));
-static cl::opt<bool> timePasses("time-passes",
-                                cl::desc("Print the time of each phase"),
-                                cl::cat(category));
+// -time-passes is LLVM's own flag (it also reports LLVM's codegen passes);
+// the phases below are timed when it is on.
 static cl::opt<bool> verbose("verbose", cl::desc("Say what is being done"),
                              cl::cat(category));
 
@@ -106,7 +106,7 @@ public:
       llvm::errs() << "model-compiler: " << name << "\n";
   }
   ~PhaseTimer() {
-    if (timePasses)
+    if (llvm::TimePassesIsEnabled)
       llvm::errs() << llvm::format(
           "%-10s %9.1f ms\n", name_,
           std::chrono::duration<double, std::milli>(
