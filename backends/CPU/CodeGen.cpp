@@ -67,7 +67,7 @@ cpu::createTargetMachine(llvm::StringRef triple, llvm::StringRef mcpu) {
     features = f.getString();
   }
   std::unique_ptr<llvm::MCSubtargetInfo> sti(
-      target->createMCSubtargetInfo(tt, cpu, ""));
+      target->createMCSubtargetInfo(tt, "", ""));
   if (!sti || !sti->isCPUStringValid(cpu))
     return makeErrorF("unknown CPU '{0}' for target '{1}'", cpu, tt);
   llvm::TargetOptions opts;
@@ -168,6 +168,10 @@ cpu::buildModule(const CPUProgram &prog, llvm::LLVMContext &ctx,
       f.setLinkage(llvm::GlobalValue::InternalLinkage);
   if (auto *f = M->getFunction("ember_parallel_run"))
     f->setLinkage(llvm::GlobalValue::InternalLinkage);
+  // libjit marks its kernels `used` so clang emits them; once linked, unused
+  // ones may go.
+  if (auto *used = M->getNamedGlobal("llvm.compiler.used"))
+    used->eraseFromParent();
   std::vector<llvm::Function *> fns;
   for (const kir::Kernel &k : prog.kernels)
     fns.push_back(renderKernel(k, *M));
