@@ -132,7 +132,7 @@ static std::string headerText(llvm::StringRef name, const MemoryPlan &plan,
      << kBundleTypes << "\n#define " << name << "_BUNDLE_ABI_VERSION 1\n"
      << "#define " << name << "_CONSTANT_SIZE " << prog.constants.size()
      << "u\n#define " << name << "_MUTABLE_SIZE " << plan.mutableSize
-     << "u\n#define " << name << "_ACTIVATIONS_SIZE " << plan.activationSize
+     << "u\n#define " << name << "_ACTIVATIONS_SIZE " << prog.activationSize
      << "u\n#define " << name << "_ALIGNMENT 64u\n";
   auto emit = [&](const TensorDesc &d, const char *what) {
     std::string p = (name + "_" + d.ident).str();
@@ -213,7 +213,7 @@ static void addInfo(llvm::Module &M, llvm::StringRef name,
       {llvm::ConstantInt::get(i32, 1), str(name),
        llvm::ConstantInt::get(i64, prog.constants.size()),
        llvm::ConstantInt::get(i64, plan.mutableSize),
-       llvm::ConstantInt::get(i64, plan.activationSize),
+       llvm::ConstantInt::get(i64, prog.activationSize),
        llvm::ConstantInt::get(i64, 64), llvm::ConstantInt::get(i32, ins.size()),
        llvm::ConstantInt::get(i32, outs.size()), table(ins), table(outs),
        weights});

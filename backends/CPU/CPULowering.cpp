@@ -17,6 +17,7 @@ using namespace ember::cpu;
 using kir::CallArg;
 using kir::ExprRef;
 using kir::Kernel;
+using kir::Stmt;
 
 namespace {
 /// Op kinds the CPU runs through libjit rather than the shared lowering.
@@ -29,6 +30,8 @@ const LibraryOp kLibraryOps[] = {{OpKind::Conv, ElemKind::Float32},
 
 /// Output channels libjit computes per block (its MBMAX).
 constexpr int64_t kConvBlock = 8;
+/// 32-pixel tiles per conv GEMM task.
+constexpr int64_t kConvChunk = 8;
 /// MatMul rows per parallel task.
 constexpr int64_t kMatMulRows = 16;
 } // namespace
@@ -71,7 +74,7 @@ public:
         [&](const Instruction &I,
             std::vector<Kernel> &out) -> llvm::Expected<bool> {
           if (auto *c = llvm::dyn_cast<ConvInst>(&I)) {
-            out.push_back(lowerConv(*c));
+            lowerConv(*c, out);
             return true;
           }
           if (auto *m = llvm::dyn_cast<MatMulInst>(&I)) {
@@ -84,19 +87,25 @@ public:
       return kernels.takeError();
     prog_.kernels = std::move(*kernels);
     prog_.constants.resize(alignTo64(prog_.constants.size()), 0);
+    if (scratchSize_)
+      prog_.activationSize = scratchOffset() + alignTo64(scratchSize_);
     return std::move(prog_);
   }
 
 private:
   static size_t alignTo64(size_t n) { return (n + 63) / 64 * 64; }
   kir::Buffer packFilter(const ConvInst &I, int64_t MB);
-  Kernel lowerConv(const ConvInst &I);
+  void lowerConv(const ConvInst &I, std::vector<Kernel> &out);
+  Kernel im2col(const ConvInst &I, int64_t img, const kir::Buffer &patches,
+                int64_t numPanels);
+  size_t scratchOffset() const { return alignTo64(plan_.activationSize); }
   Kernel lowerMatMul(const MatMulInst &I);
 
   const IRFunction &F_;
   const MemoryPlan &plan_;
   llvm::DenseMap<const Value *, unsigned> readers_;
   CPUProgram prog_;
+  size_t scratchSize_ = 0; ///< Conv patch matrices, after the arena.
 };
 } // namespace
 
@@ -131,44 +140,129 @@ kir::Buffer CPULowering::packFilter(const ConvInst &I, int64_t MB) {
                      filter->getName().str() + ".packed"};
 }
 
-Kernel CPULowering::lowerConv(const ConvInst &I) {
+/// The im2col kernel of image \p img. Group g's patch matrix P_g[K][N]
+/// (K = C/g * KH * KW, N = OH * OW), P_g[(c*KH + kh)*KW + kw][oh*OW + ow] =
+/// x[img][g*C/g + c][ih][iw] (0 in padding), is stored in panels of 32
+/// columns, [N/32][K][32], zero-filled past N.
+Kernel CPULowering::im2col(const ConvInst &I, int64_t img,
+                           const kir::Buffer &patches, int64_t numPanels) {
   auto xd = I.getInput()->getType()->dims();
   auto wd = I.getFilter()->getType()->dims();
   auto yd = I.getDest()->getType()->dims();
   auto st = I.getStrides(), pads = I.getPads(), dil = I.getDilations();
-  int64_t group = I.getGroup(), mPerG = wd[0] / group;
-  int64_t MB = std::min(kConvBlock, mPerG);
-  int64_t nb = group * ((mPerG + MB - 1) / MB);
-  Kernel k(I.getName());
-  unsigned y = k.addBuffer(kir::bufferFor(I.getDest(), plan_));
+  int64_t C = xd[1], H = xd[2], W = xd[3], KH = wd[2], KW = wd[3];
+  int64_t cPerG = C / I.getGroup(), K = cPerG * KH * KW, N = yd[2] * yd[3];
+  Kernel k((I.getName() + ".im2col").str());
   unsigned x = k.addBuffer(kir::bufferFor(I.getInput(), plan_));
-  unsigned w = k.addBuffer(packFilter(I, MB));
-  unsigned b = k.addBuffer(kir::bufferFor(I.getBias(), plan_));
-  auto res = I.getResidual();
-  int64_t H = xd[2], W = xd[3], OH = yd[2], OW = yd[3];
-  bool pointwise = wd[2] == 1 && wd[3] == 1 && st[0] == 1 && st[1] == 1 &&
-                   pads[0] == 0 && pads[1] == 0 && pads[2] == 0 && pads[3] == 0;
-  if (pointwise) { // a 1x1 conv is one long row: better vectorization
-    W *= H, H = 1, OW *= OH, OH = 1;
-  }
-  unsigned e = k.newVar();
-  ExprRef ev = k.var(e);
-  std::vector<CallArg> args = {bufArg(y), bufArg(x), bufArg(w), bufArg(b)};
-  if (res.empty())
-    args.push_back(valArg(k.constInt(0)));
-  else
-    args.push_back(bufArg(k.addBuffer(kir::bufferFor(res[0], plan_))));
-  for (int64_t v :
-       {xd[1], H, W, wd[0], wd[2], wd[3], OH, OW, st[0], st[1], pads[0],
-        pads[1], dil[0], dil[1], group, MB, I.getFusedActivation()})
-    args.push_back(valArg(k.constInt(v)));
-  args.push_back(valArg(k.constFloat(I.getFusedAlpha())));
-  args.push_back(valArg(k.constFloat(I.getFusedBeta())));
-  args.push_back(valArg(k.binary(kir::BinOp::Div, ev, k.constInt(nb))));
-  args.push_back(valArg(k.binary(kir::BinOp::Rem, ev, k.constInt(nb))));
-  k.body() = {Kernel::loop(e, xd[0] * nb, /*parallel=*/true,
-                           {Kernel::call("ember_conv2d_f32", args)})};
+  unsigned p = k.addBuffer(patches);
+  unsigned c = k.newVar(), kh = k.newVar(), kw = k.newVar(), oh = k.newVar(),
+           ow = k.newVar(), j = k.newVar();
+  using kir::BinOp;
+  auto coord = [&](unsigned o, int64_t s, unsigned kv, int64_t d, int64_t pad) {
+    return k.add(k.add(k.mul(k.var(o), s), k.mul(k.var(kv), d)),
+                 k.constInt(-pad));
+  };
+  ExprRef ih = coord(oh, st[0], kh, dil[0], pads[0]);
+  ExprRef iw = coord(ow, st[1], kw, dil[1], pads[1]);
+  auto inRange = [&](ExprRef e, int64_t hi) {
+    return k.binary(BinOp::And, k.binary(BinOp::Le, k.constInt(0), e),
+                    k.binary(BinOp::Lt, e, k.constInt(hi)));
+  };
+  auto clamp = [&](ExprRef e, int64_t hi) {
+    return k.binary(BinOp::Min, k.binary(BinOp::Max, e, k.constInt(0)),
+                    k.constInt(hi - 1));
+  };
+  // Clamped, the load is always in bounds; the select zeroes the padding.
+  ExprRef src = k.add(k.constInt(img * C * H * W),
+                      k.add(k.mul(k.var(c), H * W),
+                            k.add(k.mul(clamp(ih, H), W), clamp(iw, W))));
+  ExprRef g = k.binary(BinOp::Div, k.var(c), k.constInt(cPerG));
+  ExprRef row = k.add(
+      k.mul(k.add(k.mul(k.binary(BinOp::Rem, k.var(c), k.constInt(cPerG)), KH),
+                  k.var(kh)),
+            KW),
+      k.var(kw));
+  auto at = [&](ExprRef n) { // element n of `row` in group g's panels
+    ExprRef panel =
+        k.add(k.mul(g, numPanels), k.binary(BinOp::Div, n, k.constInt(32)));
+    return k.add(k.mul(k.add(k.mul(panel, K), row), 32),
+                 k.binary(BinOp::Rem, n, k.constInt(32)));
+  };
+  ExprRef v = k.select(k.binary(BinOp::And, inRange(ih, H), inRange(iw, W)),
+                       k.load(x, src), k.constFloat(0));
+  std::vector<Stmt> body = {Kernel::loop(
+      oh, yd[2], false,
+      {Kernel::loop(
+          ow, yd[3], false,
+          {Kernel::store(p, at(k.add(k.mul(k.var(oh), yd[3]), k.var(ow))),
+                         v)})})};
+  body.push_back(Kernel::loop(
+      j, numPanels * 32 - N, false,
+      {Kernel::store(p, at(k.add(k.var(j), k.constInt(N))), k.constFloat(0))}));
+  body = {Kernel::loop(kw, KW, false, std::move(body))};
+  body = {Kernel::loop(kh, KH, false, std::move(body))};
+  k.body() = {Kernel::loop(c, C, true, std::move(body))};
   return k;
+}
+
+/// A convolution is, per image, an im2col into panels in scratch space at
+/// the end of the activation region, then a GEMM over blocks of MB output
+/// channels and chunks of 32-pixel tiles (chunk-major, so consecutive tasks
+/// share the patch panels in cache), with the epilogue fused.
+void CPULowering::lowerConv(const ConvInst &I, std::vector<Kernel> &out) {
+  auto xd = I.getInput()->getType()->dims();
+  auto wd = I.getFilter()->getType()->dims();
+  auto yd = I.getDest()->getType()->dims();
+  int64_t group = I.getGroup(), M = wd[0], mPerG = M / group;
+  int64_t MB = std::min(kConvBlock, mPerG), nbg = (mPerG + MB - 1) / MB;
+  int64_t nb = group * nbg, K = xd[1] / group * wd[2] * wd[3];
+  int64_t N = yd[2] * yd[3], numPanels = (N + 31) / 32;
+  int64_t chunks = (numPanels + kConvChunk - 1) / kConvChunk;
+  kir::Buffer packed = packFilter(I, MB);
+  kir::Buffer patches{Region::Activation, scratchOffset(),
+                      uint64_t(group * numPanels * K * 32 * 4),
+                      ElemKind::Float32, "conv.patches"};
+  scratchSize_ = std::max<size_t>(scratchSize_, patches.size);
+  using kir::BinOp;
+  for (int64_t img = 0; img < xd[0]; ++img) {
+    out.push_back(im2col(I, img, patches, numPanels));
+    Kernel k(I.getName());
+    unsigned y = k.addBuffer(kir::bufferFor(I.getDest(), plan_));
+    unsigned w = k.addBuffer(packed);
+    unsigned p = k.addBuffer(patches);
+    unsigned b = k.addBuffer(kir::bufferFor(I.getBias(), plan_));
+    unsigned e = k.newVar();
+    ExprRef t0 =
+        k.mul(k.binary(BinOp::Div, k.var(e), k.constInt(nb)), kConvChunk);
+    ExprRef t1 = k.binary(BinOp::Min, k.add(t0, k.constInt(kConvChunk)),
+                          k.constInt(numPanels));
+    ExprRef blk = k.binary(BinOp::Rem, k.var(e), k.constInt(nb));
+    ExprRef g = k.binary(BinOp::Div, blk, k.constInt(nbg));
+    ExprRef bb = k.mul(k.binary(BinOp::Rem, blk, k.constInt(nbg)), MB);
+    ExprRef m0 = k.add(k.mul(g, mPerG), bb);
+    ExprRef rows = k.binary(BinOp::Min, k.constInt(MB),
+                            k.binary(BinOp::Sub, k.constInt(mPerG), bb));
+    ExprRef yOff = k.mul(k.add(k.constInt(img * M), m0), N);
+    std::vector<CallArg> args = {bufArg(y, yOff), bufArg(w, k.mul(blk, K * MB)),
+                                 bufArg(p, k.mul(g, numPanels * K * 32)),
+                                 bufArg(b, m0)};
+    auto res = I.getResidual();
+    if (res.empty())
+      args.push_back(valArg(k.constInt(0)));
+    else
+      args.push_back(bufArg(k.addBuffer(kir::bufferFor(res[0], plan_)), yOff));
+    for (int64_t v : {K, N, MB})
+      args.push_back(valArg(k.constInt(v)));
+    args.push_back(valArg(rows));
+    args.push_back(valArg(k.constInt(I.getFusedActivation())));
+    args.push_back(valArg(k.constFloat(I.getFusedAlpha())));
+    args.push_back(valArg(k.constFloat(I.getFusedBeta())));
+    args.push_back(valArg(t0));
+    args.push_back(valArg(t1));
+    k.body() = {Kernel::loop(e, chunks * nb, /*parallel=*/true,
+                             {Kernel::call("ember_conv_gemm_f32", args)})};
+    out.push_back(std::move(k));
+  }
 }
 
 Kernel CPULowering::lowerMatMul(const MatMulInst &I) {

@@ -19,11 +19,12 @@ class CPUFunction final : public CompiledFunction {
 public:
   CPUFunction(const Module &M, std::shared_ptr<const IRFunction> F,
               const MemoryPlan &plan, std::vector<uint8_t> constants,
-              std::unique_ptr<llvm::orc::LLJIT> jit, EntryFn entry)
+              size_t activationSize, std::unique_ptr<llvm::orc::LLJIT> jit,
+              EntryFn entry)
       : M_(M), F_(std::move(F)), plan_(plan),
         constants_(Type(ElemKind::Int8Q, {dim_t(constants.size()) + 1})),
         mutables_(Type(ElemKind::Int8Q, {dim_t(plan.mutableSize) + 1})),
-        activations_(Type(ElemKind::Int8Q, {dim_t(plan.activationSize) + 1})),
+        activations_(Type(ElemKind::Int8Q, {dim_t(activationSize) + 1})),
         jit_(std::move(jit)), entry_(entry) {
     std::memcpy(constants_.data(), constants.data(), constants.size());
   }
@@ -93,5 +94,6 @@ CPUBackend::compile(const Module &M, std::shared_ptr<const IRFunction> F,
     return sym.takeError();
   auto entry = sym->toPtr<EntryFn>();
   return std::make_unique<CPUFunction>(
-      M, std::move(F), plan, std::move(prog.constants), std::move(*jit), entry);
+      M, std::move(F), plan, std::move(prog.constants), prog.activationSize,
+      std::move(*jit), entry);
 }

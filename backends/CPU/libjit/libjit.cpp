@@ -80,64 +80,90 @@ EMBER_KERNEL void ember_matmul_f32(float *c, const float *a, const float *b,
   }
 }
 
-/// One block of up to MB output channels of a 2-D NCHW convolution for
-/// image \p img, with the fused epilogue y = act(conv + bias + residual).
-/// The filter is packed per block as [cPerG][KH][KW][MB] (zero-padded
-/// channels), block b covering channels g * mPerG + (b % nbg) * MB ...
-EMBER_KERNEL void
-ember_conv2d_f32(float *y, const float *x, const float *wp, const float *bias,
-                 const float *res, int64_t C, int64_t H, int64_t W, int64_t M,
-                 int64_t KH, int64_t KW, int64_t OH, int64_t OW, int64_t sh,
-                 int64_t sw, int64_t pt, int64_t pl, int64_t dh, int64_t dw,
-                 int64_t group, int64_t MB, int64_t act, float alpha,
-                 float beta, int64_t img, int64_t blk) {
-  constexpr int64_t MBMAX = 8, TW = 64;
-  int64_t cPerG = C / group, mPerG = M / group;
-  int64_t nbg = (mPerG + MB - 1) / MB;
-  int64_t g = blk / nbg, m0 = g * mPerG + (blk % nbg) * MB;
-  int64_t cnt = min64(MB, mPerG - (blk % nbg) * MB);
-  const float *wblk = wp + blk * cPerG * KH * KW * MB;
-  const float *ximg = x + (img * C + g * cPerG) * H * W;
-  for (int64_t oh = 0; oh < OH; ++oh) {
-    for (int64_t ow0 = 0; ow0 < OW; ow0 += TW) {
-      int64_t tw = min64(TW, OW - ow0);
-      float acc[MBMAX][TW];
-      for (int64_t m = 0; m < MB; ++m)
-        for (int64_t j = 0; j < TW; ++j)
-          acc[m][j] = 0.f;
-      for (int64_t c = 0; c < cPerG; ++c) {
-        const float *xc = ximg + c * H * W;
-        for (int64_t kh = 0; kh < KH; ++kh) {
-          int64_t ih = oh * sh - pt + kh * dh;
-          if (ih < 0 || ih >= H)
-            continue;
-          const float *xrow = xc + ih * W;
-          for (int64_t kw = 0; kw < KW; ++kw) {
-            const float *wv = wblk + ((c * KH + kh) * KW + kw) * MB;
-            int64_t off = kw * dw - pl;
-            // Valid j: 0 <= (ow0 + j) * sw + off < W.
-            int64_t lo = max64(0, (-off - ow0 * sw + sw - 1) / sw);
-            if (-off - ow0 * sw <= 0)
-              lo = 0;
-            int64_t hi = min64(tw, (W - off - ow0 * sw + sw - 1) / sw);
-            for (int64_t j = lo; j < hi; ++j) {
-              float xv = xrow[(ow0 + j) * sw + off];
-              for (int64_t m = 0; m < MB; ++m)
-                acc[m][j] += wv[m] * xv;
-            }
-          }
-        }
+/// 16 floats; unaligned loads and stores go through memcpy. On targets with
+/// narrower vectors LLVM splits it.
+typedef float v16 __attribute__((vector_size(64)));
+
+EMBER_HELPER v16 loadV(const float *p) {
+  v16 v;
+  __builtin_memcpy(&v, p, sizeof v);
+  return v;
+}
+
+/// acc[r][v] = sum_k w[k * ldw + r] * p[k * ldp + 16 v ...]: R rows of
+/// packed weights times 16 V columns of the patch matrix, in registers.
+template <int R, int V>
+EMBER_HELPER void microTile(const float *w, int64_t ldw, const float *p,
+                            int64_t ldp, int64_t K, v16 (&acc)[R][V]) {
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < V; ++v)
+      acc[r][v] = v16{};
+  for (int64_t k = 0; k < K; ++k) {
+    v16 b[V];
+    for (int v = 0; v < V; ++v)
+      b[v] = loadV(p + k * ldp + 16 * v);
+    for (int r = 0; r < R; ++r) {
+      float wv = w[k * ldw + r];
+      for (int v = 0; v < V; ++v)
+        acc[r][v] += wv * b[v];
+    }
+  }
+}
+
+/// Writes rows [0, rows) and columns [0, cols) of a tile with the epilogue
+/// y = act(acc + bias + residual).
+template <int R, int V>
+EMBER_HELPER void storeTile(v16 (&acc)[R][V], int64_t rows, int64_t cols,
+                            float *y, int64_t ldy, const float *bias,
+                            const float *res, int64_t act, float alpha,
+                            float beta) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float t[16 * V];
+    __builtin_memcpy(t, acc[r], sizeof t);
+    if (cols == 16 * V) {
+      for (int j = 0; j < 16 * V; ++j) {
+        float v = t[j] + bias[r];
+        if (res)
+          v += res[r * ldy + j];
+        y[r * ldy + j] = activate(act, v, alpha, beta);
       }
-      for (int64_t m = 0; m < cnt; ++m) {
-        int64_t at = ((img * M + m0 + m) * OH + oh) * OW + ow0;
-        float bv = bias[m0 + m];
-        for (int64_t j = 0; j < tw; ++j) {
-          float v = acc[m][j] + bv;
-          if (res)
-            v += res[at + j];
-          y[at + j] = activate(act, v, alpha, beta);
-        }
-      }
+      continue;
+    }
+    for (int64_t j = 0; j < cols; ++j) {
+      float v = t[j] + bias[r];
+      if (res)
+        v += res[r * ldy + j];
+      y[r * ldy + j] = activate(act, v, alpha, beta);
+    }
+  }
+}
+
+/// Tiles [t0, t1) of 32 output pixels of one block of output channels of a
+/// convolution, as a GEMM: y[m][n] = act(sum_k w[k][m] * p[k][n] + bias[m]
+/// + res[m][n]) for m < rows, n < N. \p w is the block's packed filter
+/// [K][MB] (zero-padded to MB channels); \p p is the group's patch matrix
+/// in panels of 32 columns, [N / 32][K][32], so each tile streams one
+/// contiguous panel; y, bias and res point at the block's first channel.
+EMBER_KERNEL void ember_conv_gemm_f32(float *y, const float *w, const float *p,
+                                      const float *bias, const float *res,
+                                      int64_t K, int64_t N, int64_t MB,
+                                      int64_t rows, int64_t act, float alpha,
+                                      float beta, int64_t t0, int64_t t1) {
+  for (int64_t t = t0; t < t1; ++t) {
+    const float *panel = p + t * K * 32;
+    int64_t n = t * 32, cols = min64(32, N - n);
+    const float *r0 = res ? res + n : res;
+    if (MB == 8) {
+      v16 acc[8][2];
+      microTile<8, 2>(w, 8, panel, 32, K, acc);
+      storeTile<8, 2>(acc, rows, cols, y + n, N, bias, r0, act, alpha, beta);
+      continue;
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      v16 acc[1][2];
+      microTile<1, 2>(w + r, MB, panel, 32, K, acc);
+      storeTile<1, 2>(acc, 1, cols, y + r * N + n, N, bias + r,
+                      res ? r0 + r * N : res, act, alpha, beta);
     }
   }
 }
