@@ -68,6 +68,12 @@ gcc -std=c99 -pedantic -Werror -Wall -I"$SRC/include" -I"$TMP/digits.b" -I"$TMP/
 cp "$TMP/h.c" "$TMP/h.cpp"
 g++ -std=c++11 -pedantic -Werror -Wall -I"$SRC/include" -I"$TMP/digits.b" -I"$TMP/mlp.b" -fsyntax-only "$TMP/h.cpp" || fail "headers are not clean C++"
 
+# The generated header's types are the text of include/ember/Bundle/EmberBundle.h.
+types() { sed -n '/^#ifndef EMBER_BUNDLE_TYPES_DEFINED/,/^#endif \/\* EMBER_BUNDLE_TYPES_DEFINED/p' "$1"; }
+[ -n "$(types "$TMP/digits.b/digits.h")" ] &&
+  diff <(types "$TMP/digits.b/digits.h") <(types "$SRC/include/ember/Bundle/EmberBundle.h") ||
+  fail "the header's ABI types differ from include/ember/Bundle/EmberBundle.h"
+
 # Cross-compiling: an aarch64 object with the entry points and metadata.
 "$COMPILER" -model="$TMP/m/convnet.onnx" -emit-bundle="$TMP/arm" -network-name=net \
   -target=aarch64-unknown-linux-gnu -mcpu=cortex-a72 || fail "aarch64 compile"
