@@ -96,6 +96,7 @@ private:
   static size_t alignTo64(size_t n) { return (n + 63) / 64 * 64; }
   kir::Buffer packFilter(const ConvInst &I, int64_t MB);
   void lowerConv(const ConvInst &I, std::vector<Kernel> &out);
+  Kernel lowerDepthwise(const ConvInst &I);
   Kernel im2col(const ConvInst &I, int64_t img, const kir::Buffer &patches,
                 int64_t numPanels);
   size_t scratchOffset() const { return alignTo64(plan_.activationSize); }
@@ -209,11 +210,48 @@ Kernel CPULowering::im2col(const ConvInst &I, int64_t img,
 /// the end of the activation region, then a GEMM over blocks of MB output
 /// channels and chunks of 32-pixel tiles (chunk-major, so consecutive tasks
 /// share the patch panels in cache), with the epilogue fused.
+/// A depthwise convolution: one direct libjit call per (image, channel).
+Kernel CPULowering::lowerDepthwise(const ConvInst &I) {
+  auto xd = I.getInput()->getType()->dims();
+  auto wd = I.getFilter()->getType()->dims();
+  auto yd = I.getDest()->getType()->dims();
+  auto st = I.getStrides(), pads = I.getPads(), dil = I.getDilations();
+  int64_t C = xd[1], HW = xd[2] * xd[3], OHOW = yd[2] * yd[3];
+  Kernel k(I.getName());
+  unsigned y = k.addBuffer(kir::bufferFor(I.getDest(), plan_));
+  unsigned x = k.addBuffer(kir::bufferFor(I.getInput(), plan_));
+  unsigned w = k.addBuffer(kir::bufferFor(I.getFilter(), plan_));
+  unsigned b = k.addBuffer(kir::bufferFor(I.getBias(), plan_));
+  unsigned e = k.newVar();
+  ExprRef c = k.binary(kir::BinOp::Rem, k.var(e), k.constInt(C));
+  std::vector<CallArg> args = {
+      bufArg(y, k.mul(k.var(e), OHOW)), bufArg(x, k.mul(k.var(e), HW)),
+      bufArg(w, k.mul(c, wd[2] * wd[3])), bufArg(b, c)};
+  auto res = I.getResidual();
+  if (res.empty())
+    args.push_back(valArg(k.constInt(0)));
+  else
+    args.push_back(bufArg(k.addBuffer(kir::bufferFor(res[0], plan_)),
+                          k.mul(k.var(e), OHOW)));
+  for (int64_t v : {xd[2], xd[3], wd[2], wd[3], yd[2], yd[3], st[0], st[1],
+                    pads[0], pads[1], dil[0], dil[1], I.getFusedActivation()})
+    args.push_back(valArg(k.constInt(v)));
+  args.push_back(valArg(k.constFloat(I.getFusedAlpha())));
+  args.push_back(valArg(k.constFloat(I.getFusedBeta())));
+  k.body() = {Kernel::loop(e, xd[0] * C, /*parallel=*/true,
+                           {Kernel::call("ember_dwconv_f32", args)})};
+  return k;
+}
+
 void CPULowering::lowerConv(const ConvInst &I, std::vector<Kernel> &out) {
   auto xd = I.getInput()->getType()->dims();
   auto wd = I.getFilter()->getType()->dims();
   auto yd = I.getDest()->getType()->dims();
   int64_t group = I.getGroup(), M = wd[0], mPerG = M / group;
+  if (group == xd[1] && group == M) {
+    out.push_back(lowerDepthwise(I));
+    return;
+  }
   int64_t MB = std::min(kConvBlock, mPerG), nbg = (mPerG + MB - 1) / MB;
   int64_t nb = group * nbg, K = xd[1] / group * wd[2] * wd[3];
   int64_t N = yd[2] * yd[3], numPanels = (N + 31) / 32;

@@ -105,7 +105,11 @@ ExprRef kir::elementwiseValue(Kernel &k, const Instruction &I, ExprRef idx,
     ExprRef hi = k.constFloat(c.getMax(), kind);
     return k.binary(BinOp::Min, k.binary(BinOp::Max, x, lo), hi);
   }
-  default:
-    return binaryValue(k, op, operand(1), operand(2));
+  default: {
+    // Operands in order, so buffers are numbered deterministically.
+    ExprRef a = operand(1);
+    ExprRef b = operand(2);
+    return binaryValue(k, op, a, b);
+  }
   }
 }
