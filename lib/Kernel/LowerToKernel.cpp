@@ -69,12 +69,34 @@ Range rangeOf(const Buffer &b) {
   return Range{b.region, b.offset, b.offset + b.size};
 }
 
+/// A Broadcast whose result is not materialized: elementwise readers load
+/// its source at an index computed from their flat index instead.
+struct VirtualBroadcast {
+  const Instruction *inst;
+  const Value *origin; ///< The broadcast's result buffer.
+  Buffer src;
+  llvm::SmallVector<dim_t, kMaxRank> dims, outStrides, srcStrides;
+  bool materialized = false;
+  bool dead = false; ///< Deallocated: every reader has been seen.
+};
+
+/// The virtual broadcast that \p v reads in full, if any.
+VirtualBroadcast *findVirtual(std::vector<VirtualBroadcast> &vbs, Value *v) {
+  for (VirtualBroadcast &vb : vbs)
+    if (!vb.materialized && vb.origin == getOrigin(v) &&
+        getOriginOffset(v) == 0 &&
+        v->getType()->size() == vb.inst->getOperand(0).value->getType()->size())
+      return &vb;
+  return nullptr;
+}
+
 /// Builds one fused loop from consecutive elementwise instructions.
 class FusionGroup {
 public:
   FusionGroup(const MemoryPlan &plan,
-              const llvm::DenseMap<const Value *, unsigned> &readers)
-      : plan_(plan), readers_(readers) {}
+              const llvm::DenseMap<const Value *, unsigned> &readers,
+              std::vector<VirtualBroadcast> &virtuals)
+      : plan_(plan), readers_(readers), virtuals_(virtuals) {}
 
   bool empty() const { return instrs_.empty(); }
 
@@ -104,8 +126,11 @@ public:
   /// Appends \p I (accepts(I) must hold).
   void add(const Instruction &I) {
     numElements_ = I.getOperand(0).value->getType()->size();
-    for (unsigned n = 1; n < I.getNumOperands(); ++n)
-      loaded_.push_back(rangeOf(bufferFor(I.getOperand(n).value, plan_)));
+    for (unsigned n = 1; n < I.getNumOperands(); ++n) {
+      Value *v = I.getOperand(n).value;
+      VirtualBroadcast *vb = findVirtual(virtuals_, v);
+      loaded_.push_back(rangeOf(vb ? vb->src : bufferFor(v, plan_)));
+    }
     stored_.push_back(
         {rangeOf(bufferFor(I.getOperand(0).value, plan_)), nullptr});
     instrs_.push_back(&I);
@@ -117,12 +142,28 @@ public:
 private:
   const MemoryPlan &plan_;
   const llvm::DenseMap<const Value *, unsigned> &readers_;
+  std::vector<VirtualBroadcast> &virtuals_;
   std::vector<const Instruction *> instrs_;
   dim_t numElements_ = 0;
   std::vector<Range> loaded_;
   std::vector<std::pair<Range, ExprRef>> stored_;
 };
 } // namespace
+
+/// Loads element \p idx of a virtual broadcast's result from its source.
+static ExprRef broadcastLoad(Kernel &k, const VirtualBroadcast &vb,
+                             ExprRef idx) {
+  ExprRef src = k.constInt(0);
+  for (size_t d = 0; d < vb.dims.size(); ++d) {
+    if (!vb.srcStrides[d] || vb.dims[d] == 1)
+      continue;
+    ExprRef coord = k.binary(BinOp::Div, idx, k.constInt(vb.outStrides[d]));
+    if (d > 0)
+      coord = k.binary(BinOp::Rem, coord, k.constInt(vb.dims[d]));
+    src = k.add(src, k.mul(coord, vb.srcStrides[d]));
+  }
+  return k.load(k.addBuffer(vb.src), src);
+}
 
 Kernel FusionGroup::finish() {
   std::string name = instrs_.front()->getName().str();
@@ -139,6 +180,8 @@ Kernel FusionGroup::finish() {
   for (size_t n = 0; n < instrs_.size(); ++n) {
     const Instruction &I = *instrs_[n];
     ExprRef v = elementwiseValue(k, I, idx, [&](unsigned op) {
+      if (VirtualBroadcast *vb = findVirtual(virtuals_, I.getOperand(op).value))
+        return broadcastLoad(k, *vb, idx);
       Buffer b = bufferFor(I.getOperand(op).value, plan_);
       Range r = rangeOf(b);
       for (auto it = values.rbegin(); it != values.rend(); ++it)
@@ -186,21 +229,78 @@ countReaders(const IRFunction &F) {
   return readers;
 }
 
+/// True if \p I may be left virtual: a Broadcast into a whole activation.
+static bool canVirtualize(const Instruction &I) {
+  if (!llvm::isa<BroadcastInst>(I))
+    return false;
+  Value *dest = I.getOperand(0).value;
+  return llvm::isa<AllocActivationInst>(getOrigin(dest)) &&
+         getOriginOffset(dest) == 0 && dest->getType()->size() > 0;
+}
+
+static VirtualBroadcast makeVirtual(const Instruction &I,
+                                    const MemoryPlan &plan) {
+  VirtualBroadcast vb{&I, getOrigin(I.getOperand(0).value),
+                      bufferFor(I.getOperand(1).value, plan)};
+  TypeRef out = I.getOperand(0).value->getType();
+  TypeRef in = I.getOperand(1).value->getType();
+  vb.dims.assign(out->dims().begin(), out->dims().end());
+  vb.outStrides = out->strides();
+  vb.srcStrides = in->strides();
+  for (unsigned d = 0; d < in->rank(); ++d)
+    if (in->dims()[d] == 1)
+      vb.srcStrides[d] = 0;
+  return vb;
+}
+
+/// True if \p I must see virtual broadcast \p vb materialized first: it
+/// overwrites the source, or reads the result other than elementwise.
+static bool needsMaterialized(const Instruction &I, const VirtualBroadcast &vb,
+                              const MemoryPlan &plan) {
+  Range src = rangeOf(vb.src);
+  for (const Operand &op : I.getOperands()) {
+    if (op.role != OperandRole::In &&
+        rangeOf(bufferFor(op.value, plan)).overlaps(src))
+      return true;
+    if (op.role != OperandRole::Out && getOrigin(op.value) == vb.origin &&
+        !(isElementwise(I) && getOriginOffset(op.value) == 0 &&
+          op.value->getType()->size() ==
+              I.getOperand(0).value->getType()->size()))
+      return true;
+  }
+  return false;
+}
+
 llvm::Expected<std::vector<Kernel>> kir::lowerToKernels(const IRFunction &F,
                                                         const MemoryPlan &plan,
                                                         CustomLowering custom) {
   std::vector<Kernel> out;
   auto readers = countReaders(F);
-  FusionGroup group(plan, readers);
+  std::vector<VirtualBroadcast> virtuals;
+  FusionGroup group(plan, readers, virtuals);
   auto flush = [&] {
     if (!group.empty())
       out.push_back(group.finish());
   };
   for (auto &ip : F.getInstrs()) {
     const Instruction &I = *ip;
-    if (llvm::isa<AllocActivationInst>(I) ||
-        llvm::isa<DeallocActivationInst>(I) || llvm::isa<TensorViewInst>(I))
+    if (auto *d = llvm::dyn_cast<DeallocActivationInst>(&I)) {
+      for (VirtualBroadcast &vb : virtuals)
+        vb.dead |= vb.origin == d->getAlloc();
       continue;
+    }
+    if (llvm::isa<AllocActivationInst>(I) || llvm::isa<TensorViewInst>(I))
+      continue;
+    for (VirtualBroadcast &vb : virtuals)
+      if (!vb.materialized && !vb.dead && needsMaterialized(I, vb, plan)) {
+        flush();
+        lowerStructured(*vb.inst, plan, out);
+        vb.materialized = true;
+      }
+    if (canVirtualize(I)) {
+      virtuals.push_back(makeVirtual(I, plan));
+      continue;
+    }
     if (isElementwise(I) && I.getOperand(0).value->getType()->size() > 0) {
       if (!group.accepts(I))
         flush();

@@ -125,3 +125,65 @@ TEST_F(KernelLowering, TransposeIsAStridedLoopNest) {
             std::string::npos)
       << s;
 }
+
+TEST_F(KernelLowering, BroadcastIntoElementwiseIsNotMaterialized) {
+  auto *x = input("x", {2, 3, 4}), *s = input("s", {1, 3, 1});
+  NodeValue b = F->createBroadcast("bc", s, {2, 3, 4});
+  save(F->createMul("mul", x, b));
+  auto ks = lower();
+  // One fused loop reads s at ((i / 4) % 3); no kernel writes the broadcast.
+  ASSERT_EQ(ks.size(), 2u);
+  std::string str = print(ks[0]);
+  EXPECT_NE(str.find("b1[((i0 / 4) % 3)]"), std::string::npos) << str;
+  EXPECT_EQ(countStores(ks[0].body()), 1u);
+}
+
+TEST_F(KernelLowering, BroadcastReadByDataMovementIsMaterialized) {
+  auto *x = input("x", {3, 4}), *s = input("s", {3, 1});
+  NodeValue b = F->createBroadcast("bc", s, {3, 4});
+  save(F->createAdd("add", x, b));
+  save(F->createTranspose("t", b, {1, 0}));
+  auto ks = lower();
+  bool sawBroadcast = false;
+  for (const Kernel &k : ks)
+    sawBroadcast |= k.getName() == "bc";
+  EXPECT_TRUE(sawBroadcast);
+}
+
+TEST(KernelNumbers, VirtualAndMaterializedBroadcastsOnCPU) {
+  // y0 = x * bc(s) + bc(s) (virtual), y1 = transpose(bc(s)) (materialized).
+  Module M;
+  Function *F = M.createFunction("k");
+  auto *x = M.createPlaceholder("x", Type(ElemKind::Float32, {2, 3}), false);
+  auto *s = M.createPlaceholder("s", Type(ElemKind::Float32, {2, 1}), false);
+  NodeValue b = F->createBroadcast("bc", s, {2, 3});
+  NodeValue y0 = F->createAdd("add", F->createMul("mul", x, b), b);
+  NodeValue y1 = F->createTranspose("t", b, {1, 0});
+  F->createSave("s0", y0, M.createPlaceholder("y0", *y0.getType(), true));
+  F->createSave("s1", y1, M.createPlaceholder("y1", *y1.getType(), true));
+  auto Tensor2 = [](llvm::ArrayRef<dim_t> dims, std::vector<float> v) {
+    Tensor t(ElemKind::Float32, dims);
+    std::copy(v.begin(), v.end(), t.getHandle<float>().begin());
+    return t;
+  };
+  std::vector<Tensor> in;
+  in.push_back(Tensor2({2, 3}, {1, 2, 3, 4, 5, 6}));
+  in.push_back(Tensor2({2, 1}, {10, -1}));
+  registerAllBackends();
+  auto net = compileFunction(*F, *getBackend("CPU").get(), {});
+  ASSERT_TRUE(bool(net)) << llvm::toString(net.takeError());
+  Bindings bind;
+  bind.insert(x, std::move(in[0]));
+  bind.insert(s, std::move(in[1]));
+  ASSERT_FALSE(bool(net->function->run(bind)));
+  auto outs = M.getOutputPlaceholders();
+  auto h0 = bind.get(outs[0])->getHandle<float>();
+  auto h1 = bind.get(outs[1])->getHandle<float>();
+  // Row 0: x * 10 + 10; row 1: x * -1 - 1 (hand-computed).
+  std::vector<float> want0 = {20, 30, 40, -5, -6, -7};
+  std::vector<float> want1 = {10, -1, 10, -1, 10, -1};
+  for (unsigned i = 0; i < 6; ++i) {
+    EXPECT_EQ(h0.begin()[i], want0[i]) << i;
+    EXPECT_EQ(h1.begin()[i], want1[i]) << i;
+  }
+}
