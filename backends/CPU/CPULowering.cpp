@@ -141,10 +141,10 @@ kir::Buffer CPULowering::packFilter(const ConvInst &I, int64_t MB) {
                      filter->getName().str() + ".packed"};
 }
 
-/// The im2col kernel of image \p img. Group g's patch matrix P_g[K][N]
-/// (K = C/g * KH * KW, N = OH * OW), P_g[(c*KH + kh)*KW + kw][oh*OW + ow] =
-/// x[img][g*C/g + c][ih][iw] (0 in padding), is stored in panels of 32
-/// columns, [N/32][K][32], zero-filled past N.
+/// The im2col kernel of image \p img: one libjit call per input channel
+/// (parallel) writes that channel's rows of its group's patch matrix,
+/// P_g[(c*KH + kh)*KW + kw][oh*OW + ow] = x[img][g*C/g + c][ih][iw], stored
+/// in panels of 32 columns, [N/32][K][32], zero-filled past N.
 Kernel CPULowering::im2col(const ConvInst &I, int64_t img,
                            const kir::Buffer &patches, int64_t numPanels) {
   auto xd = I.getInput()->getType()->dims();
@@ -152,64 +152,26 @@ Kernel CPULowering::im2col(const ConvInst &I, int64_t img,
   auto yd = I.getDest()->getType()->dims();
   auto st = I.getStrides(), pads = I.getPads(), dil = I.getDilations();
   int64_t C = xd[1], H = xd[2], W = xd[3], KH = wd[2], KW = wd[3];
-  int64_t cPerG = C / I.getGroup(), K = cPerG * KH * KW, N = yd[2] * yd[3];
+  int64_t cPerG = C / I.getGroup(), K = cPerG * KH * KW;
   Kernel k((I.getName() + ".im2col").str());
   unsigned x = k.addBuffer(kir::bufferFor(I.getInput(), plan_));
   unsigned p = k.addBuffer(patches);
-  unsigned c = k.newVar(), kh = k.newVar(), kw = k.newVar(), oh = k.newVar(),
-           ow = k.newVar(), j = k.newVar();
+  unsigned c = k.newVar();
   using kir::BinOp;
-  auto coord = [&](unsigned o, int64_t s, unsigned kv, int64_t d, int64_t pad) {
-    return k.add(k.add(k.mul(k.var(o), s), k.mul(k.var(kv), d)),
-                 k.constInt(-pad));
-  };
-  ExprRef ih = coord(oh, st[0], kh, dil[0], pads[0]);
-  ExprRef iw = coord(ow, st[1], kw, dil[1], pads[1]);
-  auto inRange = [&](ExprRef e, int64_t hi) {
-    return k.binary(BinOp::And, k.binary(BinOp::Le, k.constInt(0), e),
-                    k.binary(BinOp::Lt, e, k.constInt(hi)));
-  };
-  auto clamp = [&](ExprRef e, int64_t hi) {
-    return k.binary(BinOp::Min, k.binary(BinOp::Max, e, k.constInt(0)),
-                    k.constInt(hi - 1));
-  };
-  // Clamped, the load is always in bounds; the select zeroes the padding.
-  ExprRef src = k.add(k.constInt(img * C * H * W),
-                      k.add(k.mul(k.var(c), H * W),
-                            k.add(k.mul(clamp(ih, H), W), clamp(iw, W))));
   ExprRef g = k.binary(BinOp::Div, k.var(c), k.constInt(cPerG));
-  ExprRef row = k.add(
-      k.mul(k.add(k.mul(k.binary(BinOp::Rem, k.var(c), k.constInt(cPerG)), KH),
-                  k.var(kh)),
-            KW),
-      k.var(kw));
-  auto at = [&](ExprRef n) { // element n of `row` in group g's panels
-    ExprRef panel =
-        k.add(k.mul(g, numPanels), k.binary(BinOp::Div, n, k.constInt(32)));
-    return k.add(k.mul(k.add(k.mul(panel, K), row), 32),
-                 k.binary(BinOp::Rem, n, k.constInt(32)));
-  };
-  ExprRef v = k.select(k.binary(BinOp::And, inRange(ih, H), inRange(iw, W)),
-                       k.load(x, src), k.constFloat(0));
-  std::vector<Stmt> body = {Kernel::loop(
-      oh, yd[2], false,
-      {Kernel::loop(
-          ow, yd[3], false,
-          {Kernel::store(p, at(k.add(k.mul(k.var(oh), yd[3]), k.var(ow))),
-                         v)})})};
-  body.push_back(Kernel::loop(
-      j, numPanels * 32 - N, false,
-      {Kernel::store(p, at(k.add(k.var(j), k.constInt(N))), k.constFloat(0))}));
-  body = {Kernel::loop(kw, KW, false, std::move(body))};
-  body = {Kernel::loop(kh, KH, false, std::move(body))};
-  k.body() = {Kernel::loop(c, C, true, std::move(body))};
+  ExprRef cg = k.binary(BinOp::Rem, k.var(c), k.constInt(cPerG));
+  std::vector<CallArg> args = {
+      bufArg(p, k.mul(g, numPanels * K * 32)),
+      bufArg(x, k.add(k.constInt(img * C * H * W), k.mul(k.var(c), H * W))),
+      valArg(k.mul(cg, KH * KW))};
+  for (int64_t v : {K, H, W, KH, KW, yd[2], yd[3], st[0], st[1], pads[0],
+                    pads[1], dil[0], dil[1], numPanels})
+    args.push_back(valArg(k.constInt(v)));
+  k.body() = {Kernel::loop(c, C, /*parallel=*/true,
+                           {Kernel::call("ember_im2col_f32", args)})};
   return k;
 }
 
-/// A convolution is, per image, an im2col into panels in scratch space at
-/// the end of the activation region, then a GEMM over blocks of MB output
-/// channels and chunks of 32-pixel tiles (chunk-major, so consecutive tasks
-/// share the patch panels in cache), with the epilogue fused.
 /// A depthwise convolution: one direct libjit call per (image, channel).
 Kernel CPULowering::lowerDepthwise(const ConvInst &I) {
   auto xd = I.getInput()->getType()->dims();

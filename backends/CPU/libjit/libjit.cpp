@@ -168,6 +168,56 @@ EMBER_KERNEL void ember_conv_gemm_f32(float *y, const float *w, const float *p,
   }
 }
 
+/// Writes the KH * KW patch rows of one input channel into a group's patch
+/// panels ([N/32][K][32], see ember_conv_gemm_f32): row row0 + kh * KW + kw,
+/// column oh * OW + ow holds x[ih][iw] (0 in padding), columns past N are
+/// zeroed. \p x points at the channel's plane.
+EMBER_KERNEL void ember_im2col_f32(float *panels, const float *x, int64_t row0,
+                                   int64_t K, int64_t H, int64_t W, int64_t KH,
+                                   int64_t KW, int64_t OH, int64_t OW,
+                                   int64_t sh, int64_t sw, int64_t pt,
+                                   int64_t pl, int64_t dh, int64_t dw,
+                                   int64_t numPanels) {
+  int64_t panelStride = K * 32;
+  for (int64_t kh = 0; kh < KH; ++kh)
+    for (int64_t kw = 0; kw < KW; ++kw) {
+      float *panel = panels + (row0 + kh * KW + kw) * 32;
+      int64_t lane = 0;
+      int64_t off = kw * dw - pl;
+      // Valid ow: 0 <= ow * sw + off < W.
+      int64_t lo = off >= 0 ? 0 : min64(OW, (-off + sw - 1) / sw);
+      int64_t hi = W - off <= 0 ? 0 : min64(OW, (W - off + sw - 1) / sw);
+      if (hi < lo)
+        hi = lo;
+      for (int64_t oh = 0; oh < OH; ++oh) {
+        int64_t ih = oh * sh - pt + kh * dh;
+        bool rowOk = ih >= 0 && ih < H;
+        const float *xrow = x + (rowOk ? ih : 0) * W + off;
+        for (int64_t ow = 0; ow < OW;) {
+          // Copy the run that stays in this panel.
+          int64_t run = min64(32 - lane, OW - ow);
+          for (int64_t j = 0; j < run; ++j) {
+            int64_t o = ow + j;
+            panel[lane + j] = rowOk && o >= lo && o < hi ? xrow[o * sw] : 0.f;
+          }
+          ow += run;
+          lane += run;
+          if (lane == 32) {
+            lane = 0;
+            panel += panelStride;
+          }
+        }
+      }
+      for (int64_t n = OH * OW; n < numPanels * 32; ++n) {
+        panel[lane] = 0.f;
+        if (++lane == 32) {
+          lane = 0;
+          panel += panelStride;
+        }
+      }
+    }
+}
+
 /// One channel of a depthwise convolution (group == C == M), direct: each
 /// output row accumulates, per filter tap, a contiguous (or strided) run of
 /// an input row, so the inner loop vectorizes along the row. \p x, \p y,
