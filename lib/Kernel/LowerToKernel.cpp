@@ -7,6 +7,8 @@
 
 #include "llvm/ADT/DenseSet.h"
 
+#include <numeric>
+
 using namespace ember;
 using namespace ember::kir;
 
@@ -151,13 +153,29 @@ private:
 } // namespace
 
 /// Loads element \p idx of a virtual broadcast's result from its source.
-static ExprRef broadcastLoad(Kernel &k, const VirtualBroadcast &vb,
-                             ExprRef idx) {
+/// Elements per row of \p vb's result after its last broadcast-varying
+/// dimension: within such a row the source element is fixed.
+static dim_t innerRow(const VirtualBroadcast &vb) {
+  dim_t inner = 1;
+  for (size_t d = vb.dims.size(); d-- > 0;) {
+    if (vb.srcStrides[d] && vb.dims[d] != 1)
+      break;
+    inner *= vb.dims[d];
+  }
+  return inner;
+}
+
+/// Loads the element of a virtual broadcast's result in row \p row of
+/// \p inner elements (inner divides innerRow(vb)), from its source.
+static ExprRef broadcastLoad(Kernel &k, const VirtualBroadcast &vb, ExprRef row,
+                             dim_t inner) {
   ExprRef src = k.constInt(0);
   for (size_t d = 0; d < vb.dims.size(); ++d) {
     if (!vb.srcStrides[d] || vb.dims[d] == 1)
       continue;
-    ExprRef coord = k.binary(BinOp::Div, idx, k.constInt(vb.outStrides[d]));
+    dim_t step = vb.outStrides[d] / inner;
+    ExprRef coord =
+        step == 1 ? row : k.binary(BinOp::Div, row, k.constInt(step));
     if (d > 0)
       coord = k.binary(BinOp::Rem, coord, k.constInt(vb.dims[d]));
     src = k.add(src, k.mul(coord, vb.srcStrides[d]));
@@ -170,18 +188,27 @@ Kernel FusionGroup::finish() {
   if (instrs_.size() > 1)
     name += ".fused" + std::to_string(instrs_.size());
   Kernel k(name);
-  unsigned i = k.newVar();
-  ExprRef idx = k.var(i);
-  llvm::DenseSet<const Value *> members;
+  // With virtual broadcasts, loop over rows of `inner` elements so that their
+  // source index is computed once per row and the inner loop vectorizes.
+  dim_t inner = 0;
   for (const Instruction *I : instrs_)
-    members.insert(I);
+    for (unsigned op = 1; op < I->getNumOperands(); ++op)
+      if (VirtualBroadcast *vb =
+              findVirtual(virtuals_, I->getOperand(op).value))
+        inner = std::gcd(inner, innerRow(*vb));
+  if (inner == 0)
+    inner = numElements_;
+  unsigned colVar = k.newVar(), rowVar = k.newVar();
+  ExprRef row = k.var(rowVar);
+  ExprRef idx = inner == numElements_ ? k.var(colVar)
+                                      : k.add(k.mul(row, inner), k.var(colVar));
   std::vector<std::pair<Range, ExprRef>> values;
   std::vector<Stmt> body;
   for (size_t n = 0; n < instrs_.size(); ++n) {
     const Instruction &I = *instrs_[n];
     ExprRef v = elementwiseValue(k, I, idx, [&](unsigned op) {
       if (VirtualBroadcast *vb = findVirtual(virtuals_, I.getOperand(op).value))
-        return broadcastLoad(k, *vb, idx);
+        return broadcastLoad(k, *vb, row, inner);
       Buffer b = bufferFor(I.getOperand(op).value, plan_);
       Range r = rangeOf(b);
       for (auto it = values.rbegin(); it != values.rend(); ++it)
@@ -206,9 +233,13 @@ Kernel FusionGroup::finish() {
     if (!internal)
       body.push_back(Kernel::store(k.addBuffer(db), idx, v));
   }
-  k.body() = {
-      Kernel::loop(i, instrs_.front()->getOperand(0).value->getType()->size(),
-                   /*parallel=*/true, std::move(body))};
+  if (inner == numElements_) // one flat parallel loop
+    k.body() = {
+        Kernel::loop(colVar, inner, /*parallel=*/true, std::move(body))};
+  else
+    k.body() = {Kernel::loop(
+        rowVar, numElements_ / inner, /*parallel=*/true,
+        {Kernel::loop(colVar, inner, /*parallel=*/false, std::move(body))})};
   instrs_.clear();
   loaded_.clear();
   stored_.clear();
