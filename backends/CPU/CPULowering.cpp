@@ -81,6 +81,11 @@ public:
             out.push_back(lowerMatMul(*m));
             return true;
           }
+          if (auto *t = llvm::dyn_cast<TransposeInst>(&I))
+            if (auto k = foldConstantTranspose(*t)) {
+              out.push_back(std::move(*k));
+              return true;
+            }
           return false;
         });
     if (!kernels)
@@ -101,6 +106,7 @@ private:
                 int64_t numPanels);
   size_t scratchOffset() const { return alignTo64(plan_.activationSize); }
   Kernel lowerMatMul(const MatMulInst &I);
+  std::optional<Kernel> foldConstantTranspose(const TransposeInst &I);
 
   const IRFunction &F_;
   const MemoryPlan &plan_;
@@ -263,6 +269,44 @@ void CPULowering::lowerConv(const ConvInst &I, std::vector<Kernel> &out) {
                              {Kernel::call("ember_conv_gemm_f32", args)})};
     out.push_back(std::move(k));
   }
+}
+
+/// A Transpose of constant weights (Gemm's transB, say) is done here, at
+/// compile time, into the constant image; at run time only a contiguous
+/// copy into the result buffer remains.
+std::optional<Kernel>
+CPULowering::foldConstantTranspose(const TransposeInst &I) {
+  auto *w = llvm::dyn_cast<WeightVar>(getOrigin(I.getInput()));
+  TypeRef in = I.getInput()->getType(), outTy = I.getDest()->getType();
+  if (!w || !w->isConstant() || in->size() == 0)
+    return std::nullopt;
+  size_t esize = elemSize(in->getElemKind()), bytes = in->sizeInBytes();
+  kir::Buffer src = kir::bufferFor(I.getInput(), plan_);
+  size_t offset = alignTo64(prog_.constants.size());
+  prog_.constants.resize(offset + bytes, 0);
+  const uint8_t *from = prog_.constants.data() + src.offset;
+  uint8_t *to = prog_.constants.data() + offset;
+  auto inStrides = in->strides();
+  unsigned r = outTy->rank();
+  llvm::SmallVector<dim_t, kMaxRank> coord(r, 0);
+  for (dim_t o = 0, e = outTy->size(); o < e; ++o) {
+    dim_t i = 0;
+    for (unsigned d = 0; d < r; ++d)
+      i += coord[d] * inStrides[I.getShuffle()[d]];
+    std::memcpy(to + o * esize, from + i * esize, esize);
+    for (int d = int(r) - 1; d >= 0 && ++coord[d] == outTy->dims()[d]; --d)
+      coord[d] = 0;
+  }
+  Kernel k(I.getName());
+  unsigned dst = k.addBuffer(kir::bufferFor(I.getDest(), plan_));
+  unsigned cst = k.addBuffer(kir::Buffer{Region::Constant, offset, bytes,
+                                         in->getElemKind(),
+                                         I.getName().str() + ".folded"});
+  unsigned v = k.newVar();
+  k.body() = {
+      Kernel::loop(v, outTy->size(), /*parallel=*/true,
+                   {Kernel::store(dst, k.var(v), k.load(cst, k.var(v)))})};
+  return k;
 }
 
 Kernel CPULowering::lowerMatMul(const MatMulInst &I) {

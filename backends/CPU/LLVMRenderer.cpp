@@ -269,6 +269,9 @@ llvm::Function *Renderer::run() {
       llvm::FunctionType::get(b_.getVoidTy(), {ptr, ptr, ptr, i64, i64}, false);
   fn_ = llvm::Function::Create(ft, llvm::GlobalValue::InternalLinkage,
                                "kernel." + k_.getName(), M_);
+  // One call per kernel and run: inlining into the entry gains nothing and
+  // would hide the kernels from profilers.
+  fn_->addFnAttr(llvm::Attribute::NoInline);
   for (unsigned i = 0; i < 3; ++i) {
     bases_[i] = fn_->getArg(i);
     fn_->addParamAttr(i, llvm::Attribute::NoAlias);
