@@ -58,6 +58,12 @@ public:
       for (const Operand &op : I->getOperands())
         if (op.role != OperandRole::Out && !llvm::isa<TensorViewInst>(*I))
           ++readers_[getOrigin(op.value)];
+    // Room for copies of small broadcast sources (see lowerToKernels).
+    for (auto &I : F.getInstrs())
+      if (auto *b = llvm::dyn_cast<BroadcastInst>(I.get()))
+        if (b->getInput()->getType()->sizeInBytes() <= (1u << 16))
+          snapshotReserve_ +=
+              alignTo64(b->getInput()->getType()->sizeInBytes());
   }
 
   llvm::Expected<CPUProgram> run() {
@@ -87,13 +93,23 @@ public:
               return true;
             }
           return false;
+        },
+        [&](uint64_t bytes) -> std::optional<kir::Buffer> {
+          uint64_t size = alignTo64(bytes);
+          if (snapshotUsed_ + size > snapshotReserve_)
+            return std::nullopt;
+          kir::Buffer b{Region::Activation, scratchOffset() + snapshotUsed_,
+                        bytes, ElemKind::Float32, "snapshot"};
+          snapshotUsed_ += size;
+          return b;
         });
     if (!kernels)
       return kernels.takeError();
     prog_.kernels = std::move(*kernels);
     prog_.constants.resize(alignTo64(prog_.constants.size()), 0);
-    if (scratchSize_)
-      prog_.activationSize = scratchOffset() + alignTo64(scratchSize_);
+    size_t scratchEnd = patchOffset() + alignTo64(scratchSize_);
+    if (scratchEnd > alignTo64(plan_.activationSize))
+      prog_.activationSize = scratchEnd;
     return std::move(prog_);
   }
 
@@ -105,6 +121,7 @@ private:
   Kernel im2col(const ConvInst &I, int64_t img, const kir::Buffer &patches,
                 int64_t numPanels);
   size_t scratchOffset() const { return alignTo64(plan_.activationSize); }
+  size_t patchOffset() const { return scratchOffset() + snapshotReserve_; }
   Kernel lowerMatMul(const MatMulInst &I);
   std::optional<Kernel> foldConstantTranspose(const TransposeInst &I);
 
@@ -112,7 +129,8 @@ private:
   const MemoryPlan &plan_;
   llvm::DenseMap<const Value *, unsigned> readers_;
   CPUProgram prog_;
-  size_t scratchSize_ = 0; ///< Conv patch matrices, after the arena.
+  size_t scratchSize_ = 0; ///< Conv patch matrices, after the snapshots.
+  size_t snapshotReserve_ = 0, snapshotUsed_ = 0; ///< After the arena.
 };
 } // namespace
 
@@ -225,7 +243,7 @@ void CPULowering::lowerConv(const ConvInst &I, std::vector<Kernel> &out) {
   int64_t N = yd[2] * yd[3], numPanels = (N + 31) / 32;
   int64_t chunks = (numPanels + kConvChunk - 1) / kConvChunk;
   kir::Buffer packed = packFilter(I, MB);
-  kir::Buffer patches{Region::Activation, scratchOffset(),
+  kir::Buffer patches{Region::Activation, patchOffset(),
                       uint64_t(group * numPanels * K * 32 * 4),
                       ElemKind::Float32, "conv.patches"};
   scratchSize_ = std::max<size_t>(scratchSize_, patches.size);

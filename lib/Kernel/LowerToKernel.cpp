@@ -125,6 +125,32 @@ public:
     return true;
   }
 
+  /// True if \p I touches nothing the group reads or writes, so that it may
+  /// run before the whole group.
+  bool independentOf(const Instruction &I) const {
+    for (unsigned n = 0; n < I.getNumOperands(); ++n) {
+      Value *v = I.getOperand(n).value;
+      VirtualBroadcast *vb = n ? findVirtual(virtuals_, v) : nullptr;
+      Range r = rangeOf(vb ? vb->src : bufferFor(v, plan_));
+      for (const auto &s : stored_)
+        if (r.overlaps(s.first))
+          return false;
+      if (n == 0)
+        for (const Range &l : loaded_)
+          if (r.overlaps(l))
+            return false;
+    }
+    return true;
+  }
+
+  /// True if an instruction of the group writes into \p r.
+  bool writes(const Range &r) const {
+    for (const auto &s : stored_)
+      if (s.first.overlaps(r))
+        return true;
+    return false;
+  }
+
   /// Appends \p I (accepts(I) must hold).
   void add(const Instruction &I) {
     numElements_ = I.getOperand(0).value->getType()->size();
@@ -302,14 +328,47 @@ static bool needsMaterialized(const Instruction &I, const VirtualBroadcast &vb,
   return false;
 }
 
-llvm::Expected<std::vector<Kernel>> kir::lowerToKernels(const IRFunction &F,
-                                                        const MemoryPlan &plan,
-                                                        CustomLowering custom) {
+/// If \p I only overwrites the (small) source of \p vb, copies the source
+/// to scratch and retargets \p vb there, returning the copy kernel.
+static std::optional<Kernel>
+snapshotSource(const Instruction &I, VirtualBroadcast &vb,
+               std::vector<VirtualBroadcast> &virtuals, const MemoryPlan &plan,
+               ScratchAllocator scratch) {
+  constexpr uint64_t kMaxSnapshot = 1 << 16;
+  if (!scratch || vb.src.size > kMaxSnapshot)
+    return std::nullopt;
+  for (const Operand &op : I.getOperands())
+    if (op.role != OperandRole::Out && getOrigin(op.value) == vb.origin &&
+        !(isElementwise(I) && findVirtual(virtuals, op.value)))
+      return std::nullopt; // a reader that needs the buffer: materialize
+  std::optional<Buffer> snap = scratch(vb.src.size);
+  if (!snap)
+    return std::nullopt;
+  snap->kind = vb.src.kind;
+  snap->name = vb.src.name + ".snapshot";
+  Kernel k(snap->name);
+  unsigned to = k.addBuffer(*snap), from = k.addBuffer(vb.src);
+  unsigned v = k.newVar();
+  k.body() = {
+      Kernel::loop(v, vb.src.size / elemSize(vb.src.kind), /*parallel=*/true,
+                   {Kernel::store(to, k.var(v), k.load(from, k.var(v)))})};
+  vb.src = *snap;
+  return k;
+}
+
+llvm::Expected<std::vector<Kernel>>
+kir::lowerToKernels(const IRFunction &F, const MemoryPlan &plan,
+                    CustomLowering custom, ScratchAllocator scratch) {
   std::vector<Kernel> out;
   auto readers = countReaders(F);
   std::vector<VirtualBroadcast> virtuals;
-  FusionGroup group(plan, readers, virtuals);
+  // `group` is the current fused loop; `side` collects elementwise work of
+  // another size that is independent of it (BatchNorm's per-channel scale
+  // and shift, say) and runs before it, so the group is not cut in two.
+  FusionGroup group(plan, readers, virtuals), side(plan, readers, virtuals);
   auto flush = [&] {
+    if (!side.empty())
+      out.push_back(side.finish());
     if (!group.empty())
       out.push_back(group.finish());
   };
@@ -324,6 +383,15 @@ llvm::Expected<std::vector<Kernel>> kir::lowerToKernels(const IRFunction &F,
       continue;
     for (VirtualBroadcast &vb : virtuals)
       if (!vb.materialized && !vb.dead && needsMaterialized(I, vb, plan)) {
+        // The copy must follow the source's producer, which may be pending.
+        if (group.writes(rangeOf(vb.src)))
+          flush();
+        else if (!side.empty())
+          out.push_back(side.finish());
+        if (auto snap = snapshotSource(I, vb, virtuals, plan, scratch)) {
+          out.push_back(std::move(*snap)); // runs before the pending group
+          continue;
+        }
         flush();
         lowerStructured(*vb.inst, plan, out);
         vb.materialized = true;
@@ -333,9 +401,14 @@ llvm::Expected<std::vector<Kernel>> kir::lowerToKernels(const IRFunction &F,
       continue;
     }
     if (isElementwise(I) && I.getOperand(0).value->getType()->size() > 0) {
-      if (!group.accepts(I))
+      if (group.accepts(I)) {
+        group.add(I);
+      } else if (!group.empty() && group.independentOf(I) && side.accepts(I)) {
+        side.add(I);
+      } else {
         flush();
-      group.add(I);
+        group.add(I);
+      }
       continue;
     }
     flush();

@@ -39,10 +39,18 @@ protected:
     EXPECT_TRUE(bool(ir)) << llvm::toString(ir.takeError());
     ir_ = std::move(*ir);
     plan_ = planMemory(*ir_);
-    auto ks = lowerToKernels(*ir_, plan_,
-                             [](const Instruction &, std::vector<Kernel> &) {
-                               return llvm::Expected<bool>(false);
-                             });
+    uint64_t scratchUsed = 0;
+    auto ks = lowerToKernels(
+        *ir_, plan_,
+        [](const Instruction &, std::vector<Kernel> &) {
+          return llvm::Expected<bool>(false);
+        },
+        [&](uint64_t bytes) -> std::optional<Buffer> {
+          Buffer b{Region::Activation, plan_.activationSize + scratchUsed,
+                   bytes, ElemKind::Float32, "scratch"};
+          scratchUsed += (bytes + 63) / 64 * 64;
+          return b;
+        });
     EXPECT_TRUE(bool(ks));
     return std::move(*ks);
   }
@@ -191,4 +199,27 @@ TEST(KernelNumbers, VirtualAndMaterializedBroadcastsOnCPU) {
     EXPECT_EQ(h0.begin()[i], want0[i]) << i;
     EXPECT_EQ(h1.begin()[i], want1[i]) << i;
   }
+}
+
+TEST_F(KernelLowering, IndependentWorkOfAnotherSizeDoesNotCutAGroup) {
+  // BatchNorm's shape: y = x * bc(s) + bc(s - m), where s - m is [1, 3, 1].
+  auto *x = input("x", {2, 3, 4}), *s = input("s", {1, 3, 1}),
+       *m = input("m", {1, 3, 1});
+  NodeValue scaled =
+      F->createMul("mul", x, F->createBroadcast("bs", s, {2, 3, 4}));
+  NodeValue shift = F->createSub("sub", s, m);
+  save(F->createAdd("add", scaled, F->createBroadcast("bt", shift, {2, 3, 4})));
+  auto ks = lower();
+  // The [3] subtraction runs first, then mul and add as one loop; then the
+  // output copy.
+  std::string all;
+  for (const Kernel &k : ks)
+    all += print(k);
+  // The plan reuses the subtraction's buffer for add's result, so its
+  // value is first copied to scratch; no broadcast is materialized.
+  ASSERT_EQ(ks.size(), 4u) << all;
+  EXPECT_EQ(ks[0].getParallelLoop()->extent, 3) << all;
+  EXPECT_NE(ks[1].getName().find("snapshot"), std::string::npos) << all;
+  EXPECT_EQ(countStores(ks[2].body()), 1u) << all;
+  EXPECT_NE(ks[2].getName().find("fused2"), std::string::npos) << all;
 }

@@ -28,13 +28,22 @@ Buffer bufferFor(Value *v, const MemoryPlan &plan);
 using CustomLowering = llvm::function_ref<llvm::Expected<bool>(
     const Instruction &I, std::vector<Kernel> &out)>;
 
+/// A backend hook that reserves \p bytes of private scratch memory for the
+/// rest of the run (nullopt: none available).
+using ScratchAllocator =
+    llvm::function_ref<std::optional<Buffer>(uint64_t bytes)>;
+
 /// Lowers every instruction of \p F, in order, into kernels. Consecutive
 /// elementwise instructions over the same number of elements are fused into
 /// one loop when no buffer is partially overlapped; intermediate
-/// activations that only the fused group reads are not stored.
-llvm::Expected<std::vector<Kernel>> lowerToKernels(const IRFunction &F,
-                                                   const MemoryPlan &plan,
-                                                   CustomLowering custom);
+/// activations that only the fused group reads are not stored. Broadcasts
+/// read only elementwise stay virtual; when the memory plan reuses a virtual
+/// broadcast's source before its readers ran, the source is first copied
+/// to scratch from \p scratch (when given) instead of materializing the
+/// broadcast.
+llvm::Expected<std::vector<Kernel>>
+lowerToKernels(const IRFunction &F, const MemoryPlan &plan,
+               CustomLowering custom, ScratchAllocator scratch = {});
 
 } // namespace kir
 } // namespace ember
