@@ -4,13 +4,19 @@ include(CMakePackageConfigHelpers)
 
 set(EMBER_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/Ember)
 
-# Libraries in link order (users first); absent ones are skipped.
-set(EMBER_INSTALL_LIBS)
-foreach(lib EmberBackends EmberCPU EmberCUDA EmberInterpreter EmberBackend
-    EmberKernel EmberIR EmberOptimizer EmberImporter EmberGraph EmberBase
-    ember_llvm)
-  if(TARGET ${lib})
-    list(APPEND EMBER_INSTALL_LIBS ${lib})
+# Every library defined under lib/ and backends/ (and the LLVM interface
+# target they use) is installed and exported.
+set(EMBER_INSTALL_LIBS ember_llvm)
+foreach(dir lib backends backends/CPU backends/CUDA)
+  if(EXISTS ${PROJECT_SOURCE_DIR}/${dir}/CMakeLists.txt)
+    get_property(targets DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}
+      PROPERTY BUILDSYSTEM_TARGETS)
+    foreach(t ${targets})
+      get_target_property(type ${t} TYPE)
+      if(type MATCHES "LIBRARY$")
+        list(APPEND EMBER_INSTALL_LIBS ${t})
+      endif()
+    endforeach()
   endif()
 endforeach()
 set(EMBER_INSTALL_TOOLS)

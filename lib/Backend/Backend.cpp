@@ -59,3 +59,9 @@ std::vector<std::string> ember::getBackendNames() {
     names.push_back(b->getName().str());
   return names;
 }
+
+llvm::Error Backend::saveBundle(const Module &, const IRFunction &,
+                                const MemoryPlan &,
+                                const BundleOptions &) const {
+  return makeErrorF("backend {0} cannot emit bundles", getName());
+}

@@ -40,4 +40,4 @@ TEST_P(DigitsTest, MatchesOnnxruntimeOnAllTestInputs) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, DigitsTest,
-                         ::testing::Values("Interpreter"));
+                         ::testing::Values("Interpreter", "CPU"));

@@ -40,7 +40,9 @@ private:
 };
 
 /// The backends the operator table runs on.
-inline std::vector<std::string> opTestBackends() { return {"Interpreter"}; }
+inline std::vector<std::string> opTestBackends() {
+  return {"Interpreter", "CPU"};
+}
 
 } // namespace test
 } // namespace ember

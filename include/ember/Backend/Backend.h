@@ -4,6 +4,8 @@
 
 #include "ember/IR/MemoryPlanner.h"
 
+#include "llvm/Support/raw_ostream.h"
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,6 +37,18 @@ public:
   virtual llvm::Error run(Bindings &b) = 0;
 };
 
+/// What saveBundle writes and how (see docs/Bundle.md).
+struct BundleOptions {
+  std::string outputDir;     ///< Directory for NAME.o, NAME.h, ...
+  std::string networkName;   ///< A C identifier: the entry point's name.
+  std::string target;        ///< Target triple; empty: the host.
+  std::string mcpu;          ///< Target CPU; empty: the host CPU (or generic).
+  bool embedWeights = false; ///< Constants in the object's read-only data.
+  bool sharedObject = false; ///< Also link NAME.so.
+  llvm::raw_ostream *dumpLLVMIR = nullptr;  ///< Optimized module, as text.
+  llvm::raw_ostream *dumpLLVMAsm = nullptr; ///< Target assembly.
+};
+
 /// A code generator and executor. Backends declare what they keep and what
 /// they need lowered; everything else is shared.
 class Backend {
@@ -57,6 +71,11 @@ public:
   virtual llvm::Expected<std::unique_ptr<CompiledFunction>>
   compile(const Module &M, std::shared_ptr<const IRFunction> F,
           const MemoryPlan &plan) const = 0;
+  /// Writes an ahead-of-time bundle of planned IR; backends without one
+  /// return an error.
+  virtual llvm::Error saveBundle(const Module &M, const IRFunction &F,
+                                 const MemoryPlan &plan,
+                                 const BundleOptions &opts) const;
 };
 
 /// Adds \p B to the registry (called by registerAllBackends).

@@ -1,14 +1,10 @@
-/*===- EmberBundle.h - The ABI of Ember's ahead-of-time bundles --*- C -*-===*\
-|*                                                                            *|
-|* A bundle written by `model-compiler -emit-bundle` exports                  *|
-|*   int NAME(uint8_t *constantWeights, uint8_t *mutableWeights,              *|
-|*            uint8_t *activations);              (0 on success)              *|
-|*   int NAME_mt(..., int numThreads);            (optional)                  *|
-|*   extern const EmberBundleInfo NAME_info;                                  *|
-|* Each generated NAME.h defines the same types under the guard below, so     *|
-|* several bundle headers, and this one, can be included together.           *|
-|*                                                                            *|
-\*===----------------------------------------------------------------------===*/
+/*===- EmberBundle.h - Types of the Ember bundle ABI (C99 and C++) --------===*
+ *
+ * Every generated bundle header (NAME.h) contains this same text between
+ * its EMBER_BUNDLE_TYPES_DEFINED guards, so several bundle headers and this
+ * file can be included together. See docs/Bundle.md.
+ *
+ *===----------------------------------------------------------------------===*/
 #ifndef EMBER_BUNDLE_EMBERBUNDLE_H
 #define EMBER_BUNDLE_EMBERBUNDLE_H
 
@@ -17,19 +13,21 @@
 #ifndef EMBER_BUNDLE_TYPES_DEFINED
 #define EMBER_BUNDLE_TYPES_DEFINED
 #define EMBER_BUNDLE_ABI_VERSION 1
+/** One network input or output in the mutable region. */
 typedef struct EmberTensorInfo {
-  const char *name;       /* the ONNX input/output name */
-  int32_t elemKind;       /* ONNX TensorProto.DataType code: 1 float32, 6 int32, 7 int64, 9 bool */
+  const char *name;   /* the ONNX input/output name */
+  int32_t elemKind;   /* ONNX TensorProto.DataType: 1 float32, 6 int32, 7 int64, 9 bool */
   uint32_t rank;
   const int64_t *dims;
-  uint64_t offset;        /* byte offset in the mutable region */
+  uint64_t offset;    /* byte offset in the mutable region */
   uint64_t sizeInBytes;
 } EmberTensorInfo;
+/** Everything a loader needs to run a bundle. */
 typedef struct EmberBundleInfo {
-  uint32_t abiVersion;    /* EMBER_BUNDLE_ABI_VERSION */
+  uint32_t abiVersion; /* EMBER_BUNDLE_ABI_VERSION */
   const char *networkName;
   uint64_t constantSize, mutableSize, activationSize; /* region sizes in bytes */
-  uint64_t alignment;     /* required alignment of every region: 64 */
+  uint64_t alignment;  /* required alignment of every region: 64 */
   uint32_t numInputs, numOutputs;
   const EmberTensorInfo *inputs, *outputs;
   const uint8_t *embeddedWeights; /* NULL unless compiled with -embed-weights */

@@ -1,0 +1,79 @@
+//===- CPU.h - Internals of the CPU backend --------------------*- C++ -*-===//
+#ifndef EMBER_BACKENDS_CPU_CPU_H
+#define EMBER_BACKENDS_CPU_CPU_H
+
+#include "ember/Backend/Backend.h"
+#include "ember/Kernel/Kernel.h"
+
+#include "llvm/IR/Module.h"
+#include "llvm/Target/TargetMachine.h"
+
+namespace ember {
+namespace cpu {
+
+/// A network ready for LLVM: its kernels and the constant region image
+/// (planned constants, with conv filters re-laid out for libjit).
+struct CPUProgram {
+  std::vector<kir::Kernel> kernels;
+  std::vector<uint8_t> constants;
+  size_t mutableSize = 0;
+  size_t activationSize = 0;
+};
+
+/// True if the CPU backend can run \p op producing \p kind.
+bool cpuSupports(OpKind op, ElemKind kind);
+
+/// Lowers planned IR to kernels; Conv and MatMul become libjit calls.
+llvm::Expected<CPUProgram> lowerForCPU(const IRFunction &F,
+                                       const MemoryPlan &plan);
+
+/// Renders \p k into \p M as `void NAME(ptr constants, ptr mutables,
+/// ptr activations, i64 begin, i64 end)`, where [begin, end) bounds the
+/// outermost parallel loop (or is [0, 1) for a sequential kernel).
+llvm::Function *renderKernel(const kir::Kernel &k, llvm::Module &M);
+
+/// The number of iterations a rendered kernel's [begin, end) spans.
+int64_t kernelExtent(const kir::Kernel &k);
+
+/// A target machine for \p triple and \p cpu (empty: the host and its
+/// features).
+llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
+createTargetMachine(llvm::StringRef triple, llvm::StringRef cpu);
+
+/// Options of buildModule.
+struct ModuleOptions {
+  std::string name;          ///< Entry point name.
+  bool embedWeights = false; ///< Put the constant image in the module.
+};
+
+/// Builds the network's module for \p TM: libjit linked in, one function per
+/// kernel, the entry points NAME and NAME_mt, then the O3 pipeline.
+llvm::Expected<std::unique_ptr<llvm::Module>>
+buildModule(const CPUProgram &prog, llvm::LLVMContext &ctx,
+            llvm::TargetMachine &TM, const ModuleOptions &opts);
+
+/// Writes the bundle files for \p prog (see docs/Bundle.md).
+llvm::Error writeBundle(const Module &M, const IRFunction &F,
+                        const MemoryPlan &plan, const CPUProgram &prog,
+                        const BundleOptions &opts);
+
+} // namespace cpu
+
+/// The CPU backend: kernels rendered to LLVM IR, libjit for conv/matmul,
+/// ORC LLJIT in process and object files for bundles.
+class CPUBackend final : public Backend {
+public:
+  llvm::StringRef getName() const override { return "CPU"; }
+  bool isOpSupported(const Node &n) const override;
+  bool shouldLower(const Node &n) const override;
+  llvm::Expected<std::unique_ptr<CompiledFunction>>
+  compile(const Module &M, std::shared_ptr<const IRFunction> F,
+          const MemoryPlan &plan) const override;
+  llvm::Error saveBundle(const Module &M, const IRFunction &F,
+                         const MemoryPlan &plan,
+                         const BundleOptions &opts) const override;
+};
+
+} // namespace ember
+
+#endif

@@ -1,0 +1,26 @@
+//===- CPUBackend.cpp - The CPU backend's capabilities --------------------===//
+#include "CPU.h"
+
+#include "ember/Base/Error.h"
+
+using namespace ember;
+using namespace ember::cpu;
+
+bool CPUBackend::isOpSupported(const Node &n) const {
+  if (!isTableOp(n.getKind()))
+    return false;
+  return cpuSupports(toOpKind(n.getKind()), n.getType()->getElemKind());
+}
+
+bool CPUBackend::shouldLower(const Node &n) const {
+  // Conv has its own libjit kernel; everything else with a lowering rule is
+  // lowered exactly as for the Interpreter.
+  return !llvm::isa<ConvNode>(n);
+}
+
+llvm::Error CPUBackend::saveBundle(const Module &M, const IRFunction &F,
+                                   const MemoryPlan &plan,
+                                   const BundleOptions &opts) const {
+  EMBER_ASSIGN_OR_RETURN(CPUProgram prog, lowerForCPU(F, plan));
+  return writeBundle(M, F, plan, prog, opts);
+}

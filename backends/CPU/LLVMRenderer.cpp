@@ -1,0 +1,298 @@
+//===- LLVMRenderer.cpp - Kernel IR to LLVM IR ----------------------------===//
+//
+// A thin renderer: every kernel becomes one function whose loops are plain
+// counted loops; LLVM's O3 pipeline does the vectorization and unrolling.
+//
+//===----------------------------------------------------------------------===//
+#include "CPU.h"
+
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Intrinsics.h"
+
+using namespace ember;
+using namespace ember::kir;
+
+namespace {
+class Renderer {
+public:
+  Renderer(const Kernel &k, llvm::Module &M)
+      : k_(k), M_(M), ctx_(M.getContext()), b_(ctx_) {}
+
+  llvm::Function *run();
+
+private:
+  llvm::Type *typeOf(ScalarKind kind) {
+    switch (kind) {
+    case ElemKind::Float32:
+      return b_.getFloatTy();
+    case ElemKind::Int32:
+      return b_.getInt32Ty();
+    case ElemKind::Int64:
+      return b_.getInt64Ty();
+    default:
+      return b_.getInt8Ty(); // Bool and byte kinds
+    }
+  }
+  /// The in-register type: Bool is i1.
+  llvm::Type *valueType(ScalarKind kind) {
+    return kind == ElemKind::Bool ? b_.getInt1Ty() : typeOf(kind);
+  }
+  llvm::Value *address(unsigned buffer, llvm::Value *index);
+  llvm::Value *emit(ExprRef e);
+  llvm::Value *emitUnary(ExprRef e);
+  llvm::Value *emitBinary(ExprRef e);
+  llvm::Value *emitCast(llvm::Value *v, ScalarKind from, ScalarKind to);
+  void emitStmts(const std::vector<Stmt> &body);
+  void emitLoop(const Stmt &s, llvm::Value *begin, llvm::Value *end);
+  void emitCall(const Stmt &s);
+  llvm::Value *intrinsic(llvm::Intrinsic::ID id,
+                         llvm::ArrayRef<llvm::Value *> a) {
+    return b_.CreateIntrinsic(id, {a[0]->getType()}, a);
+  }
+
+  const Kernel &k_;
+  llvm::Module &M_;
+  llvm::LLVMContext &ctx_;
+  llvm::IRBuilder<> b_;
+  llvm::Function *fn_ = nullptr;
+  llvm::Value *bases_[3] = {};
+  std::vector<llvm::Value *> vars_, locals_;
+};
+} // namespace
+
+llvm::Value *Renderer::address(unsigned buffer, llvm::Value *index) {
+  const Buffer &buf = k_.getBuffers()[buffer];
+  llvm::Value *base = b_.CreateConstInBoundsGEP1_64(
+      b_.getInt8Ty(), bases_[unsigned(buf.region)], buf.offset);
+  if (!index)
+    return base;
+  return b_.CreateInBoundsGEP(typeOf(buf.kind), base, index);
+}
+
+llvm::Value *Renderer::emitCast(llvm::Value *v, ScalarKind from,
+                                ScalarKind to) {
+  llvm::Type *t = valueType(to);
+  bool fromF = isFloatKind(from), toF = isFloatKind(to);
+  if (from == ElemKind::Bool)
+    return toF ? b_.CreateUIToFP(v, t) : b_.CreateZExt(v, t);
+  if (to == ElemKind::Bool)
+    return fromF ? b_.CreateFCmpUNE(v, llvm::ConstantFP::get(v->getType(), 0))
+                 : b_.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
+  if (fromF && toF)
+    return b_.CreateFPCast(v, t);
+  if (fromF)
+    return b_.CreateFPToSI(v, t);
+  if (toF)
+    return b_.CreateSIToFP(v, t);
+  return b_.CreateSExtOrTrunc(v, t);
+}
+
+llvm::Value *Renderer::emitUnary(ExprRef e) {
+  llvm::Value *a = emit(e->a);
+  bool isF = isFloatKind(e->type);
+  switch (e->uop) {
+  case UnOp::Neg:
+    return isF ? b_.CreateFNeg(a) : b_.CreateNeg(a);
+  case UnOp::Abs:
+    if (isF)
+      return intrinsic(llvm::Intrinsic::fabs, {a});
+    return b_.CreateIntrinsic(llvm::Intrinsic::abs, {a->getType()},
+                              {a, b_.getFalse()});
+  case UnOp::Exp:
+    return intrinsic(llvm::Intrinsic::exp, {a});
+  case UnOp::Log:
+    return intrinsic(llvm::Intrinsic::log, {a});
+  case UnOp::Sqrt:
+    return intrinsic(llvm::Intrinsic::sqrt, {a});
+  case UnOp::Tanh: {
+    llvm::FunctionCallee f =
+        M_.getOrInsertFunction("tanhf", b_.getFloatTy(), b_.getFloatTy());
+    return b_.CreateCall(f, {a});
+  }
+  case UnOp::Sigmoid: {
+    llvm::Value *one = llvm::ConstantFP::get(a->getType(), 1.0);
+    llvm::Value *ex = intrinsic(llvm::Intrinsic::exp, {b_.CreateFNeg(a)});
+    return b_.CreateFDiv(one, b_.CreateFAdd(one, ex));
+  }
+  case UnOp::Relu: {
+    llvm::Value *zero = llvm::Constant::getNullValue(a->getType());
+    llvm::Value *pos =
+        isF ? b_.CreateFCmpOGT(a, zero) : b_.CreateICmpSGT(a, zero);
+    return b_.CreateSelect(pos, a, zero);
+  }
+  }
+  return nullptr;
+}
+
+llvm::Value *Renderer::emitBinary(ExprRef e) {
+  llvm::Value *a = emit(e->a), *b = emit(e->b);
+  bool isF = isFloatKind(e->a->type);
+  auto lt = [&](llvm::Value *x, llvm::Value *y) {
+    return isF ? b_.CreateFCmpOLT(x, y) : b_.CreateICmpSLT(x, y);
+  };
+  switch (e->bop) {
+  case BinOp::Add:
+    return isF ? b_.CreateFAdd(a, b) : b_.CreateAdd(a, b);
+  case BinOp::Sub:
+    return isF ? b_.CreateFSub(a, b) : b_.CreateSub(a, b);
+  case BinOp::Mul:
+    return isF ? b_.CreateFMul(a, b) : b_.CreateMul(a, b);
+  case BinOp::Div:
+    return isF ? b_.CreateFDiv(a, b) : b_.CreateSDiv(a, b);
+  case BinOp::Rem:
+    return isF ? b_.CreateFRem(a, b) : b_.CreateSRem(a, b);
+  case BinOp::Max: // (a < b) ? b : a, like std::max
+    return b_.CreateSelect(lt(a, b), b, a);
+  case BinOp::Min: // (b < a) ? b : a, like std::min
+    return b_.CreateSelect(lt(b, a), b, a);
+  case BinOp::Pow:
+    return intrinsic(llvm::Intrinsic::pow, {a, b});
+  case BinOp::Lt:
+    return lt(a, b);
+  case BinOp::Le:
+    return isF ? b_.CreateFCmpOLE(a, b) : b_.CreateICmpSLE(a, b);
+  case BinOp::Eq:
+    return isF ? b_.CreateFCmpOEQ(a, b) : b_.CreateICmpEQ(a, b);
+  case BinOp::And:
+    return b_.CreateAnd(a, b);
+  }
+  return nullptr;
+}
+
+llvm::Value *Renderer::emit(ExprRef e) {
+  switch (e->kind) {
+  case ExprKind::Const:
+    if (isFloatKind(e->type))
+      return llvm::ConstantFP::get(valueType(e->type), e->fval);
+    return llvm::ConstantInt::get(valueType(e->type), e->ival, true);
+  case ExprKind::Var:
+    return vars_[e->var];
+  case ExprKind::Local:
+    return b_.CreateLoad(valueType(e->type), locals_[e->var]);
+  case ExprKind::Load: {
+    ScalarKind kind = k_.getBuffers()[e->buffer].kind;
+    llvm::Value *v =
+        b_.CreateLoad(typeOf(kind), address(e->buffer, emit(e->a)));
+    if (kind == ElemKind::Bool)
+      return b_.CreateICmpNE(v, b_.getInt8(0));
+    return v;
+  }
+  case ExprKind::Unary:
+    return emitUnary(e);
+  case ExprKind::Binary:
+    return emitBinary(e);
+  case ExprKind::Select:
+    return b_.CreateSelect(emit(e->a), emit(e->b), emit(e->c));
+  case ExprKind::Cast:
+    return emitCast(emit(e->a), e->a->type, e->type);
+  }
+  return nullptr;
+}
+
+void Renderer::emitLoop(const Stmt &s, llvm::Value *begin, llvm::Value *end) {
+  llvm::BasicBlock *pre = b_.GetInsertBlock();
+  auto *head = llvm::BasicBlock::Create(ctx_, "loop", fn_);
+  auto *body = llvm::BasicBlock::Create(ctx_, "body", fn_);
+  auto *exit = llvm::BasicBlock::Create(ctx_, "exit", fn_);
+  b_.CreateBr(head);
+  b_.SetInsertPoint(head);
+  llvm::PHINode *iv = b_.CreatePHI(b_.getInt64Ty(), 2, "i");
+  iv->addIncoming(begin, pre);
+  b_.CreateCondBr(b_.CreateICmpSLT(iv, end), body, exit);
+  b_.SetInsertPoint(body);
+  vars_[s.var] = iv;
+  emitStmts(s.body);
+  iv->addIncoming(b_.CreateNSWAdd(iv, b_.getInt64(1)), b_.GetInsertBlock());
+  b_.CreateBr(head);
+  b_.SetInsertPoint(exit);
+}
+
+void Renderer::emitCall(const Stmt &s) {
+  llvm::Function *callee = M_.getFunction(s.callee);
+  assert(callee && "library kernel missing from the module");
+  llvm::FunctionType *ft = callee->getFunctionType();
+  std::vector<llvm::Value *> args;
+  for (size_t i = 0; i < s.args.size(); ++i) {
+    const CallArg &a = s.args[i];
+    llvm::Type *pt = ft->getParamType(i);
+    llvm::Value *v;
+    if (a.isBuffer)
+      v = address(a.buffer, a.value ? emit(a.value) : nullptr);
+    else
+      v = emit(a.value);
+    if (pt->isPointerTy() && !v->getType()->isPointerTy())
+      v = b_.CreateIntToPtr(v, pt);
+    else if (pt->isIntegerTy() && v->getType() != pt)
+      v = b_.CreateSExtOrTrunc(v, pt);
+    args.push_back(v);
+  }
+  b_.CreateCall(callee, args);
+}
+
+void Renderer::emitStmts(const std::vector<Stmt> &body) {
+  for (const Stmt &s : body) {
+    switch (s.kind) {
+    case StmtKind::Loop:
+      emitLoop(s, b_.getInt64(0), b_.getInt64(s.extent));
+      break;
+    case StmtKind::Store: {
+      ScalarKind kind = k_.getBuffers()[s.buffer].kind;
+      llvm::Value *v = emit(s.value);
+      if (kind == ElemKind::Bool)
+        v = b_.CreateZExt(v, b_.getInt8Ty());
+      b_.CreateStore(v, address(s.buffer, emit(s.index)));
+      break;
+    }
+    case StmtKind::Assign:
+      b_.CreateStore(emit(s.value), locals_[s.var]);
+      break;
+    case StmtKind::If: {
+      auto *then = llvm::BasicBlock::Create(ctx_, "then", fn_);
+      auto *join = llvm::BasicBlock::Create(ctx_, "join", fn_);
+      b_.CreateCondBr(emit(s.cond), then, join);
+      b_.SetInsertPoint(then);
+      emitStmts(s.body);
+      b_.CreateBr(join);
+      b_.SetInsertPoint(join);
+      break;
+    }
+    case StmtKind::Call:
+      emitCall(s);
+      break;
+    }
+  }
+}
+
+llvm::Function *Renderer::run() {
+  llvm::Type *ptr = b_.getPtrTy(), *i64 = b_.getInt64Ty();
+  auto *ft =
+      llvm::FunctionType::get(b_.getVoidTy(), {ptr, ptr, ptr, i64, i64}, false);
+  fn_ = llvm::Function::Create(ft, llvm::GlobalValue::InternalLinkage,
+                               "kernel." + k_.getName(), M_);
+  // One call per kernel and run: inlining into the entry gains nothing and
+  // would hide the kernels from profilers.
+  fn_->addFnAttr(llvm::Attribute::NoInline);
+  for (unsigned i = 0; i < 3; ++i) {
+    bases_[i] = fn_->getArg(i);
+    fn_->addParamAttr(i, llvm::Attribute::NoAlias);
+  }
+  b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn_));
+  vars_.assign(k_.getNumVars(), nullptr);
+  for (ScalarKind kind : k_.getLocals())
+    locals_.push_back(b_.CreateAlloca(valueType(kind)));
+  if (const Stmt *par = k_.getParallelLoop())
+    emitLoop(*par, fn_->getArg(3), fn_->getArg(4));
+  else
+    emitStmts(k_.body());
+  b_.CreateRetVoid();
+  return fn_;
+}
+
+llvm::Function *cpu::renderKernel(const Kernel &k, llvm::Module &M) {
+  return Renderer(k, M).run();
+}
+
+int64_t cpu::kernelExtent(const Kernel &k) {
+  const Stmt *par = k.getParallelLoop();
+  return par ? par->extent : 1;
+}

@@ -1,0 +1,51 @@
+//===- LowerToKernel.h - Planned IR to kernels -----------------*- C++ -*-===//
+//
+// The one place where IR instructions become kernel-IR loop nests. Every
+// backend that renders kernels calls lowerToKernels; a backend that has its
+// own library kernel for some instruction (the CPU's convolution, say)
+// claims it through the hook and emits a kernel with a Call.
+//
+//===----------------------------------------------------------------------===//
+#ifndef EMBER_KERNEL_LOWERTOKERNEL_H
+#define EMBER_KERNEL_LOWERTOKERNEL_H
+
+#include "ember/Kernel/Kernel.h"
+
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+namespace ember {
+namespace kir {
+
+/// True if the shared lowering has a kernel for \p op with results of
+/// element kind \p kind.
+bool hasKernelLowering(OpKind op, ElemKind kind);
+
+/// The kernel-IR buffer of IR value \p v, placed by \p plan.
+Buffer bufferFor(Value *v, const MemoryPlan &plan);
+
+/// A backend hook: lowers \p I itself (appending to \p out) and returns
+/// true, or returns false to use the shared lowering.
+using CustomLowering = llvm::function_ref<llvm::Expected<bool>(
+    const Instruction &I, std::vector<Kernel> &out)>;
+
+/// A backend hook that reserves \p bytes of private scratch memory for the
+/// rest of the run (nullopt: none available).
+using ScratchAllocator =
+    llvm::function_ref<std::optional<Buffer>(uint64_t bytes)>;
+
+/// Lowers every instruction of \p F, in order, into kernels. Consecutive
+/// elementwise instructions over the same number of elements are fused into
+/// one loop when no buffer is partially overlapped; intermediate
+/// activations that only the fused group reads are not stored. Broadcasts
+/// read only elementwise stay virtual; when the memory plan reuses a virtual
+/// broadcast's source before its readers ran, the source is first copied
+/// to scratch from \p scratch (when given) instead of materializing the
+/// broadcast.
+llvm::Expected<std::vector<Kernel>>
+lowerToKernels(const IRFunction &F, const MemoryPlan &plan,
+               CustomLowering custom, ScratchAllocator scratch = {});
+
+} // namespace kir
+} // namespace ember
+
+#endif // EMBER_KERNEL_LOWERTOKERNEL_H

@@ -1,0 +1,285 @@
+//===- Kernel.cpp - Kernel IR builders and printer ------------------------===//
+#include "ember/Kernel/Kernel.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+using namespace ember;
+using namespace ember::kir;
+
+const Stmt *Kernel::getParallelLoop() const {
+  if (body_.size() != 1 || body_[0].kind != StmtKind::Loop ||
+      !body_[0].parallel)
+    return nullptr;
+  return &body_[0];
+}
+
+unsigned Kernel::addBuffer(const Buffer &b) {
+  for (unsigned i = 0; i < buffers_.size(); ++i)
+    if (buffers_[i].region == b.region && buffers_[i].offset == b.offset &&
+        buffers_[i].kind == b.kind && buffers_[i].size == b.size)
+      return i;
+  buffers_.push_back(b);
+  return buffers_.size() - 1;
+}
+
+unsigned Kernel::addLocal(ScalarKind kind) {
+  locals_.push_back(kind);
+  return locals_.size() - 1;
+}
+
+ExprRef Kernel::make(Expr e) {
+  exprs_.push_back(e);
+  return &exprs_.back();
+}
+
+ExprRef Kernel::constInt(int64_t v, ScalarKind k) {
+  Expr e{ExprKind::Const, k, {}};
+  e.ival = v;
+  e.fval = double(v);
+  return make(e);
+}
+
+ExprRef Kernel::constFloat(double v, ScalarKind k) {
+  Expr e{ExprKind::Const, k, {}};
+  e.fval = v;
+  e.ival = int64_t(v);
+  return make(e);
+}
+
+ExprRef Kernel::var(unsigned v) {
+  Expr e{ExprKind::Var, ScalarKind::Int64, {}};
+  e.var = v;
+  return make(e);
+}
+
+ExprRef Kernel::local(unsigned id) {
+  Expr e{ExprKind::Local, locals_[id], {}};
+  e.var = id;
+  return make(e);
+}
+
+ExprRef Kernel::load(unsigned buffer, ExprRef index) {
+  Expr e{ExprKind::Load, buffers_[buffer].kind, {}};
+  e.buffer = buffer;
+  e.a = index;
+  return make(e);
+}
+
+ExprRef Kernel::unary(UnOp op, ExprRef a) {
+  Expr e{ExprKind::Unary, a->type, {}};
+  e.uop = op;
+  e.a = a;
+  return make(e);
+}
+
+static bool isCompare(BinOp op) {
+  return op == BinOp::Lt || op == BinOp::Le || op == BinOp::Eq;
+}
+
+ExprRef Kernel::binary(BinOp op, ExprRef a, ExprRef b) {
+  Expr e{ExprKind::Binary, isCompare(op) ? ScalarKind::Bool : a->type, {}};
+  e.bop = op;
+  e.a = a;
+  e.b = b;
+  return make(e);
+}
+
+ExprRef Kernel::select(ExprRef c, ExprRef a, ExprRef b) {
+  Expr e{ExprKind::Select, a->type, {}};
+  e.a = c;
+  e.b = a;
+  e.c = b;
+  return make(e);
+}
+
+ExprRef Kernel::cast(ExprRef a, ScalarKind to) {
+  if (a->type == to)
+    return a;
+  Expr e{ExprKind::Cast, to, {}};
+  e.a = a;
+  return make(e);
+}
+
+static bool isConstInt(ExprRef e, int64_t v) {
+  return e->kind == ExprKind::Const && e->type == ScalarKind::Int64 &&
+         e->ival == v;
+}
+
+ExprRef Kernel::add(ExprRef a, ExprRef b) {
+  if (isConstInt(a, 0))
+    return b;
+  if (isConstInt(b, 0))
+    return a;
+  if (a->kind == ExprKind::Const && b->kind == ExprKind::Const)
+    return constInt(a->ival + b->ival);
+  return binary(BinOp::Add, a, b);
+}
+
+ExprRef Kernel::mul(ExprRef a, int64_t b) {
+  if (b == 0)
+    return constInt(0);
+  if (b == 1)
+    return a;
+  if (a->kind == ExprKind::Const)
+    return constInt(a->ival * b);
+  return binary(BinOp::Mul, a, constInt(b));
+}
+
+Stmt Kernel::loop(unsigned var, int64_t extent, bool parallel,
+                  std::vector<Stmt> body) {
+  Stmt s{StmtKind::Loop};
+  s.var = var;
+  s.extent = extent;
+  s.parallel = parallel;
+  s.body = std::move(body);
+  return s;
+}
+
+Stmt Kernel::store(unsigned buffer, ExprRef index, ExprRef value) {
+  Stmt s{StmtKind::Store};
+  s.buffer = buffer;
+  s.index = index;
+  s.value = value;
+  return s;
+}
+
+Stmt Kernel::assign(unsigned local, ExprRef value) {
+  Stmt s{StmtKind::Assign};
+  s.var = local;
+  s.value = value;
+  return s;
+}
+
+Stmt Kernel::ifThen(ExprRef cond, std::vector<Stmt> body) {
+  Stmt s{StmtKind::If};
+  s.cond = cond;
+  s.body = std::move(body);
+  return s;
+}
+
+Stmt Kernel::call(llvm::StringRef callee, std::vector<CallArg> args) {
+  Stmt s{StmtKind::Call};
+  s.callee = callee.str();
+  s.args = std::move(args);
+  return s;
+}
+
+//===----------------------------------------------------------------------===//
+// Printing
+//===----------------------------------------------------------------------===//
+
+static const char *unOpName(UnOp op) {
+  static const char *names[] = {"neg",  "abs",  "exp",     "log",
+                                "sqrt", "tanh", "sigmoid", "relu"};
+  return names[unsigned(op)];
+}
+
+static const char *binOpName(BinOp op) {
+  static const char *names[] = {"+",   "-",   "*", "/",  "%",  "max",
+                                "min", "pow", "<", "<=", "==", "&&"};
+  return names[unsigned(op)];
+}
+
+static void printExpr(ExprRef e, llvm::raw_ostream &os) {
+  switch (e->kind) {
+  case ExprKind::Const:
+    if (isFloatKind(e->type))
+      os << e->fval;
+    else
+      os << e->ival;
+    return;
+  case ExprKind::Var:
+    os << "i" << e->var;
+    return;
+  case ExprKind::Local:
+    os << "l" << e->var;
+    return;
+  case ExprKind::Load:
+    os << "b" << e->buffer << "[";
+    printExpr(e->a, os);
+    os << "]";
+    return;
+  case ExprKind::Unary:
+    os << unOpName(e->uop) << "(";
+    printExpr(e->a, os);
+    os << ")";
+    return;
+  case ExprKind::Binary:
+    os << "(";
+    printExpr(e->a, os);
+    os << " " << binOpName(e->bop) << " ";
+    printExpr(e->b, os);
+    os << ")";
+    return;
+  case ExprKind::Select:
+    os << "(";
+    printExpr(e->a, os);
+    os << " ? ";
+    printExpr(e->b, os);
+    os << " : ";
+    printExpr(e->c, os);
+    os << ")";
+    return;
+  case ExprKind::Cast:
+    os << elemKindName(e->type) << "(";
+    printExpr(e->a, os);
+    os << ")";
+    return;
+  }
+}
+
+static void printStmts(const std::vector<Stmt> &body, unsigned indent,
+                       llvm::raw_ostream &os) {
+  for (const Stmt &s : body) {
+    os.indent(indent);
+    switch (s.kind) {
+    case StmtKind::Loop:
+      os << (s.parallel ? "parallel " : "") << "for i" << s.var << " < "
+         << s.extent << " {\n";
+      printStmts(s.body, indent + 2, os);
+      os.indent(indent) << "}\n";
+      break;
+    case StmtKind::If:
+      os << "if ";
+      printExpr(s.cond, os);
+      os << " {\n";
+      printStmts(s.body, indent + 2, os);
+      os.indent(indent) << "}\n";
+      break;
+    case StmtKind::Store:
+      os << "b" << s.buffer << "[";
+      printExpr(s.index, os);
+      os << "] = ";
+      printExpr(s.value, os);
+      os << "\n";
+      break;
+    case StmtKind::Assign:
+      os << "l" << s.var << " = ";
+      printExpr(s.value, os);
+      os << "\n";
+      break;
+    case StmtKind::Call:
+      os << "call " << s.callee << "(";
+      for (size_t i = 0; i < s.args.size(); ++i) {
+        os << (i ? ", " : "");
+        if (s.args[i].isBuffer)
+          os << "&b" << s.args[i].buffer;
+        else
+          printExpr(s.args[i].value, os);
+      }
+      os << ")\n";
+      break;
+    }
+  }
+}
+
+void Kernel::print(llvm::raw_ostream &os) const {
+  os << "kernel " << name_ << "\n";
+  for (unsigned i = 0; i < buffers_.size(); ++i)
+    os << "  b" << i << ": " << elemKindName(buffers_[i].kind) << " @"
+       << regionName(buffers_[i].region) << "+" << buffers_[i].offset
+       << " size " << buffers_[i].size << " // " << buffers_[i].name << "\n";
+  for (unsigned i = 0; i < locals_.size(); ++i)
+    os << "  l" << i << ": " << elemKindName(locals_[i]) << "\n";
+  printStmts(body_, 2, os);
+}

@@ -1,0 +1,135 @@
+//===- Reductions.cpp - Reductions and channel shuffle as kernels ---------===//
+#include "KernelRules.h"
+
+#include <limits>
+
+using namespace ember;
+using namespace ember::kir;
+
+namespace {
+/// How one reduction combines values, starts and finishes.
+struct ReduceKind {
+  BinOp combine;
+  float init;
+  bool mean;
+};
+
+std::optional<ReduceKind> reduceKindOf(ValueKind kind) {
+  float inf = std::numeric_limits<float>::infinity();
+  switch (kind) {
+  case ValueKind::ReduceSumInst:
+    return ReduceKind{BinOp::Add, 0.f, false};
+  case ValueKind::ReduceMeanInst:
+    return ReduceKind{BinOp::Add, 0.f, true};
+  case ValueKind::ReduceProdInst:
+    return ReduceKind{BinOp::Mul, 1.f, false};
+  case ValueKind::ReduceMaxInst:
+    return ReduceKind{BinOp::Max, -inf, false};
+  case ValueKind::ReduceMinInst:
+    return ReduceKind{BinOp::Min, inf, false};
+  default:
+    return std::nullopt;
+  }
+}
+
+/// out[kept coords] = combine over the reduced coords of in[...]. The
+/// kept dims form a parallel nest; the reduced dims are sequential inner
+/// loops accumulating in a local. The output's flat index is the row-major
+/// index over the kept dims (size-1 KeepDims axes do not change it).
+Kernel lowerReduce(const Instruction &I, const ReduceKind &rk,
+                   const MemoryPlan &plan) {
+  Value *dest = I.getOperand(0).value, *src = I.getOperand(1).value;
+  TypeRef in = src->getType();
+  llvm::ArrayRef<int64_t> axes = I.attr(0).ints;
+  auto inStrides = in->strides();
+  llvm::SmallVector<unsigned, kMaxRank> kept, reduced;
+  dim_t count = 1;
+  for (unsigned d = 0; d < in->rank(); ++d) {
+    if (llvm::is_contained(axes, int64_t(d))) {
+      reduced.push_back(d);
+      count *= in->dims()[d];
+    } else {
+      kept.push_back(d);
+    }
+  }
+  Kernel k(I.getName());
+  unsigned out = k.addBuffer(bufferFor(dest, plan));
+  unsigned inBuf = k.addBuffer(bufferFor(src, plan));
+  unsigned acc = k.addLocal(ElemKind::Float32);
+  // Output strides over the kept dims.
+  llvm::SmallVector<dim_t, kMaxRank> outStrides(kept.size(), 1);
+  for (int i = int(kept.size()) - 2; i >= 0; --i)
+    outStrides[i] = outStrides[i + 1] * in->dims()[kept[i + 1]];
+  llvm::SmallVector<unsigned, kMaxRank> keptVars, redVars;
+  for (size_t i = 0; i < kept.size(); ++i)
+    keptVars.push_back(k.newVar());
+  for (size_t i = 0; i < reduced.size(); ++i)
+    redVars.push_back(k.newVar());
+  ExprRef inIdx = k.constInt(0), outIdx = k.constInt(0);
+  for (size_t i = 0; i < kept.size(); ++i) {
+    inIdx = k.add(inIdx, k.mul(k.var(keptVars[i]), inStrides[kept[i]]));
+    outIdx = k.add(outIdx, k.mul(k.var(keptVars[i]), outStrides[i]));
+  }
+  for (size_t i = 0; i < reduced.size(); ++i)
+    inIdx = k.add(inIdx, k.mul(k.var(redVars[i]), inStrides[reduced[i]]));
+  std::vector<Stmt> inner = {Kernel::assign(
+      acc, k.binary(rk.combine, k.local(acc), k.load(inBuf, inIdx)))};
+  for (int i = int(reduced.size()) - 1; i >= 0; --i)
+    inner = {Kernel::loop(redVars[i], in->dims()[reduced[i]], false,
+                          std::move(inner))};
+  ExprRef result = k.local(acc);
+  if (rk.mean)
+    result = k.binary(BinOp::Div, result, k.constFloat(float(count)));
+  std::vector<Stmt> body;
+  body.push_back(Kernel::assign(acc, k.constFloat(rk.init)));
+  body.insert(body.end(), inner.begin(), inner.end());
+  body.push_back(Kernel::store(out, outIdx, result));
+  for (int i = int(kept.size()) - 1; i >= 0; --i)
+    body = {Kernel::loop(keptVars[i], in->dims()[kept[i]], i == 0,
+                         std::move(body))};
+  if (kept.empty()) // a full reduction: one sequential kernel
+    body = {Kernel::loop(k.newVar(), 1, true, std::move(body))};
+  k.body() = std::move(body);
+  return k;
+}
+
+/// Output channel j*G+i is input channel i*(C/G)+j: a copy over
+/// [N, C/G, G, rest] reading with strides [C*rest, rest, (C/G)*rest, 1].
+Kernel lowerChannelShuffle(const ChannelShuffleInst &I,
+                           const MemoryPlan &plan) {
+  TypeRef t = I.getInput()->getType();
+  dim_t n = t->dims()[0], c = t->dims()[1], g = I.getGroup();
+  dim_t rest = t->size() / std::max<dim_t>(n * c, 1);
+  Kernel k(I.getName());
+  unsigned out = k.addBuffer(bufferFor(I.getDest(), plan));
+  unsigned in = k.addBuffer(bufferFor(I.getInput(), plan));
+  dim_t dims[4] = {n, c / g, g, rest};
+  dim_t inStrides[4] = {c * rest, rest, (c / g) * rest, 1};
+  dim_t outStrides[4] = {c * rest, g * rest, rest, 1};
+  unsigned vars[4];
+  ExprRef ii = k.constInt(0), oi = k.constInt(0);
+  for (int d = 0; d < 4; ++d) {
+    vars[d] = k.newVar();
+    ii = k.add(ii, k.mul(k.var(vars[d]), inStrides[d]));
+    oi = k.add(oi, k.mul(k.var(vars[d]), outStrides[d]));
+  }
+  std::vector<Stmt> body = {Kernel::store(out, oi, k.load(in, ii))};
+  for (int d = 3; d >= 0; --d)
+    body = {Kernel::loop(vars[d], dims[d], d == 0, std::move(body))};
+  k.body() = std::move(body);
+  return k;
+}
+} // namespace
+
+bool kir::lowerReduction(const Instruction &I, const MemoryPlan &plan,
+                         std::vector<Kernel> &out) {
+  if (auto *cs = llvm::dyn_cast<ChannelShuffleInst>(&I)) {
+    out.push_back(lowerChannelShuffle(*cs, plan));
+    return true;
+  }
+  std::optional<ReduceKind> rk = reduceKindOf(I.getKind());
+  if (!rk)
+    return false;
+  out.push_back(lowerReduce(I, *rk, plan));
+  return true;
+}

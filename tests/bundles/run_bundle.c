@@ -1,0 +1,73 @@
+/*===- run_bundle.c - Generic C driver of one bundle for the tests --------===*
+ *
+ * Built with: cc -std=c99 -DNET=name -include DIR/name.h run_bundle.c
+ *             DIR/name.o -lm [-lpthread]
+ * Usage: runner WEIGHTS|- THREADS OUTPREFIX INPUT.bin...
+ * THREADS 0 calls NET(), otherwise NET_mt(..., THREADS). Inputs are raw
+ * little-endian payloads in graph order; output k goes to OUTPREFIXk.bin.
+ *
+ *===----------------------------------------------------------------------===*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CAT2(a, b) a##b
+#define CAT(a, b) CAT2(a, b)
+#define INFO CAT(NET, _info)
+#define ENTRY_MT CAT(NET, _mt)
+
+static uint8_t *region(uint64_t size) {
+  uint64_t n = (size + 63) / 64 * 64 + 64;
+  uint8_t *p = aligned_alloc(64, n);
+  memset(p, 0xA5, n); /* not zero: a kernel that forgets to write shows */
+  return p;
+}
+
+static int readFile(const char *path, uint8_t *dst, uint64_t size) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return -1;
+  size_t n = fread(dst, 1, size, f);
+  fclose(f);
+  return n == size ? 0 : -1;
+}
+
+int main(int argc, char **argv) {
+  const EmberBundleInfo *info = &INFO;
+  if (argc != 4 + (int)info->numInputs) {
+    fprintf(stderr, "usage: %s WEIGHTS|- THREADS OUTPREFIX INPUTS(%u)\n",
+            argv[0], info->numInputs);
+    return 2;
+  }
+  if (info->abiVersion != EMBER_BUNDLE_ABI_VERSION || info->alignment != 64)
+    return 3;
+  uint8_t *weights = NULL;
+  if (strcmp(argv[1], "-")) {
+    weights = region(info->constantSize);
+    if (readFile(argv[1], weights, info->constantSize))
+      return 4;
+  } else if (!info->embeddedWeights) {
+    return 5;
+  }
+  uint8_t *mut = region(info->mutableSize);
+  uint8_t *act = region(info->activationSize);
+  for (uint32_t i = 0; i < info->numInputs; ++i)
+    if (readFile(argv[4 + i], mut + info->inputs[i].offset,
+                 info->inputs[i].sizeInBytes))
+      return 6;
+  int threads = atoi(argv[2]);
+  int rc = threads ? ENTRY_MT(weights, mut, act, threads)
+                   : NET(weights, mut, act);
+  if (rc)
+    return 7;
+  for (uint32_t k = 0; k < info->numOutputs; ++k) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s%u.bin", argv[3], k);
+    FILE *f = fopen(path, "wb");
+    if (!f)
+      return 8;
+    fwrite(mut + info->outputs[k].offset, 1, info->outputs[k].sizeInBytes, f);
+    fclose(f);
+  }
+  return 0;
+}

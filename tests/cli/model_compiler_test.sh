@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# model-compiler's command line: silent success, one error line and a
+# non-zero exit for every kind of bad input, and the dump flags.
+set -u
+COMPILER=$1
+SRC=$2
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+/usr/bin/python3 "$SRC/tests/cli/make_models.py" "$TMP" || exit 1
+fails=0
+check() { # description, expected exit (0 or nonzero), pattern, command...
+  local what=$1 want=$2 pattern=$3
+  shift 3
+  "$@" >"$TMP/out" 2>&1
+  local rc=$?
+  if { [ "$want" = 0 ] && [ $rc != 0 ]; } || { [ "$want" != 0 ] && [ $rc = 0 ]; }; then
+    echo "FAIL: $what: exit $rc"; cat "$TMP/out"; fails=$((fails+1)); return
+  fi
+  if [ "$want" != 0 ] && ! head -1 "$TMP/out" | grep -q "^model-compiler: error: "; then
+    echo "FAIL: $what: the first line is not the error"; cat "$TMP/out"; fails=$((fails+1)); return
+  fi
+  if [ "$pattern" = EMPTY ]; then
+    [ -s "$TMP/out" ] && { echo "FAIL: $what: printed something"; cat "$TMP/out"; fails=$((fails+1)); return; }
+  elif ! grep -qE -- "$pattern" "$TMP/out"; then
+    echo "FAIL: $what: output lacks /$pattern/"; cat "$TMP/out"; fails=$((fails+1)); return
+  fi
+  echo "ok: $what"
+}
+D=$SRC/models/digits/digits.onnx
+B=$TMP/b
+check "success is silent" 0 EMPTY "$COMPILER" -model="$D" -emit-bundle="$B" -network-name=net
+[ -s "$B/net.o" ] && [ -s "$B/net.h" ] && [ -s "$B/net.weights.bin" ] ||
+  { echo "FAIL: bundle files missing"; fails=$((fails+1)); }
+check "network name defaults to the model stem" 0 EMPTY "$COMPILER" -model="$D" -emit-bundle="$B"
+[ -s "$B/digits.o" ] || { echo "FAIL: digits.o missing"; fails=$((fails+1)); }
+check "no model" 1 "^model-compiler: error: -model is required" "$COMPILER" -emit-bundle="$B"
+check "no bundle dir" 1 "^model-compiler: error: -emit-bundle=DIR is required" "$COMPILER" -model="$D"
+check "bad network name" 1 "^model-compiler: error: -network-name '9lives' is not a C identifier" \
+  "$COMPILER" -model="$D" -emit-bundle="$B" -network-name=9lives
+check "CUDA not built in" 1 "^model-compiler: error: backend CUDA is not built in" \
+  "$COMPILER" -model="$D" -emit-bundle="$B" -backend=CUDA
+check "Interpreter has no bundles" 1 "^model-compiler: error: backend Interpreter cannot emit bundles" \
+  "$COMPILER" -model="$D" -emit-bundle="$B" -backend=Interpreter
+check "unknown backend" 1 "^model-compiler: error: unknown backend 'Nope'" \
+  "$COMPILER" -model="$D" -emit-bundle="$B" -backend=Nope
+check "missing model" 1 "^model-compiler: error: cannot read model" \
+  "$COMPILER" -model="$TMP/none.onnx" -emit-bundle="$B"
+check "garbage model" 1 "^model-compiler: error: .*not a valid ONNX model" \
+  "$COMPILER" -model="$TMP/garbage.onnx" -emit-bundle="$B"
+check "unsupported ops" 1 "^model-compiler: error: .*unsupported node" \
+  "$COMPILER" -model="$TMP/unsupported.onnx" -emit-bundle="$B"
+check "unknown target" 1 "^model-compiler: error: unknown target 'nosuch" \
+  "$COMPILER" -model="$D" -emit-bundle="$B" -target=nosuch-unknown-linux
+check "unsupported target" 1 "^model-compiler: error: target 'i686.*' is not supported" \
+  "$COMPILER" -model="$D" -emit-bundle="$B" -target=i686-pc-linux-gnu
+check "unknown cpu" 1 "^model-compiler: error: unknown CPU 'pentium9'" \
+  "$COMPILER" -model="$D" -emit-bundle="$B" -mcpu=pentium9
+check "unwritable bundle dir" 1 "^model-compiler: error: cannot create" \
+  "$COMPILER" -model="$D" -emit-bundle=/proc/nope
+check "-dump-llvm-ir" 0 "define .*i32 @net\\(" \
+  "$COMPILER" -model="$D" -emit-bundle="$B" -network-name=net -dump-llvm-ir
+check "-dump-llvm-asm (AVX2 target)" 0 "vfmadd" \
+  "$COMPILER" -model="$D" -emit-bundle="$B" -network-name=net -mcpu=haswell -dump-llvm-asm
+check "-dump-ir" 0 "allocactivation" "$COMPILER" -model="$D" -emit-bundle="$B" -dump-ir
+check "-dump-graph" 0 "Conv" "$COMPILER" -model="$D" -emit-bundle="$B" -dump-graph
+check "-print-memory" 0 "^activations: [0-9]+ bytes \(lower bound" \
+  "$COMPILER" -model="$D" -emit-bundle="$B" -print-memory
+check "-time-passes" 0 "^codegen +[0-9.]+ ms" "$COMPILER" -model="$D" -emit-bundle="$B" -time-passes
+check "-onnx-define-symbol is validated" 1 "expects NAME,POSITIVE_INT" \
+  "$COMPILER" -model="$D" -emit-bundle="$B" -onnx-define-symbol=N
+[ $fails = 0 ] && echo "all model-compiler CLI checks passed"
+exit $((fails > 0))

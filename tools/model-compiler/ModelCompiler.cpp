@@ -1,0 +1,199 @@
+//===- ModelCompiler.cpp - Compile an ONNX model to a bundle --------------===//
+//
+// model-compiler -model=F.onnx -backend=CPU -emit-bundle=DIR
+//                [-network-name=NAME] [-target=TRIPLE] [-mcpu=CPU]
+//                [-embed-weights] [-bundle-shared] [-onnx-define-symbol=N,V]
+//                [-dump-graph] [-dump-ir] [-dump-llvm-ir] [-dump-llvm-asm]
+//                [-print-memory] [-time-passes] [-verbose]
+//
+// Prints nothing on success unless asked; one error line and exit code 1 on
+// failure. Flag names follow Glow's model-compiler.
+//
+//===----------------------------------------------------------------------===//
+#include "ember/Backend/Pipeline.h"
+#include "ember/Base/Error.h"
+#include "ember/IR/IRPrinter.h"
+#include "ember/Importer/ONNXImporter.h"
+
+#include "llvm/Pass.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include "glog/logging.h"
+
+#include <cctype>
+#include <chrono>
+
+using namespace ember;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory category("model-compiler options");
+static cl::opt<std::string> modelPath("model", cl::desc("ONNX model file"),
+                                      cl::value_desc("file.onnx"),
+                                      cl::cat(category));
+static cl::opt<std::string>
+    backendName("backend", cl::desc("Backend: CPU, Interpreter or CUDA"),
+                cl::init("CPU"), cl::cat(category));
+static cl::opt<std::string> bundleDir("emit-bundle",
+                                      cl::desc("Write the bundle into DIR"),
+                                      cl::value_desc("DIR"), cl::cat(category));
+static cl::opt<std::string> networkName(
+    "network-name",
+    cl::desc("Bundle entry point name (default: the model file's stem)"),
+    cl::cat(category));
+static cl::opt<std::string> target("target",
+                                   cl::desc("Target triple (default: host)"),
+                                   cl::cat(category));
+static cl::opt<std::string>
+    mcpu("mcpu", cl::desc("Target CPU (default: the host CPU and features)"),
+         cl::cat(category));
+static cl::list<std::string>
+    symbols("onnx-define-symbol",
+            cl::desc("Value of a symbolic input dimension: NAME,VALUE"),
+            cl::value_desc("NAME,VALUE"), cl::cat(category));
+static cl::opt<bool>
+    embedWeights("embed-weights",
+                 cl::desc("Put the constant weights into the object file"),
+                 cl::cat(category));
+static cl::opt<bool> bundleShared("bundle-shared",
+                                  cl::desc("Also link NAME.so for dlopen"),
+                                  cl::cat(category));
+static cl::opt<bool> dumpGraph("dump-graph",
+                               cl::desc("Print the lowered graph"),
+                               cl::cat(category));
+static cl::opt<bool> dumpIR("dump-ir", cl::desc("Print the IR and its plan"),
+                            cl::cat(category));
+static cl::opt<bool> dumpLLVMIR("dump-llvm-ir",
+                                cl::desc("Print the optimized LLVM IR"),
+                                cl::cat(category));
+static cl::opt<bool> dumpLLVMAsm("dump-llvm-asm",
+                                 cl::desc("Print the target assembly"),
+                                 cl::cat(category));
+static cl::opt<bool> printMemory("print-memory",
+                                 cl::desc("Print the region sizes"),
+                                 cl::cat(category));
+// -time-passes is LLVM's own flag (it also reports LLVM's codegen passes);
+// the phases below are timed when it is on.
+static cl::opt<bool> verbose("verbose", cl::desc("Say what is being done"),
+                             cl::cat(category));
+
+static void fail(const llvm::Twine &msg) {
+  llvm::errs() << "model-compiler: error: " << msg << "\n";
+  std::exit(1);
+}
+
+template <typename T> static T unwrap(llvm::Expected<T> v) {
+  if (!v)
+    fail(errorToString(v.takeError()));
+  return std::move(*v);
+}
+
+static bool isCIdentifier(llvm::StringRef s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0])))
+    return false;
+  return llvm::all_of(s, [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+/// Times one phase when -time-passes is given.
+class PhaseTimer {
+public:
+  explicit PhaseTimer(const char *name)
+      : name_(name), start_(std::chrono::steady_clock::now()) {
+    if (verbose)
+      llvm::errs() << "model-compiler: " << name << "\n";
+  }
+  ~PhaseTimer() {
+    if (llvm::TimePassesIsEnabled)
+      llvm::errs() << llvm::format(
+          "%-10s %9.1f ms\n", name_,
+          std::chrono::duration<double, std::milli>(
+              std::chrono::steady_clock::now() - start_)
+              .count());
+  }
+
+private:
+  const char *name_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+static ImportOptions parseImportOptions() {
+  ImportOptions opts;
+  for (const std::string &s : symbols) {
+    auto [name, value] = llvm::StringRef(s).split(',');
+    int64_t v;
+    if (name.empty() || value.getAsInteger(10, v) || v <= 0)
+      fail("-onnx-define-symbol expects NAME,POSITIVE_INT, got '" + s + "'");
+    opts.symbols.push_back({name.str(), v});
+  }
+  return opts;
+}
+
+int main(int argc, char **argv) {
+  google::InitGoogleLogging(argv[0]);
+  FLAGS_minloglevel = std::getenv("GLOG_minloglevel") ? FLAGS_minloglevel : 2;
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "Compiles an ONNX model to a bundle\n");
+  if (modelPath.empty())
+    fail("-model is required");
+  if (bundleDir.empty())
+    fail("-emit-bundle=DIR is required");
+  if (llvm::StringRef(backendName).equals_insensitive("CUDA"))
+    fail("backend CUDA is not built into this model-compiler");
+  std::string name = networkName;
+  if (name.empty()) {
+    name = llvm::sys::path::stem(modelPath).str();
+    for (char &c : name)
+      if (!std::isalnum(static_cast<unsigned char>(c)))
+        c = '_';
+  }
+  if (!isCIdentifier(name))
+    fail("-network-name '" + name + "' is not a C identifier");
+  registerAllBackends();
+  const Backend *backend = unwrap(getBackend(backendName));
+
+  Module M;
+  Function *F;
+  {
+    PhaseTimer t("import");
+    F = unwrap(importONNXFile(modelPath, M, parseImportOptions()));
+  }
+  CompileOptions copts;
+  copts.dumpGraph = dumpGraph ? &llvm::outs() : nullptr;
+  std::unique_ptr<IRFunction> ir;
+  MemoryPlan plan;
+  {
+    PhaseTimer t("optimize");
+    ir = unwrap(optimizeAndGenerateIR(*F, *backend, copts));
+    plan = planMemory(*ir);
+    if (llvm::Error err = verifyMemoryPlan(*ir, plan))
+      fail("internal error: invalid memory plan: " +
+           errorToString(std::move(err)));
+  }
+  if (dumpIR)
+    printIR(*ir, llvm::outs(), &plan);
+  if (printMemory)
+    llvm::outs() << "constant weights: " << plan.constantSize
+                 << " bytes\nmutable weights: " << plan.mutableSize
+                 << " bytes\nactivations: " << plan.activationSize
+                 << " bytes (lower bound " << plan.activationLowerBound
+                 << ", without reuse " << plan.activationNaiveSize << ")\n";
+  BundleOptions bopts;
+  bopts.outputDir = bundleDir;
+  bopts.networkName = name;
+  bopts.target = target;
+  bopts.mcpu = mcpu;
+  bopts.embedWeights = embedWeights;
+  bopts.sharedObject = bundleShared;
+  bopts.dumpLLVMIR = dumpLLVMIR ? &llvm::outs() : nullptr;
+  bopts.dumpLLVMAsm = dumpLLVMAsm ? &llvm::outs() : nullptr;
+  {
+    PhaseTimer t("codegen");
+    if (llvm::Error err = backend->saveBundle(M, *ir, plan, bopts))
+      fail(errorToString(std::move(err)));
+  }
+  return 0;
+}
