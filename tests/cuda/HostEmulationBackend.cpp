@@ -19,6 +19,8 @@
 
 #include <cstring>
 #include <dlfcn.h>
+#include <map>
+#include <mutex>
 
 using namespace ember;
 using namespace ember::cuda;
@@ -32,10 +34,9 @@ class EmuFunction final : public CompiledFunction {
 public:
   EmuFunction(const Module &M, std::shared_ptr<const IRFunction> F,
               const MemoryPlan &plan, CUDAProgram prog, CUDASource src,
-              void *dl)
+              std::shared_ptr<void> dl)
       : M_(M), F_(std::move(F)), plan_(plan), prog_(std::move(prog)),
-        src_(std::move(src)), dl_(dl) {}
-  ~EmuFunction() override { dlclose(dl_); }
+        src_(std::move(src)), dl_(std::move(dl)) {}
 
   llvm::Error run(Bindings &b) override {
     std::vector<uint8_t> mut(plan_.mutableSize + 64),
@@ -49,11 +50,12 @@ public:
       std::memcpy(mut.data() + plan_.placements.lookup(w.get()).offset,
                   t->data(), t->sizeInBytes());
     }
-    auto launch = reinterpret_cast<LaunchFn>(dlsym(dl_, "ember_emu_launch"));
+    auto launch =
+        reinterpret_cast<LaunchFn>(dlsym(dl_.get(), "ember_emu_launch"));
     if (!launch)
       return makeError("emulation: ember_emu_launch is missing");
     for (const LaunchInfo &li : src_.launches) {
-      auto k = reinterpret_cast<KernelFn>(dlsym(dl_, li.symbol.c_str()));
+      auto k = reinterpret_cast<KernelFn>(dlsym(dl_.get(), li.symbol.c_str()));
       if (!k)
         return makeErrorF("emulation: kernel {0} is missing", li.symbol);
       launch(k, li.blocks, li.threads, prog_.constants.data(), mut.data(),
@@ -74,7 +76,7 @@ private:
   MemoryPlan plan_;
   CUDAProgram prog_;
   CUDASource src_;
-  void *dl_;
+  std::shared_ptr<void> dl_;
 };
 
 class EmuBackend final : public Backend {
@@ -92,6 +94,10 @@ public:
 
 private:
   CUDABackend cuda_;
+  /// Host builds by source text: a test that compiles the same network
+  /// again (the digits test does, per input) builds it once.
+  mutable std::map<std::string, std::shared_ptr<void>> cache_;
+  mutable std::mutex mu_;
 };
 } // namespace
 
@@ -132,12 +138,17 @@ EmuBackend::compile(const Module &M, std::shared_ptr<const IRFunction> F,
                     const MemoryPlan &plan) const {
   EMBER_ASSIGN_OR_RETURN(CUDAProgram prog, lowerForCUDA(*F, plan));
   CUDASource src = renderCUDA(prog, "emu");
-  // The same text must compile for the GPU.
-  EMBER_ASSIGN_OR_RETURN(CUDABinary bin,
-                         compileWithNVRTC(src.text, kDefaultArch, "emu"));
-  if (bin.cubin.empty() || bin.ptx.find(".target sm_90") == std::string::npos)
-    return makeError("emulation: NVRTC produced no sm_90 cubin or PTX");
-  EMBER_ASSIGN_OR_RETURN(void *dl, buildForHost(src.text));
+  std::lock_guard<std::mutex> lock(mu_);
+  std::shared_ptr<void> &dl = cache_[src.text];
+  if (!dl) {
+    // The same text must compile for the GPU.
+    EMBER_ASSIGN_OR_RETURN(CUDABinary bin,
+                           compileWithNVRTC(src.text, kDefaultArch, "emu"));
+    if (bin.cubin.empty() || bin.ptx.find(".target sm_90") == std::string::npos)
+      return makeError("emulation: NVRTC produced no sm_90 cubin or PTX");
+    EMBER_ASSIGN_OR_RETURN(void *handle, buildForHost(src.text));
+    dl = std::shared_ptr<void>(handle, [](void *h) { dlclose(h); });
+  }
   return std::make_unique<EmuFunction>(M, std::move(F), plan, std::move(prog),
                                        std::move(src), dl);
 }
