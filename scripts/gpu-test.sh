@@ -8,13 +8,16 @@
 # tests/bundles/make_models.py, digits, resnet18; each at batch 1 and 64):
 #   DIR/NAME/run            the CUDA bundle linked with cudart_static
 #   DIR/NAME/weights.bin    its constant region
-#   DIR/NAME/in*.bin        inputs (raw little-endian)
+#   DIR/NAME/in*.spec       deterministic inputs (scripts/gpu_inputs.py)
 #   DIR/NAME/ref*.bin       the CPU backend's outputs for those inputs
-#   DIR/resnet18_b*/model.pt  TorchScript resnet18 for the PyTorch baselines
-# and checks that DIR stays within 60 MiB (weights shared between batch
-# sizes). run compares every CUDA output with the CPU reference
-# (max|d| <= 1e-3 * max|y_ref|; all our kernels compute in fp32, no TF32),
-# then prints a latency table next to PyTorch eager and torch.compile.
+#   DIR/NAME/compile.log    model-compiler -verbose (per-op choices)
+# plus copies of this script, gpu_run.py and gpu_inputs.py, and checks that
+# DIR stays within 60 MiB (batch sizes share one weights file). run compares
+# every CUDA output with the CPU reference (max|d| <= 1e-3 * max|y_ref|; all
+# our kernels compute in fp32, no TF32), then prints a latency table with
+# PyTorch eager and torch.compile (resnet18, defined in gpu_run.py) next to it.
+# MODELS="digits resnet18" limits prepare to some models (a second round
+# when the weights do not fit at once).
 set -euo pipefail
 cmd=${1:-}
 DIR=${2:-}
@@ -23,26 +26,30 @@ SRC=$(cd "$(dirname "$0")/.." && pwd)
 LIMIT=$((60 * 1024 * 1024))
 
 # Builds DIR/NAME_bBATCH for model $1 (base name $2) at batch $3; work in $4.
+# (Called in a condition, where set -e is off: every step checks.)
 one() {
   local onnx=$1 base=$2 batch=$3 W=$4
   local name=${base}_b$batch out=$DIR/${base}_b$batch
   mkdir -p "$out"
-  $PY "$SRC/scripts/gpu_prepare.py" "$onnx" "$batch" "$out" "$W/$name.onnx"
+  $PY "$SRC/scripts/gpu_prepare.py" "$onnx" "$batch" "$out" "$W/$name.onnx" ||
+    return 1
   "$MC" -model="$W/$name.onnx" -backend=CPU -emit-bundle="$W/$name.cpu" \
-    -network-name=net -mcpu=x86-64-v2
+    -network-name=net -mcpu=x86-64-v2 || return 1
   cc -std=c99 -O1 -D_ISOC11_SOURCE -DNET=net -include "$W/$name.cpu/net.h" \
     "$SRC/tests/bundles/run_bundle.c" "$W/$name.cpu/net.o" -lm -lpthread \
-    -o "$W/$name.cpu/run"
+    -o "$W/$name.cpu/run" || return 1
   "$W/$name.cpu/run" "$W/$name.cpu/net.weights.bin" 0 "$out/ref" \
-    $(ls "$out"/in*.bin | sort)
+    $(ls "$out"/in*.bin | sort) || return 1
+  rm -f "$out"/in*.bin # the GPU side remakes them from in*.spec
   "$MC" -model="$W/$name.onnx" -backend=CUDA -emit-bundle="$W/$name.cuda" \
     -network-name=net -cuda-arch="${CUDA_ARCH:-sm_90}" -verbose \
-    2> "$out/compile.log"
+    2> "$out/compile.log" || { cat "$out/compile.log"; return 1; }
   cc -std=c99 -O1 -D_POSIX_C_SOURCE=199309L -DNET=net \
     -include "$W/$name.cuda/net.h" -I"$CUDA/include" \
     "$SRC/tests/cuda/run_cuda_bundle.c" "$W/$name.cuda/net.o" \
     -L"$CUDA/lib" -L"$CUDA/lib64" -lcudart_static -ldl -lpthread -lrt \
-    -static-libgcc -o "$out/run"
+    -static-libgcc -o "$out/run" || return 1
+  strip "$out/run" || return 1
   # Batch sizes share one weights file when the images are equal.
   if [ "$batch" != 1 ] && cmp -s "$W/$name.cuda/net.weights.bin" \
       "$DIR/${base}_b1/weights.bin"; then
@@ -61,9 +68,19 @@ prepare() {
   mkdir -p "$DIR/.work"
   local W=$DIR/.work
   $PY "$SRC/tests/bundles/make_models.py" "$W/ops" > /dev/null
-  $PY "$SRC/models/zoo/export.py" "$W/zoo" --models resnet18 > /dev/null
+  local zoo; zoo=$(echo ${MODELS:-resnet18} | tr ' ' '\n' |
+    grep -vxE 'mlp|convnet|digits' | paste -sd, || true)
+  [ -z "$zoo" ] || $PY "$SRC/models/zoo/export.py" "$W/zoo" --models "$zoo" \
+    > "$W/export.log" 2>&1 || { cat "$W/export.log"; exit 1; }
   cp "$SRC/models/digits/digits.onnx" "$W/digits.onnx"
-  local models="$W/ops/mlp.onnx $W/ops/convnet.onnx $W/digits.onnx $W/zoo/resnet18.onnx"
+  local models=""
+  for m in ${MODELS:-mlp convnet digits resnet18}; do
+    case $m in
+    mlp|convnet) models="$models $W/ops/$m.onnx";;
+    digits) models="$models $W/digits.onnx";;
+    *) models="$models $W/zoo/$m.onnx";;
+    esac
+  done
   for onnx in $models; do
     local base; base=$(basename "$onnx" .onnx)
     for batch in 1 64; do
@@ -74,15 +91,8 @@ prepare() {
       fi
     done
   done
-  if [ -f "$DIR/resnet18_b1/ref0.bin" ]; then # the PyTorch baseline
-    $PY -c "import torch, torchvision
-m = torchvision.models.resnet18().eval()
-for b in (1, 64):
-    torch.jit.save(torch.jit.trace(m, torch.randn(b, 3, 224, 224)), '$DIR/resnet18_b%d/model.pt' % b)"
-  fi
   rm -rf "$W"
-  cp "$SRC/scripts/gpu_run.py" "$DIR/gpu_run.py"
-  local size; size=$(du -sbL "$DIR" | cut -f1)
+  cp "$SRC/scripts/gpu_run.py" "$SRC/scripts/gpu_inputs.py" "$0" "$DIR/"
   local real; real=$(du -sb "$DIR" | cut -f1)
   echo "gpu-test: prepared $(ls -d "$DIR"/*/ | wc -l) bundles in $DIR ($real bytes on disk)"
   [ "$real" -le "$LIMIT" ] || { echo "gpu-test: $DIR exceeds 60 MiB"; exit 1; }
