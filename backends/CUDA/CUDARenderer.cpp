@@ -91,18 +91,18 @@ void Renderer::unary(ExprRef e) {
   };
   switch (e->uop) {
   case UnOp::Neg:
-    os_ << "(-";
+    os_ << "(-("; // never "--": the operand may be a negative literal
     expr(e->a);
-    os_ << ")";
+    os_ << "))";
     return;
   case UnOp::Abs:
     if (isF)
       return fn("fabsf");
     os_ << "ember_max("; // |a| = max(a, -a)
     expr(e->a);
-    os_ << ", -";
+    os_ << ", -(";
     expr(e->a);
-    os_ << ")";
+    os_ << "))";
     return;
   case UnOp::Exp:
     return fn("expf");
@@ -113,9 +113,9 @@ void Renderer::unary(ExprRef e) {
   case UnOp::Tanh:
     return fn("tanhf");
   case UnOp::Sigmoid:
-    os_ << "(1.0f / (1.0f + expf(-";
+    os_ << "(1.0f / (1.0f + expf(-(";
     expr(e->a);
-    os_ << ")))";
+    os_ << "))))";
     return;
   case UnOp::Relu:
     os_ << "ember_max(";

@@ -101,8 +101,7 @@ private:
 };
 } // namespace
 
-/// Builds \p source for the host; returns the dlopen handle.
-static llvm::Expected<void *> buildForHost(const std::string &source) {
+llvm::Expected<void *> test::buildCUDAForHost(const std::string &source) {
   llvm::SmallString<128> dir;
   if (auto ec = llvm::sys::fs::createUniqueDirectory("ember-cuda-emu", dir))
     return makeErrorF("emulation: cannot create a directory: {0}",
@@ -146,7 +145,7 @@ EmuBackend::compile(const Module &M, std::shared_ptr<const IRFunction> F,
                            compileWithNVRTC(src.text, kDefaultArch, "emu"));
     if (bin.cubin.empty() || bin.ptx.find(".target sm_90") == std::string::npos)
       return makeError("emulation: NVRTC produced no sm_90 cubin or PTX");
-    EMBER_ASSIGN_OR_RETURN(void *handle, buildForHost(src.text));
+    EMBER_ASSIGN_OR_RETURN(void *handle, test::buildCUDAForHost(src.text));
     dl = std::shared_ptr<void>(handle, [](void *h) { dlclose(h); });
   }
   return std::make_unique<EmuFunction>(M, std::move(F), plan, std::move(prog),

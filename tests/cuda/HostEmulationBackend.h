@@ -2,6 +2,10 @@
 #ifndef EMBER_TESTS_CUDA_HOSTEMULATIONBACKEND_H
 #define EMBER_TESTS_CUDA_HOSTEMULATIONBACKEND_H
 
+#include "llvm/Support/Error.h"
+
+#include <string>
+
 namespace ember {
 namespace test {
 
@@ -10,6 +14,10 @@ namespace test {
 /// sm_90 (so it must compile for the GPU) and by the host C++ compiler with
 /// HostEmulation.h, then run on the host.
 void registerCUDAHostEmulation();
+
+/// Builds CUDA C \p source for the host with HostEmulation.h and returns
+/// its dlopen handle (or an error naming the failed step).
+llvm::Expected<void *> buildCUDAForHost(const std::string &source);
 
 } // namespace test
 } // namespace ember
