@@ -101,7 +101,7 @@ prepare() {
 run() {
   command -v nvidia-smi > /dev/null && nvidia-smi -L || true
   # Only the folder is needed: it carries its own copy of gpu_run.py.
-  python3 "$DIR/gpu_run.py" "$DIR"
+  "${PYTHON:-python3}" "$DIR/gpu_run.py" "$DIR"
 }
 
 case $cmd in
