@@ -27,6 +27,24 @@ bool cuda::isValidArch(llvm::StringRef arch) {
   });
 }
 
+/// An error unless this NVRTC supports \p arch (sm_NN[a|f]).
+static llvm::Error checkSupported(llvm::StringRef arch) {
+  unsigned sm = 0;
+  arch.drop_front(3)
+      .take_while([](char c) { return std::isdigit(c); })
+      .getAsInteger(10, sm);
+  int n = 0;
+  if (nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0)
+    return llvm::Error::success(); // let the compile report it
+  std::vector<int> archs(n);
+  nvrtcGetSupportedArchs(archs.data());
+  if (llvm::is_contained(archs, int(sm)))
+    return llvm::Error::success();
+  return makeErrorF("-cuda-arch '{0}' is not supported by this NVRTC "
+                    "(sm_{1} to sm_{2})",
+                    arch, archs.front(), archs.back());
+}
+
 namespace {
 /// Destroys an NVRTC program on scope exit.
 struct ProgramGuard {
@@ -44,6 +62,7 @@ llvm::Expected<CUDABinary> cuda::compileWithNVRTC(const std::string &source,
   if (!isValidArch(arch))
     return makeErrorF("-cuda-arch '{0}' is not an architecture like sm_90",
                       arch);
+  EMBER_RETURN_IF_ERR(checkSupported(arch));
   auto start = std::chrono::steady_clock::now();
   ProgramGuard g;
   std::string file = (name + ".cu").str();

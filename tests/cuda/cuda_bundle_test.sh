@@ -95,6 +95,10 @@ if "$MC" -model="$SRC/models/digits/digits.onnx" -backend=CUDA \
     -emit-bundle="$T/c" -cuda-arch=sm_x 2> "$T/err"; then fail "accepted sm_x"; fi
 grep -q "is not an architecture like sm_90" "$T/err" || fail "bad arch message"
 if "$MC" -model="$SRC/models/digits/digits.onnx" -backend=CUDA \
+    -emit-bundle="$T/c" -cuda-arch=sm_5 2> "$T/err"; then fail "accepted sm_5"; fi
+grep -q "^model-compiler: error: -cuda-arch 'sm_5' is not supported by this NVRTC (sm_" "$T/err" &&
+  [ "$(wc -l < "$T/err")" -eq 1 ] || { cat "$T/err"; fail "unsupported arch: not one line"; }
+if "$MC" -model="$SRC/models/digits/digits.onnx" -backend=CUDA \
     -emit-bundle="$T/c" -embed-weights 2> "$T/err"; then fail "accepted -embed-weights"; fi
 grep -q "not supported by the CUDA backend" "$T/err" || fail "embed message"
 "$MC" -model="$SRC/models/digits/digits.onnx" -backend=CUDA \
