@@ -297,14 +297,19 @@ int64_t Renderer::run(llvm::StringRef sym) {
     os_ << "  " << t << " *b" << i << " = (" << t << " *)(r"
         << unsigned(b.region) << " + " << b.offset << "LL);\n";
   }
-  os_ << "  for (long long t = (long long)blockIdx.x * blockDim.x + "
-         "threadIdx.x; t < "
-      << total << "LL; t += (long long)gridDim.x * blockDim.x) {\n";
+  // 32-bit thread indices when they cannot overflow (GPU 64-bit division
+  // is slow); the stride adds at most kMaxBlocks * kBlockSize past total.
+  bool narrow = total + kMaxBlocks * kBlockSize < (int64_t(1) << 31);
+  const char *it = narrow ? "int" : "long long";
+  const char *sfx = narrow ? "" : "LL";
+  os_ << "  for (" << it << " t = (" << it
+      << ")blockIdx.x * blockDim.x + threadIdx.x; t < " << total << sfx
+      << "; t += (" << it << ")gridDim.x * blockDim.x) {\n";
   int64_t inner = total;
   for (const Stmt *s : par) {
     inner /= s->extent;
-    os_ << "    long long i" << s->var << " = (t / " << inner << "LL) % "
-        << s->extent << "LL;\n";
+    os_ << "    long long i" << s->var << " = (t / " << inner << sfx << ") % "
+        << s->extent << sfx << ";\n";
   }
   for (unsigned i = 0; i < k_.getLocals().size(); ++i)
     os_ << "    " << typeName(k_.getLocals()[i]) << " l" << i << " = 0;\n";
