@@ -6,8 +6,10 @@
 using namespace ember;
 using namespace ember::kir;
 
-/// Builds a loop nest over \p dims (outermost parallel) whose innermost
-/// body is made by \p inner from the loop variables.
+/// Builds a loop nest over \p dims whose innermost body is made by \p inner
+/// from the loop variables. Every loop of the nest is parallel: each
+/// innermost body writes its own outputs (the CPU splits the outermost loop;
+/// the CUDA renderer flattens the whole nest into threads).
 static std::vector<Stmt>
 loopNest(Kernel &k, llvm::ArrayRef<dim_t> dims,
          llvm::function_ref<std::vector<Stmt>(llvm::ArrayRef<ExprRef>)> inner) {
@@ -19,7 +21,7 @@ loopNest(Kernel &k, llvm::ArrayRef<dim_t> dims,
   }
   std::vector<Stmt> body = inner(exprs);
   for (int i = int(dims.size()) - 1; i >= 0; --i)
-    body = {Kernel::loop(vars[i], dims[i], i == 0, std::move(body))};
+    body = {Kernel::loop(vars[i], dims[i], /*parallel=*/true, std::move(body))};
   return body;
 }
 

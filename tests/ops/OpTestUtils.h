@@ -41,7 +41,11 @@ private:
 
 /// The backends the operator table runs on.
 inline std::vector<std::string> opTestBackends() {
+#ifdef EMBER_WITH_CUDA
+  return {"Interpreter", "CPU", "CUDAHostEmu"};
+#else
   return {"Interpreter", "CPU"};
+#endif
 }
 
 } // namespace test

@@ -6,6 +6,10 @@
 
 #include "gtest/gtest.h"
 
+#ifdef EMBER_WITH_CUDA
+#include "../cuda/HostEmulationBackend.h"
+#endif
+
 namespace ember {
 namespace test {
 
@@ -15,6 +19,10 @@ inline std::vector<Tensor> compileAndRun(Module &M, Function &F,
                                          llvm::StringRef backend,
                                          std::vector<Tensor> inputs) {
   registerAllBackends();
+#ifdef EMBER_WITH_CUDA
+  if (backend == "CUDAHostEmu")
+    registerCUDAHostEmulation();
+#endif
   auto B = getBackend(backend);
   if (!B) {
     ADD_FAILURE() << llvm::toString(B.takeError());

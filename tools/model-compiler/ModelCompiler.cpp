@@ -73,6 +73,13 @@ static cl::opt<bool> dumpLLVMAsm("dump-llvm-asm",
 static cl::opt<bool> printMemory("print-memory",
                                  cl::desc("Print the region sizes"),
                                  cl::cat(category));
+static cl::opt<std::string>
+    cudaArch("cuda-arch", cl::desc("CUDA bundles: GPU architecture (sm_90)"),
+             cl::value_desc("sm_XX"), cl::init(""), cl::cat(category));
+static cl::opt<bool>
+    dumpCUDASource("dump-cuda-source",
+                   cl::desc("CUDA bundles: print the generated CUDA C"),
+                   cl::init(false), cl::cat(category));
 // -time-passes is LLVM's own flag (it also reports LLVM's codegen passes);
 // the phases below are timed when it is on.
 static cl::opt<bool> verbose("verbose", cl::desc("Say what is being done"),
@@ -141,8 +148,10 @@ int main(int argc, char **argv) {
     fail("-model is required");
   if (bundleDir.empty())
     fail("-emit-bundle=DIR is required");
+#ifndef EMBER_WITH_CUDA
   if (llvm::StringRef(backendName).equals_insensitive("CUDA"))
     fail("backend CUDA is not built into this model-compiler");
+#endif
   std::string name = networkName;
   if (name.empty()) {
     name = llvm::sys::path::stem(modelPath).str();
@@ -190,6 +199,9 @@ int main(int argc, char **argv) {
   bopts.sharedObject = bundleShared;
   bopts.dumpLLVMIR = dumpLLVMIR ? &llvm::outs() : nullptr;
   bopts.dumpLLVMAsm = dumpLLVMAsm ? &llvm::outs() : nullptr;
+  bopts.cudaArch = cudaArch;
+  bopts.verbose = verbose;
+  bopts.dumpSource = dumpCUDASource ? &llvm::outs() : nullptr;
   {
     PhaseTimer t("codegen");
     if (llvm::Error err = backend->saveBundle(M, *ir, plan, bopts))

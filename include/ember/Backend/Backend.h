@@ -47,6 +47,9 @@ struct BundleOptions {
   bool sharedObject = false; ///< Also link NAME.so.
   llvm::raw_ostream *dumpLLVMIR = nullptr;  ///< Optimized module, as text.
   llvm::raw_ostream *dumpLLVMAsm = nullptr; ///< Target assembly.
+  std::string cudaArch; ///< CUDA bundles: sm_XX (empty: sm_90).
+  bool verbose = false; ///< Report per-op code generation choices.
+  llvm::raw_ostream *dumpSource = nullptr; ///< CUDA bundles: the CUDA C.
 };
 
 /// A code generator and executor. Backends declare what they keep and what

@@ -1,8 +1,9 @@
 //===- Kernel.h - The shared kernel-level IR -------------------*- C++ -*-===//
 //
-// A Kernel is a small loop program over planned buffers: loop nests (the
-// outermost may be marked parallel, so a CPU renderer can split it across
-// threads and a GPU renderer can map it to blocks and threads), integer
+// A Kernel is a small loop program over planned buffers: loop nests (a loop
+// whose iterations are independent is marked parallel, so a CPU renderer can
+// split the outermost one across threads and a GPU renderer can map a
+// perfect nest of them to blocks and threads), integer
 // index arithmetic, loads and stores at a buffer's region + byte offset,
 // scalar ALU ops, kernel-local scalar variables (for reductions), guarded
 // statements and calls to a backend's library kernels. Backends only render

@@ -1,0 +1,108 @@
+//===- CUDA.h - Internals of the CUDA backend ------------------*- C++ -*-===//
+//
+// The CUDA backend renders the shared kernel IR to CUDA C (one source per
+// network), compiles it in process with NVRTC and launches the kernels
+// through the CUDA runtime, or emits a bundle whose host code calls the
+// runtime directly. See docs/CUDA.md.
+//
+//===----------------------------------------------------------------------===//
+#ifndef EMBER_BACKENDS_CUDA_CUDA_H
+#define EMBER_BACKENDS_CUDA_CUDA_H
+
+#include "ember/Backend/Backend.h"
+#include "ember/Kernel/Kernel.h"
+
+namespace ember {
+namespace cuda {
+
+/// Threads per block of every generated kernel.
+constexpr int64_t kBlockSize = 256;
+/// The most blocks a launch uses; kernels loop over the rest (grid-stride).
+constexpr int64_t kMaxBlocks = 65536;
+
+/// A network ready for rendering: kernels, the constant image, sizes and
+/// the choices made per heavy op (reported with -verbose).
+struct CUDAProgram {
+  std::vector<kir::Kernel> kernels;
+  std::vector<uint8_t> constants;
+  size_t mutableSize = 0;
+  size_t activationSize = 0;
+  std::vector<std::string> choices;
+};
+
+/// True if the CUDA backend can run \p op producing \p kind.
+bool cudaSupports(OpKind op, ElemKind kind);
+
+/// Lowers planned IR to kernels: the shared lowering for everything, a
+/// generated direct convolution (a device function call) for Conv.
+llvm::Expected<CUDAProgram> lowerForCUDA(const IRFunction &F,
+                                         const MemoryPlan &plan);
+
+/// How to launch one rendered kernel.
+struct LaunchInfo {
+  std::string symbol; ///< extern "C" name of the __global__ function.
+  int64_t blocks = 1;
+  int64_t threads = 1; ///< Per block.
+  /// True if the kernel uses shared memory or barriers (none do today; the
+  /// host emulation skips such kernels).
+  bool usesSharedMemory = false;
+};
+
+/// CUDA C for a whole network: a small prelude, then one kernel
+/// `extern "C" __global__ void SYM(uint8_t *constants, uint8_t *mutables,
+/// uint8_t *activations)` per kernel, in launch order.
+struct CUDASource {
+  std::string text;
+  std::vector<LaunchInfo> launches;
+};
+
+/// Renders every kernel of \p prog. \p prefix starts every symbol.
+CUDASource renderCUDA(const CUDAProgram &prog, llvm::StringRef prefix);
+
+/// NVRTC output for one architecture.
+struct CUDABinary {
+  std::string arch;        ///< "sm_90", ...
+  std::string ptx;         ///< Always present (JIT-able by newer GPUs).
+  std::vector<char> cubin; ///< SASS for arch.
+  double compileSeconds = 0;
+};
+
+/// True if \p arch names a real architecture, "sm_" followed by digits.
+bool isValidArch(llvm::StringRef arch);
+
+/// Compiles \p source with NVRTC for \p arch (e.g. "sm_90").
+llvm::Expected<CUDABinary> compileWithNVRTC(const std::string &source,
+                                            llvm::StringRef arch,
+                                            llvm::StringRef name);
+
+/// The number of CUDA devices, or an error "no CUDA device is present"
+/// (also when the driver is missing).
+llvm::Error checkForDevice();
+
+/// Writes the CUDA bundle (see docs/Bundle.md).
+llvm::Error writeCUDABundle(const IRFunction &F, const MemoryPlan &plan,
+                            const CUDAProgram &prog, const CUDASource &src,
+                            const CUDABinary &bin, const BundleOptions &opts);
+
+/// The architecture bundles target unless -cuda-arch says otherwise.
+constexpr const char *kDefaultArch = "sm_90";
+
+} // namespace cuda
+
+/// The CUDA backend: kernels rendered to CUDA C, NVRTC, the CUDA runtime.
+class CUDABackend final : public Backend {
+public:
+  llvm::StringRef getName() const override { return "CUDA"; }
+  bool isOpSupported(const Node &n) const override;
+  bool shouldLower(const Node &n) const override;
+  llvm::Expected<std::unique_ptr<CompiledFunction>>
+  compile(const Module &M, std::shared_ptr<const IRFunction> F,
+          const MemoryPlan &plan) const override;
+  llvm::Error saveBundle(const Module &M, const IRFunction &F,
+                         const MemoryPlan &plan,
+                         const BundleOptions &opts) const override;
+};
+
+} // namespace ember
+
+#endif // EMBER_BACKENDS_CUDA_CUDA_H

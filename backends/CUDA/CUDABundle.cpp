@@ -1,0 +1,415 @@
+//===- CUDABundle.cpp - CUDA bundles: NAME.o, NAME.h, weights -------------===//
+//
+// NAME.o holds the NVRTC cubin and PTX as read-only data and host launch
+// code generated as LLVM IR and emitted with the CPU backend's target
+// machines, so no C compiler is needed at bundle time. The host code calls
+// three CUDA runtime functions (cudaLibraryLoadData, cudaLibraryGetKernel,
+// cudaLaunchKernelExC): a bundle links with -lcudart (or cudart_static)
+// and nothing of ours. The ABI is in docs/Bundle.md.
+//
+//===----------------------------------------------------------------------===//
+#include "../CPU/CPU.h"
+#include "CUDA.h"
+
+#include "ember/Base/Error.h"
+
+#include "llvm/ADT/StringSet.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
+
+#include <cctype>
+
+using namespace ember;
+using namespace ember::cuda;
+
+namespace {
+/// One input or output as the bundle describes it.
+struct TensorDesc {
+  std::string name, ident;
+  int32_t onnxKind;
+  std::vector<int64_t> dims;
+  uint64_t offset, size;
+};
+
+/// Builds the host module of a CUDA bundle.
+class HostCodeGen {
+public:
+  HostCodeGen(llvm::Module &M, llvm::StringRef name)
+      : M_(M), ctx_(M.getContext()), b_(ctx_), name_(name.str()) {
+    ptr_ = b_.getPtrTy();
+    i32_ = b_.getInt32Ty();
+    i64_ = b_.getInt64Ty();
+  }
+  void addInit(const CUDABinary &bin, const CUDASource &src);
+  void addEntry(const CUDASource &src);
+  void addInfo(const CUDAProgram &prog, const std::vector<TensorDesc> &ins,
+               const std::vector<TensorDesc> &outs);
+
+private:
+  llvm::GlobalVariable *global(llvm::Constant *init, const llvm::Twine &n) {
+    return new llvm::GlobalVariable(M_, init->getType(), true,
+                                    llvm::GlobalValue::PrivateLinkage, init, n);
+  }
+  llvm::Constant *str(llvm::StringRef s) {
+    return global(llvm::ConstantDataArray::getString(ctx_, s), name_ + ".str");
+  }
+  /// Returns from the current function with \p rc unless it is 0.
+  void returnIfError(llvm::Function *fn, llvm::Value *rc);
+
+  llvm::Module &M_;
+  llvm::LLVMContext &ctx_;
+  llvm::IRBuilder<> b_;
+  std::string name_;
+  llvm::Type *ptr_, *i32_, *i64_;
+  llvm::GlobalVariable *kernels_ = nullptr;
+  llvm::Function *init_ = nullptr;
+};
+} // namespace
+
+void HostCodeGen::returnIfError(llvm::Function *fn, llvm::Value *rc) {
+  auto *fail = llvm::BasicBlock::Create(ctx_, "fail", fn);
+  auto *ok = llvm::BasicBlock::Create(ctx_, "ok", fn);
+  b_.CreateCondBr(b_.CreateICmpNE(rc, b_.getInt32(0)), fail, ok);
+  b_.SetInsertPoint(fail);
+  b_.CreateRet(rc);
+  b_.SetInsertPoint(ok);
+}
+
+/// `int NAME_init(void)`: loads the cubin (or, where the GPU cannot run it,
+/// the PTX) once and looks every kernel up.
+void HostCodeGen::addInit(const CUDABinary &bin, const CUDASource &src) {
+  auto *loadTy = llvm::FunctionType::get(
+      i32_, {ptr_, ptr_, ptr_, ptr_, i32_, ptr_, ptr_, i32_}, false);
+  auto load = M_.getOrInsertFunction("cudaLibraryLoadData", loadTy);
+  auto get = M_.getOrInsertFunction(
+      "cudaLibraryGetKernel",
+      llvm::FunctionType::get(i32_, {ptr_, ptr_, ptr_}, false));
+  auto *lib = new llvm::GlobalVariable(
+      M_, ptr_, false, llvm::GlobalValue::InternalLinkage,
+      llvm::ConstantPointerNull::get(llvm::PointerType::get(ctx_, 0)),
+      name_ + ".library");
+  auto *kty = llvm::ArrayType::get(ptr_, src.launches.size());
+  kernels_ = new llvm::GlobalVariable(
+      M_, kty, false, llvm::GlobalValue::InternalLinkage,
+      llvm::Constant::getNullValue(kty), name_ + ".kernels");
+  auto *cubin =
+      global(llvm::ConstantDataArray::get(
+                 ctx_, llvm::ArrayRef<uint8_t>(
+                           reinterpret_cast<const uint8_t *>(bin.cubin.data()),
+                           bin.cubin.size())),
+             name_ + "_cubin");
+  cubin->setAlignment(llvm::Align(64));
+  auto *ptx =
+      global(llvm::ConstantDataArray::getString(ctx_, bin.ptx), name_ + "_ptx");
+  ptx->setAlignment(llvm::Align(64));
+  init_ = llvm::Function::Create(llvm::FunctionType::get(i32_, false),
+                                 llvm::GlobalValue::ExternalLinkage,
+                                 name_ + "_init", M_);
+  b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", init_));
+  auto *done = llvm::BasicBlock::Create(ctx_, "done", init_);
+  auto *work = llvm::BasicBlock::Create(ctx_, "load", init_);
+  b_.CreateCondBr(b_.CreateIsNotNull(b_.CreateLoad(ptr_, lib)), done, work);
+  b_.SetInsertPoint(done);
+  b_.CreateRet(b_.getInt32(0));
+  b_.SetInsertPoint(work);
+  llvm::Value *slot = b_.CreateAlloca(ptr_);
+  llvm::Value *null =
+      llvm::ConstantPointerNull::get(llvm::PointerType::get(ctx_, 0));
+  auto loadImage = [&](llvm::Value *image) {
+    return b_.CreateCall(load, {slot, image, null, null, b_.getInt32(0), null,
+                                null, b_.getInt32(0)});
+  };
+  llvm::Value *rc = loadImage(cubin);
+  auto *viaPtx = llvm::BasicBlock::Create(ctx_, "ptx", init_);
+  auto *loaded = llvm::BasicBlock::Create(ctx_, "loaded", init_);
+  b_.CreateCondBr(b_.CreateICmpEQ(rc, b_.getInt32(0)), loaded, viaPtx);
+  b_.SetInsertPoint(viaPtx);
+  returnIfError(init_, loadImage(ptx));
+  b_.CreateBr(loaded);
+  b_.SetInsertPoint(loaded);
+  llvm::Value *handle = b_.CreateLoad(ptr_, slot);
+  for (size_t i = 0; i < src.launches.size(); ++i) {
+    llvm::Value *at = b_.CreateConstInBoundsGEP2_64(kty, kernels_, 0, i);
+    returnIfError(
+        init_, b_.CreateCall(get, {at, handle, str(src.launches[i].symbol)}));
+  }
+  b_.CreateStore(handle, lib); // only once every kernel was found
+  b_.CreateRet(b_.getInt32(0));
+}
+
+/// `int NAME(constants, mutables, activations, stream)`: every kernel in
+/// order on \p stream through cudaLaunchKernelExC.
+void HostCodeGen::addEntry(const CUDASource &src) {
+  // cudaLaunchConfig_t: dim3 gridDim, blockDim; size_t dynamicSmemBytes;
+  // cudaStream_t stream; cudaLaunchAttribute *attrs; unsigned numAttrs.
+  auto *cfgTy = llvm::StructType::get(
+      ctx_, {i32_, i32_, i32_, i32_, i32_, i32_, i64_, ptr_, ptr_, i32_});
+  auto launch = M_.getOrInsertFunction(
+      "cudaLaunchKernelExC",
+      llvm::FunctionType::get(i32_, {ptr_, ptr_, ptr_}, false));
+  auto *fn = llvm::Function::Create(
+      llvm::FunctionType::get(i32_, {ptr_, ptr_, ptr_, ptr_}, false),
+      llvm::GlobalValue::ExternalLinkage, name_, M_);
+  b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn));
+  auto *slotsTy = llvm::ArrayType::get(ptr_, 3);
+  llvm::Value *slots = b_.CreateAlloca(slotsTy);
+  llvm::Value *args = b_.CreateAlloca(slotsTy);
+  llvm::Value *cfg = b_.CreateAlloca(cfgTy);
+  returnIfError(fn, b_.CreateCall(init_));
+  for (unsigned i = 0; i < 3; ++i) {
+    llvm::Value *s = b_.CreateConstInBoundsGEP2_64(slotsTy, slots, 0, i);
+    b_.CreateStore(fn->getArg(i), s);
+    b_.CreateStore(s, b_.CreateConstInBoundsGEP2_64(slotsTy, args, 0, i));
+  }
+  auto field = [&](unsigned f, llvm::Value *v) {
+    b_.CreateStore(v, b_.CreateStructGEP(cfgTy, cfg, f));
+  };
+  for (size_t i = 0; i < src.launches.size(); ++i) {
+    const LaunchInfo &li = src.launches[i];
+    int64_t dims[6] = {li.blocks, 1, 1, li.threads, 1, 1};
+    for (unsigned f = 0; f < 6; ++f)
+      field(f, b_.getInt32(uint32_t(dims[f])));
+    field(6, b_.getInt64(0));
+    field(7, fn->getArg(3));
+    field(8, llvm::ConstantPointerNull::get(llvm::PointerType::get(ctx_, 0)));
+    field(9, b_.getInt32(0));
+    auto *kty = kernels_->getValueType();
+    llvm::Value *k =
+        b_.CreateLoad(ptr_, b_.CreateConstInBoundsGEP2_64(kty, kernels_, 0, i));
+    returnIfError(fn, b_.CreateCall(launch, {cfg, k, args}));
+  }
+  b_.CreateRet(b_.getInt32(0));
+}
+
+/// `const EmberBundleInfo NAME_info` (see include/ember/Bundle/EmberBundle.h).
+void HostCodeGen::addInfo(const CUDAProgram &prog,
+                          const std::vector<TensorDesc> &ins,
+                          const std::vector<TensorDesc> &outs) {
+  auto *tensorTy =
+      llvm::StructType::get(ctx_, {ptr_, i32_, i32_, ptr_, i64_, i64_});
+  auto *infoTy = llvm::StructType::get(
+      ctx_, {i32_, ptr_, i64_, i64_, i64_, i64_, i32_, i32_, ptr_, ptr_, ptr_});
+  llvm::Constant *null =
+      llvm::ConstantPointerNull::get(llvm::PointerType::get(ctx_, 0));
+  auto table = [&](const std::vector<TensorDesc> &ds) -> llvm::Constant * {
+    if (ds.empty())
+      return null;
+    std::vector<llvm::Constant *> elems;
+    for (const TensorDesc &d : ds) {
+      auto *dims = global(
+          llvm::ConstantDataArray::get(ctx_, llvm::ArrayRef<int64_t>(d.dims)),
+          name_ + ".dims");
+      elems.push_back(llvm::ConstantStruct::get(
+          tensorTy,
+          {str(d.name), b_.getInt32(d.onnxKind), b_.getInt32(d.dims.size()),
+           dims, b_.getInt64(d.offset), b_.getInt64(d.size)}));
+    }
+    return global(llvm::ConstantArray::get(
+                      llvm::ArrayType::get(tensorTy, elems.size()), elems),
+                  name_ + ".tensors");
+  };
+  auto *info = llvm::ConstantStruct::get(
+      infoTy, {b_.getInt32(1), str(name_), b_.getInt64(prog.constants.size()),
+               b_.getInt64(prog.mutableSize), b_.getInt64(prog.activationSize),
+               b_.getInt64(64), b_.getInt32(ins.size()),
+               b_.getInt32(outs.size()), table(ins), table(outs), null});
+  new llvm::GlobalVariable(M_, infoTy, true, llvm::GlobalValue::ExternalLinkage,
+                           info, name_ + "_info");
+}
+
+/// The ABI types, exactly as in include/ember/Bundle/EmberBundle.h (the
+/// CUDA bundle test compares them).
+static const char kBundleTypes[] = R"(#ifndef EMBER_BUNDLE_TYPES_DEFINED
+#define EMBER_BUNDLE_TYPES_DEFINED
+#define EMBER_BUNDLE_ABI_VERSION 1
+/** One network input or output in the mutable region. */
+typedef struct EmberTensorInfo {
+  const char *name;   /* the ONNX input/output name */
+  int32_t elemKind;   /* ONNX TensorProto.DataType: 1 float32, 6 int32, 7 int64, 9 bool */
+  uint32_t rank;
+  const int64_t *dims;
+  uint64_t offset;    /* byte offset in the mutable region */
+  uint64_t sizeInBytes;
+} EmberTensorInfo;
+/** Everything a loader needs to run a bundle. */
+typedef struct EmberBundleInfo {
+  uint32_t abiVersion; /* EMBER_BUNDLE_ABI_VERSION */
+  const char *networkName;
+  uint64_t constantSize, mutableSize, activationSize; /* region sizes in bytes */
+  uint64_t alignment;  /* required alignment of every region: 64 */
+  uint32_t numInputs, numOutputs;
+  const EmberTensorInfo *inputs, *outputs;
+  const uint8_t *embeddedWeights; /* NULL unless compiled with -embed-weights */
+} EmberBundleInfo;
+#endif /* EMBER_BUNDLE_TYPES_DEFINED */
+)";
+
+static int32_t onnxElemKind(ElemKind k) {
+  switch (k) {
+  case ElemKind::Float32:
+    return 1;
+  case ElemKind::Int32:
+    return 6;
+  case ElemKind::Int64:
+    return 7;
+  case ElemKind::Bool:
+    return 9;
+  default:
+    return 0;
+  }
+}
+
+/// Inputs then outputs with C identifiers, named as in the CPU bundles.
+static void describeIO(const IRFunction &F, const MemoryPlan &plan,
+                       std::vector<TensorDesc> &ins,
+                       std::vector<TensorDesc> &outs) {
+  llvm::StringSet<> used = {"CONSTANT", "MUTABLE", "ACTIVATIONS", "BUNDLE_ABI"};
+  for (auto &w : F.getWeights()) {
+    if (w->isConstant())
+      continue;
+    TensorDesc d;
+    d.name = w->getName().str();
+    for (char c : d.name)
+      d.ident += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    if (d.ident.empty() || std::isdigit(static_cast<unsigned char>(d.ident[0])))
+      d.ident = "v" + d.ident;
+    std::string base = d.ident;
+    for (unsigned n = 2; used.count(d.ident); ++n)
+      d.ident = base + "_" + std::to_string(n);
+    used.insert(d.ident);
+    d.onnxKind = onnxElemKind(w->getType()->getElemKind());
+    d.dims.assign(w->getType()->dims().begin(), w->getType()->dims().end());
+    d.offset = plan.placements.lookup(w.get()).offset;
+    d.size = w->getType()->sizeInBytes();
+    (w->isOutput() ? outs : ins).push_back(std::move(d));
+  }
+}
+
+static std::string headerText(llvm::StringRef name, const CUDAProgram &prog,
+                              const std::vector<TensorDesc> &ins,
+                              const std::vector<TensorDesc> &outs) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  std::string guard = name.upper() + "_EMBER_BUNDLE_H";
+  os << "/* Generated by Ember's model-compiler: the CUDA bundle '" << name
+     << "'. See docs/Bundle.md. */\n#ifndef " << guard << "\n#define " << guard
+     << "\n\n#include <stdint.h>\n\n"
+     << kBundleTypes
+     << "\n/* The CUDA runtime's stream type, so that this header compiles "
+        "without\n   cuda_runtime.h (the typedef is identical). */\n"
+        "#ifndef __DRIVER_TYPES_H__\ntypedef struct CUstream_st "
+        "*cudaStream_t;\n#endif\n\n#define "
+     << name << "_BUNDLE_ABI_VERSION 1\n#define " << name << "_CONSTANT_SIZE "
+     << prog.constants.size() << "u\n#define " << name << "_MUTABLE_SIZE "
+     << prog.mutableSize << "u\n#define " << name << "_ACTIVATIONS_SIZE "
+     << prog.activationSize << "u\n#define " << name << "_ALIGNMENT 64u\n";
+  auto emit = [&](const TensorDesc &d, const char *what) {
+    std::string p = (name + "_" + d.ident).str();
+    os << "\n/* " << what << " '" << d.name << "' */\n#define " << p
+       << "_OFFSET " << d.offset << "u\n#define " << p << "_SIZE " << d.size
+       << "u\n#define " << p << "_ELEM_KIND " << d.onnxKind << "\n#define " << p
+       << "_RANK " << d.dims.size() << "\n#define " << p << "_DIMS {";
+    for (size_t i = 0; i < d.dims.size(); ++i)
+      os << (i ? ", " : "") << d.dims[i];
+    os << "}\n";
+  };
+  for (auto &d : ins)
+    emit(d, "input");
+  for (auto &d : outs)
+    emit(d, "output");
+  os << "\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n"
+     << "/** Loads the kernels onto the current device (once; the entry point "
+        "calls\n    it too). Call it before capturing a CUDA graph. Returns 0 "
+        "or a\n    cudaError_t. */\nint "
+     << name << "_init(void);\n"
+     << "/** Enqueues the network on stream; all three pointers are device "
+        "memory,\n    64-byte aligned. Returns 0 or the first cudaError_t. "
+        "*/\nint "
+     << name
+     << "(uint8_t *constantWeights, uint8_t *mutableWeights, "
+        "uint8_t *activations,\n    cudaStream_t stream);\n"
+     << "/** Sizes, inputs and outputs of this bundle. */\n"
+     << "extern const EmberBundleInfo " << name << "_info;\n"
+     << "#ifdef __cplusplus\n}\n#endif\n\n#endif /* " << guard << " */\n";
+  return os.str();
+}
+
+static llvm::Error writeFile(llvm::StringRef path, llvm::StringRef data) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec)
+    return makeErrorF("cannot write '{0}': {1}", path, ec.message());
+  os << data;
+  return llvm::Error::success();
+}
+
+llvm::Error cuda::writeCUDABundle(const IRFunction &F, const MemoryPlan &plan,
+                                  const CUDAProgram &prog,
+                                  const CUDASource &src, const CUDABinary &bin,
+                                  const BundleOptions &opts) {
+  llvm::StringRef name = opts.networkName;
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])) ||
+      !llvm::all_of(name, [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+      }))
+    return makeErrorF("network name '{0}' is not a C identifier", name);
+  if (opts.embedWeights)
+    return makeError("-embed-weights is not supported by the CUDA backend "
+                     "(constants live in device memory)");
+  if (opts.sharedObject)
+    return makeError("-bundle-shared is not supported by the CUDA backend");
+  std::string mcpu = opts.mcpu;
+  if (mcpu.empty()) // launch code only: no need for the build host's CPU
+    mcpu = llvm::Triple(opts.target.empty() ? llvm::sys::getProcessTriple()
+                                            : opts.target)
+                       .getArch() == llvm::Triple::x86_64
+               ? "x86-64"
+               : "generic";
+  EMBER_ASSIGN_OR_RETURN(auto TM, cpu::createTargetMachine(opts.target, mcpu));
+  if (std::error_code ec = llvm::sys::fs::create_directories(opts.outputDir))
+    return makeErrorF("cannot create '{0}': {1}", opts.outputDir, ec.message());
+  llvm::LLVMContext ctx;
+  llvm::Module M(name, ctx);
+  M.setTargetTriple(TM->getTargetTriple().str());
+  M.setDataLayout(TM->createDataLayout());
+  std::vector<TensorDesc> ins, outs;
+  describeIO(F, plan, ins, outs);
+  HostCodeGen gen(M, name);
+  gen.addInit(bin, src);
+  gen.addEntry(src);
+  gen.addInfo(prog, ins, outs);
+  std::string err;
+  llvm::raw_string_ostream es(err);
+  if (llvm::verifyModule(M, &es))
+    return makeErrorF("internal error: invalid host module: {0}", es.str());
+  if (opts.dumpLLVMIR)
+    M.print(*opts.dumpLLVMIR, nullptr);
+  if (opts.dumpSource)
+    *opts.dumpSource << src.text;
+  auto path = [&](llvm::StringRef ext) {
+    llvm::SmallString<256> p(opts.outputDir);
+    llvm::sys::path::append(p, name + ext);
+    return std::string(p);
+  };
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path(".o"), ec);
+    if (ec)
+      return makeErrorF("cannot write '{0}': {1}", path(".o"), ec.message());
+    llvm::legacy::PassManager pm;
+    if (TM->addPassesToEmitFile(pm, os, nullptr,
+                                llvm::CodeGenFileType::ObjectFile))
+      return makeError("the target cannot emit an object file");
+    pm.run(M);
+  }
+  EMBER_RETURN_IF_ERR(writeFile(path(".h"), headerText(name, prog, ins, outs)));
+  return writeFile(
+      path(".weights.bin"),
+      llvm::StringRef(reinterpret_cast<const char *>(prog.constants.data()),
+                      prog.constants.size()));
+}

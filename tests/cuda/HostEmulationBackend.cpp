@@ -1,0 +1,161 @@
+//===- HostEmulationBackend.cpp - CUDA kernels run on the host ------------===//
+//
+// The oracle for the CUDA renderer without a GPU: every network the tests
+// compile for "CUDAHostEmu" goes through the CUDA backend's lowering and
+// renderer, must compile with NVRTC for sm_90, and is then built for the
+// host (c++ -shared with HostEmulation.h), dlopen'ed and run launch by
+// launch with the real grid geometry.
+//
+//===----------------------------------------------------------------------===//
+#include "HostEmulationBackend.h"
+
+#include "../../backends/CUDA/CUDA.h"
+
+#include "ember/Base/Error.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+
+#include <cstring>
+#include <dlfcn.h>
+#include <map>
+#include <mutex>
+
+using namespace ember;
+using namespace ember::cuda;
+
+namespace {
+using KernelFn = void (*)(uint8_t *, uint8_t *, uint8_t *);
+using LaunchFn = void (*)(KernelFn, long long, long long, uint8_t *, uint8_t *,
+                          uint8_t *);
+
+class EmuFunction final : public CompiledFunction {
+public:
+  EmuFunction(const Module &M, std::shared_ptr<const IRFunction> F,
+              const MemoryPlan &plan, CUDAProgram prog, CUDASource src,
+              std::shared_ptr<void> dl)
+      : M_(M), F_(std::move(F)), plan_(plan), prog_(std::move(prog)),
+        src_(std::move(src)), dl_(std::move(dl)) {}
+
+  llvm::Error run(Bindings &b) override {
+    std::vector<uint8_t> mut(plan_.mutableSize + 64),
+        act(plan_.activationSize + 64);
+    for (auto &w : F_->getWeights()) {
+      if (w->isConstant() || w->isOutput())
+        continue;
+      const Tensor *t = b.get(M_.getPlaceholderByName(w->getName()));
+      if (!t)
+        return makeErrorF("no tensor is bound to input '{0}'", w->getName());
+      std::memcpy(mut.data() + plan_.placements.lookup(w.get()).offset,
+                  t->data(), t->sizeInBytes());
+    }
+    auto launch =
+        reinterpret_cast<LaunchFn>(dlsym(dl_.get(), "ember_emu_launch"));
+    if (!launch)
+      return makeError("emulation: ember_emu_launch is missing");
+    for (const LaunchInfo &li : src_.launches) {
+      auto k = reinterpret_cast<KernelFn>(dlsym(dl_.get(), li.symbol.c_str()));
+      if (!k)
+        return makeErrorF("emulation: kernel {0} is missing", li.symbol);
+      launch(k, li.blocks, li.threads, prog_.constants.data(), mut.data(),
+             act.data());
+    }
+    b.allocateOutputs(M_);
+    for (auto &w : F_->getWeights())
+      if (w->isOutput())
+        std::memcpy(b.get(M_.getPlaceholderByName(w->getName()))->data(),
+                    mut.data() + plan_.placements.lookup(w.get()).offset,
+                    w->getType()->sizeInBytes());
+    return llvm::Error::success();
+  }
+
+private:
+  const Module &M_;
+  std::shared_ptr<const IRFunction> F_;
+  MemoryPlan plan_;
+  CUDAProgram prog_;
+  CUDASource src_;
+  std::shared_ptr<void> dl_;
+};
+
+class EmuBackend final : public Backend {
+public:
+  llvm::StringRef getName() const override { return "CUDAHostEmu"; }
+  bool isOpSupported(const Node &n) const override {
+    return cuda_.isOpSupported(n);
+  }
+  bool shouldLower(const Node &n) const override {
+    return cuda_.shouldLower(n);
+  }
+  llvm::Expected<std::unique_ptr<CompiledFunction>>
+  compile(const Module &M, std::shared_ptr<const IRFunction> F,
+          const MemoryPlan &plan) const override;
+
+private:
+  CUDABackend cuda_;
+  /// Host builds by source text: a test that compiles the same network
+  /// again (the digits test does, per input) builds it once.
+  mutable std::map<std::string, std::shared_ptr<void>> cache_;
+  mutable std::mutex mu_;
+};
+} // namespace
+
+llvm::Expected<void *> test::buildCUDAForHost(const std::string &source) {
+  llvm::SmallString<128> dir;
+  if (auto ec = llvm::sys::fs::createUniqueDirectory("ember-cuda-emu", dir))
+    return makeErrorF("emulation: cannot create a directory: {0}",
+                      ec.message());
+  std::string cu = (dir + "/net.cpp").str(), so = (dir + "/net.so").str();
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(cu, ec);
+    if (ec)
+      return makeErrorF("emulation: cannot write {0}", cu);
+    os << "#include \"HostEmulation.h\"\n" << source;
+  }
+  std::string inc = "-I" EMBER_SOURCE_DIR "/tests/cuda";
+  llvm::SmallVector<llvm::StringRef, 12> args = {
+      EMBER_HOST_CXX, "-std=c++17", "-O1", "-fPIC", "-shared",
+      "-w",           inc,          "-o",  so,      cu};
+  std::string err;
+  if (llvm::sys::ExecuteAndWait(EMBER_HOST_CXX, args, std::nullopt, {}, 0, 0,
+                                &err))
+    return makeErrorF("emulation: the host compiler failed on {0} {1}", cu,
+                      err);
+  void *dl = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+  llvm::sys::fs::remove(cu);
+  llvm::sys::fs::remove(so);
+  llvm::sys::fs::remove(dir);
+  if (!dl)
+    return makeErrorF("emulation: dlopen failed: {0}", dlerror());
+  return dl;
+}
+
+llvm::Expected<std::unique_ptr<CompiledFunction>>
+EmuBackend::compile(const Module &M, std::shared_ptr<const IRFunction> F,
+                    const MemoryPlan &plan) const {
+  EMBER_ASSIGN_OR_RETURN(CUDAProgram prog, lowerForCUDA(*F, plan));
+  CUDASource src = renderCUDA(prog, "emu");
+  std::lock_guard<std::mutex> lock(mu_);
+  std::shared_ptr<void> &dl = cache_[src.text];
+  if (!dl) {
+    // The same text must compile for the GPU.
+    EMBER_ASSIGN_OR_RETURN(CUDABinary bin,
+                           compileWithNVRTC(src.text, kDefaultArch, "emu"));
+    if (bin.cubin.empty() || bin.ptx.find(".target sm_90") == std::string::npos)
+      return makeError("emulation: NVRTC produced no sm_90 cubin or PTX");
+    EMBER_ASSIGN_OR_RETURN(void *handle, test::buildCUDAForHost(src.text));
+    dl = std::shared_ptr<void>(handle, [](void *h) { dlclose(h); });
+  }
+  return std::make_unique<EmuFunction>(M, std::move(F), plan, std::move(prog),
+                                       std::move(src), dl);
+}
+
+void test::registerCUDAHostEmulation() {
+  static bool done = [] {
+    registerBackend(std::make_unique<EmuBackend>());
+    return true;
+  }();
+  (void)done;
+}

@@ -1,0 +1,117 @@
+#!/bin/bash
+# CUDA bundles without a GPU: model-compiler -backend=CUDA writes NAME.o/.h/
+# .weights.bin for digits; the header's ABI types equal EmberBundle.h; the
+# object needs only the CUDA runtime; it links with a C99 program against
+# cudart_static, and that program says "no CUDA device is present" (exit 2)
+# here, or runs and matches the CPU backend where a GPU exists.
+# usage: cuda_bundle_test.sh MODEL_COMPILER MODEL_RUNNER SRC_DIR CUDA_INC CUDA_LIB
+set -euo pipefail
+MC=$1 MR=$2 SRC=$3 CUDA_INC=$4 CUDA_LIB=$5
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+"$MC" -model="$SRC/models/digits/digits.onnx" -backend=CUDA \
+  -emit-bundle="$T/b" -network-name=digits -verbose 2> "$T/log"
+grep -q "CUDA: .*Conv -> generated direct convolution" "$T/log" ||
+  { cat "$T/log"; fail "-verbose does not report the Conv choice"; }
+grep -q "compiled by NVRTC for sm_90" "$T/log" || fail "no NVRTC report"
+for f in digits.o digits.h digits.weights.bin; do
+  [ -s "$T/b/$f" ] || fail "missing $f"
+done
+
+# The ABI types block is the same text as include/ember/Bundle/EmberBundle.h.
+types() { sed -n '/^#ifndef EMBER_BUNDLE_TYPES_DEFINED/,/^#endif \/\* EMBER_BUNDLE_TYPES_DEFINED/p' "$1"; }
+diff <(types "$T/b/digits.h") <(types "$SRC/include/ember/Bundle/EmberBundle.h") ||
+  fail "the ABI types differ from EmberBundle.h"
+grep -q "cudaStream_t stream" "$T/b/digits.h" || fail "entry lacks the stream"
+
+# Undefined symbols: the CUDA runtime's, nothing of ours.
+undef=$(nm -u "$T/b/digits.o" | awk '{print $2}' | sort | tr '\n' ' ')
+[ "$undef" = "cudaLaunchKernelExC cudaLibraryGetKernel cudaLibraryLoadData " ] ||
+  fail "unexpected undefined symbols: $undef"
+nm "$T/b/digits.o" | grep -q " T digits_init" || fail "no digits_init"
+nm "$T/b/digits.o" | grep -qE " [DR] digits_info" || fail "no digits_info"
+
+# The header compiles without cuda_runtime.h (C99) and with it (C++).
+printf '#include "digits.h"\nint main(void){return (int)digits_info.numInputs - 1;}\n' > "$T/h.c"
+cc -std=c99 -I"$T/b" -c "$T/h.c" -o "$T/h.o" || fail "header: C99"
+printf '#include <cuda_runtime_api.h>\n#include "digits.h"\nint main(){return 0;}\n' > "$T/h.cpp"
+c++ -I"$CUDA_INC" -I"$T/b" -c "$T/h.cpp" -o "$T/h2.o" || fail "header: C++ with CUDA"
+
+# Link with cudart_static and run.
+cc -std=c99 -D_POSIX_C_SOURCE=199309L -DNET=digits -include "$T/b/digits.h" \
+  -I"$CUDA_INC" "$SRC/tests/cuda/run_cuda_bundle.c" "$T/b/digits.o" \
+  -L"$CUDA_LIB" -lcudart_static -ldl -lpthread -lrt -lstdc++ -o "$T/run" ||
+  fail "linking the bundle"
+set +e
+"$T/run" "$T/b/digits.weights.bin" "$T" "$T/b/digits.weights.bin" > "$T/out" 2>&1
+rc=$?
+set -e
+if [ $rc -eq 2 ]; then
+  grep -qx "no CUDA device is present" "$T/out" || fail "exit 2 without the message"
+  echo "SKIP (GPU part): no CUDA device is present; bundle built and linked"
+elif [ $rc -ne 0 ]; then
+  cat "$T/out"; fail "the bundle runner failed ($rc)"
+fi
+
+# The bundle's own launch code, linked against a host stand-in for cudart
+# (fake_cudart.c) that runs the same CUDA C compiled for the host: checks
+# the embedded cubin, kernel names, launch configs and arguments end to end
+# against onnxruntime's outputs (1e-4 absolute, as tests/e2e/DigitsTest).
+"$MC" -model="$SRC/models/digits/digits.onnx" -backend=CUDA \
+  -emit-bundle="$T/e" -network-name=digits -dump-cuda-source > "$T/digits.cu"
+c++ -x c++ -std=c++17 -O1 -fPIC -shared -w \
+  -include "$SRC/tests/cuda/HostEmulation.h" "$T/digits.cu" -o "$T/kern.so" ||
+  fail "the CUDA C does not build for the host"
+cc -std=c99 -D_POSIX_C_SOURCE=199309L -D_ISOC11_SOURCE -DNET=digits -w \
+  -include "$T/e/digits.h" -I"$CUDA_INC" "$SRC/tests/cuda/run_cuda_bundle.c" \
+  "$SRC/tests/cuda/fake_cudart.c" "$T/e/digits.o" -ldl -o "$T/fakerun" ||
+  fail "linking the bundle with the fake runtime"
+for d in 0 3 7; do
+  base="$SRC/models/digits/test_data/digit-$d"
+  /usr/bin/python3 -c "
+import sys, numpy as np, onnx
+from onnx import numpy_helper
+t = onnx.TensorProto(); t.ParseFromString(open(sys.argv[1], 'rb').read())
+numpy_helper.to_array(t).astype(np.float32).tofile(sys.argv[2])" \
+    "$base.input.pb" "$T/in.bin"
+  EMBER_FAKE_KERNELS="$T/kern.so" "$T/fakerun" "$T/e/digits.weights.bin" \
+    "$T" "$T/in.bin" || fail "the bundle failed on the fake runtime"
+  /usr/bin/python3 -c "
+import sys, numpy as np, onnx
+from onnx import numpy_helper
+t = onnx.TensorProto(); t.ParseFromString(open(sys.argv[1], 'rb').read())
+ref = numpy_helper.to_array(t).astype(np.float32).ravel()
+y = np.fromfile(sys.argv[2], dtype=np.float32)
+d = float(np.abs(y - ref).max()) if y.shape == ref.shape else float('inf')
+print('digit %s: max|d| = %.2e' % (sys.argv[3], d))
+sys.exit(0 if d <= 1e-4 and int(y.argmax()) == int(ref.argmax()) else 1)" \
+    "$base.output.pb" "$T/out0.bin" "$d" || fail "digit $d differs from onnxruntime"
+done
+
+# Bad options give one-line errors.
+if "$MC" -model="$SRC/models/digits/digits.onnx" -backend=CUDA \
+    -emit-bundle="$T/c" -cuda-arch=sm_x 2> "$T/err"; then fail "accepted sm_x"; fi
+grep -q "is not an architecture like sm_90" "$T/err" || fail "bad arch message"
+if "$MC" -model="$SRC/models/digits/digits.onnx" -backend=CUDA \
+    -emit-bundle="$T/c" -cuda-arch=sm_5 2> "$T/err"; then fail "accepted sm_5"; fi
+grep -q "^model-compiler: error: -cuda-arch 'sm_5' is not supported by this NVRTC (sm_" "$T/err" &&
+  [ "$(wc -l < "$T/err")" -eq 1 ] || { cat "$T/err"; fail "unsupported arch: not one line"; }
+if "$MC" -model="$SRC/models/digits/digits.onnx" -backend=CUDA \
+    -emit-bundle="$T/c" -embed-weights 2> "$T/err"; then fail "accepted -embed-weights"; fi
+grep -q "not supported by the CUDA backend" "$T/err" || fail "embed message"
+"$MC" -model="$SRC/models/digits/digits.onnx" -backend=CUDA \
+  -emit-bundle="$T/d" -network-name=d80 -cuda-arch=sm_80 || fail "sm_80"
+
+# In-process: a clean one-line error without a GPU.
+set +e
+"$MR" -model="$SRC/models/digits/digits.onnx" -backend=CUDA \
+  -input="$SRC/models/digits/test_data/digit-3.input.pb" > "$T/mr" 2>&1
+rc=$?
+set -e
+if [ $rc -ne 0 ]; then
+  grep -q "no CUDA device is present" "$T/mr" || { cat "$T/mr"; fail "model-runner message"; }
+  [ "$(wc -l < "$T/mr")" -eq 1 ] || { cat "$T/mr"; fail "more than one line"; }
+fi
+echo PASS
