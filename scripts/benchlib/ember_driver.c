@@ -1,0 +1,88 @@
+/* Ember side of scripts/bench: times a shared CPU bundle through the bundle
+ * ABI (docs/Bundle.md), with nothing else of Ember linked.
+ *
+ *   ember_driver DIR/NAME INPUT.bin THREADS WARMUP ITERS
+ *
+ * Loads DIR/NAME.so, reads NAME_info, the weights (embedded or
+ * DIR/NAME.weights.bin), copies the raw float32 input to the first input's
+ * offset, and calls NAME (THREADS == 1) or NAME_mt. Prints one JSON line. */
+#define _POSIX_C_SOURCE 200809L
+#include "ember/Bundle/EmberBundle.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef int (*EntryFn)(uint8_t *, uint8_t *, uint8_t *);
+typedef int (*EntryMtFn)(uint8_t *, uint8_t *, uint8_t *, int);
+
+static uint8_t *alignedAlloc(uint64_t size, uint64_t align) {
+  void *p = NULL;
+  if (posix_memalign(&p, align < 64 ? 64 : align, size ? size : 1))
+    return NULL;
+  memset(p, 0, size ? size : 1);
+  return p;
+}
+
+static double nowMs(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int die(const char *what, const char *detail) {
+  fprintf(stderr, "ember_driver: %s %s\n", what, detail ? detail : "");
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  if (argc != 6)
+    return die("usage: ember_driver DIR/NAME INPUT.bin THREADS WARMUP ITERS",
+               NULL);
+  const char *base = argv[1];
+  const char *name = strrchr(base, '/') ? strrchr(base, '/') + 1 : base;
+  int threads = atoi(argv[3]), warmup = atoi(argv[4]), iters = atoi(argv[5]);
+  char path[4096], sym[512];
+  snprintf(path, sizeof path, "%s.so", base);
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!h)
+    return die("cannot load", dlerror());
+  snprintf(sym, sizeof sym, "%s_info", name);
+  const EmberBundleInfo *info = dlsym(h, sym);
+  EntryFn entry = (EntryFn)dlsym(h, name);
+  snprintf(sym, sizeof sym, "%s_mt", name);
+  EntryMtFn entryMt = (EntryMtFn)dlsym(h, sym);
+  if (!info || !entry)
+    return die("missing symbols in", path);
+  uint8_t *consts = NULL;
+  if (!info->embeddedWeights) {
+    consts = alignedAlloc(info->constantSize, info->alignment);
+    snprintf(path, sizeof path, "%s.weights.bin", base);
+    FILE *f = fopen(path, "rb");
+    if (!f || fread(consts, 1, info->constantSize, f) != info->constantSize)
+      return die("cannot read", path);
+    fclose(f);
+  }
+  uint8_t *io = alignedAlloc(info->mutableSize, info->alignment);
+  uint8_t *act = alignedAlloc(info->activationSize, info->alignment);
+  FILE *f = fopen(argv[2], "rb");
+  const EmberTensorInfo *in = &info->inputs[0];
+  if (!f || fread(io + in->offset, 1, in->sizeInBytes, f) != in->sizeInBytes)
+    return die("cannot read input", argv[2]);
+  fclose(f);
+  printf("{\"ms\": [");
+  for (int i = 0; i < warmup + iters; ++i) {
+    double t0 = nowMs();
+    int rc = threads > 1 && entryMt ? entryMt(consts, io, act, threads)
+                                    : entry(consts, io, act);
+    double t = nowMs() - t0;
+    if (rc != 0)
+      return die("bundle returned an error", NULL);
+    if (i >= warmup)
+      printf("%s%.4f", i > warmup ? ", " : "", t);
+  }
+  printf("], \"threaded_entry\": %s}\n", entryMt ? "true" : "false");
+  return 0;
+}
