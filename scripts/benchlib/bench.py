@@ -26,6 +26,8 @@ ZOO = ["resnet50", "resnet18", "mobilenet_v2", "squeezenet1_1",
        "densenet121", "shufflenet_v2_x1_0", "efficientnet_b0", "googlenet",
        "inception_v3"]
 ENGINES = ["ember", "ort", "tvm", "torch"]
+MARKER = ("<!-- Everything above is written by scripts/bench; everything "
+          "below is kept. -->")
 
 
 def run(cmd, env=None, timeout=3600):
@@ -294,8 +296,14 @@ def write_report(args, models, threads, infos, flops, peaks, results,
     if failures:
         lines += ["", "## Not measured", ""]
         lines += ["- %s: %s" % (k, v) for k, v in sorted(failures.items())]
+    # Hand-written sections after the marker survive a rerun.
+    kept = ""
+    if os.path.exists(args.out):
+        old = open(args.out).read()
+        if MARKER in old:
+            kept = old[old.index(MARKER):]
     with open(args.out, "w") as f:
-        f.write("\n".join(lines) + "\n")
+        f.write("\n".join(lines) + "\n\n" + (kept or MARKER + "\n"))
     print("\n".join(lines))
 
 
