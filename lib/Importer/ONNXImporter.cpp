@@ -2,11 +2,13 @@
 #include "ember/Importer/ONNXImporter.h"
 
 #include "ImportContext.h"
+#include "ModelValidator.h"
 #include "ProtoTensor.h"
 
 #include "ember/Graph/Verifier.h"
 
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 
 #include <google/protobuf/io/coded_stream.h>
 
@@ -68,8 +70,7 @@ llvm::Expected<Type> valueType(const onnx::ValueInfoProto &vi,
   if (!vi.type().has_tensor_type())
     return makeErrorF("{0} is not a tensor", what);
   const auto &tt = vi.type().tensor_type();
-  EMBER_ASSIGN_OR_RETURN(ElemKind kind,
-                         elemKindFromONNX(tt.elem_type(), what));
+  EMBER_ASSIGN_OR_RETURN(ElemKind kind, elemKindFromONNX(tt.elem_type(), what));
   if (!tt.has_shape())
     return makeErrorF("{0} has no shape", what);
   std::vector<int64_t> dims;
@@ -91,8 +92,8 @@ llvm::Expected<Type> valueType(const onnx::ValueInfoProto &vi,
   return makeCheckedType(kind, dims, what);
 }
 
-llvm::Expected<Function *> importModel(const onnx::ModelProto &model,
-                                       Module &M, const ImportOptions &opts) {
+llvm::Expected<Function *> importModel(const onnx::ModelProto &model, Module &M,
+                                       const ImportOptions &opts) {
   EMBER_ASSIGN_OR_RETURN(int64_t opset, defaultOpset(model));
   const onnx::GraphProto &g = model.graph();
   EMBER_RETURN_IF_ERR(checkAllSupported(g, opset));
@@ -150,6 +151,7 @@ llvm::Expected<Function *> importModel(const onnx::ModelProto &model,
     Placeholder *p = M.createPlaceholder(out.name(), *v->getType(), true);
     F->createSave("save." + out.name(), *v, p);
   }
+  EMBER_RETURN_IF_ERR(checkFunctionLimits(*F));
   if (llvm::Error err = verifyFunction(*F))
     return makeErrorF("internal error: imported graph is invalid: {0}",
                       errorToString(std::move(err)));
@@ -158,25 +160,39 @@ llvm::Expected<Function *> importModel(const onnx::ModelProto &model,
 
 } // namespace
 
-llvm::Expected<Function *> ember::importONNXBuffer(llvm::StringRef bytes,
-                                                   llvm::StringRef name,
-                                                   Module &M,
-                                                   const ImportOptions &opts) {
+/// Parses, validates and imports \p bytes; external data is read from
+/// files under \p baseDir (none when empty).
+static llvm::Expected<Function *>
+importBytes(llvm::StringRef bytes, llvm::StringRef name,
+            llvm::StringRef baseDir, Module &M, const ImportOptions &opts) {
   onnx::ModelProto model;
-  if (bytes.size() > size_t(INT32_MAX))
+  if (bytes.size() > kMaxModelBytes)
     return makeErrorF("{0}: models over 2 GiB must use external data", name);
   google::protobuf::io::CodedInputStream cis(
       reinterpret_cast<const uint8_t *>(bytes.data()), int(bytes.size()));
   cis.SetRecursionLimit(64);
   if (!model.ParseFromCodedStream(&cis) || !cis.ConsumedEntireMessage())
-    return makeErrorF("{0}: not a valid ONNX model (protobuf parse failed)",
+    return makeErrorF("{0}: not a valid ONNX model (protobuf parse failed: "
+                      "truncated, not ONNX, or nested deeper than 64 levels)",
                       name);
   if (!model.has_graph())
     return makeErrorF("{0}: the model has no graph", name);
+  llvm::Error err = validateModel(model);
+  if (!err)
+    err = resolveExternalData(model, baseDir);
+  if (err)
+    return makeErrorF("{0}: {1}", name, errorToString(std::move(err)));
   auto F = importModel(model, M, opts);
   if (!F)
     return makeErrorF("{0}: {1}", name, errorToString(F.takeError()));
   return F;
+}
+
+llvm::Expected<Function *> ember::importONNXBuffer(llvm::StringRef bytes,
+                                                   llvm::StringRef name,
+                                                   Module &M,
+                                                   const ImportOptions &opts) {
+  return importBytes(bytes, name, "", M, opts);
 }
 
 llvm::Expected<Function *> ember::importONNXFile(llvm::StringRef path,
@@ -187,5 +203,7 @@ llvm::Expected<Function *> ember::importONNXFile(llvm::StringRef path,
   if (!buf)
     return makeErrorF("cannot read model '{0}': {1}", path,
                       buf.getError().message());
-  return importONNXBuffer((*buf)->getBuffer(), path, M, opts);
+  llvm::StringRef dir = llvm::sys::path::parent_path(path);
+  return importBytes((*buf)->getBuffer(), path, dir.empty() ? "." : dir, M,
+                     opts);
 }

@@ -262,6 +262,10 @@ llvm::Error importGemm(ImportContext &ctx, const onnx::NodeProto &node) {
     ASSIGN_OR_RETURN(c, ctx.input(node, 2));
     ASSIGN_OR_RETURN(c, ctx.broadcastTo(node, c, {m, n}));
   } else {
+    // The zero C is allocated here: refuse a shape over the limits first.
+    ASSIGN_OR_RETURN(Type cType, wrap(node, makeCheckedType(ElemKind::Float32,
+                                                            {m, n}, "C")));
+    (void)cType;
     c = ctx.splatConstant(nameOf(node) + ".c", {m, n}, 0.f);
     beta = 0.f;
   }

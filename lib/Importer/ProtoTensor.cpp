@@ -81,7 +81,7 @@ static void copyField(Tensor &t, const Field &field) {
 llvm::Expected<Tensor> ember::tensorFromProto(const onnx::TensorProto &p) {
   std::string what = "tensor '" + p.name() + "'";
   if (p.data_location() == onnx::TensorProto::EXTERNAL)
-    return makeErrorF("{0}: external data is not supported yet", what);
+    return makeErrorF("{0}: external data is only supported for initializers", what);
   if (p.has_segment())
     return makeErrorF("{0}: segmented tensors are not supported", what);
   EMBER_ASSIGN_OR_RETURN(ElemKind kind, elemKindFromONNX(p.data_type(), what));
