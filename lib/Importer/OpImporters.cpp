@@ -361,7 +361,7 @@ llvm::Error importReshape(ImportContext &ctx, const onnx::NodeProto &node) {
       if (inferAt >= 0)
         return ImportContext::nodeError(node, "more than one -1 in shape");
       inferAt = i;
-    } else if (shape[i] <= 0) {
+    } else if (shape[i] <= 0 || known > kMaxTensorElements / shape[i]) {
       return ImportContext::nodeError(node, "invalid shape " +
                                                 dimsToString(shape));
     } else {
