@@ -2,6 +2,7 @@
 #include "Interpreter.h"
 
 #include "Kernels.h"
+#include "RegionPoison.h"
 
 #include "ember/Base/Error.h"
 
@@ -63,13 +64,22 @@ public:
         constants_(Type(ElemKind::Int8Q, {dim_t(plan.constantSize) + 1})),
         mutables_(Type(ElemKind::Int8Q, {dim_t(plan.mutableSize) + 1})),
         activations_(Type(ElemKind::Int8Q, {dim_t(plan.activationSize) + 1})) {
+    poisonBytes(constants_.data(), constants_.sizeInBytes());
     for (auto &w : F_->getWeights())
-      if (w->isConstant())
-        std::memcpy(constants_.data() + plan_.placements.lookup(w.get()).offset,
-                    w->getPayload()->data(), w->getType()->sizeInBytes());
+      if (w->isConstant()) {
+        char *dst = constants_.data() + plan_.placements.lookup(w.get()).offset;
+        unpoisonBytes(dst, w->getType()->sizeInBytes());
+        std::memcpy(dst, w->getPayload()->data(), w->getType()->sizeInBytes());
+      }
+  }
+  ~InterpreterFunction() override {
+    unpoisonBytes(constants_.data(), constants_.sizeInBytes());
+    unpoisonBytes(mutables_.data(), mutables_.sizeInBytes());
+    unpoisonBytes(activations_.data(), activations_.sizeInBytes());
   }
 
   llvm::Error run(Bindings &b) override {
+    guardRegions();
     for (auto &w : F_->getWeights()) {
       if (w->isConstant() || w->isOutput())
         continue;
@@ -89,7 +99,13 @@ public:
       const Instruction &I = *ip;
       switch (I.getKind()) {
       case ValueKind::AllocActivationInst:
-      case ValueKind::DeallocActivationInst:
+        unpoisonBytes(ctx.addr(ip.get()), I.getType()->sizeInBytes());
+        break;
+      case ValueKind::DeallocActivationInst: {
+        Value *alloc = I.getOperand(0).value;
+        poisonBytes(ctx.addr(alloc), alloc->getType()->sizeInBytes());
+        break;
+      }
       case ValueKind::TensorViewInst:
         break;
       case ValueKind::CopyInst: {
@@ -112,10 +128,24 @@ public:
                   mutables_.data() + plan_.placements.lookup(w.get()).offset,
                   w->getType()->sizeInBytes());
     }
+    unpoisonBytes(mutables_.data(), mutables_.sizeInBytes());
+    unpoisonBytes(activations_.data(), activations_.sizeInBytes());
     return llvm::Error::success();
   }
 
 private:
+  /// Leaves only the mutable weights addressable (see RegionPoison.h);
+  /// activations become addressable at their allocactivation.
+  void guardRegions() {
+    poisonBytes(mutables_.data(), mutables_.sizeInBytes());
+    poisonBytes(activations_.data(), activations_.sizeInBytes());
+    for (auto &w : F_->getWeights())
+      if (!w->isConstant())
+        unpoisonBytes(mutables_.data() +
+                          plan_.placements.lookup(w.get()).offset,
+                      w->getType()->sizeInBytes());
+  }
+
   const Module &M_;
   std::shared_ptr<const IRFunction> F_;
   MemoryPlan plan_;
