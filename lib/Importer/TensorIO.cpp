@@ -56,6 +56,9 @@ llvm::Expected<NamedTensor> ember::loadNpyFile(llvm::StringRef path) {
   }
   if (hstart + hlen > data.size())
     return bad("truncated header");
+  // Real headers are under 200 bytes; std::regex recurses per character.
+  if (hlen > 4096)
+    return bad("header longer than 4096 bytes");
   std::string header = data.substr(hstart, hlen).str();
   std::smatch m;
   if (!std::regex_search(header, m,
@@ -81,8 +84,12 @@ llvm::Expected<NamedTensor> ember::loadNpyFile(llvm::StringRef path) {
   std::string shape = m[1].str();
   std::regex num("\\d+");
   for (auto it = std::sregex_iterator(shape.begin(), shape.end(), num);
-       it != std::sregex_iterator(); ++it)
-    dims.push_back(std::stoll(it->str()));
+       it != std::sregex_iterator(); ++it) {
+    int64_t d;
+    if (llvm::StringRef(it->str()).getAsInteger(10, d))
+      return bad("a dimension does not fit in 64 bits");
+    dims.push_back(d);
+  }
   auto ty = makeCheckedType(kind, dims, path);
   if (!ty)
     return ty.takeError();

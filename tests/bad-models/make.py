@@ -2,7 +2,9 @@
 """Writes the catalog of malformed ONNX models into the directory argv[1].
 
 Each case is OUT/models/NAME.onnx; OUT/cases.tsv lists "NAME<TAB>SUBSTRING",
-the text that the tools' one error line must contain. Models are built
+the text that the tools' one error line must contain. OUT/inputs/ and
+OUT/inputs.tsv do the same for malformed input tensors (.npy, .pb) given to
+model-runner with the digits model. Models are built
 with onnx.helper and then broken by hand, so that the checker in onnx does
 not stop us from writing them. Run with /usr/bin/python3 (onnx 1.12).
 """
@@ -251,7 +253,55 @@ seq = helper.make_value_info(
 case("sequence-input", "graph value 'x' is not a tensor",
      model([relu], [seq], [Y]))
 
+# --- Bad input tensors (for model-runner -input, with digits.onnx) ---------
+INPUTS = os.path.join(OUT, "inputs")
+os.makedirs(INPUTS, exist_ok=True)
+input_cases = []
+
+
+def npy(name, expect, header, data=b""):
+    """A .npy file (format 1.0) with the given header dict text."""
+    h = header.encode()
+    raw = b"\x93NUMPY\x01\x00" + bytes([len(h) & 255, len(h) >> 8]) + h + data
+    with open(os.path.join(INPUTS, name + ".npy"), "wb") as f:
+        f.write(raw)
+    input_cases.append((name + ".npy", expect))
+
+
+def pb(name, expect, raw):
+    with open(os.path.join(INPUTS, name + ".pb"), "wb") as f:
+        f.write(raw)
+    input_cases.append((name + ".pb", expect))
+
+
+npy("npy-dim-overflows-int64", "does not fit in 64 bits",
+    "{'descr': '<f4', 'fortran_order': False, "
+    "'shape': (99999999999999999999999,), }")
+npy("npy-1e12-elements", "has more than 2147483648 elements",
+    "{'descr': '<f4', 'fortran_order': False, 'shape': (1000000, 1000000), }")
+npy("npy-float64", "dtype must be float32",
+    "{'descr': '<f8', 'fortran_order': False, 'shape': (1, 64), }")
+npy("npy-short-data", "data is shorter than the shape",
+    "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 64), }", b"\0" * 8)
+npy("npy-huge-header", "header longer than 4096 bytes",
+    "{'descr': '<f4', 'shape': (" + "1, " * 20000 + "), }")
+with open(os.path.join(INPUTS, "npy-truncated.npy"), "wb") as f:
+    f.write(b"\x93NUMPY\x01\x00\xff\x00{'descr'")
+input_cases.append(("npy-truncated.npy", "truncated header"))
+pb("pb-random-bytes", "is not a valid ONNX TensorProto",
+   random.Random(10).randbytes(512))
+pb("pb-short-raw-data", "raw_data has 8 bytes",
+   TensorProto(name="x", data_type=F, dims=[1, 64],
+               raw_data=b"\0" * 8).SerializeToString())
+pb("pb-wrong-shape", "expects float<",
+   helper.make_tensor("x", F, [2, 2], [0.0] * 4).SerializeToString())
+
+with open(os.path.join(OUT, "inputs.tsv"), "w") as f:
+    for name, expect in input_cases:
+        f.write("%s\t%s\n" % (name, expect))
+
 with open(os.path.join(OUT, "cases.tsv"), "w") as f:
     for name, expect in cases:
         f.write("%s\t%s\n" % (name, expect))
-print("%d bad models in %s" % (len(cases), MODELS))
+print("%d bad models, %d bad inputs in %s" % (len(cases), len(input_cases),
+                                              OUT))

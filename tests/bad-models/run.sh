@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every model of the bad-model catalog (make.py) through each tool and
+# Runs every model of the bad-model catalog (make.py) through each tool (and
+# every bad input tensor through model-runner with the digits model), and
 # checks: a non-zero exit that is neither a signal nor a timeout, exactly one
 # line of output, of the form "TOOL: error: ...", containing the case's
 # expected text, and no sanitizer report.
@@ -16,31 +17,41 @@ trap 'rm -rf "$TMP"' EXIT
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 fails=0
 total=0
+# Runs "$@" and checks its output against $expect; sets nothing else.
+check() {
+  local name=$1 out=$TMP/$1.out
+  shift
+  total=$((total + 1))
+  timeout 60 "$@" >"$out" 2>&1
+  local rc=$?
+  local why=""
+  if [ $rc = 0 ]; then why="exit 0"
+  elif [ $rc -ge 124 ]; then why="exit $rc (timeout or signal)"
+  elif grep -qE 'Sanitizer|runtime error:' "$out"; then why="sanitizer report"
+  elif [ "$(wc -l <"$out")" != 1 ]; then why="$(wc -l <"$out") lines, want 1"
+  elif [ "$(head -c ${#prefix} "$out")" != "$prefix" ]; then
+    why="line does not start with '$prefix'"
+  elif ! grep -qF -- "$expect" "$out"; then why="lacks '$expect'"
+  fi
+  if [ -n "$why" ]; then
+    echo "FAIL: $name via $(basename "$1"): $why"
+    head -c 2000 "$out"
+    fails=$((fails + 1))
+  else
+    echo "ok: $name: $(cat "$out")"
+  fi
+}
 for tool in "$@"; do
   read -r -a cmd <<<"$tool"
   prefix="$(basename "${cmd[0]}"): error: "
   while IFS=$'\t' read -r name expect; do
-    total=$((total + 1))
-    out=$TMP/$name.out
-    timeout 60 "${cmd[@]}" -model="$TMP/models/$name.onnx" >"$out" 2>&1
-    rc=$?
-    why=""
-    if [ $rc = 0 ]; then why="exit 0"
-    elif [ $rc -ge 124 ]; then why="exit $rc (timeout or signal)"
-    elif grep -qE 'Sanitizer|runtime error:' "$out"; then why="sanitizer report"
-    elif [ "$(wc -l <"$out")" != 1 ]; then why="$(wc -l <"$out") lines, want 1"
-    elif ! grep -qF -- "$prefix" "$out" || [ "$(head -c ${#prefix} "$out")" != "$prefix" ]; then
-      why="line does not start with '$prefix'"
-    elif ! grep -qF -- "$expect" "$out"; then why="lacks '$expect'"
-    fi
-    if [ -n "$why" ]; then
-      echo "FAIL: $name via $(basename "${cmd[0]}"): $why"
-      head -c 2000 "$out"
-      fails=$((fails + 1))
-    else
-      echo "ok: $name: $(cat "$out")"
-    fi
+    check "$name" "${cmd[@]}" -model="$TMP/models/$name.onnx"
   done <"$TMP/cases.tsv"
+  [ "$(basename "${cmd[0]}")" = model-runner ] || continue
+  while IFS=$'\t' read -r name expect; do
+    check "$name" "${cmd[@]}" -model="$SRC/models/digits/digits.onnx" \
+      -input="$TMP/inputs/$name"
+  done <"$TMP/inputs.tsv"
 done
 echo "$fails failures of $total"
 [ $fails = 0 ]
