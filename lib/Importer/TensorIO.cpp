@@ -23,9 +23,14 @@ readFile(llvm::StringRef path) {
 
 llvm::Expected<NamedTensor> ember::loadTensorProtoFile(llvm::StringRef path) {
   EMBER_ASSIGN_OR_RETURN(auto buf, readFile(path));
+  return parseTensorProto(buf->getBuffer(), path);
+}
+
+llvm::Expected<NamedTensor> ember::parseTensorProto(llvm::StringRef data,
+                                                    llvm::StringRef path) {
   onnx::TensorProto proto;
-  if (buf->getBufferSize() > size_t(INT32_MAX) ||
-      !proto.ParseFromArray(buf->getBufferStart(), int(buf->getBufferSize())))
+  if (data.size() > size_t(INT32_MAX) ||
+      !proto.ParseFromArray(data.data(), int(data.size())))
     return makeErrorF("'{0}' is not a valid ONNX TensorProto file", path);
   auto t = tensorFromProto(proto);
   if (!t)
@@ -35,7 +40,11 @@ llvm::Expected<NamedTensor> ember::loadTensorProtoFile(llvm::StringRef path) {
 
 llvm::Expected<NamedTensor> ember::loadNpyFile(llvm::StringRef path) {
   EMBER_ASSIGN_OR_RETURN(auto buf, readFile(path));
-  llvm::StringRef data = buf->getBuffer();
+  return parseNpy(buf->getBuffer(), path);
+}
+
+llvm::Expected<NamedTensor> ember::parseNpy(llvm::StringRef data,
+                                            llvm::StringRef path) {
   auto bad = [&](const char *why) {
     return makeErrorF("'{0}' is not a supported .npy file: {1}", path, why);
   };
