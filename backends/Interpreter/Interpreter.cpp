@@ -9,6 +9,7 @@
 #include "glog/logging.h"
 
 #include <cstring>
+#include <unistd.h>
 
 using namespace ember;
 using namespace ember::interp;
@@ -157,6 +158,17 @@ llvm::Expected<std::unique_ptr<CompiledFunction>>
 InterpreterBackend::compile(const Module &M,
                             std::shared_ptr<const IRFunction> F,
                             const MemoryPlan &plan) const {
+  // Refuse before allocating what the machine cannot hold. Constants and
+  // inputs/outputs exist twice (the Module's or caller's copy and the
+  // region), activations once.
+  uint64_t need = 2 * (uint64_t(plan.constantSize) + plan.mutableSize) +
+                  plan.activationSize;
+  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
+  uint64_t have = pages > 0 && pageSize > 0 ? uint64_t(pages) * pageSize : 0;
+  if (have && need > have)
+    return makeErrorF("Interpreter: the network needs {0} bytes of memory, "
+                      "more than this machine's {1}",
+                      need, have);
   for (auto &ip : F->getInstrs())
     if (auto op = opKindForInstr(ip->getKind()))
       if (!hasKernel(*op, ip->getOperand(0).value->getType()->getElemKind()))

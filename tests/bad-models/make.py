@@ -175,6 +175,14 @@ case("gemm-zero-c-too-large", "node 'gemm1' (Gemm)", model(
     [helper.make_node("Gemm", ["a", "b"], ["y"], name="gemm1")],
     [vi("a", [65536, 1]), vi("b", [1, 65536])], [vi("y", None)]))
 
+# 17 tensors of 2^31 floats (8 GiB each): within every per-tensor limit, but
+# the Interpreter needs 2 x 136 GiB; refused before allocating (this test
+# assumes a machine with less memory than that).
+big_in = vi("x", [2**31])
+case("needs-more-memory-than-the-machine", "more than this machine's", model(
+    [helper.make_node("Relu", ["x"], ["y%d" % i], name="r%d" % i)
+     for i in range(16)], [big_in], [vi("y%d" % i, None) for i in range(16)]))
+
 # --- Initializer payloads --------------------------------------------------
 short = TensorProto(name="w", data_type=F, dims=[4, 4], raw_data=b"\0" * 8)
 case("short-raw-data", "raw_data has 8 bytes, shape [4, 4] needs 64",
