@@ -45,16 +45,20 @@ llvm::Error checkOpsets(const onnx::ModelProto &model) {
   return llvm::Error::success();
 }
 
-/// Checks one declared shape (graph input, output or value_info).
+/// Checks one declared shape: never an element count over the limit.
+/// \p strict (graph inputs, which Ember allocates as declared) also refuses
+/// negative and zero dims and ranks over kMaxRank; outputs and value_info
+/// are only hints (the importer computes their real types), so there
+/// non-positive dims are skipped.
 llvm::Error checkDeclaredShape(const onnx::ValueInfoProto &vi,
-                               llvm::StringRef role) {
+                               llvm::StringRef role, bool strict) {
   std::string what = (role + " '" + vi.name() + "'").str();
   if (!vi.type().has_tensor_type())
     return llvm::Error::success(); // The importer reports non-tensors.
   const auto &tt = vi.type().tensor_type();
   if (!tt.has_shape())
     return llvm::Error::success();
-  if (unsigned(tt.shape().dim_size()) > kMaxRank)
+  if (strict && unsigned(tt.shape().dim_size()) > kMaxRank)
     return makeErrorF("{0}: rank {1} exceeds the maximum {2}", what,
                       tt.shape().dim_size(), kMaxRank);
   int64_t count = 1;
@@ -62,6 +66,8 @@ llvm::Error checkDeclaredShape(const onnx::ValueInfoProto &vi,
     if (!d.has_dim_value())
       continue; // Symbolic: checked once the user gives its value.
     int64_t v = d.dim_value();
+    if (v <= 0 && !strict)
+      continue; // A hint Ember does not use; some exporters write -1.
     if (v < 0)
       return makeErrorF("{0}: negative dimension {1}", what, v);
     if (v == 0)
@@ -78,7 +84,7 @@ llvm::Error checkDeclaredShape(const onnx::ValueInfoProto &vi,
 
 llvm::Error checkDeclaredShapes(const onnx::GraphProto &g) {
   for (const auto &vi : g.input()) {
-    EMBER_RETURN_IF_ERR(checkDeclaredShape(vi, "graph input"));
+    EMBER_RETURN_IF_ERR(checkDeclaredShape(vi, "graph input", true));
     if (!vi.type().has_tensor_type())
       continue;
     int32_t et = vi.type().tensor_type().elem_type();
@@ -86,9 +92,9 @@ llvm::Error checkDeclaredShapes(const onnx::GraphProto &g) {
       return k.takeError();
   }
   for (const auto &vi : g.output())
-    EMBER_RETURN_IF_ERR(checkDeclaredShape(vi, "graph output"));
+    EMBER_RETURN_IF_ERR(checkDeclaredShape(vi, "graph output", false));
   for (const auto &vi : g.value_info())
-    EMBER_RETURN_IF_ERR(checkDeclaredShape(vi, "value_info"));
+    EMBER_RETURN_IF_ERR(checkDeclaredShape(vi, "value_info", false));
   return llvm::Error::success();
 }
 
