@@ -27,6 +27,8 @@ struct Regression {
 const Regression kRegressions[] = {
     // Signed overflow multiplying Reshape's target dims (UBSan).
     {"reshape-shape-overflow.onnx", "(Reshape): invalid shape"},
+    // Gemm with a bool B imported, then lowering's MatMul builder aborted.
+    {"gemm-bool-b.onnx", "element kinds differ: A float<2 x 10>, B bool"},
 };
 
 /// The error of importing and compiling \p bytes, or "" on success.
