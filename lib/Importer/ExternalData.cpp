@@ -58,7 +58,9 @@ llvm::Expected<std::string> resolvePath(const ExternalRef &ref,
                                         llvm::StringRef baseDir,
                                         const std::string &what) {
   llvm::StringRef loc = ref.location;
-  if (path::is_absolute(loc) || loc.contains('\0'))
+  if (loc.contains('\0'))
+    return makeErrorF("{0}: external data location contains a NUL byte", what);
+  if (path::is_absolute(loc))
     return makeErrorF("{0}: external data location '{1}' is outside the "
                       "model's directory (absolute path)",
                       what, loc);

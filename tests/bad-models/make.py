@@ -228,6 +228,8 @@ external("external-past-end", "is past the end of 'weights.bin'",
          "weights.bin", offset=8)
 external("external-length-mismatch", "length 12 does not match shape",
          "weights.bin", length=12)
+external("external-nul-byte", "location contains a NUL byte",
+         "weights.bin\0/../../secret.bin")
 external("external-bad-offset", "offset '-4' is not a non-negative integer",
          "weights.bin", offset=-4)
 
