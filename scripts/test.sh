@@ -4,7 +4,8 @@
 #   scripts/test.sh --sanitize            ASan+UBSan build (clang-19) in
 #                                         build-asan/, every test
 #   scripts/test.sh --sanitize --subset   the same, but only the unit tests,
-#                                         the CLI and bad-model tests (CI)
+#                                         the CLI, bad-model and determinism
+#                                         tests (what CI runs)
 #   BUILD_DIR=dir scripts/test.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,7 +48,7 @@ if [ $SUBSET = 1 ]; then
   cmake --build "$BUILD_DIR" -j "$JOBS" --target ember-unit-tests model-runner
   "$BUILD_DIR/bin/ember-unit-tests" --gtest_brief=1
   cd "$BUILD_DIR"
-  ctest --output-on-failure -j "$JOBS" -R '^(bad-models|cli\.)'
+  ctest --output-on-failure -j "$JOBS" -R '^(bad-models|cli\.|determinism\.)'
 else
   cmake --build "$BUILD_DIR" -j "$JOBS"
   cd "$BUILD_DIR"
