@@ -12,6 +12,8 @@ PKGS=(build-essential cmake ninja-build ccache pkg-config
   dataset-fashion-mnist
   python3-torch python3-torchvision python3-sklearn python3-venv python3-onnx
   python3-numpy python3-pil)
+# Issue 9: clang-19's sanitizer and libFuzzer run-times (test.sh --sanitize).
+PKGS+=(libclang-rt-19-dev)
 
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi

@@ -2,12 +2,15 @@
 #include "Interpreter.h"
 
 #include "Generic.h"
+#include "Kernels.h"
+#include "RegionPoison.h"
 
 #include "ember/Base/Error.h"
 
 #include "glog/logging.h"
 
 #include <cstring>
+#include <unistd.h>
 
 using namespace ember;
 using namespace ember::interp;
@@ -65,13 +68,22 @@ public:
         constants_(Type(ElemKind::Int8Q, {dim_t(plan.constantSize) + 1})),
         mutables_(Type(ElemKind::Int8Q, {dim_t(plan.mutableSize) + 1})),
         activations_(Type(ElemKind::Int8Q, {dim_t(plan.activationSize) + 1})) {
+    poisonBytes(constants_.data(), constants_.sizeInBytes());
     for (auto &w : F_->getWeights())
-      if (w->isConstant())
-        std::memcpy(constants_.data() + plan_.placements.lookup(w.get()).offset,
-                    w->getPayload()->data(), w->getType()->sizeInBytes());
+      if (w->isConstant()) {
+        char *dst = constants_.data() + plan_.placements.lookup(w.get()).offset;
+        unpoisonBytes(dst, w->getType()->sizeInBytes());
+        std::memcpy(dst, w->getPayload()->data(), w->getType()->sizeInBytes());
+      }
+  }
+  ~InterpreterFunction() override {
+    unpoisonBytes(constants_.data(), constants_.sizeInBytes());
+    unpoisonBytes(mutables_.data(), mutables_.sizeInBytes());
+    unpoisonBytes(activations_.data(), activations_.sizeInBytes());
   }
 
   llvm::Error run(Bindings &b) override {
+    guardRegions();
     for (auto &w : F_->getWeights()) {
       if (w->isConstant() || w->isOutput())
         continue;
@@ -91,7 +103,13 @@ public:
       const Instruction &I = *ip;
       switch (I.getKind()) {
       case ValueKind::AllocActivationInst:
-      case ValueKind::DeallocActivationInst:
+        unpoisonBytes(ctx.addr(ip.get()), I.getType()->sizeInBytes());
+        break;
+      case ValueKind::DeallocActivationInst: {
+        Value *alloc = I.getOperand(0).value;
+        poisonBytes(ctx.addr(alloc), alloc->getType()->sizeInBytes());
+        break;
+      }
       case ValueKind::TensorViewInst:
         break;
       case ValueKind::CopyInst: {
@@ -114,10 +132,24 @@ public:
                   mutables_.data() + plan_.placements.lookup(w.get()).offset,
                   w->getType()->sizeInBytes());
     }
+    unpoisonBytes(mutables_.data(), mutables_.sizeInBytes());
+    unpoisonBytes(activations_.data(), activations_.sizeInBytes());
     return llvm::Error::success();
   }
 
 private:
+  /// Leaves only the mutable weights addressable (see RegionPoison.h);
+  /// activations become addressable at their allocactivation.
+  void guardRegions() {
+    poisonBytes(mutables_.data(), mutables_.sizeInBytes());
+    poisonBytes(activations_.data(), activations_.sizeInBytes());
+    for (auto &w : F_->getWeights())
+      if (!w->isConstant())
+        unpoisonBytes(mutables_.data() +
+                          plan_.placements.lookup(w.get()).offset,
+                      w->getType()->sizeInBytes());
+  }
+
   const Module &M_;
   std::shared_ptr<const IRFunction> F_;
   MemoryPlan plan_;
@@ -129,6 +161,17 @@ llvm::Expected<std::unique_ptr<CompiledFunction>>
 InterpreterBackend::compile(const Module &M,
                             std::shared_ptr<const IRFunction> F,
                             const MemoryPlan &plan) const {
+  // Refuse before allocating what the machine cannot hold. Constants and
+  // inputs/outputs exist twice (the Module's or caller's copy and the
+  // region), activations once.
+  uint64_t need = 2 * (uint64_t(plan.constantSize) + plan.mutableSize) +
+                  plan.activationSize;
+  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
+  uint64_t have = pages > 0 && pageSize > 0 ? uint64_t(pages) * pageSize : 0;
+  if (have && need > have)
+    return makeErrorF("Interpreter: the network needs {0} bytes of memory, "
+                      "more than this machine's {1}",
+                      need, have);
   for (auto &ip : F->getInstrs())
     if (auto op = opKindForInstr(ip->getKind()))
       if (!hasKernel(*op, ip->getOperand(0).value->getType()->getElemKind()))

@@ -46,6 +46,9 @@ InferResult ember::inferMatMul(llvm::ArrayRef<TypeRef> in, const AttrList &) {
 InferResult ember::inferGemm(llvm::ArrayRef<TypeRef> in,
                              const AttrList &attrs) {
   const Type &a = *in[0], &b = *in[1], &c = *in[2];
+  if (a.getElemKind() != b.getElemKind()) // Found by fuzzing (issue 9).
+    return makeErrorF("element kinds differ: A {0}, B {1}", a.toString(),
+                      b.toString());
   bool transA = attrs[2].i, transB = attrs[3].i;
   dim_t m = transA ? a.dims()[1] : a.dims()[0];
   dim_t ka = transA ? a.dims()[0] : a.dims()[1];

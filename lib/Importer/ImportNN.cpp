@@ -40,10 +40,13 @@ llvm::Expected<WindowND> readWindowND(const onnx::NodeProto &node, NodeValue x,
       int64_t(w.dilations.size()) != n || int64_t(w.pads.size()) != 2 * n)
     return fail(node, "kernel_shape, strides, dilations or pads do not "
                       "match the input rank");
-  for (int64_t i = 0; i < n; ++i)
-    if (w.kernel[i] < 1 || w.strides[i] < 1 || w.dilations[i] < 1 ||
-        w.pads[i] < 0 || w.pads[i + n] < 0)
-      return fail(node, "invalid kernel, stride, dilation or pad");
+  for (int64_t i = 0; i < n; ++i) {
+    if (w.kernel[i] < 1 || w.strides[i] < 1 || w.dilations[i] < 1)
+      return fail(node, "kernel_shape, strides and dilations must be "
+                        "positive");
+    if (w.pads[i] < 0 || w.pads[i + n] < 0)
+      return fail(node, "pads must not be negative");
+  }
   if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
     for (int64_t i = 0; i < n; ++i) {
       int64_t in = x.dims()[2 + i], s = w.strides[i];

@@ -2,6 +2,7 @@
 #include "ember/Importer/ONNXImporter.h"
 
 #include "ImportContext.h"
+#include "ModelValidator.h"
 #include "ProtoTensor.h"
 
 #include "ember/Graph/Verifier.h"
@@ -307,14 +308,11 @@ llvm::Expected<Function *> importModel(const onnx::ModelProto &model, Module &M,
   }
   for (const auto &n : F->getNodes())
     for (unsigned i = 0; i < n->getNumResults(); ++i)
-      if (n->getType(i)->size() > kMaxTensorElements)
-        return makeErrorF("node '{0}' computes {1}, more than {2} elements",
-                          n->getName(), n->getType(i)->toString(),
-                          kMaxTensorElements);
-      else if (n->getType(i)->size() == 0)
+      if (n->getType(i)->size() == 0)
         return makeErrorF("node '{0}' computes an empty tensor {1}; empty "
                           "tensors are supported only as constants",
                           n->getName(), n->getType(i)->toString());
+  EMBER_RETURN_IF_ERR(checkFunctionLimits(*F));
   if (llvm::Error err = verifyFunction(*F))
     return makeErrorF("internal error: imported graph is invalid: {0}",
                       errorToString(std::move(err)));
@@ -329,16 +327,22 @@ static llvm::Expected<Function *> importBytes(llvm::StringRef bytes,
                                               const ImportOptions &opts,
                                               llvm::StringRef baseDir) {
   onnx::ModelProto model;
-  if (bytes.size() > size_t(INT32_MAX))
+  if (bytes.size() > kMaxModelBytes)
     return makeErrorF("{0}: models over 2 GiB must use external data", name);
   google::protobuf::io::CodedInputStream cis(
       reinterpret_cast<const uint8_t *>(bytes.data()), int(bytes.size()));
   cis.SetRecursionLimit(64);
   if (!model.ParseFromCodedStream(&cis) || !cis.ConsumedEntireMessage())
-    return makeErrorF("{0}: not a valid ONNX model (protobuf parse failed)",
+    return makeErrorF("{0}: not a valid ONNX model (protobuf parse failed: "
+                      "truncated, not ONNX, or nested deeper than 64 levels)",
                       name);
   if (!model.has_graph())
     return makeErrorF("{0}: the model has no graph", name);
+  llvm::Error err = validateModel(model);
+  if (!err)
+    err = resolveExternalData(model, baseDir);
+  if (err)
+    return makeErrorF("{0}: {1}", name, errorToString(std::move(err)));
   auto F = importModel(model, M, opts, baseDir);
   if (!F)
     return makeErrorF("{0}: {1}", name, errorToString(F.takeError()));

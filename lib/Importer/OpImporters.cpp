@@ -263,6 +263,10 @@ llvm::Error importGemm(ImportContext &ctx, const onnx::NodeProto &node) {
     ASSIGN_OR_RETURN(c, ctx.input(node, 2));
     ASSIGN_OR_RETURN(c, ctx.broadcastTo(node, c, {m, n}));
   } else {
+    // The zero C is allocated here: refuse a shape over the limits first.
+    ASSIGN_OR_RETURN(Type cType, wrap(node, makeCheckedType(ElemKind::Float32,
+                                                            {m, n}, "C")));
+    (void)cType;
     c = ctx.splatConstant(nameOf(node) + ".c", {m, n}, 0.f);
     beta = 0.f;
   }
@@ -358,7 +362,7 @@ llvm::Error importReshape(ImportContext &ctx, const onnx::NodeProto &node) {
       if (inferAt >= 0)
         return ImportContext::nodeError(node, "more than one -1 in shape");
       inferAt = i;
-    } else if (shape[i] <= 0) {
+    } else if (shape[i] <= 0 || known > kMaxTensorElements / shape[i]) {
       return ImportContext::nodeError(node, "invalid shape " +
                                                 dimsToString(shape));
     } else {

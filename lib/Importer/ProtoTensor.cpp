@@ -147,13 +147,11 @@ llvm::Expected<Tensor> ember::tensorFromProto(const onnx::TensorProto &p,
   std::vector<int64_t> dims(p.dims().begin(), p.dims().end());
   EMBER_ASSIGN_OR_RETURN(Type ty, makeCheckedType(kind, dims, what));
   size_t expected = ty.sizeInBytes();
-  if (p.data_location() == onnx::TensorProto::EXTERNAL) {
-    if (baseDir.empty())
-      return makeErrorF("{0}: external data needs the model's directory", what);
-    Tensor t(ty);
-    EMBER_RETURN_IF_ERR(readExternalData(p, baseDir, t.data(), expected));
-    return t;
-  }
+  // Initializers' external data is read into raw_data before import
+  // (resolveExternalData); anywhere else it is not supported.
+  if (p.data_location() == onnx::TensorProto::EXTERNAL)
+    return makeErrorF("{0}: external data is only supported for initializers",
+                      what);
   if (p.has_raw_data()) {
     if (p.raw_data().size() != expected)
       return makeErrorF("{0}: raw_data has {1} bytes, shape {2} needs {3}",

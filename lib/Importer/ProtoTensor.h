@@ -33,13 +33,6 @@ llvm::Expected<Type> makeCheckedType(ElemKind kind,
 llvm::Expected<Tensor> tensorFromProto(const onnx::TensorProto &proto,
                                        llvm::StringRef baseDir = "");
 
-/// Reads the external payload of \p proto (location, offset, length keys)
-/// from a file inside \p baseDir into \p dst, which holds \p bytes. A
-/// location that is absolute or escapes \p baseDir (also through symbolic
-/// links), a missing file, or one too short is an error.
-llvm::Error readExternalData(const onnx::TensorProto &proto,
-                             llvm::StringRef baseDir, char *dst, size_t bytes);
-
 /// Fills \p proto from \p t (raw_data).
 void tensorToProto(const Tensor &t, llvm::StringRef name,
                    onnx::TensorProto &proto);

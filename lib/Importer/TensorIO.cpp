@@ -23,9 +23,14 @@ readFile(llvm::StringRef path) {
 
 llvm::Expected<NamedTensor> ember::loadTensorProtoFile(llvm::StringRef path) {
   EMBER_ASSIGN_OR_RETURN(auto buf, readFile(path));
+  return parseTensorProto(buf->getBuffer(), path);
+}
+
+llvm::Expected<NamedTensor> ember::parseTensorProto(llvm::StringRef data,
+                                                    llvm::StringRef path) {
   onnx::TensorProto proto;
-  if (buf->getBufferSize() > size_t(INT32_MAX) ||
-      !proto.ParseFromArray(buf->getBufferStart(), int(buf->getBufferSize())))
+  if (data.size() > size_t(INT32_MAX) ||
+      !proto.ParseFromArray(data.data(), int(data.size())))
     return makeErrorF("'{0}' is not a valid ONNX TensorProto file", path);
   auto t = tensorFromProto(proto);
   if (!t)
@@ -35,7 +40,11 @@ llvm::Expected<NamedTensor> ember::loadTensorProtoFile(llvm::StringRef path) {
 
 llvm::Expected<NamedTensor> ember::loadNpyFile(llvm::StringRef path) {
   EMBER_ASSIGN_OR_RETURN(auto buf, readFile(path));
-  llvm::StringRef data = buf->getBuffer();
+  return parseNpy(buf->getBuffer(), path);
+}
+
+llvm::Expected<NamedTensor> ember::parseNpy(llvm::StringRef data,
+                                            llvm::StringRef path) {
   auto bad = [&](const char *why) {
     return makeErrorF("'{0}' is not a supported .npy file: {1}", path, why);
   };
@@ -56,6 +65,9 @@ llvm::Expected<NamedTensor> ember::loadNpyFile(llvm::StringRef path) {
   }
   if (hstart + hlen > data.size())
     return bad("truncated header");
+  // Real headers are under 200 bytes; std::regex recurses per character.
+  if (hlen > 4096)
+    return bad("header longer than 4096 bytes");
   std::string header = data.substr(hstart, hlen).str();
   std::smatch m;
   if (!std::regex_search(header, m,
@@ -81,8 +93,12 @@ llvm::Expected<NamedTensor> ember::loadNpyFile(llvm::StringRef path) {
   std::string shape = m[1].str();
   std::regex num("\\d+");
   for (auto it = std::sregex_iterator(shape.begin(), shape.end(), num);
-       it != std::sregex_iterator(); ++it)
-    dims.push_back(std::stoll(it->str()));
+       it != std::sregex_iterator(); ++it) {
+    int64_t d;
+    if (llvm::StringRef(it->str()).getAsInteger(10, d))
+      return bad("a dimension does not fit in 64 bits");
+    dims.push_back(d);
+  }
   auto ty = makeCheckedType(kind, dims, path);
   if (!ty)
     return ty.takeError();

@@ -10,6 +10,10 @@
 // failure. Flag names follow Glow's model-compiler.
 //
 //===----------------------------------------------------------------------===//
+#include "ImportFlags.h"
+#include "PassOptions.h"
+
+#include "ember/Backend/ConstantEval.h"
 #include "ember/Backend/Pipeline.h"
 #include "ember/Base/Error.h"
 #include "ember/IR/IRPrinter.h"
@@ -17,6 +21,7 @@
 
 #include "llvm/Pass.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -52,6 +57,11 @@ static cl::list<std::string>
     symbols("onnx-define-symbol",
             cl::desc("Value of a symbolic input dimension: NAME,VALUE"),
             cl::value_desc("NAME,VALUE"), cl::cat(category));
+static cl::list<std::string>
+    modelInputs("model-input",
+                cl::desc("Type of a model input: NAME,TYPE,[D0,D1,...] (e.g. "
+                         "input,float,[1,3,224,224])"),
+                cl::value_desc("NAME,TYPE,[DIMS]"), cl::cat(category));
 static cl::opt<bool>
     embedWeights("embed-weights",
                  cl::desc("Put the constant weights into the object file"),
@@ -104,6 +114,9 @@ static bool isCIdentifier(llvm::StringRef s) {
   });
 }
 
+/// Set from -time-passes (tools/common) after the command line is parsed.
+static bool timePhases = false;
+
 /// Times one phase when -time-passes is given.
 class PhaseTimer {
 public:
@@ -113,7 +126,7 @@ public:
       llvm::errs() << "model-compiler: " << name << "\n";
   }
   ~PhaseTimer() {
-    if (llvm::TimePassesIsEnabled)
+    if (timePhases)
       llvm::errs() << llvm::format(
           "%-10s %9.1f ms\n", name_,
           std::chrono::duration<double, std::milli>(
@@ -127,27 +140,23 @@ private:
 };
 
 static ImportOptions parseImportOptions() {
-  ImportOptions opts;
-  for (const std::string &s : symbols) {
-    auto [name, value] = llvm::StringRef(s).split(',');
-    int64_t v;
-    if (name.empty() || value.getAsInteger(10, v) || v <= 0)
-      fail("-onnx-define-symbol expects NAME,POSITIVE_INT, got '" + s + "'");
-    opts.symbols.push_back({name.str(), v});
-  }
+  std::vector<std::string> syms(symbols.begin(), symbols.end()),
+      ins(modelInputs.begin(), modelInputs.end());
+  ImportOptions opts = unwrap(tools::makeImportOptions(syms, ins));
+  // Fold constant subgraphs (shape arithmetic) at import.
+  opts.evaluator = makeConstantEvaluator();
   return opts;
 }
 
 int main(int argc, char **argv) {
   google::InitGoogleLogging(argv[0]);
   FLAGS_minloglevel = std::getenv("GLOG_minloglevel") ? FLAGS_minloglevel : 2;
+  tools::registerPassOptions();
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv,
                               "Compiles an ONNX model to a bundle\n");
   if (modelPath.empty())
     fail("-model is required");
-  if (bundleDir.empty())
-    fail("-emit-bundle=DIR is required");
 #ifndef EMBER_WITH_CUDA
   if (llvm::StringRef(backendName).equals_insensitive("CUDA"))
     fail("backend CUDA is not built into this model-compiler");
@@ -172,6 +181,9 @@ int main(int argc, char **argv) {
   }
   CompileOptions copts;
   copts.dumpGraph = dumpGraph ? &llvm::outs() : nullptr;
+  if (llvm::Error err = tools::fillPassOptions(copts))
+    fail(errorToString(std::move(err)));
+  timePhases = copts.passes.timePasses;
   std::unique_ptr<IRFunction> ir;
   MemoryPlan plan;
   {
@@ -185,13 +197,19 @@ int main(int argc, char **argv) {
   if (dumpIR)
     printIR(*ir, llvm::outs(), &plan);
   if (printMemory)
-    llvm::outs() << "constant weights: " << plan.constantSize
-                 << " bytes\nmutable weights: " << plan.mutableSize
-                 << " bytes\nactivations: " << plan.activationSize
-                 << " bytes (lower bound " << plan.activationLowerBound
-                 << ", without reuse " << plan.activationNaiveSize << ")\n";
+    printMemorySummary(plan, llvm::outs());
+  // Without -emit-bundle the whole compile still runs (a check that the
+  // model compiles for the backend); its files go to a scratch directory.
+  std::string outDir = bundleDir;
+  llvm::SmallString<128> scratch;
+  if (outDir.empty()) {
+    if (std::error_code ec =
+            llvm::sys::fs::createUniqueDirectory("ember-check", scratch))
+      fail("cannot create a scratch directory: " + ec.message());
+    outDir = scratch.str().str();
+  }
   BundleOptions bopts;
-  bopts.outputDir = bundleDir;
+  bopts.outputDir = outDir;
   bopts.networkName = name;
   bopts.target = target;
   bopts.mcpu = mcpu;
@@ -204,7 +222,10 @@ int main(int argc, char **argv) {
   bopts.dumpSource = dumpCUDASource ? &llvm::outs() : nullptr;
   {
     PhaseTimer t("codegen");
-    if (llvm::Error err = backend->saveBundle(M, *ir, plan, bopts))
+    llvm::Error err = backend->saveBundle(M, *ir, plan, bopts);
+    if (!scratch.empty())
+      llvm::sys::fs::remove_directories(scratch);
+    if (err)
       fail(errorToString(std::move(err)));
   }
   return 0;

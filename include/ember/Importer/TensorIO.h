@@ -20,6 +20,12 @@ struct NamedTensor {
 llvm::Expected<NamedTensor> loadTensorProtoFile(llvm::StringRef path);
 /// Reads a NumPy .npy file (little-endian float32/int64/int32/bool, C order).
 llvm::Expected<NamedTensor> loadNpyFile(llvm::StringRef path);
+/// Like loadTensorProtoFile and loadNpyFile, from the bytes of such a file;
+/// \p path names it in messages.
+llvm::Expected<NamedTensor> parseTensorProto(llvm::StringRef data,
+                                             llvm::StringRef path);
+llvm::Expected<NamedTensor> parseNpy(llvm::StringRef data,
+                                     llvm::StringRef path);
 /// Dispatches on the extension: .npy, otherwise TensorProto.
 llvm::Expected<NamedTensor> loadTensorFile(llvm::StringRef path);
 /// Writes \p t as an ONNX TensorProto named \p name.

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Runs one libFuzzer target for a number of seconds, single-threaded.
+#   scripts/fuzz.sh TARGET SECONDS [extra libFuzzer flags...]
+# TARGET: import (ember-fuzz-import: ONNX bytes -> import -> lowering -> IR
+# -> memory plan, seeded from the ONNX test data models) or tensor
+# (ember-fuzz-tensor: input tensor files, .pb and .npy, seeded from the ONNX
+# test data's tensors). The build is build-asan/ (shared with
+# test.sh --sanitize); the corpus grows in build-asan/fuzz/TARGET/corpus;
+# crashes land in build-asan/fuzz/TARGET/artifacts.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+TARGET=${1:?usage: scripts/fuzz.sh TARGET SECONDS}
+SECS=${2:?usage: scripts/fuzz.sh TARGET SECONDS}
+shift 2
+TARGET=${TARGET#ember-fuzz-}
+BIN_NAME=ember-fuzz-$TARGET
+
+bash scripts/setup.sh >/dev/null
+export CCACHE_BASEDIR=$(pwd)
+export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
+BUILD_DIR=${BUILD_DIR:-build-asan}
+source scripts/sanitizer-env.sh
+configure_sanitizer_build "$BUILD_DIR"
+cmake --build "$BUILD_DIR" -j "${JOBS:-$(nproc)}" --target "$BIN_NAME"
+
+WORK=$BUILD_DIR/fuzz/$TARGET
+SEEDS=$BUILD_DIR/fuzz/seeds-$TARGET
+mkdir -p "$WORK/corpus" "$WORK/artifacts" "$SEEDS"
+if [ -z "$(ls -A "$SEEDS")" ]; then
+  case $TARGET in
+  import) # every ONNX test-data model, and the digits model
+    i=0
+    while IFS= read -r f; do
+      cp "$f" "$SEEDS/seed-$i.onnx"; i=$((i+1))
+    done < <(find /usr/share/libonnx-testdata/data -name model.onnx | sort)
+    cp models/digits/digits.onnx "$SEEDS/digits.onnx" ;;
+  tensor) # byte 0 picks the parser: 0 TensorProto, 1 .npy
+    /usr/bin/python3 - "$SEEDS" <<'PY'
+import glob, io, os, sys
+import numpy as np
+out = sys.argv[1]
+files = sorted(glob.glob("/usr/share/libonnx-testdata/data/node/*/test_data_set_0/*.pb"))
+for i, f in enumerate(files[:300]):
+    open(os.path.join(out, "pb-%d" % i), "wb").write(b"\0" + open(f, "rb").read())
+for i, a in enumerate([np.zeros((1, 3, 4), np.float32), np.arange(6, dtype=np.int64),
+                       np.ones((2, 2), np.int32), np.array([True, False])]):
+    b = io.BytesIO(); np.save(b, a)
+    open(os.path.join(out, "npy-%d" % i), "wb").write(b"\1" + b.getvalue())
+PY
+    ;;
+  *) echo "fuzz.sh: unknown target '$TARGET' (import, tensor)" >&2; exit 2 ;;
+  esac
+fi
+# Leak checking stays on; a seconds budget, 2 GiB of memory, 10 s per input.
+exec "$BUILD_DIR/bin/$BIN_NAME" -max_total_time="$SECS" -rss_limit_mb=2048 \
+  -malloc_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+  -artifact_prefix="$WORK/artifacts/" "$@" "$WORK/corpus" "$SEEDS"

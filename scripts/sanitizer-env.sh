@@ -1,0 +1,14 @@
+# Sourced by test.sh --sanitize and fuzz.sh: the ASan+UBSan (+libFuzzer
+# coverage) build of Ember with clang-19, and the sanitizer run-time options.
+# shellcheck shell=bash
+
+SANITIZER_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$SANITIZER_ROOT/scripts/lsan.supp:print_suppressions=0}
+
+configure_sanitizer_build() { # build dir
+  CC=clang-19 CXX=clang++-19 cmake -S "$SANITIZER_ROOT" -B "$1" -G Ninja \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBER_SANITIZE=ON -DEMBER_FUZZ=ON \
+    >/dev/null
+}

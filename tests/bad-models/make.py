@@ -1,0 +1,320 @@
+#!/usr/bin/env python3
+"""Writes the catalog of malformed ONNX models into the directory argv[1].
+
+Each case is OUT/models/NAME.onnx; OUT/cases.tsv lists "NAME<TAB>SUBSTRING",
+the text that the tools' one error line must contain. OUT/inputs/ and
+OUT/inputs.tsv do the same for malformed input tensors (.npy, .pb) given to
+model-runner with the digits model. Models are built
+with onnx.helper and then broken by hand, so that the checker in onnx does
+not stop us from writing them. Run with /usr/bin/python3 (onnx 1.12).
+"""
+import os
+import random
+import sys
+
+import onnx
+from onnx import TensorProto, helper
+
+OUT = sys.argv[1]
+MODELS = os.path.join(OUT, "models")
+os.makedirs(MODELS, exist_ok=True)
+SRC = os.path.dirname(os.path.abspath(__file__))
+DIGITS = os.path.join(SRC, "..", "..", "models", "digits", "digits.onnx")
+F = TensorProto.FLOAT
+cases = []
+
+
+def vi(name, shape, elem=F):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def model(nodes, inputs, outputs, inits=(), opsets=(("", 13),), name="g"):
+    g = helper.make_graph(nodes, name, inputs, outputs, list(inits))
+    ops = [helper.make_opsetid(d, v) for d, v in opsets]
+    return helper.make_model(g, opset_imports=ops)
+
+
+def case(name, expect, m=None, raw=None, run_only=False):
+    """run_only: the problem shows when the model runs (memory it needs),
+    so only tools that run models must reject it; a compiler may build it."""
+    path = os.path.join(MODELS, name + ".onnx")
+    with open(path, "wb") as f:
+        f.write(raw if raw is not None else m.SerializeToString())
+    cases.append((name, expect + ("\trun" if run_only else "")))
+
+
+def unary(op, x_shape, y_shape, **attrs):
+    n = helper.make_node(op, ["x"], ["y"], name="n1", **attrs)
+    return model([n], [vi("x", x_shape)], [vi("y", y_shape)])
+
+
+def conv(x_shape, w_shape, **attrs):
+    w = helper.make_tensor("w", F, w_shape, [0.5] * _count(w_shape))
+    n = helper.make_node("Conv", ["x", "w"], ["y"], name="conv1", **attrs)
+    return model([n], [vi("x", x_shape)], [vi("y", None)], [w])
+
+
+def _count(shape):
+    c = 1
+    for d in shape:
+        c *= d
+    return c
+
+
+X = vi("x", [1, 4])
+Y = vi("y", [1, 4])
+relu = helper.make_node("Relu", ["x"], ["y"], name="relu1")
+
+# --- Bytes that are not a model -------------------------------------------
+digits = open(DIGITS, "rb").read()
+case("truncated", "not a valid ONNX model", raw=digits[: len(digits) // 2])
+case("random-bytes", "not a valid ONNX model",
+     raw=random.Random(9).randbytes(4096))
+case("empty-file", "the model has no graph", raw=b"")
+
+# --- Graph structure -------------------------------------------------------
+case("empty-graph", "the graph is empty", model([], [], []))
+case("no-outputs", "the graph has no outputs", model([relu], [X], []))
+case("cycle", "is on a node cycle", model(
+    [helper.make_node("Add", ["x", "b"], ["a"], name="add1"),
+     helper.make_node("Relu", ["a"], ["b"], name="relu1"),
+     helper.make_node("Relu", ["a"], ["y"], name="relu2")], [X], [Y]))
+case("self-loop", "node 'self' (Add): is on a node cycle", model(
+    [helper.make_node("Add", ["x", "y"], ["y"], name="self")], [X], [Y]))
+case("unsorted-nodes", "is produced by a later node", model(
+    [helper.make_node("Relu", ["a"], ["y"], name="second"),
+     helper.make_node("Relu", ["x"], ["a"], name="first")], [X], [Y]))
+case("unproduced-input", "node 'relu1' (Relu): input 'ghost' is not produced",
+     model([helper.make_node("Relu", ["ghost"], ["y"], name="relu1")],
+           [X], [Y]))
+case("unproduced-output", "graph output 'zz' is not produced",
+     model([relu], [X], [Y, vi("zz", [1])]))
+case("duplicate-node-output", "output 'y' is already produced by node 'r1'",
+     model([helper.make_node("Relu", ["x"], ["y"], name="r1"),
+            helper.make_node("Sigmoid", ["x"], ["y"], name="r2")], [X], [Y]))
+case("output-shadows-input", "already produced by a graph input",
+     model([helper.make_node("Relu", ["x"], ["x"], name="r1")], [X], [X]))
+case("duplicate-graph-output", "graph output 'y' is listed twice",
+     model([relu], [X], [Y, Y]))
+case("duplicate-graph-input", "graph input 'x' is declared twice",
+     model([relu], [X, X], [Y]))
+w4 = helper.make_tensor("w", F, [1, 4], [1.0] * 4)
+case("duplicate-initializer", "initializer 'w' is defined twice",
+     model([helper.make_node("Add", ["x", "w"], ["y"], name="add1")],
+           [X], [Y], [w4, w4]))
+case("graph-output-declared-int", "graph output 'y' is declared i64",
+     model([relu], [X], [vi("y", [1, 4], TensorProto.INT64)]))
+
+# --- Opsets and domains ----------------------------------------------------
+case("unknown-opset-domain", "unknown opset domain 'com.example'",
+     model([relu], [X], [Y], opsets=(("", 13), ("com.example", 1))))
+case("opset-zero", "opset version 0", model([relu], [X], [Y],
+                                            opsets=(("", 0),)))
+
+# --- Op attributes: missing, wrong type, out of range -----------------------
+case("concat-missing-axis", "node 'n1' (Concat): missing attribute 'axis'",
+     unary("Concat", [1, 4], [1, 4]))
+case("conv-strides-wrong-type", "attribute 'strides' must be a list of ints",
+     conv([1, 1, 5, 5], [1, 1, 3, 3], strides=[1.0, 1.0]))
+case("conv-negative-pads", "node 'conv1' (Conv): pads must not be negative",
+     conv([1, 1, 5, 5], [1, 1, 3, 3], pads=[-1, 0, 0, 0]))
+case("conv-zero-strides", "strides and dilations must be positive",
+     conv([1, 1, 5, 5], [1, 1, 3, 3], strides=[0, 1]))
+case("conv-kernel-larger-than-input", "node 'conv1' (Conv)",
+     conv([1, 1, 3, 3], [1, 1, 5, 5]))
+case("maxpool-kernel-larger-than-input", "node 'n1' (MaxPool)",
+     unary("MaxPool", [1, 1, 2, 2], None, kernel_shape=[4, 4]))
+case("conv-bad-auto-pad", "unknown auto_pad 'SIDEWAYS'",
+     conv([1, 1, 5, 5], [1, 1, 3, 3], auto_pad="SIDEWAYS"))
+case("softmax-axis-out-of-range", "axis 5 is out of range for rank 2",
+     unary("Softmax", [1, 4], [1, 4], axis=5))
+case("constant-without-value", "has no supported value attribute",
+     model([helper.make_node("Constant", [], ["y"], name="c1")], [], [Y]))
+
+# --- Rank and shape mismatches --------------------------------------------
+case("conv-rank-3-input", "convolutions are supported",
+     conv([1, 1, 5], [1, 1, 3, 3]))
+case("conv-channel-mismatch", "node 'conv1' (Conv)",
+     conv([1, 2, 5, 5], [1, 3, 3, 3]))
+case("add-not-broadcastable", "are not broadcastable", model(
+    [helper.make_node("Add", ["a", "b"], ["y"], name="add1")],
+    [vi("a", [1, 3]), vi("b", [1, 4])], [Y]))
+case("matmul-inner-mismatch", "node 'mm' (MatMul)", model(
+    [helper.make_node("MatMul", ["a", "b"], ["y"], name="mm")],
+    [vi("a", [2, 3]), vi("b", [4, 5])], [vi("y", None)]))
+case("gemm-rank-3", "A and B must be 2-D", model(
+    [helper.make_node("Gemm", ["a", "b"], ["y"], name="gemm1")],
+    [vi("a", [1, 2, 3]), vi("b", [3, 4])], [vi("y", None)]))
+shape = helper.make_tensor("shape", TensorProto.INT64, [2], [3, 3])
+case("reshape-wrong-size", "node 'rs' (Reshape)", model(
+    [helper.make_node("Reshape", ["x", "shape"], ["y"], name="rs")],
+    [X], [vi("y", None)], [shape]))
+case("reshape-shape-not-constant", "must be a constant", model(
+    [helper.make_node("Reshape", ["x", "s"], ["y"], name="rs")],
+    [X, vi("s", [2], TensorProto.INT64)], [vi("y", None)]))
+
+# --- Dimensions and element counts ----------------------------------------
+case("negative-dim", "graph input 'x': negative dimension -3",
+     model([relu], [vi("x", [1, -3])], [Y]))
+case("zero-dim", "graph input 'x': zero-sized dimension",
+     model([relu], [vi("x", [0, 4])], [Y]))
+case("dims-overflow-2-63", "more than 2147483648 elements",
+     model([relu], [vi("x", [2**31, 2**31, 2**31])], [Y]))
+case("input-1e12-elements", "graph input 'x': declared shape has more than",
+     model([relu], [vi("x", [1000000, 1000000])], [Y]))
+big = TensorProto(name="w", data_type=F, dims=[1000000, 1000000])
+case("initializer-1e12-elements", "tensor 'w': shape [1000000, 1000000] has "
+     "more than", model([helper.make_node("Add", ["x", "w"], ["y"],
+                                           name="add1")], [X], [Y], [big]))
+case("rank-7", "rank 7 exceeds the maximum 6",
+     model([relu], [vi("x", [1] * 7)], [Y]))
+case("symbolic-dim-without-value", "has symbolic dimension 'N'",
+     model([relu], [vi("x", ["N", 4])], [Y]))
+case("broadcast-result-too-large", "would compute", model(
+    [helper.make_node("Add", ["a", "b"], ["y"], name="add1")],
+    [vi("a", [65536, 1]), vi("b", [1, 65536])], [vi("y", None)]))
+case("gemm-zero-c-too-large", "node 'gemm1' (Gemm)", model(
+    [helper.make_node("Gemm", ["a", "b"], ["y"], name="gemm1")],
+    [vi("a", [65536, 1]), vi("b", [1, 65536])], [vi("y", None)]))
+
+# 17 tensors of 2^31 floats (8 GiB each): within every per-tensor limit, but
+# the Interpreter needs 2 x 136 GiB; refused before allocating (this test
+# assumes a machine with less memory than that).
+big_in = vi("x", [2**31])
+case("needs-more-memory-than-the-machine", "more than this machine's", model(
+    [helper.make_node("Relu", ["x"], ["y%d" % i], name="r%d" % i)
+     for i in range(16)], [big_in], [vi("y%d" % i, None) for i in range(16)]),
+     run_only=True)
+
+# --- Initializer payloads --------------------------------------------------
+short = TensorProto(name="w", data_type=F, dims=[4, 4], raw_data=b"\0" * 8)
+case("short-raw-data", "raw_data has 8 bytes, shape [4, 4] needs 64",
+     model([helper.make_node("Add", ["x", "w"], ["y"], name="add1")],
+           [X], [Y], [short]))
+few = TensorProto(name="w", data_type=F, dims=[1, 4], float_data=[1, 2, 3])
+case("too-few-float-data", "has 3 values, shape [1, 4] needs 4",
+     model([helper.make_node("Add", ["x", "w"], ["y"], name="add1")],
+           [X], [Y], [few]))
+
+
+# --- External data ---------------------------------------------------------
+def external(name, expect, location, offset=None, length=None, dims=(1, 4)):
+    t = TensorProto(name="w", data_type=F, dims=list(dims))
+    t.data_location = TensorProto.EXTERNAL
+    for k, v in (("location", location), ("offset", offset),
+                 ("length", length)):
+        if v is not None:
+            e = t.external_data.add()
+            e.key, e.value = k, str(v)
+    case(name, expect, model(
+        [helper.make_node("Add", ["x", "w"], ["y"], name="add1")],
+        [X], [Y], [t]))
+
+
+with open(os.path.join(OUT, "secret.bin"), "wb") as f:
+    f.write(b"\0" * 64)  # Exists, but outside the models' directory.
+with open(os.path.join(MODELS, "weights.bin"), "wb") as f:
+    f.write(b"\0" * 16)  # Exactly one float<1 x 4>.
+link = os.path.join(MODELS, "link.bin")
+if os.path.lexists(link):
+    os.remove(link)
+os.symlink(os.path.join("..", "secret.bin"), link)
+external("external-dotdot", "outside the model's directory ('..')",
+         "../secret.bin")
+external("external-absolute", "outside the model's directory (absolute",
+         os.path.join(OUT, "secret.bin"))
+external("external-symlink-escape", "outside the model's directory (through "
+         "a link)", "link.bin")
+external("external-missing-file", "external data file 'nothere.bin' is "
+         "missing", "nothere.bin")
+external("external-past-end", "is past the end of 'weights.bin'",
+         "weights.bin", offset=8)
+external("external-length-mismatch", "length 12 does not match shape",
+         "weights.bin", length=12)
+external("external-nul-byte", "location contains a NUL byte",
+         "weights.bin\0/../../secret.bin")
+external("external-bad-offset", "offset '-4' is not a non-negative integer",
+         "weights.bin", offset=-4)
+
+
+# --- Nesting ---------------------------------------------------------------
+def nested(depth):
+    """An If whose then-branch holds an If ... depth levels deep."""
+    leaf = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])],
+                             "leaf", [], [Y])
+    g = leaf
+    for i in range(depth):
+        node = helper.make_node("If", ["cond"], ["y"], name="if%d" % i,
+                                then_branch=g, else_branch=leaf)
+        g = helper.make_graph([node], "level%d" % i, [], [Y])
+    m = model(list(g.node), [vi("cond", [], TensorProto.BOOL), X], [Y])
+    return m
+
+
+case("nested-subgraphs-10", "subgraphs are nested deeper than 8 levels",
+     nested(10))
+case("nested-subgraphs-40", "not a valid ONNX model", nested(40))
+
+# --- Element types ---------------------------------------------------------
+case("float64-input", "graph output 'y' is declared float but computed as double",
+     model([relu], [vi("x", [1, 4], TensorProto.DOUBLE)], [Y]))
+case("string-input", "graph input 'x': unsupported element type STRING",
+     model([relu], [vi("x", [1, 4], TensorProto.STRING)], [Y]))
+seq = helper.make_value_info(
+    "x", helper.make_sequence_type_proto(
+        helper.make_tensor_type_proto(F, [1, 4])))
+case("sequence-input", "graph value 'x' is not a tensor",
+     model([relu], [seq], [Y]))
+
+# --- Bad input tensors (for model-runner -input, with digits.onnx) ---------
+INPUTS = os.path.join(OUT, "inputs")
+os.makedirs(INPUTS, exist_ok=True)
+input_cases = []
+
+
+def npy(name, expect, header, data=b""):
+    """A .npy file (format 1.0) with the given header dict text."""
+    h = header.encode()
+    raw = b"\x93NUMPY\x01\x00" + bytes([len(h) & 255, len(h) >> 8]) + h + data
+    with open(os.path.join(INPUTS, name + ".npy"), "wb") as f:
+        f.write(raw)
+    input_cases.append((name + ".npy", expect))
+
+
+def pb(name, expect, raw):
+    with open(os.path.join(INPUTS, name + ".pb"), "wb") as f:
+        f.write(raw)
+    input_cases.append((name + ".pb", expect))
+
+
+npy("npy-dim-overflows-int64", "does not fit in 64 bits",
+    "{'descr': '<f4', 'fortran_order': False, "
+    "'shape': (99999999999999999999999,), }")
+npy("npy-1e12-elements", "has more than 2147483648 elements",
+    "{'descr': '<f4', 'fortran_order': False, 'shape': (1000000, 1000000), }")
+npy("npy-float64", "dtype must be float32",
+    "{'descr': '<f8', 'fortran_order': False, 'shape': (1, 64), }")
+npy("npy-short-data", "data is shorter than the shape",
+    "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 64), }", b"\0" * 8)
+npy("npy-huge-header", "header longer than 4096 bytes",
+    "{'descr': '<f4', 'shape': (" + "1, " * 20000 + "), }")
+with open(os.path.join(INPUTS, "npy-truncated.npy"), "wb") as f:
+    f.write(b"\x93NUMPY\x01\x00\xff\x00{'descr'")
+input_cases.append(("npy-truncated.npy", "truncated header"))
+pb("pb-random-bytes", "is not a valid ONNX TensorProto",
+   random.Random(10).randbytes(512))
+pb("pb-short-raw-data", "raw_data has 8 bytes",
+   TensorProto(name="x", data_type=F, dims=[1, 64],
+               raw_data=b"\0" * 8).SerializeToString())
+pb("pb-wrong-shape", "expects float<",
+   helper.make_tensor("x", F, [2, 2], [0.0] * 4).SerializeToString())
+
+with open(os.path.join(OUT, "inputs.tsv"), "w") as f:
+    for name, expect in input_cases:
+        f.write("%s\t%s\n" % (name, expect))
+
+with open(os.path.join(OUT, "cases.tsv"), "w") as f:
+    for name, expect in cases:
+        f.write("%s\t%s\n" % (name, expect))
+print("%d bad models, %d bad inputs in %s" % (len(cases), len(input_cases),
+                                              OUT))
