@@ -30,7 +30,9 @@ private:
     case ElemKind::Int64:
       return b_.getInt64Ty();
     default:
-      return b_.getInt8Ty(); // Bool and byte kinds
+      // Kinds without arithmetic here (data movement only): an integer of
+      // the element's size, so copies move whole elements.
+      return b_.getIntNTy(8 * elemSize(kind));
     }
   }
   /// The in-register type: Bool is i1.

@@ -51,7 +51,18 @@ const char *Renderer::typeName(ScalarKind kind) {
   case ElemKind::Bool:
     return "bool";
   default:
-    return "unsigned char";
+    // Kinds without arithmetic here (data movement only): an unsigned
+    // integer of the element's size, so copies move whole elements.
+    switch (elemSize(kind)) {
+    case 8:
+      return "unsigned long long";
+    case 4:
+      return "unsigned int";
+    case 2:
+      return "unsigned short";
+    default:
+      return "unsigned char";
+    }
   }
 }
 

@@ -50,6 +50,7 @@ bool kir::hasKernelLowering(OpKind op, ElemKind kind) {
   case OpKind::ReduceMin:
     return kind == ElemKind::Float32;
   case OpKind::ChannelShuffle:
+  case OpKind::Slice:
     return true;
   default:
     return false;

@@ -1,4 +1,4 @@
-//===- Reductions.cpp - Reductions and channel shuffle as kernels ---------===//
+//===- Reductions.cpp - Reductions, slices and channel shuffle as kernels -===//
 #include "KernelRules.h"
 
 #include <limits>
@@ -119,10 +119,41 @@ Kernel lowerChannelShuffle(const ChannelShuffleInst &I,
   k.body() = std::move(body);
   return k;
 }
+/// Result[i] = Input[Starts + i * Steps] per dim: a strided copy from a
+/// base offset (steps may be negative).
+Kernel lowerSlice(const SliceInst &I, const MemoryPlan &plan) {
+  TypeRef in = I.getInput()->getType(), res = I.getDest()->getType();
+  auto inStrides = in->strides(), outStrides = res->strides();
+  Kernel k(I.getName());
+  unsigned out = k.addBuffer(bufferFor(I.getDest(), plan));
+  unsigned src = k.addBuffer(bufferFor(I.getInput(), plan));
+  int64_t base = 0;
+  for (unsigned d = 0; d < in->rank(); ++d)
+    base += I.getStarts()[d] * inStrides[d];
+  llvm::SmallVector<unsigned, kMaxRank> vars;
+  ExprRef ii = k.constInt(base), oi = k.constInt(0);
+  for (unsigned d = 0; d < res->rank(); ++d) {
+    vars.push_back(k.newVar());
+    ii = k.add(ii, k.mul(k.var(vars[d]), I.getSteps()[d] * inStrides[d]));
+    oi = k.add(oi, k.mul(k.var(vars[d]), outStrides[d]));
+  }
+  std::vector<Stmt> body = {Kernel::store(out, oi, k.load(src, ii))};
+  for (int d = int(res->rank()) - 1; d >= 0; --d)
+    body = {Kernel::loop(vars[d], res->dims()[d], d == 0, std::move(body))};
+  if (res->rank() == 0)
+    body = {Kernel::loop(k.newVar(), 1, true, std::move(body))};
+  k.body() = std::move(body);
+  return k;
+}
 } // namespace
 
 bool kir::lowerReduction(const Instruction &I, const MemoryPlan &plan,
                          std::vector<Kernel> &out) {
+  if (auto *sl = llvm::dyn_cast<SliceInst>(&I)) {
+    if (sl->getDest()->getType()->size())
+      out.push_back(lowerSlice(*sl, plan));
+    return true;
+  }
   if (auto *cs = llvm::dyn_cast<ChannelShuffleInst>(&I)) {
     out.push_back(lowerChannelShuffle(*cs, plan));
     return true;
