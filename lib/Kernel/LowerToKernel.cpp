@@ -52,6 +52,8 @@ bool kir::hasKernelLowering(OpKind op, ElemKind kind) {
   case OpKind::ChannelShuffle:
   case OpKind::Slice:
     return true;
+  case OpKind::Pad: // constant mode; backends check the mode
+    return kind == ElemKind::Float32 || isInt;
   default:
     return false;
   }

@@ -1,4 +1,4 @@
-//===- Reductions.cpp - Reductions, slices and channel shuffle as kernels -===//
+//===- Reductions.cpp - Reductions, slices, pads, shuffles as kernels ----===//
 #include "KernelRules.h"
 
 #include <limits>
@@ -145,10 +145,51 @@ Kernel lowerSlice(const SliceInst &I, const MemoryPlan &plan) {
   k.body() = std::move(body);
   return k;
 }
+/// Constant-mode Pad: every result element is first set to Value, then,
+/// where the coordinate minus the leading pads lies inside the input, to
+/// the input element (so no out-of-bounds address is ever loaded).
+Kernel lowerConstantPad(const PadInst &I, const MemoryPlan &plan) {
+  TypeRef in = I.getInput()->getType(), res = I.getDest()->getType();
+  auto inStrides = in->strides(), outStrides = res->strides();
+  llvm::ArrayRef<int64_t> pads = I.getPads();
+  unsigned rank = res->rank();
+  Kernel k(I.getName());
+  unsigned out = k.addBuffer(bufferFor(I.getDest(), plan));
+  unsigned src = k.addBuffer(bufferFor(I.getInput(), plan));
+  ScalarKind kind = res->getElemKind();
+  ExprRef fill = isFloatKind(kind) ? k.constFloat(I.getValue(), kind)
+                                   : k.constInt(int64_t(I.getValue()), kind);
+  llvm::SmallVector<unsigned, kMaxRank> vars;
+  ExprRef oi = k.constInt(0), ii = k.constInt(0), inside = nullptr;
+  for (unsigned d = 0; d < rank; ++d) {
+    vars.push_back(k.newVar());
+    ExprRef c = k.add(k.var(vars[d]), k.constInt(-pads[d]));
+    oi = k.add(oi, k.mul(k.var(vars[d]), outStrides[d]));
+    ii = k.add(ii, k.mul(c, inStrides[d]));
+    ExprRef ok = k.binary(
+        BinOp::And, k.binary(BinOp::Le, k.constInt(0), c),
+        k.binary(BinOp::Lt, c, k.constInt(in->dims()[d])));
+    inside = inside ? k.binary(BinOp::And, inside, ok) : ok;
+  }
+  std::vector<Stmt> body = {Kernel::store(out, oi, fill)};
+  if (inside)
+    body.push_back(
+        Kernel::ifThen(inside, {Kernel::store(out, oi, k.load(src, ii))}));
+  for (int d = int(rank) - 1; d >= 0; --d)
+    body = {Kernel::loop(vars[d], res->dims()[d], d == 0, std::move(body))};
+  k.body() = std::move(body);
+  return k;
+}
 } // namespace
 
 bool kir::lowerReduction(const Instruction &I, const MemoryPlan &plan,
                          std::vector<Kernel> &out) {
+  if (auto *pad = llvm::dyn_cast<PadInst>(&I)) {
+    if (pad->getMode() != 0 || pad->getDest()->getType()->rank() == 0)
+      return false; // reflect/edge: no kernel rule yet
+    out.push_back(lowerConstantPad(*pad, plan));
+    return true;
+  }
   if (auto *sl = llvm::dyn_cast<SliceInst>(&I)) {
     if (sl->getDest()->getType()->size())
       out.push_back(lowerSlice(*sl, plan));
