@@ -3,6 +3,8 @@
 
 #include "llvm/ADT/StringSwitch.h"
 
+#include <limits>
+
 using namespace ember;
 
 size_t ember::elemSize(ElemKind kind) {
@@ -119,9 +121,12 @@ bool ember::isQuantizedKind(ElemKind kind) {
 }
 
 dim_t Type::size() const {
+  // Saturates instead of overflowing, so that a type computed from hostile
+  // dims still compares as "too large" in the limit checks.
   dim_t n = 1;
   for (dim_t d : dims_)
-    n *= d;
+    if (__builtin_mul_overflow(n, d, &n))
+      return std::numeric_limits<dim_t>::max();
   return n;
 }
 

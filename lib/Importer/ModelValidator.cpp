@@ -227,6 +227,8 @@ llvm::Error ember::checkFunctionLimits(const Function &F) {
     for (unsigned r = 0; r < n->getNumResults(); ++r) {
       int64_t count = 1;
       for (dim_t d : n->getType(r)->dims()) {
+        if (d == 0) // empty results get their own message
+          break;
         if (d > 0 && count <= kMaxTensorElements / d) {
           count *= d;
           continue;

@@ -306,13 +306,13 @@ llvm::Expected<Function *> importModel(const onnx::ModelProto &model, Module &M,
     Placeholder *p = M.createPlaceholder(out.name(), *v->getType(), true);
     F->createSave("save." + out.name(), *v, p);
   }
+  EMBER_RETURN_IF_ERR(checkFunctionLimits(*F));
   for (const auto &n : F->getNodes())
     for (unsigned i = 0; i < n->getNumResults(); ++i)
       if (n->getType(i)->size() == 0)
         return makeErrorF("node '{0}' computes an empty tensor {1}; empty "
                           "tensors are supported only as constants",
                           n->getName(), n->getType(i)->toString());
-  EMBER_RETURN_IF_ERR(checkFunctionLimits(*F));
   if (llvm::Error err = verifyFunction(*F))
     return makeErrorF("internal error: imported graph is invalid: {0}",
                       errorToString(std::move(err)));
