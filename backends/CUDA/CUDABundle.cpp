@@ -11,6 +11,8 @@
 #include "../CPU/CPU.h"
 #include "CUDA.h"
 
+#include "ember/Backend/BundleWriter.h"
+
 #include "ember/Base/Error.h"
 
 #include "llvm/ADT/StringSet.h"
@@ -28,14 +30,6 @@ using namespace ember;
 using namespace ember::cuda;
 
 namespace {
-/// One input or output as the bundle describes it.
-struct TensorDesc {
-  std::string name, ident;
-  int32_t onnxKind;
-  std::vector<int64_t> dims;
-  uint64_t offset, size;
-};
-
 /// Builds the host module of a CUDA bundle.
 class HostCodeGen {
 public:
@@ -47,8 +41,6 @@ public:
   }
   void addInit(const CUDABinary &bin, const CUDASource &src);
   void addEntry(const CUDASource &src);
-  void addInfo(const CUDAProgram &prog, const std::vector<TensorDesc> &ins,
-               const std::vector<TensorDesc> &outs);
 
 private:
   llvm::GlobalVariable *global(llvm::Constant *init, const llvm::Twine &n) {
@@ -186,120 +178,16 @@ void HostCodeGen::addEntry(const CUDASource &src) {
   b_.CreateRet(b_.getInt32(0));
 }
 
-/// `const EmberBundleInfo NAME_info` (see include/ember/Bundle/EmberBundle.h).
-void HostCodeGen::addInfo(const CUDAProgram &prog,
-                          const std::vector<TensorDesc> &ins,
-                          const std::vector<TensorDesc> &outs) {
-  auto *tensorTy =
-      llvm::StructType::get(ctx_, {ptr_, i32_, i32_, ptr_, i64_, i64_});
-  auto *infoTy = llvm::StructType::get(
-      ctx_, {i32_, ptr_, i64_, i64_, i64_, i64_, i32_, i32_, ptr_, ptr_, ptr_});
-  llvm::Constant *null =
-      llvm::ConstantPointerNull::get(llvm::PointerType::get(ctx_, 0));
-  auto table = [&](const std::vector<TensorDesc> &ds) -> llvm::Constant * {
-    if (ds.empty())
-      return null;
-    std::vector<llvm::Constant *> elems;
-    for (const TensorDesc &d : ds) {
-      auto *dims = global(
-          llvm::ConstantDataArray::get(ctx_, llvm::ArrayRef<int64_t>(d.dims)),
-          name_ + ".dims");
-      elems.push_back(llvm::ConstantStruct::get(
-          tensorTy,
-          {str(d.name), b_.getInt32(d.onnxKind), b_.getInt32(d.dims.size()),
-           dims, b_.getInt64(d.offset), b_.getInt64(d.size)}));
-    }
-    return global(llvm::ConstantArray::get(
-                      llvm::ArrayType::get(tensorTy, elems.size()), elems),
-                  name_ + ".tensors");
-  };
-  auto *info = llvm::ConstantStruct::get(
-      infoTy, {b_.getInt32(1), str(name_), b_.getInt64(prog.constants.size()),
-               b_.getInt64(prog.mutableSize), b_.getInt64(prog.activationSize),
-               b_.getInt64(64), b_.getInt32(ins.size()),
-               b_.getInt32(outs.size()), table(ins), table(outs), null});
-  new llvm::GlobalVariable(M_, infoTy, true, llvm::GlobalValue::ExternalLinkage,
-                           info, name_ + "_info");
-}
-
-/// The ABI types, exactly as in include/ember/Bundle/EmberBundle.h (the
-/// CUDA bundle test compares them).
-static const char kBundleTypes[] = R"(#ifndef EMBER_BUNDLE_TYPES_DEFINED
-#define EMBER_BUNDLE_TYPES_DEFINED
-#define EMBER_BUNDLE_ABI_VERSION 1
-/** One network input or output in the mutable region. */
-typedef struct EmberTensorInfo {
-  const char *name;   /* the ONNX input/output name */
-  int32_t elemKind;   /* ONNX TensorProto.DataType: 1 float32, 6 int32, 7 int64, 9 bool */
-  uint32_t rank;
-  const int64_t *dims;
-  uint64_t offset;    /* byte offset in the mutable region */
-  uint64_t sizeInBytes;
-} EmberTensorInfo;
-/** Everything a loader needs to run a bundle. */
-typedef struct EmberBundleInfo {
-  uint32_t abiVersion; /* EMBER_BUNDLE_ABI_VERSION */
-  const char *networkName;
-  uint64_t constantSize, mutableSize, activationSize; /* region sizes in bytes */
-  uint64_t alignment;  /* required alignment of every region: 64 */
-  uint32_t numInputs, numOutputs;
-  const EmberTensorInfo *inputs, *outputs;
-  const uint8_t *embeddedWeights; /* NULL unless compiled with -embed-weights */
-} EmberBundleInfo;
-#endif /* EMBER_BUNDLE_TYPES_DEFINED */
-)";
-
-static int32_t onnxElemKind(ElemKind k) {
-  switch (k) {
-  case ElemKind::Float32:
-    return 1;
-  case ElemKind::Int32:
-    return 6;
-  case ElemKind::Int64:
-    return 7;
-  case ElemKind::Bool:
-    return 9;
-  default:
-    return 0;
-  }
-}
-
-/// Inputs then outputs with C identifiers, named as in the CPU bundles.
-static void describeIO(const IRFunction &F, const MemoryPlan &plan,
-                       std::vector<TensorDesc> &ins,
-                       std::vector<TensorDesc> &outs) {
-  llvm::StringSet<> used = {"CONSTANT", "MUTABLE", "ACTIVATIONS", "BUNDLE_ABI"};
-  for (auto &w : F.getWeights()) {
-    if (w->isConstant())
-      continue;
-    TensorDesc d;
-    d.name = w->getName().str();
-    for (char c : d.name)
-      d.ident += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-    if (d.ident.empty() || std::isdigit(static_cast<unsigned char>(d.ident[0])))
-      d.ident = "v" + d.ident;
-    std::string base = d.ident;
-    for (unsigned n = 2; used.count(d.ident); ++n)
-      d.ident = base + "_" + std::to_string(n);
-    used.insert(d.ident);
-    d.onnxKind = onnxElemKind(w->getType()->getElemKind());
-    d.dims.assign(w->getType()->dims().begin(), w->getType()->dims().end());
-    d.offset = plan.placements.lookup(w.get()).offset;
-    d.size = w->getType()->sizeInBytes();
-    (w->isOutput() ? outs : ins).push_back(std::move(d));
-  }
-}
-
 static std::string headerText(llvm::StringRef name, const CUDAProgram &prog,
-                              const std::vector<TensorDesc> &ins,
-                              const std::vector<TensorDesc> &outs) {
+                              const std::vector<BundleTensorDesc> &ins,
+                              const std::vector<BundleTensorDesc> &outs) {
   std::string s;
   llvm::raw_string_ostream os(s);
   std::string guard = name.upper() + "_EMBER_BUNDLE_H";
   os << "/* Generated by Ember's model-compiler: the CUDA bundle '" << name
      << "'. See docs/Bundle.md. */\n#ifndef " << guard << "\n#define " << guard
      << "\n\n#include <stdint.h>\n\n"
-     << kBundleTypes
+     << bundleTypesText().str()
      << "\n/* The CUDA runtime's stream type, so that this header compiles "
         "without\n   cuda_runtime.h (the typedef is identical). */\n"
         "#ifndef __DRIVER_TYPES_H__\ntypedef struct CUstream_st "
@@ -308,7 +196,7 @@ static std::string headerText(llvm::StringRef name, const CUDAProgram &prog,
      << prog.constants.size() << "u\n#define " << name << "_MUTABLE_SIZE "
      << prog.mutableSize << "u\n#define " << name << "_ACTIVATIONS_SIZE "
      << prog.activationSize << "u\n#define " << name << "_ALIGNMENT 64u\n";
-  auto emit = [&](const TensorDesc &d, const char *what) {
+  auto emit = [&](const BundleTensorDesc &d, const char *what) {
     std::string p = (name + "_" + d.ident).str();
     os << "\n/* " << what << " '" << d.name << "' */\n#define " << p
        << "_OFFSET " << d.offset << "u\n#define " << p << "_SIZE " << d.size
@@ -339,14 +227,6 @@ static std::string headerText(llvm::StringRef name, const CUDAProgram &prog,
   return os.str();
 }
 
-static llvm::Error writeFile(llvm::StringRef path, llvm::StringRef data) {
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec);
-  if (ec)
-    return makeErrorF("cannot write '{0}': {1}", path, ec.message());
-  os << data;
-  return llvm::Error::success();
-}
 
 llvm::Error cuda::writeCUDABundle(const IRFunction &F, const MemoryPlan &plan,
                                   const CUDAProgram &prog,
@@ -377,12 +257,15 @@ llvm::Error cuda::writeCUDABundle(const IRFunction &F, const MemoryPlan &plan,
   llvm::Module M(name, ctx);
   M.setTargetTriple(TM->getTargetTriple().str());
   M.setDataLayout(TM->createDataLayout());
-  std::vector<TensorDesc> ins, outs;
-  describeIO(F, plan, ins, outs);
+  std::vector<BundleTensorDesc> ins, outs;
+  describeBundleIO(F, plan, ins, outs);
   HostCodeGen gen(M, name);
   gen.addInit(bin, src);
   gen.addEntry(src);
-  gen.addInfo(prog, ins, outs);
+  addBundleInfo(M, name,
+                BundleRegions{prog.constants.size(), prog.mutableSize,
+                              prog.activationSize},
+                ins, outs, nullptr);
   std::string err;
   llvm::raw_string_ostream es(err);
   if (llvm::verifyModule(M, &es))
@@ -407,8 +290,8 @@ llvm::Error cuda::writeCUDABundle(const IRFunction &F, const MemoryPlan &plan,
       return makeError("the target cannot emit an object file");
     pm.run(M);
   }
-  EMBER_RETURN_IF_ERR(writeFile(path(".h"), headerText(name, prog, ins, outs)));
-  return writeFile(
+  EMBER_RETURN_IF_ERR(writeBundleFile(path(".h"), headerText(name, prog, ins, outs)));
+  return writeBundleFile(
       path(".weights.bin"),
       llvm::StringRef(reinterpret_cast<const char *>(prog.constants.data()),
                       prog.constants.size()));

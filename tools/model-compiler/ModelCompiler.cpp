@@ -13,6 +13,7 @@
 #include "ImportFlags.h"
 #include "PassOptions.h"
 
+#include "ember/Backend/BundleWriter.h"
 #include "ember/Backend/ConstantEval.h"
 #include "ember/Backend/Pipeline.h"
 #include "ember/Base/Error.h"
@@ -104,14 +105,6 @@ template <typename T> static T unwrap(llvm::Expected<T> v) {
   if (!v)
     fail(errorToString(v.takeError()));
   return std::move(*v);
-}
-
-static bool isCIdentifier(llvm::StringRef s) {
-  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0])))
-    return false;
-  return llvm::all_of(s, [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-  });
 }
 
 /// Set from -time-passes (tools/common) after the command line is parsed.

@@ -1,0 +1,66 @@
+//===- BundleWriter.h - What every backend's bundle shares -----*- C++ -*-===//
+//
+// The CPU and CUDA bundles follow one ABI (docs/Bundle.md): the same I/O
+// naming and header macros, the same `NAME_info` metadata symbol and the
+// same C types (include/ember/Bundle/EmberBundle.h). This is that shared
+// part; each backend adds its code and its entry point.
+//
+//===----------------------------------------------------------------------===//
+#ifndef EMBER_BACKEND_BUNDLEWRITER_H
+#define EMBER_BACKEND_BUNDLEWRITER_H
+
+#include "ember/IR/MemoryPlanner.h"
+
+#include "llvm/IR/Constant.h"
+#include "llvm/IR/Module.h"
+
+#include <string>
+#include <vector>
+
+namespace ember {
+
+/// One network input or output as a bundle describes it.
+struct BundleTensorDesc {
+  std::string name;  ///< The ONNX name.
+  std::string ident; ///< A C identifier made from it (unique in the bundle).
+  int32_t onnxKind;  ///< ONNX TensorProto.DataType code.
+  std::vector<int64_t> dims;
+  uint64_t offset, size; ///< Bytes in the mutable region.
+};
+
+/// The region sizes a bundle reports.
+struct BundleRegions {
+  uint64_t constantSize, mutableSize, activationSize;
+};
+
+/// The text of include/ember/Bundle/EmberBundle.h, which every generated
+/// header embeds so that it stands alone.
+llvm::StringRef bundleTypesText();
+
+/// True if \p s is a valid C identifier.
+bool isCIdentifier(llvm::StringRef s);
+
+/// The ONNX TensorProto.DataType code of \p kind (0 if it has none).
+int32_t onnxElemKindCode(ElemKind kind);
+
+/// Inputs then outputs of \p F with C identifiers made from their ONNX
+/// names: non-alphanumerics become '_', a leading digit gets a 'v' prefix,
+/// repeats (or the region names) get a suffix _2, _3, ...
+void describeBundleIO(const IRFunction &F, const MemoryPlan &plan,
+                      std::vector<BundleTensorDesc> &ins,
+                      std::vector<BundleTensorDesc> &outs);
+
+/// Adds `const EmberBundleInfo NAME_info` (and what it points to) to \p M.
+/// \p embeddedWeights is the embedded constant image, or null.
+void addBundleInfo(llvm::Module &M, llvm::StringRef name,
+                   const BundleRegions &regions,
+                   const std::vector<BundleTensorDesc> &ins,
+                   const std::vector<BundleTensorDesc> &outs,
+                   llvm::Constant *embeddedWeights);
+
+/// Writes \p data to \p path, or says which file could not be written.
+llvm::Error writeBundleFile(llvm::StringRef path, llvm::StringRef data);
+
+} // namespace ember
+
+#endif // EMBER_BACKEND_BUNDLEWRITER_H

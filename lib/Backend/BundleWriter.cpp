@@ -1,0 +1,134 @@
+//===- BundleWriter.cpp - What every backend's bundle shares --------------===//
+#include "ember/Backend/BundleWriter.h"
+
+#include "ember/Base/Error.h"
+
+#include "llvm/ADT/StringSet.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/GlobalVariable.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cctype>
+
+using namespace ember;
+
+llvm::StringRef ember::bundleTypesText() {
+  // Generated at configure time from include/ember/Bundle/EmberBundle.h.
+  static const char kText[] =
+#include "ember/Generated/EmberBundleText.inc"
+      ;
+  return kText;
+}
+
+bool ember::isCIdentifier(llvm::StringRef s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0])))
+    return false;
+  return llvm::all_of(s, [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+int32_t ember::onnxElemKindCode(ElemKind k) {
+  switch (k) {
+  case ElemKind::Float32:
+    return 1;
+  case ElemKind::UInt8Q:
+    return 2;
+  case ElemKind::Int8Q:
+    return 3;
+  case ElemKind::Int32:
+    return 6;
+  case ElemKind::Int64:
+    return 7;
+  case ElemKind::Bool:
+    return 9;
+  case ElemKind::Float16:
+    return 10;
+  case ElemKind::BFloat16:
+    return 16;
+  default:
+    return 0;
+  }
+}
+
+void ember::describeBundleIO(const IRFunction &F, const MemoryPlan &plan,
+                             std::vector<BundleTensorDesc> &ins,
+                             std::vector<BundleTensorDesc> &outs) {
+  llvm::StringSet<> used = {"CONSTANT", "MUTABLE", "ACTIVATIONS", "BUNDLE_ABI"};
+  for (auto &w : F.getWeights()) {
+    if (w->isConstant())
+      continue;
+    BundleTensorDesc d;
+    d.name = w->getName().str();
+    for (char c : d.name)
+      d.ident += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    if (d.ident.empty() || std::isdigit(static_cast<unsigned char>(d.ident[0])))
+      d.ident = "v" + d.ident;
+    std::string base = d.ident;
+    for (unsigned n = 2; used.count(d.ident); ++n)
+      d.ident = base + "_" + std::to_string(n);
+    used.insert(d.ident);
+    d.onnxKind = onnxElemKindCode(w->getType()->getElemKind());
+    d.dims.assign(w->getType()->dims().begin(), w->getType()->dims().end());
+    d.offset = plan.placements.lookup(w.get()).offset;
+    d.size = w->getType()->sizeInBytes();
+    (w->isOutput() ? outs : ins).push_back(std::move(d));
+  }
+}
+
+void ember::addBundleInfo(llvm::Module &M, llvm::StringRef name,
+                          const BundleRegions &regions,
+                          const std::vector<BundleTensorDesc> &ins,
+                          const std::vector<BundleTensorDesc> &outs,
+                          llvm::Constant *embeddedWeights) {
+  llvm::LLVMContext &ctx = M.getContext();
+  llvm::Type *ptr = llvm::PointerType::get(ctx, 0);
+  llvm::Type *i32 = llvm::Type::getInt32Ty(ctx),
+             *i64 = llvm::Type::getInt64Ty(ctx);
+  auto *tensorTy = llvm::StructType::get(ctx, {ptr, i32, i32, ptr, i64, i64});
+  auto *infoTy = llvm::StructType::get(
+      ctx, {i32, ptr, i64, i64, i64, i64, i32, i32, ptr, ptr, ptr});
+  auto *null = llvm::ConstantPointerNull::get(llvm::PointerType::get(ctx, 0));
+  auto global = [&](llvm::Constant *init, const llvm::Twine &n) {
+    return new llvm::GlobalVariable(M, init->getType(), true,
+                                    llvm::GlobalValue::PrivateLinkage, init, n);
+  };
+  auto str = [&](llvm::StringRef s) {
+    return global(llvm::ConstantDataArray::getString(ctx, s), name + ".str");
+  };
+  auto i32c = [&](uint64_t v) { return llvm::ConstantInt::get(i32, v); };
+  auto i64c = [&](uint64_t v) { return llvm::ConstantInt::get(i64, v); };
+  auto table = [&](const std::vector<BundleTensorDesc> &ds) -> llvm::Constant * {
+    if (ds.empty())
+      return null;
+    std::vector<llvm::Constant *> elems;
+    for (const BundleTensorDesc &d : ds) {
+      auto *dims = global(
+          llvm::ConstantDataArray::get(ctx, llvm::ArrayRef<int64_t>(d.dims)),
+          name + ".dims");
+      elems.push_back(llvm::ConstantStruct::get(
+          tensorTy, {str(d.name), i32c(d.onnxKind), i32c(d.dims.size()), dims,
+                     i64c(d.offset), i64c(d.size)}));
+    }
+    return global(llvm::ConstantArray::get(
+                      llvm::ArrayType::get(tensorTy, elems.size()), elems),
+                  name + ".tensors");
+  };
+  auto *info = llvm::ConstantStruct::get(
+      infoTy, {i32c(1), str(name), i64c(regions.constantSize),
+               i64c(regions.mutableSize), i64c(regions.activationSize),
+               i64c(64), i32c(ins.size()), i32c(outs.size()), table(ins),
+               table(outs), embeddedWeights ? embeddedWeights : null});
+  new llvm::GlobalVariable(M, infoTy, true, llvm::GlobalValue::ExternalLinkage,
+                           info, name + "_info");
+}
+
+llvm::Error ember::writeBundleFile(llvm::StringRef path,
+                                   llvm::StringRef data) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec)
+    return makeErrorF("cannot write '{0}': {1}", path, ec.message());
+  os << data;
+  return llvm::Error::success();
+}
