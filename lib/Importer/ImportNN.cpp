@@ -196,6 +196,9 @@ llvm::Error importConvTranspose(ImportContext &ctx,
 llvm::Expected<NodeValue> channelParam(ImportContext &ctx,
                                        const onnx::NodeProto &node, NodeValue p,
                                        NodeValue x) {
+  if (x.dims().size() < 2)
+    return fail(node, "input " + x.getType()->toString() +
+                          " has no channel dimension");
   Ints shape(x.dims().size(), 1);
   shape[1] = x.dims()[1];
   TRY(p, reshapeTo(ctx, node, p, shape));
