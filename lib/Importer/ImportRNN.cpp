@@ -44,6 +44,10 @@ llvm::Expected<OpKind> activation(const onnx::NodeProto &node,
 llvm::Expected<NodeValue> sliceAxis(ImportContext &ctx,
                                     const onnx::NodeProto &node, NodeValue x,
                                     int64_t axis, int64_t r0, int64_t n) {
+  if (axis < 0 || axis >= int64_t(x.dims().size()) || r0 < 0 || n < 1 ||
+      r0 + n > x.dims()[axis])
+    return fail(node, "operand " + x.getType()->toString() +
+                          " is too small for the gates it must hold");
   Ints s(x.dims().size(), 0), st(x.dims().size(), 1);
   Ints c(x.dims().begin(), x.dims().end());
   s[axis] = r0;
