@@ -27,6 +27,9 @@ llvm::Expected<NodeValue> alongAxis(ImportContext &ctx,
   TRY(p, castTo(ctx, node, p, ElemKind::Float32));
   if (p.dims().size() != 1 || rank == 0)
     return p;
+  if (axis < 0 || axis >= int64_t(rank))
+    return fail(node, "axis " + llvm::Twine(axis) +
+                          " is out of range for rank " + llvm::Twine(rank));
   Ints shape(rank, 1);
   shape[axis] = p.dims()[0];
   return reshapeTo(ctx, node, p, shape);
