@@ -157,7 +157,12 @@ InferResult ember::inferPad(llvm::ArrayRef<TypeRef> in, const AttrList &attrs) {
       return makeErrorF("reflect pads {0} must be smaller than the dims of "
                         "{1}",
                         dimsToString(pads), x.toString());
-    d.push_back(x.dims()[i] + pads[i] + pads[i + r]);
+    dim_t v;
+    if (__builtin_add_overflow(x.dims()[i], pads[i], &v) ||
+        __builtin_add_overflow(v, pads[i + r], &v))
+      return makeErrorF("pads {0} overflow the dims of {1}",
+                        dimsToString(pads), x.toString());
+    d.push_back(v);
   }
   return Types{x.withDims(d)};
 }
@@ -169,8 +174,13 @@ InferResult ember::inferTile(llvm::ArrayRef<TypeRef> in,
   if (reps.size() != x.rank())
     return makeErrorF("expected {0} repeats, got {1}", x.rank(), reps.size());
   Dims d;
-  for (unsigned i = 0; i < x.rank(); ++i)
-    d.push_back(x.dims()[i] * reps[i]);
+  for (unsigned i = 0; i < x.rank(); ++i) {
+    dim_t v;
+    if (__builtin_mul_overflow(x.dims()[i], reps[i], &v))
+      return makeErrorF("repeats {0} overflow the dims of {1}",
+                        dimsToString(reps), x.toString());
+    d.push_back(v);
+  }
   EMBER_ASSIGN_OR_RETURN(Type t, checkedDims(x, d));
   return Types{t};
 }

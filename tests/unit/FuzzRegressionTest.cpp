@@ -37,6 +37,8 @@ const Regression kRegressions[] = {
     {"gru-short-bias.onnx", "too small for the gates it must hold"},
     // A quantization parameter reshaped along an axis past the rank (ASan).
     {"qlinearmatmul-axis.onnx", "is out of range for rank"},
+    // Tile repeats whose product overflowed the result dims (UBSan).
+    {"tile-repeats-overflow.onnx", "overflow the dims"},
 };
 
 /// The error of importing and compiling \p bytes, or "" on success.
