@@ -74,8 +74,13 @@ static llvm::Expected<dim_t> windowOut(dim_t in, dim_t kernel, dim_t stride,
     return makeErrorF("kernel {0}, stride {1}, dilation {2} must be positive "
                       "and pads {3}, {4} non-negative",
                       kernel, stride, dilation, padBegin, padEnd);
-  dim_t span = dilation * (kernel - 1) + 1;
-  dim_t padded = in + padBegin + padEnd;
+  dim_t span, padded;
+  if (__builtin_mul_overflow(dilation, kernel - 1, &span) ||
+      __builtin_add_overflow(span, 1, &span) ||
+      __builtin_add_overflow(in, padBegin, &padded) ||
+      __builtin_add_overflow(padded, padEnd, &padded))
+    return makeErrorF("kernel {0}, dilation {1} and pads {2}, {3} overflow",
+                      kernel, dilation, padBegin, padEnd);
   if (padded < span)
     return makeErrorF("window of extent {0} is larger than the padded input "
                       "extent {1}",

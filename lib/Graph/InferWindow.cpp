@@ -25,10 +25,13 @@ InferResult ember::inferPoolND(llvm::ArrayRef<TypeRef> in,
                       n, x.toString());
   Dims d = {x.dims()[0], x.dims()[1]};
   for (size_t i = 0; i < n; ++i) {
-    dim_t span = dil[i] * (k[i] - 1) + 1;
-    dim_t padded = x.dims()[2 + i] + p[i] + p[i + n];
-    if (k[i] < 1 || s[i] < 1 || dil[i] < 1 || p[i] < 0 || p[i + n] < 0 ||
-        padded < span || p[i] >= span)
+    dim_t span = 0, padded = 0;
+    bool bad = k[i] < 1 || s[i] < 1 || dil[i] < 1 || p[i] < 0 || p[i + n] < 0 ||
+               __builtin_mul_overflow(dil[i], k[i] - 1, &span) ||
+               __builtin_add_overflow(span, 1, &span) ||
+               __builtin_add_overflow(x.dims()[2 + i], p[i], &padded) ||
+               __builtin_add_overflow(padded, p[i + n], &padded);
+    if (bad || padded < span || p[i] >= span)
       return makeErrorF("window {0} (stride {1}, dilation {2}, pads {3}) does "
                         "not fit {4}",
                         dimsToString(k), dimsToString(s), dimsToString(dil),
@@ -55,7 +58,9 @@ InferResult ember::inferConvTranspose(llvm::ArrayRef<TypeRef> in,
   if (group < 1 || x.dims()[1] != w.dims()[0] || x.dims()[1] % group)
     return makeErrorF("filter {0} does not fit input {1} with group {2}",
                       w.toString(), x.toString(), group);
-  dim_t m = w.dims()[1] * group;
+  dim_t m;
+  if (__builtin_mul_overflow(w.dims()[1], group, &m))
+    return makeErrorF("group {0} is too large", group);
   if (dims[0] != x.dims()[0] || dims[1] != m || b.rank() != 1 ||
       b.dims()[0] != m)
     return makeErrorF("result {0} or bias {1} does not have {2} channels",
