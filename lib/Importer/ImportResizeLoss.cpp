@@ -149,6 +149,10 @@ llvm::Expected<NodeValue> nllLoss(ImportContext &ctx,
     TRY(t, make(ctx, node, OpKind::Where,
                 {valid, t, constantLike(ctx, node, t, 0)}));
   }
+  if (t.dims().empty() || logp.dims().size() != t.dims().size() + 1)
+    return fail(node, "target " + t.getType()->toString() +
+                          " must have one dim less than the input " +
+                          logp.getType()->toString() + " and at least one");
   Ints tdims(t.dims().begin(), t.dims().end()), t1 = tdims;
   t1.insert(t1.begin() + 1, 1);
   TRY(NodeValue t1v, reshapeTo(ctx, node, t, t1));
