@@ -9,7 +9,6 @@ std::function<llvm::Expected<Tensor>(NodeValue)>
 ember::makeConstantEvaluator() {
   return [](NodeValue v) -> llvm::Expected<Tensor> {
     registerAllBackends();
-    EMBER_ASSIGN_OR_RETURN(const Backend *B, getBackend("Interpreter"));
-    return evaluateConstant(v, *B);
+    return evaluateConstant(v);
   };
 }

@@ -9,9 +9,10 @@
 
 namespace ember {
 
-/// Computes \p v, whose operands are all Constants transitively, by copying
-/// its subgraph into a scratch Module and running it on \p B.
-llvm::Expected<Tensor> evaluateConstant(NodeValue v, const Backend &B);
+/// Computes \p v, whose operands are all Constants transitively (its
+/// subgraph is copied and run on the Interpreter; see
+/// evaluateConstantValues in Pipeline.h).
+llvm::Expected<Tensor> evaluateConstant(NodeValue v);
 
 /// An evaluator for ImportOptions::evaluator that runs on the Interpreter
 /// (defined in backends/, which registers it).
