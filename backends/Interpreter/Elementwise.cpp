@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <type_traits>
 
@@ -19,17 +20,30 @@ static void binary(const Instruction &I, const ExecContext &ctx, Fn fn) {
     out[i] = fn(a[i], b[i]);
 }
 
+/// Integer arithmetic wraps around (two's complement) like the CPU and CUDA
+/// kernels do, instead of overflowing (undefined in C++).
+template <typename T, typename Op> static T wrapping(T a, T b, Op op) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return T(op(U(a), U(b)));
+  } else {
+    return op(a, b);
+  }
+}
+
 template <typename T>
 static bool binaryOp(OpKind op, const Instruction &I, const ExecContext &ctx) {
   switch (op) {
   case OpKind::Add:
-    binary<T>(I, ctx, [](T a, T b) { return a + b; });
+    binary<T>(I, ctx, [](T a, T b) { return wrapping(a, b, std::plus<>()); });
     return true;
   case OpKind::Sub:
-    binary<T>(I, ctx, [](T a, T b) { return a - b; });
+    binary<T>(I, ctx,
+              [](T a, T b) { return wrapping(a, b, std::minus<>()); });
     return true;
   case OpKind::Mul:
-    binary<T>(I, ctx, [](T a, T b) { return a * b; });
+    binary<T>(I, ctx,
+              [](T a, T b) { return wrapping(a, b, std::multiplies<>()); });
     return true;
   case OpKind::Div:
     binary<T>(I, ctx, [](T a, T b) {
