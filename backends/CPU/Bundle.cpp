@@ -41,22 +41,7 @@ static std::string headerText(llvm::StringRef name, const MemoryPlan &plan,
      << "u\n#define " << name << "_MUTABLE_SIZE " << plan.mutableSize
      << "u\n#define " << name << "_ACTIVATIONS_SIZE " << prog.activationSize
      << "u\n#define " << name << "_ALIGNMENT 64u\n";
-  auto emit = [&](const BundleTensorDesc &d, const char *what) {
-    std::string p = (name + "_" + d.ident).str();
-    os << "\n/* " << what << " '" << d.name << "' */\n";
-    os << "#define " << p << "_OFFSET " << d.offset << "u\n";
-    os << "#define " << p << "_SIZE " << d.size << "u\n";
-    os << "#define " << p << "_ELEM_KIND " << d.onnxKind << "\n";
-    os << "#define " << p << "_RANK " << d.dims.size() << "\n";
-    os << "#define " << p << "_DIMS {";
-    for (size_t i = 0; i < d.dims.size(); ++i)
-      os << (i ? ", " : "") << d.dims[i];
-    os << "}\n";
-  };
-  for (auto &d : ins)
-    emit(d, "input");
-  for (auto &d : outs)
-    emit(d, "output");
+  printBundleIOMacros(os, name, ins, outs);
   os << "\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n"
      << "/** Runs the network once; returns 0 on success. */\n"
      << "int " << name

@@ -196,20 +196,7 @@ static std::string headerText(llvm::StringRef name, const CUDAProgram &prog,
      << prog.constants.size() << "u\n#define " << name << "_MUTABLE_SIZE "
      << prog.mutableSize << "u\n#define " << name << "_ACTIVATIONS_SIZE "
      << prog.activationSize << "u\n#define " << name << "_ALIGNMENT 64u\n";
-  auto emit = [&](const BundleTensorDesc &d, const char *what) {
-    std::string p = (name + "_" + d.ident).str();
-    os << "\n/* " << what << " '" << d.name << "' */\n#define " << p
-       << "_OFFSET " << d.offset << "u\n#define " << p << "_SIZE " << d.size
-       << "u\n#define " << p << "_ELEM_KIND " << d.onnxKind << "\n#define " << p
-       << "_RANK " << d.dims.size() << "\n#define " << p << "_DIMS {";
-    for (size_t i = 0; i < d.dims.size(); ++i)
-      os << (i ? ", " : "") << d.dims[i];
-    os << "}\n";
-  };
-  for (auto &d : ins)
-    emit(d, "input");
-  for (auto &d : outs)
-    emit(d, "output");
+  printBundleIOMacros(os, name, ins, outs);
   os << "\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n"
      << "/** Loads the kernels onto the current device (once; the entry point "
         "calls\n    it too). Call it before capturing a CUDA graph. Returns 0 "

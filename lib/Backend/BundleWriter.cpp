@@ -76,6 +76,27 @@ void ember::describeBundleIO(const IRFunction &F, const MemoryPlan &plan,
   }
 }
 
+void ember::printBundleIOMacros(llvm::raw_ostream &os, llvm::StringRef name,
+                               const std::vector<BundleTensorDesc> &ins,
+                               const std::vector<BundleTensorDesc> &outs) {
+  auto emit = [&](const BundleTensorDesc &d, const char *what) {
+    std::string p = (name + "_" + d.ident).str();
+    os << "\n/* " << what << " '" << d.name << "' */\n";
+    os << "#define " << p << "_OFFSET " << d.offset << "u\n";
+    os << "#define " << p << "_SIZE " << d.size << "u\n";
+    os << "#define " << p << "_ELEM_KIND " << d.onnxKind << "\n";
+    os << "#define " << p << "_RANK " << d.dims.size() << "\n";
+    os << "#define " << p << "_DIMS {";
+    for (size_t i = 0; i < d.dims.size(); ++i)
+      os << (i ? ", " : "") << d.dims[i];
+    os << "}\n";
+  };
+  for (auto &d : ins)
+    emit(d, "input");
+  for (auto &d : outs)
+    emit(d, "output");
+}
+
 void ember::addBundleInfo(llvm::Module &M, llvm::StringRef name,
                           const BundleRegions &regions,
                           const std::vector<BundleTensorDesc> &ins,

@@ -13,6 +13,7 @@
 
 #include "llvm/IR/Constant.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <string>
 #include <vector>
@@ -49,6 +50,12 @@ int32_t onnxElemKindCode(ElemKind kind);
 void describeBundleIO(const IRFunction &F, const MemoryPlan &plan,
                       std::vector<BundleTensorDesc> &ins,
                       std::vector<BundleTensorDesc> &outs);
+
+/// Prints the per-tensor header macros (NAME_<IDENT>_OFFSET, _SIZE,
+/// _ELEM_KIND, _RANK, _DIMS) of every input, then every output.
+void printBundleIOMacros(llvm::raw_ostream &os, llvm::StringRef name,
+                         const std::vector<BundleTensorDesc> &ins,
+                         const std::vector<BundleTensorDesc> &outs);
 
 /// Adds `const EmberBundleInfo NAME_info` (and what it points to) to \p M.
 /// \p embeddedWeights is the embedded constant image, or null.
