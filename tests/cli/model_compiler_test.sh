@@ -7,32 +7,15 @@ SRC=$2
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 /usr/bin/python3 "$SRC/tests/cli/make_models.py" "$TMP" || exit 1
-fails=0
-check() { # description, expected exit (0 or nonzero), pattern, command...
-  local what=$1 want=$2 pattern=$3
-  shift 3
-  "$@" >"$TMP/out" 2>&1
-  local rc=$?
-  if { [ "$want" = 0 ] && [ $rc != 0 ]; } || { [ "$want" != 0 ] && [ $rc = 0 ]; }; then
-    echo "FAIL: $what: exit $rc"; cat "$TMP/out"; fails=$((fails+1)); return
-  fi
-  if [ "$want" != 0 ] && ! head -1 "$TMP/out" | grep -q "^model-compiler: error: "; then
-    echo "FAIL: $what: the first line is not the error"; cat "$TMP/out"; fails=$((fails+1)); return
-  fi
-  if [ "$pattern" = EMPTY ]; then
-    [ -s "$TMP/out" ] && { echo "FAIL: $what: printed something"; cat "$TMP/out"; fails=$((fails+1)); return; }
-  elif ! grep -qE -- "$pattern" "$TMP/out"; then
-    echo "FAIL: $what: output lacks /$pattern/"; cat "$TMP/out"; fails=$((fails+1)); return
-  fi
-  echo "ok: $what"
-}
+ERROR_PREFIX="model-compiler: error: "
+source "$SRC/tests/cli/check.sh"
 D=$SRC/models/digits/digits.onnx
 B=$TMP/b
 check "success is silent" 0 EMPTY "$COMPILER" -model="$D" -emit-bundle="$B" -network-name=net
 [ -s "$B/net.o" ] && [ -s "$B/net.h" ] && [ -s "$B/net.weights.bin" ] ||
-  { echo "FAIL: bundle files missing"; fails=$((fails+1)); }
+  fail "bundle files missing"
 check "network name defaults to the model stem" 0 EMPTY "$COMPILER" -model="$D" -emit-bundle="$B"
-[ -s "$B/digits.o" ] || { echo "FAIL: digits.o missing"; fails=$((fails+1)); }
+[ -s "$B/digits.o" ] || fail "digits.o missing"
 check "no model" 1 "^model-compiler: error: -model is required" "$COMPILER" -emit-bundle="$B"
 # Without -emit-bundle the model is compiled as a check; nothing is written.
 check "no bundle dir compiles as a check" 0 EMPTY "$COMPILER" -model="$D"
@@ -72,5 +55,4 @@ check "-print-memory" 0 "^  activations: [0-9]+ bytes \(lower bound" \
 check "-time-passes" 0 "^codegen +[0-9.]+ ms" "$COMPILER" -model="$D" -emit-bundle="$B" -time-passes
 check "-onnx-define-symbol is validated" 1 "expects NAME,POSITIVE_INT" \
   "$COMPILER" -model="$D" -emit-bundle="$B" -onnx-define-symbol=N
-[ $fails = 0 ] && echo "all model-compiler CLI checks passed"
-exit $((fails > 0))
+finish "model-compiler CLI"

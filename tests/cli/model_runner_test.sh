@@ -7,20 +7,7 @@ SRC=$2
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 /usr/bin/python3 "$SRC/tests/cli/make_models.py" "$TMP" || exit 1
-fails=0
-check() { # description, expected exit (0 or nonzero), pattern, command...
-  local what=$1 want=$2 pattern=$3
-  shift 3
-  "$@" >"$TMP/out" 2>&1
-  local rc=$?
-  if { [ "$want" = 0 ] && [ $rc != 0 ]; } || { [ "$want" != 0 ] && [ $rc = 0 ]; }; then
-    echo "FAIL: $what: exit $rc"; cat "$TMP/out"; fails=$((fails+1)); return
-  fi
-  if ! grep -qE -- "$pattern" "$TMP/out"; then
-    echo "FAIL: $what: output lacks /$pattern/"; cat "$TMP/out"; fails=$((fails+1)); return
-  fi
-  echo "ok: $what"
-}
+source "$SRC/tests/cli/check.sh"
 DIGITS=$SRC/models/digits
 
 check "unsupported ops are all listed" 1 "3 unsupported node\(s\) of 2 op type\(s\) \[Det, Mish\]" \
@@ -51,23 +38,22 @@ check "topk" 0 "top 1: index 7 value" \
   "$RUNNER" -model="$DIGITS/digits.onnx" -input="$DIGITS/test_data/digit-7.input.pb" -topk=3
 check "iterations end with the median" 0 "^median ms per run: [0-9.]+$" \
   "$RUNNER" -model="$DIGITS/digits.onnx" -iterations=3
-[ "$(tail -1 "$TMP/out" | cut -d: -f1)" = "median ms per run" ] || { echo "FAIL: median is not the last line"; fails=$((fails+1)); }
+[ "$(tail -1 "$TMP/out" | cut -d: -f1)" = "median ms per run" ] || fail "median is not the last line"
 check "output dir" 0 "output 'logits'" \
   "$RUNNER" -model="$DIGITS/digits.onnx" -input="$DIGITS/test_data/digit-1.input.pb" -output-dir="$TMP/outs"
-[ -s "$TMP/outs/output_0.pb" ] || { echo "FAIL: output_0.pb missing"; fails=$((fails+1)); }
+[ -s "$TMP/outs/output_0.pb" ] || fail "output_0.pb missing"
 check "dump-graph" 0 "Conv\(%input" "$RUNNER" -model="$DIGITS/digits.onnx" -dump-graph
 check "dump-ir shows offsets" 0 "allocactivation float<1 x 16 x 8 x 8> // @activations\+[0-9]+ size 4096" \
   "$RUNNER" -model="$DIGITS/digits.onnx" -dump-ir
 check "dump-graph-dot" 0 "output 'logits'" "$RUNNER" -model="$DIGITS/digits.onnx" -dump-graph-dot="$TMP/g.dot"
-grep -q digraph "$TMP/g.dot" || { echo "FAIL: dot file"; fails=$((fails+1)); }
+grep -q digraph "$TMP/g.dot" || fail "dot file"
 # Issue 5: memory summary, compile-only and the IR optimizer switch.
 check "print-memory" 0 "^  activations: [0-9]+ bytes \(lower bound [0-9]+, ratio 1\.[0-9]+, no reuse [0-9]+\)$" \
   "$RUNNER" -model="$DIGITS/digits.onnx" -print-memory -compile-only
 check "print-memory lists the regions" 0 "^  mutable weights \(inputs and outputs\): [0-9]+ bytes$" \
   "$RUNNER" -model="$DIGITS/digits.onnx" -print-memory -compile-only
-grep -q "output '" "$TMP/out" && { echo "FAIL: -compile-only ran the model"; fails=$((fails+1)); }
+grep -q "output '" "$TMP/out" && fail "-compile-only ran the model"
 check "optimize-ir=false keeps the output copy" 0 "= copy @out %logits" \
   "$RUNNER" -model="$DIGITS/digits.onnx" -dump-ir -compile-only -optimize-ir=false
 
-echo "$fails failures"
-[ $fails = 0 ]
+finish "model-runner CLI"

@@ -8,20 +8,7 @@ OPT=$2
 SRC=$3
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-fails=0
-check() { # description, expected exit (0 or nonzero), pattern, command...
-  local what=$1 want=$2 pattern=$3
-  shift 3
-  "$@" >"$TMP/out" 2>&1
-  local rc=$?
-  if { [ "$want" = 0 ] && [ $rc != 0 ]; } || { [ "$want" != 0 ] && [ $rc = 0 ]; }; then
-    echo "FAIL: $what: exit $rc"; cat "$TMP/out"; fails=$((fails+1)); return
-  fi
-  if ! grep -qE -- "$pattern" "$TMP/out"; then
-    echo "FAIL: $what: output lacks /$pattern/"; cat "$TMP/out"; fails=$((fails+1)); return
-  fi
-  echo "ok: $what"
-}
+source "$SRC/tests/cli/check.sh"
 MODEL=$SRC/models/digits/digits.onnx
 
 check "print-after" 0 "^// after fuse-conv-activation" \
@@ -34,7 +21,7 @@ check "optimization stats" 0 "^BatchNorm +2 +0" \
   "$RUNNER" -model="$MODEL" -print-optimization-stats
 if "$RUNNER" -model="$MODEL" -disable-pass=fold-batchnorm \
     -print-optimization-stats 2>&1 | grep -q "fold-batchnorm.folded"; then
-  echo "FAIL: disable-pass: fold-batchnorm still ran"; fails=$((fails+1))
+  fail "disable-pass: fold-batchnorm still ran"
 else
   echo "ok: disable-pass skips the pass"
 fi
@@ -43,7 +30,7 @@ check "unknown pass" 1 "^model-runner: error: -disable-pass: unknown pass 'nope'
 check "dump-graph-dot-after" 0 "" \
   "$RUNNER" -model="$MODEL" -dump-graph-dot-after=fold-batchnorm="$TMP/g.dot"
 if grep -q "^digraph" "$TMP/g.dot" 2>/dev/null; then echo "ok: dot file written"
-else echo "FAIL: $TMP/g.dot missing"; fails=$((fails+1)); fi
+else fail "$TMP/g.dot missing"; fi
 check "dot file unwritable" 1 "cannot write '/nonexistent/g.dot'" \
   "$RUNNER" -model="$MODEL" -dump-graph-dot-after=dce=/nonexistent/g.dot
 check "ember-opt lists passes" 0 "^fuse-conv-residual " "$OPT" -list-passes
@@ -55,5 +42,4 @@ check "ember-opt parse error names the line" 1 "bad.txt: line 2: unknown value %
   "$OPT" "$TMP/bad.txt"
 check "ember-opt missing file" 1 "^ember-opt: error: cannot read" "$OPT" "$TMP/none.txt"
 
-[ $fails = 0 ] && echo "all pass-flag checks passed" || echo "$fails check(s) failed"
-exit $fails
+finish "pass-flag"
