@@ -12,8 +12,16 @@
  *===----------------------------------------------------------------------===*/
 #include <cublasLt.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Reports a call outside what this stand-in models (or a wrong one). */
+static cublasStatus_t reject(const char *fn, const char *why,
+                             cublasStatus_t s) {
+  fprintf(stderr, "fake cuBLASLt: %s: %s\n", fn, why);
+  return s;
+}
 
 enum { L_ROWS, L_COLS, L_LD, L_BATCH, L_STRIDE };
 enum { D_TRANSA, D_TRANSB, D_EPI, D_BIAS };
@@ -157,10 +165,9 @@ cublasStatus_t cublasLtMatmulAlgoGetHeuristic(
     cublasLtMatrixLayout_t B, cublasLtMatrixLayout_t C,
     cublasLtMatrixLayout_t D, cublasLtMatmulPreference_t pref, int requested,
     cublasLtMatmulHeuristicResult_t *results, int *count) {
-  if (!h || requested < 1)
-    return CUBLAS_STATUS_INVALID_VALUE;
-  if (!consistent(d, A, B, C, D))
-    return CUBLAS_STATUS_INVALID_VALUE;
+  if (!h || requested < 1 || !consistent(d, A, B, C, D))
+    return reject("cublasLtMatmulAlgoGetHeuristic", "layouts disagree",
+                  CUBLAS_STATUS_INVALID_VALUE);
   memset(results, 0, sizeof(*results));
   results->algo.data[0] = ALGO_MAGIC;
   /* Ask for workspace when the preference allows it, so callers that pass
@@ -193,15 +200,18 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t d,
   const float *bias;
   uint64_t tmp;
   (void)stream;
-  if (!h || !algo || algo->data[0] != ALGO_MAGIC || !consistent(d, Ad, Bd, Cd, Dd))
-    return CUBLAS_STATUS_INVALID_VALUE;
+  if (!h || !algo || algo->data[0] != ALGO_MAGIC ||
+      !consistent(d, Ad, Bd, Cd, Dd))
+    return reject("cublasLtMatmul", "no heuristic algorithm or layouts disagree",
+                  CUBLAS_STATUS_INVALID_VALUE);
   if (workspaceSize && !workspace)
-    return CUBLAS_STATUS_INVALID_VALUE;
+    return reject("cublasLtMatmul", "no workspace", CUBLAS_STATUS_INVALID_VALUE);
   opDims(Ad, d->data[D_TRANSA], &tmp, &k);
   memcpy(&bias, &d->data[D_BIAS], sizeof(bias));
   if ((epi == CUBLASLT_EPILOGUE_BIAS || epi == CUBLASLT_EPILOGUE_RELU_BIAS) &&
       !bias)
-    return CUBLAS_STATUS_INVALID_VALUE;
+    return reject("cublasLtMatmul", "bias epilogue without a bias pointer",
+                  CUBLAS_STATUS_INVALID_VALUE);
   for (b = 0; b < Dd->data[L_BATCH]; ++b) {
     const float *ab = (const float *)A + b * Ad->data[L_STRIDE];
     const float *bb = (const float *)B + b * Bd->data[L_STRIDE];

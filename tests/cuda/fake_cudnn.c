@@ -13,8 +13,16 @@
 #include <cudnn.h>
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Reports a call outside what this stand-in models (or a wrong one). */
+static cudnnStatus_t reject(const char *fn, const char *why,
+                            cudnnStatus_t s) {
+  fprintf(stderr, "fake cuDNN: %s: %s\n", fn, why);
+  return s;
+}
 
 struct cudnnContext {
   cudaStream_t stream;
@@ -152,7 +160,8 @@ cudnnStatus_t cudnnGetConvolutionForwardAlgorithm_v7(
     const cudnnTensorDescriptor_t y, const int requested, int *returned,
     cudnnConvolutionFwdAlgoPerf_t *perf) {
   if (!h || requested < 2 || !consistent(x, w, c, y))
-    return CUDNN_STATUS_BAD_PARAM;
+    return reject("cudnnGetConvolutionForwardAlgorithm_v7",
+                  "descriptors disagree", CUDNN_STATUS_BAD_PARAM);
   memset(perf, 0, 2 * sizeof(*perf));
   perf[0].algo = CUDNN_CONVOLUTION_FWD_ALGO_FFT;
   perf[0].status = CUDNN_STATUS_SUCCESS;
@@ -175,10 +184,17 @@ cudnnStatus_t cudnnConvolutionForward(
   const float *x = (const float *)xp, *w = (const float *)wp;
   float *y = (float *)yp, a = *(const float *)alpha, b = *(const float *)beta;
   int n, m, oh, ow, c, kh, kw, cpg, mpg;
-  if (!h || !consistent(xd, wd, cd, yd) ||
-      algo != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM ||
-      wsSize < FAKE_WORKSPACE || !ws || cd->math != CUDNN_FMA_MATH)
-    return CUDNN_STATUS_BAD_PARAM;
+  if (!h || !consistent(xd, wd, cd, yd))
+    return reject("cudnnConvolutionForward", "descriptors disagree",
+                  CUDNN_STATUS_BAD_PARAM);
+  if (algo != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM ||
+      wsSize < FAKE_WORKSPACE || !ws)
+    return reject("cudnnConvolutionForward",
+                  "not the algorithm and workspace the query returned",
+                  CUDNN_STATUS_BAD_PARAM);
+  if (cd->math != CUDNN_FMA_MATH)
+    return reject("cudnnConvolutionForward", "math type is not FMA (TF32?)",
+                  CUDNN_STATUS_BAD_PARAM);
   cpg = xd->c / cd->groups, mpg = wd->k / cd->groups;
   for (n = 0; n < yd->n; ++n)
     for (m = 0; m < yd->c; ++m)
@@ -211,7 +227,8 @@ cudnnStatus_t cudnnAddTensor(cudnnHandle_t h, const void *alpha,
   long long i, size = (long long)cd->n * cd->c * cd->h * cd->w;
   if (!h || ad->c != cd->c || (ad->n != 1 && ad->n != cd->n) ||
       (ad->h != 1 && ad->h != cd->h) || (ad->w != 1 && ad->w != cd->w))
-    return CUDNN_STATUS_BAD_PARAM;
+    return reject("cudnnAddTensor", "shapes do not broadcast",
+                  CUDNN_STATUS_BAD_PARAM);
   if (ad->n != 1 || ad->h != 1 || ad->w != 1) {
     if (ad->n != cd->n || ad->h != cd->h || ad->w != cd->w)
       return CUDNN_STATUS_NOT_SUPPORTED; /* partial broadcasts: not modelled */
@@ -236,7 +253,8 @@ cudnnStatus_t cudnnActivationForward(cudnnHandle_t h,
   long long i, size = (long long)xd->n * xd->c * xd->h * xd->w;
   if (!h || !d->set || xd->n != yd->n || xd->c != yd->c || xd->h != yd->h ||
       xd->w != yd->w)
-    return CUDNN_STATUS_BAD_PARAM;
+    return reject("cudnnActivationForward", "bad descriptors",
+                  CUDNN_STATUS_BAD_PARAM);
   for (i = 0; i < size; ++i) {
     float v = x[i];
     if (d->mode == CUDNN_ACTIVATION_RELU)

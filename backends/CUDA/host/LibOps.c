@@ -248,16 +248,18 @@ static int planned(EmberLibContext *ctx, int rc, size_t need) {
 
 int ember_lib_plan_gemm(EmberLibContext *ctx, EmberLibPlan *plan,
                         const long long *desc) {
+  int rc;
   memset(plan, 0, sizeof(*plan));
-  return planned(ctx, planGemm(ctx, (GemmPlan *)plan, desc),
-                 ((GemmPlan *)plan)->workspace);
+  rc = planGemm(ctx, (GemmPlan *)plan, desc);
+  return planned(ctx, rc, ((GemmPlan *)plan)->workspace);
 }
 
 int ember_lib_plan_conv(EmberLibContext *ctx, EmberLibPlan *plan,
                         const long long *desc) {
+  int rc;
   memset(plan, 0, sizeof(*plan));
-  return planned(ctx, planConv(ctx, (ConvPlan *)plan, desc),
-                 ((ConvPlan *)plan)->workspace);
+  rc = planConv(ctx, (ConvPlan *)plan, desc);
+  return planned(ctx, rc, ((ConvPlan *)plan)->workspace);
 }
 
 int ember_lib_plan(EmberLibContext *ctx, EmberLibPlan *plan,
