@@ -37,8 +37,8 @@ llvm::Error CUDABackend::saveBundle(const Module &M, const IRFunction &F,
     return makeErrorF("-cuda-arch '{0}' is not an architecture like sm_90",
                       arch);
   CUDAOptions copts;
-  EMBER_ASSIGN_OR_RETURN(copts.gemm, parseLibChoice("-cuda-gemm",
-                                                    opts.cudaGemm, "cublaslt"));
+  EMBER_ASSIGN_OR_RETURN(
+      copts.gemm, parseLibChoice("-cuda-gemm", opts.cudaGemm, "cublaslt"));
   EMBER_ASSIGN_OR_RETURN(copts.conv,
                          parseLibChoice("-cuda-conv", opts.cudaConv, "cudnn"));
   // The library-op host code exists as x86_64 bitcode only.
@@ -65,7 +65,8 @@ llvm::Error CUDABackend::saveBundle(const Module &M, const IRFunction &F,
                  << bin.cubin.size() << " bytes, PTX " << bin.ptx.size()
                  << " bytes); " << prog.libOps.size() << " library calls";
     if (prog.usesCublasLt() || prog.usesCudnn())
-      llvm::errs() << "; link with" << (prog.usesCublasLt() ? " -lcublasLt" : "")
+      llvm::errs() << "; link with"
+                   << (prog.usesCublasLt() ? " -lcublasLt" : "")
                    << (prog.usesCudnn() ? " -lcudnn" : "") << " -lcudart";
     llvm::errs() << "\n";
   }

@@ -43,9 +43,8 @@ bool cuda::cudaSupports(OpKind op, ElemKind kind) {
 }
 
 bool CUDAProgram::usesCublasLt() const {
-  return llvm::any_of(libOps, [](const LibOp &o) {
-    return o.desc[0] == EMBER_LIB_GEMM;
-  });
+  return llvm::any_of(
+      libOps, [](const LibOp &o) { return o.desc[0] == EMBER_LIB_GEMM; });
 }
 
 bool CUDAProgram::usesCudnn() const {
@@ -70,10 +69,10 @@ llvm::Expected<CUDAOptions> cuda::optionsFromEnvironment() {
   CUDAOptions o;
   const char *g = std::getenv("EMBER_CUDA_GEMM");
   const char *c = std::getenv("EMBER_CUDA_CONV");
-  EMBER_ASSIGN_OR_RETURN(o.gemm,
-                         parseLibChoice("EMBER_CUDA_GEMM", g ? g : "", "cublaslt"));
-  EMBER_ASSIGN_OR_RETURN(o.conv,
-                         parseLibChoice("EMBER_CUDA_CONV", c ? c : "", "cudnn"));
+  EMBER_ASSIGN_OR_RETURN(
+      o.gemm, parseLibChoice("EMBER_CUDA_GEMM", g ? g : "", "cublaslt"));
+  EMBER_ASSIGN_OR_RETURN(
+      o.conv, parseLibChoice("EMBER_CUDA_CONV", c ? c : "", "cudnn"));
   return o;
 }
 
@@ -150,12 +149,11 @@ cudnnConv(const ConvInst &I, const MemoryPlan &plan) {
   int32_t coefBits;
   std::memcpy(&coefBits, &coef, sizeof(coef));
   auto res = I.getResidual();
-  std::vector<int64_t> d = {EMBER_LIB_CONV, xd[0],   xd[1],  xd[2],
-                            xd[3],          wd[0],   wd[2],  wd[3],
-                            yd[2],          yd[3],   pads[0], pads[1],
-                            st[0],          st[1],   dil[0], dil[1],
-                            I.getGroup(),   act,     coefBits,
-                            int64_t(!res.empty())};
+  std::vector<int64_t> d = {
+      EMBER_LIB_CONV, xd[0],        xd[1], xd[2],    xd[3],
+      wd[0],          wd[2],        wd[3], yd[2],    yd[3],
+      pads[0],        pads[1],      st[0], st[1],    dil[0],
+      dil[1],         I.getGroup(), act,   coefBits, int64_t(!res.empty())};
   addOperand(d, I.getInput(), plan);
   addOperand(d, I.getFilter(), plan);
   addOperand(d, I.getBias(), plan);
@@ -166,11 +164,13 @@ cudnnConv(const ConvInst &I, const MemoryPlan &plan) {
 }
 
 namespace {
-/// A cuBLASLt epilogue candidate: the Add (and ReLU) after a MatMul.
+/// A cuBLASLt epilogue candidate: the Add (and ReLU) after a MatMul, and
+/// where the result goes when the epilogue takes the Add alone (sumDest)
+/// or the Add and the ReLU (reluDest); null where that is not allowed.
 struct Epilogue {
   unsigned libOp;
   const Instruction *add, *relu;
-  Value *bias, *dest;
+  Value *bias, *sumDest, *reluDest;
 };
 
 /// Lowers one network; see the file comment.
@@ -187,6 +187,9 @@ private:
                 std::vector<Kernel> &out, const std::string &choice);
   bool lowerMatMul(const MatMulInst &I, std::vector<Kernel> &out);
   std::optional<Epilogue> findEpilogue(const MatMulInst &I);
+  bool canWriteTo(const MatMulInst &I, Value *dest,
+                  llvm::ArrayRef<const Instruction *> absorbed,
+                  llvm::ArrayRef<Value *> skipped);
 
   const IRFunction &F_;
   const MemoryPlan &plan_;
@@ -211,9 +214,35 @@ static bool overlaps(Value *a, Value *b, const MemoryPlan &plan) {
          pb.offset < pa.offset + sa;
 }
 
+/// True if MatMul \p I may write the epilogue's result straight to \p dest
+/// when it absorbs \p absorbed: \p dest does not overlap the operands, and
+/// the intermediate values \p skipped (other than \p dest) are read by no
+/// other instruction.
+bool Lowering::canWriteTo(const MatMulInst &I, Value *dest,
+                          llvm::ArrayRef<const Instruction *> absorbed,
+                          llvm::ArrayRef<Value *> skipped) {
+  if (overlaps(dest, I.getLHS(), plan_) || overlaps(dest, I.getRHS(), plan_))
+    return false;
+  llvm::SmallVector<Value *, 2> dead;
+  for (Value *v : skipped)
+    if (getOrigin(v) != getOrigin(dest))
+      dead.push_back(getOrigin(v));
+  auto &instrs = F_.getInstrs();
+  auto it = llvm::find_if(instrs, [&](auto &p) { return p.get() == &I; });
+  for (++it; it != instrs.end(); ++it) {
+    const Instruction *J = it->get();
+    if (llvm::isa<DeallocActivationInst>(J) || llvm::is_contained(absorbed, J))
+      continue;
+    for (const Operand &op : J->getOperands())
+      if (llvm::is_contained(dead, getOrigin(op.value)))
+        return false;
+  }
+  return true;
+}
+
 /// `Add(mm, bias row)` right after MatMul \p I (only allocations, views
-/// and a Broadcast of the bias in between), where mm is read by nothing
-/// else, plus an in-place ReLU of the sum right after it.
+/// and a Broadcast of the bias in between) and a ReLU of the sum right
+/// after it.
 std::optional<Epilogue> Lowering::findEpilogue(const MatMulInst &I) {
   auto &instrs = F_.getInstrs();
   auto it = llvm::find_if(instrs, [&](auto &p) { return p.get() == &I; });
@@ -222,10 +251,10 @@ std::optional<Epilogue> Lowering::findEpilogue(const MatMulInst &I) {
   if (mm->getType()->rank() != 2 || !llvm::isa<AllocActivationInst>(mm))
     return std::nullopt;
   auto skip = [&](auto i) {
-    while (i != instrs.end() && (llvm::isa<AllocActivationInst>(**i) ||
-                                 llvm::isa<DeallocActivationInst>(**i) ||
-                                 llvm::isa<TensorViewInst>(**i) ||
-                                 llvm::isa<BroadcastInst>(**i)))
+    while (i != instrs.end() &&
+           (llvm::isa<AllocActivationInst>(**i) ||
+            llvm::isa<DeallocActivationInst>(**i) ||
+            llvm::isa<TensorViewInst>(**i) || llvm::isa<BroadcastInst>(**i)))
       ++i;
     return i;
   };
@@ -242,24 +271,20 @@ std::optional<Epilogue> Lowering::findEpilogue(const MatMulInst &I) {
   auto *w = llvm::dyn_cast<WeightVar>(bias);
   if (!w || !w->isConstant() || w->getType()->size() != n)
     return std::nullopt;
-  // Nothing else reads mm; the sum may not overlap the MatMul's inputs.
-  for (auto i = std::next(it); i != instrs.end(); ++i) {
-    if (llvm::isa<DeallocActivationInst>(**i))
-      continue;
-    if (i != ai && llvm::any_of((*i)->getOperands(), [&](const Operand &op) {
-          return getOrigin(op.value) == mm;
-        }))
-      return std::nullopt;
-  }
-  Value *dest = add->getDest();
-  if (overlaps(dest, I.getLHS(), plan_) || overlaps(dest, I.getRHS(), plan_))
-    return std::nullopt;
-  Epilogue e{0, add, nullptr, bias, dest};
+  Value *sum = add->getDest();
+  Epilogue e{0, add, nullptr, bias, nullptr, nullptr};
+  if (canWriteTo(I, sum, {add}, {mm}))
+    e.sumDest = sum;
   auto ri = skip(std::next(ai));
-  if (ri != instrs.end())
-    if (auto *relu = llvm::dyn_cast<ReluInst>(ri->get());
-        relu && relu->getDest() == dest && relu->getInput() == dest)
-      e.relu = relu;
+  auto *relu =
+      ri == instrs.end() ? nullptr : llvm::dyn_cast<ReluInst>(ri->get());
+  if (relu && relu->getInput() == sum &&
+      canWriteTo(I, relu->getDest(), {add, relu}, {mm, sum})) {
+    e.relu = relu;
+    e.reluDest = relu->getDest();
+  }
+  if (!e.sumDest && !e.reluDest)
+    return std::nullopt;
   return e;
 }
 
@@ -273,8 +298,9 @@ bool Lowering::lowerMatMul(const MatMulInst &I, std::vector<Kernel> &out) {
              (opts_.gemm == LibChoice::Auto && big);
   if (!lib || m * n * k == 0 || ta->getElemKind() != ElemKind::Float32) {
     prog_.choices.push_back(
-        (I.getName() + ": MatMul -> generated kernel (one thread per output "
-                       "element; " +
+        (I.getName() +
+         ": MatMul -> generated kernel (one thread per output "
+         "element; " +
          (opts_.gemm == LibChoice::Generated ? "-cuda-gemm=generated"
                                              : "too small for cuBLASLt") +
          ")")
@@ -328,31 +354,34 @@ llvm::Expected<bool> Lowering::claim(const Instruction &I,
 /// whose Add (and ReLU) ended up in a kernel of their own.
 void Lowering::finish(std::vector<Kernel> kernels) {
   llvm::StringSet<> dropped;
+  auto hasKernel = [&](const std::string &name) {
+    return llvm::any_of(kernels,
+                        [&](const Kernel &k) { return k.getName() == name; });
+  };
   for (const Epilogue &e : epilogues_) {
-    std::string name = e.add->getName().str();
-    if (e.relu)
-      name += ".fused2";
-    bool alone = llvm::any_of(
-        kernels, [&](const Kernel &k) { return k.getName() == name; });
-    if (!alone && e.relu) { // the ReLU went elsewhere: the Add alone
-      name = e.add->getName().str();
-      alone = llvm::any_of(
-          kernels, [&](const Kernel &k) { return k.getName() == name; });
-    }
-    if (!alone)
+    // The shared lowering names a kernel after its first instruction, with
+    // ".fusedN" for N > 1 instructions: the Add and the ReLU alone, or the
+    // Add alone.
+    std::string add = e.add->getName().str(), name;
+    Value *dest = nullptr;
+    if (e.reluDest && hasKernel(add + ".fused2"))
+      name = add + ".fused2", dest = e.reluDest;
+    else if (e.sumDest && hasKernel(add))
+      name = add, dest = e.sumDest;
+    else
       continue;
-    bool relu = name != e.add->getName();
     std::vector<int64_t> &d = prog_.libOps[e.libOp].desc;
+    bool relu = dest == e.reluDest;
     d[EMBER_GEMM_EPILOGUE] = relu ? EMBER_EPI_RELU_BIAS : EMBER_EPI_BIAS;
-    Placement out = plan_.locate(e.dest), b = plan_.locate(e.bias);
+    Placement out = plan_.locate(dest), b = plan_.locate(e.bias);
     d[EMBER_GEMM_D] = int64_t(out.region), d[EMBER_GEMM_D + 1] = out.offset;
     d[EMBER_GEMM_BIAS] = int64_t(b.region), d[EMBER_GEMM_BIAS + 1] = b.offset;
     dropped.insert(name);
     for (std::string &ch : prog_.choices)
       if (llvm::StringRef(ch).starts_with(prog_.libOps[e.libOp].name + ": "))
-        ch += relu ? " + bias/ReLU epilogue (" + e.add->getName().str() + ", " +
+        ch += relu ? " + bias/ReLU epilogue (" + add + ", " +
                          e.relu->getName().str() + ")"
-                   : " + bias epilogue (" + e.add->getName().str() + ")";
+                   : " + bias epilogue (" + add + ")";
   }
   for (Kernel &k : kernels) {
     llvm::StringRef name = k.getName();

@@ -47,8 +47,8 @@ namespace {
 class CUDAFunction final : public CompiledFunction {
 public:
   CUDAFunction(const Module &M, std::shared_ptr<const IRFunction> F,
-               const MemoryPlan &plan, CUDASource src,
-               std::vector<Step> steps, std::vector<LibOp> libOps)
+               const MemoryPlan &plan, CUDASource src, std::vector<Step> steps,
+               std::vector<LibOp> libOps)
       : M_(M), F_(std::move(F)), plan_(plan), src_(std::move(src)),
         steps_(std::move(steps)), libOps_(std::move(libOps)) {
     const char *g = std::getenv("EMBER_CUDA_GRAPH");
@@ -114,8 +114,10 @@ llvm::Error CUDAFunction::init(const CUDABinary &bin,
   EMBER_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking),
                    "creating a stream");
   if (!libOps_.empty()) {
-    bool lt = llvm::any_of(libOps_, [](auto &o) { return o.desc[0] == EMBER_LIB_GEMM; });
-    bool dnn = llvm::any_of(libOps_, [](auto &o) { return o.desc[0] == EMBER_LIB_CONV; });
+    bool lt = llvm::any_of(libOps_,
+                           [](auto &o) { return o.desc[0] == EMBER_LIB_GEMM; });
+    bool dnn = llvm::any_of(
+        libOps_, [](auto &o) { return o.desc[0] == EMBER_LIB_CONV; });
     if (const char *err = ember_lib_load(lt, dnn))
       return makeErrorF("CUDA: {0}", err);
     plans_.resize(libOps_.size());
@@ -238,9 +240,9 @@ CUDABackend::compile(const Module &M, std::shared_ptr<const IRFunction> F,
   EMBER_ASSIGN_OR_RETURN(std::string arch, deviceArch());
   EMBER_ASSIGN_OR_RETURN(CUDABinary bin,
                          compileWithNVRTC(src.text, arch, "ember_network"));
-  auto fn = std::make_unique<CUDAFunction>(M, std::move(F), plan,
-                                           std::move(src), std::move(prog.steps),
-                                           std::move(prog.libOps));
+  auto fn = std::make_unique<CUDAFunction>(
+      M, std::move(F), plan, std::move(src), std::move(prog.steps),
+      std::move(prog.libOps));
   EMBER_RETURN_IF_ERR(fn->init(bin, prog.constants));
   return std::move(fn);
 }

@@ -154,9 +154,9 @@ private:
         err = kernel(s);
         continue;
       }
-      if (int rc = libs->run(&ctx, &plans[s.index], desc(s.index),
-                             prog_.constants.data(), mut.data(), act.data(),
-                             stream))
+      if (int rc =
+              libs->run(&ctx, &plans[s.index], desc(s.index),
+                        prog_.constants.data(), mut.data(), act.data(), stream))
         err = makeErrorF("emulation: {0}: status {1}",
                          prog_.libOps[s.index].name, rc);
     }

@@ -87,12 +87,12 @@ static cl::opt<bool> printMemory("print-memory",
 static cl::opt<std::string>
     cudaArch("cuda-arch", cl::desc("CUDA bundles: GPU architecture (sm_90)"),
              cl::value_desc("sm_XX"), cl::init(""), cl::cat(category));
-static cl::opt<std::string> cudaGemm(
-    "cuda-gemm",
-    cl::desc("CUDA: MatMul/Gemm through cuBLASLt or generated kernels "
-             "(auto: cuBLASLt unless tiny)"),
-    cl::value_desc("auto|cublaslt|generated"), cl::init("auto"),
-    cl::cat(category));
+static cl::opt<std::string>
+    cudaGemm("cuda-gemm",
+             cl::desc("CUDA: MatMul/Gemm through cuBLASLt or generated kernels "
+                      "(auto: cuBLASLt unless tiny)"),
+             cl::value_desc("auto|cublaslt|generated"), cl::init("auto"),
+             cl::cat(category));
 static cl::opt<std::string> cudaConv(
     "cuda-conv",
     cl::desc("CUDA: Conv through cuDNN or generated kernels (auto: cuDNN "
