@@ -189,11 +189,10 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t d,
                               const void *alpha, const void *A,
                               cublasLtMatrixLayout_t Ad, const void *B,
                               cublasLtMatrixLayout_t Bd, const void *beta,
-                              const void *C, cublasLtMatrixLayout_t Cd,
-                              void *D, cublasLtMatrixLayout_t Dd,
-                              const cublasLtMatmulAlgo_t *algo,
-                              void *workspace, size_t workspaceSize,
-                              cudaStream_t stream) {
+                              const void *C, cublasLtMatrixLayout_t Cd, void *D,
+                              cublasLtMatrixLayout_t Dd,
+                              const cublasLtMatmulAlgo_t *algo, void *workspace,
+                              size_t workspaceSize, cudaStream_t stream) {
   uint64_t m = Dd->data[L_ROWS], n = Dd->data[L_COLS], k, b, i, j, p;
   uint64_t epi = d->data[D_EPI];
   float a = *(const float *)alpha, bt = *(const float *)beta;
@@ -202,10 +201,12 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t d,
   (void)stream;
   if (!h || !algo || algo->data[0] != ALGO_MAGIC ||
       !consistent(d, Ad, Bd, Cd, Dd))
-    return reject("cublasLtMatmul", "no heuristic algorithm or layouts disagree",
+    return reject("cublasLtMatmul",
+                  "no heuristic algorithm or layouts disagree",
                   CUBLAS_STATUS_INVALID_VALUE);
   if (workspaceSize && !workspace)
-    return reject("cublasLtMatmul", "no workspace", CUBLAS_STATUS_INVALID_VALUE);
+    return reject("cublasLtMatmul", "no workspace",
+                  CUBLAS_STATUS_INVALID_VALUE);
   opDims(Ad, d->data[D_TRANSA], &tmp, &k);
   memcpy(&bias, &d->data[D_BIAS], sizeof(bias));
   if ((epi == CUBLASLT_EPILOGUE_BIAS || epi == CUBLASLT_EPILOGUE_RELU_BIAS) &&
@@ -229,7 +230,8 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t d,
         if (epi == CUBLASLT_EPILOGUE_BIAS || epi == CUBLASLT_EPILOGUE_RELU_BIAS)
           v += bias[i];
         if ((epi == CUBLASLT_EPILOGUE_RELU ||
-             epi == CUBLASLT_EPILOGUE_RELU_BIAS) && v < 0.f)
+             epi == CUBLASLT_EPILOGUE_RELU_BIAS) &&
+            v < 0.f)
           v = 0.f;
         db[i + j * Dd->data[L_LD]] = v;
       }

@@ -18,8 +18,7 @@
 #include <string.h>
 
 /* Reports a call outside what this stand-in models (or a wrong one). */
-static cudnnStatus_t reject(const char *fn, const char *why,
-                            cudnnStatus_t s) {
+static cudnnStatus_t reject(const char *fn, const char *why, cudnnStatus_t s) {
   fprintf(stderr, "fake cuDNN: %s: %s\n", fn, why);
   return s;
 }
@@ -45,7 +44,8 @@ struct cudnnActivationStruct {
 #define FAKE_WORKSPACE 8192
 
 static int liveObjects;
-#define MAKE(p) ((*(p) = calloc(1, sizeof(**(p)))), ++liveObjects, CUDNN_STATUS_SUCCESS)
+#define MAKE(p)                                                                \
+  ((*(p) = calloc(1, sizeof(**(p)))), ++liveObjects, CUDNN_STATUS_SUCCESS)
 #define FREE(p) (free(p), --liveObjects, CUDNN_STATUS_SUCCESS)
 
 cudnnStatus_t cudnnCreate(cudnnHandle_t *h) { return MAKE(h); }
@@ -62,8 +62,8 @@ cudnnStatus_t cudnnDestroyTensorDescriptor(cudnnTensorDescriptor_t d) {
 }
 cudnnStatus_t cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t d,
                                          cudnnTensorFormat_t f,
-                                         cudnnDataType_t t, int n, int c,
-                                         int h, int w) {
+                                         cudnnDataType_t t, int n, int c, int h,
+                                         int w) {
   if (f != CUDNN_TENSOR_NCHW || t != CUDNN_DATA_FLOAT)
     return CUDNN_STATUS_NOT_SUPPORTED;
   if (n <= 0 || c <= 0 || h <= 0 || w <= 0)
@@ -88,13 +88,15 @@ cudnnStatus_t cudnnSetFilter4dDescriptor(cudnnFilterDescriptor_t d,
   d->k = k, d->c = c, d->h = h, d->w = w, d->set = 1;
   return CUDNN_STATUS_SUCCESS;
 }
-cudnnStatus_t cudnnCreateConvolutionDescriptor(cudnnConvolutionDescriptor_t *d) {
+cudnnStatus_t
+cudnnCreateConvolutionDescriptor(cudnnConvolutionDescriptor_t *d) {
   cudnnStatus_t s = MAKE(d);
   (*d)->groups = 1;
   (*d)->math = CUDNN_DEFAULT_MATH;
   return s;
 }
-cudnnStatus_t cudnnDestroyConvolutionDescriptor(cudnnConvolutionDescriptor_t d) {
+cudnnStatus_t
+cudnnDestroyConvolutionDescriptor(cudnnConvolutionDescriptor_t d) {
   return FREE(d);
 }
 cudnnStatus_t cudnnSetConvolution2dDescriptor(cudnnConvolutionDescriptor_t d,
@@ -179,8 +181,8 @@ cudnnStatus_t cudnnConvolutionForward(
     cudnnHandle_t h, const void *alpha, const cudnnTensorDescriptor_t xd,
     const void *xp, const cudnnFilterDescriptor_t wd, const void *wp,
     const cudnnConvolutionDescriptor_t cd, cudnnConvolutionFwdAlgo_t algo,
-    void *ws, size_t wsSize, const void *beta,
-    const cudnnTensorDescriptor_t yd, void *yp) {
+    void *ws, size_t wsSize, const void *beta, const cudnnTensorDescriptor_t yd,
+    void *yp) {
   const float *x = (const float *)xp, *w = (const float *)wp;
   float *y = (float *)yp, a = *(const float *)alpha, b = *(const float *)beta;
   int n, m, oh, ow, c, kh, kw, cpg, mpg;
@@ -210,8 +212,9 @@ cudnnStatus_t cudnnConvolutionForward(
                 int iw = ow * cd->sw - cd->pw + kw * cd->dw;
                 if (ih < 0 || ih >= xd->h || iw < 0 || iw >= xd->w)
                   continue;
-                acc += x[((n * xd->c + g * cpg + c) * xd->h + ih) * xd->w + iw] *
-                       w[((m * cpg + c) * wd->h + kh) * wd->w + kw];
+                acc +=
+                    x[((n * xd->c + g * cpg + c) * xd->h + ih) * xd->w + iw] *
+                    w[((m * cpg + c) * wd->h + kh) * wd->w + kw];
               }
           *out = a * acc + (b != 0.f ? b * *out : 0.f);
         }
@@ -220,8 +223,8 @@ cudnnStatus_t cudnnConvolutionForward(
 
 cudnnStatus_t cudnnAddTensor(cudnnHandle_t h, const void *alpha,
                              const cudnnTensorDescriptor_t ad, const void *A,
-                             const void *beta,
-                             const cudnnTensorDescriptor_t cd, void *C) {
+                             const void *beta, const cudnnTensorDescriptor_t cd,
+                             void *C) {
   const float *a = (const float *)A;
   float *c = (float *)C, al = *(const float *)alpha, be = *(const float *)beta;
   long long i, size = (long long)cd->n * cd->c * cd->h * cd->w;
@@ -241,13 +244,11 @@ cudnnStatus_t cudnnAddTensor(cudnnHandle_t h, const void *alpha,
   return CUDNN_STATUS_SUCCESS;
 }
 
-cudnnStatus_t cudnnActivationForward(cudnnHandle_t h,
-                                     cudnnActivationDescriptor_t d,
-                                     const void *alpha,
-                                     const cudnnTensorDescriptor_t xd,
-                                     const void *X, const void *beta,
-                                     const cudnnTensorDescriptor_t yd,
-                                     void *Y) {
+cudnnStatus_t
+cudnnActivationForward(cudnnHandle_t h, cudnnActivationDescriptor_t d,
+                       const void *alpha, const cudnnTensorDescriptor_t xd,
+                       const void *X, const void *beta,
+                       const cudnnTensorDescriptor_t yd, void *Y) {
   const float *x = (const float *)X;
   float *y = (float *)Y, al = *(const float *)alpha, be = *(const float *)beta;
   long long i, size = (long long)xd->n * xd->c * xd->h * xd->w;

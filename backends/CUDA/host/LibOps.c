@@ -115,8 +115,8 @@ static int planGemm(EmberLibContext *ctx, GemmPlan *p, const long long *d) {
   cublasStatus_t s = cublasLtMatmulPreferenceSetAttribute(
       pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &limit, sizeof(limit));
   if (s == CUBLAS_STATUS_SUCCESS)
-    s = cublasLtMatmulAlgoGetHeuristic(lt, p->op, p->a, p->b, p->d, p->d,
-                                       pref, 1, &best, &found);
+    s = cublasLtMatmulAlgoGetHeuristic(lt, p->op, p->a, p->b, p->d, p->d, pref,
+                                       1, &best, &found);
   cublasLtMatmulPreferenceDestroy(pref);
   if (s != CUBLAS_STATUS_SUCCESS)
     return LT_ERR(s);
@@ -140,8 +140,8 @@ static int runGemm(EmberLibContext *ctx, GemmPlan *p, const long long *d,
   TRY_LT(cublasLtMatmul((cublasLtHandle_t)ctx->cublasLt, p->op, &one,
                         at(d + EMBER_GEMM_B, r0, r1, r2), p->a,
                         at(d + EMBER_GEMM_A, r0, r1, r2), p->b, &zero, dst,
-                        p->d, dst, p->d, &p->algo, ctx->workspace,
-                        p->workspace, stream));
+                        p->d, dst, p->d, &p->algo, ctx->workspace, p->workspace,
+                        stream));
   return 0;
 }
 
@@ -159,18 +159,17 @@ static int planConv(EmberLibContext *ctx, ConvPlan *p, const long long *d) {
       p->x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, (int)d[EMBER_CONV_C],
       (int)d[EMBER_CONV_H], (int)d[EMBER_CONV_W]));
   TRY_DNN(cudnnCreateTensorDescriptor(&p->y));
-  TRY_DNN(cudnnSetTensor4dDescriptor(p->y, CUDNN_TENSOR_NCHW,
-                                     CUDNN_DATA_FLOAT, n, m,
-                                     (int)d[EMBER_CONV_OH],
+  TRY_DNN(cudnnSetTensor4dDescriptor(p->y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT,
+                                     n, m, (int)d[EMBER_CONV_OH],
                                      (int)d[EMBER_CONV_OW]));
   TRY_DNN(cudnnCreateTensorDescriptor(&p->bias));
   TRY_DNN(cudnnSetTensor4dDescriptor(p->bias, CUDNN_TENSOR_NCHW,
                                      CUDNN_DATA_FLOAT, 1, m, 1, 1));
   TRY_DNN(cudnnCreateFilterDescriptor(&p->w));
-  TRY_DNN(cudnnSetFilter4dDescriptor(
-      p->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, m,
-      (int)(d[EMBER_CONV_C] / group), (int)d[EMBER_CONV_KH],
-      (int)d[EMBER_CONV_KW]));
+  TRY_DNN(cudnnSetFilter4dDescriptor(p->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
+                                     m, (int)(d[EMBER_CONV_C] / group),
+                                     (int)d[EMBER_CONV_KH],
+                                     (int)d[EMBER_CONV_KW]));
   TRY_DNN(cudnnCreateConvolutionDescriptor(&p->conv));
   TRY_DNN(cudnnSetConvolution2dDescriptor(
       p->conv, (int)d[EMBER_CONV_PAD_H], (int)d[EMBER_CONV_PAD_W],
@@ -181,10 +180,11 @@ static int planConv(EmberLibContext *ctx, ConvPlan *p, const long long *d) {
   TRY_DNN(cudnnSetConvolutionMathType(p->conv, CUDNN_FMA_MATH));
   p->act = NULL;
   if (d[EMBER_CONV_ACT] != EMBER_ACT_NONE) {
-    cudnnActivationMode_t mode =
-        d[EMBER_CONV_ACT] == EMBER_ACT_RELU           ? CUDNN_ACTIVATION_RELU
-        : d[EMBER_CONV_ACT] == EMBER_ACT_CLIPPED_RELU ? CUDNN_ACTIVATION_CLIPPED_RELU
-                                                      : CUDNN_ACTIVATION_SIGMOID;
+    cudnnActivationMode_t mode = d[EMBER_CONV_ACT] == EMBER_ACT_RELU
+                                     ? CUDNN_ACTIVATION_RELU
+                                 : d[EMBER_CONV_ACT] == EMBER_ACT_CLIPPED_RELU
+                                     ? CUDNN_ACTIVATION_CLIPPED_RELU
+                                     : CUDNN_ACTIVATION_SIGMOID;
     float coef;
     int32_t bits = (int32_t)d[EMBER_CONV_ACT_COEF];
     memcpy(&coef, &bits, sizeof(coef));
@@ -196,8 +196,8 @@ static int planConv(EmberLibContext *ctx, ConvPlan *p, const long long *d) {
   cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
   int count = 0, i;
   TRY_DNN(cudnnGetConvolutionForwardAlgorithm_v7(
-      dnn, p->x, p->w, p->conv, p->y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
-      &count, perf));
+      dnn, p->x, p->w, p->conv, p->y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count,
+      perf));
   for (i = 0; i < count; ++i)
     if (perf[i].status == CUDNN_STATUS_SUCCESS &&
         perf[i].memory <= EMBER_LIB_MAX_WORKSPACE)
@@ -223,19 +223,17 @@ static int runConv(EmberLibContext *ctx, ConvPlan *p, const long long *d,
                             d[EMBER_CONV_OH] * d[EMBER_CONV_OW]) *
                    sizeof(float);
     if (res != y)
-      TRY_RT(cudaMemcpyAsync(y, res, bytes, cudaMemcpyDeviceToDevice,
-                             stream));
+      TRY_RT(cudaMemcpyAsync(y, res, bytes, cudaMemcpyDeviceToDevice, stream));
     beta = &one;
   }
   TRY_DNN(cudnnConvolutionForward(
       dnn, &one, p->x, at(d + EMBER_CONV_X, r0, r1, r2), p->w,
-      at(d + EMBER_CONV_WEIGHTS, r0, r1, r2), p->conv, p->algo,
-      ctx->workspace, p->workspace, beta, p->y, y));
+      at(d + EMBER_CONV_WEIGHTS, r0, r1, r2), p->conv, p->algo, ctx->workspace,
+      p->workspace, beta, p->y, y));
   TRY_DNN(cudnnAddTensor(dnn, &one, p->bias,
                          at(d + EMBER_CONV_BIAS, r0, r1, r2), &one, p->y, y));
   if (p->act)
-    TRY_DNN(cudnnActivationForward(dnn, p->act, &one, p->y, y, &zero, p->y,
-                                   y));
+    TRY_DNN(cudnnActivationForward(dnn, p->act, &one, p->y, y, &zero, p->y, y));
   return 0;
 }
 
@@ -280,20 +278,18 @@ int ember_lib_finish(EmberLibContext *ctx) {
 int ember_lib_run_gemm(EmberLibContext *ctx, EmberLibPlan *plan,
                        const long long *desc, unsigned char *r0,
                        unsigned char *r1, unsigned char *r2, void *stream) {
-  return runGemm(ctx, (GemmPlan *)plan, desc, r0, r1, r2,
-                 (cudaStream_t)stream);
+  return runGemm(ctx, (GemmPlan *)plan, desc, r0, r1, r2, (cudaStream_t)stream);
 }
 
 int ember_lib_run_conv(EmberLibContext *ctx, EmberLibPlan *plan,
                        const long long *desc, unsigned char *r0,
                        unsigned char *r1, unsigned char *r2, void *stream) {
-  return runConv(ctx, (ConvPlan *)plan, desc, r0, r1, r2,
-                 (cudaStream_t)stream);
+  return runConv(ctx, (ConvPlan *)plan, desc, r0, r1, r2, (cudaStream_t)stream);
 }
 
 int ember_lib_run(EmberLibContext *ctx, EmberLibPlan *plan,
-                  const long long *desc, unsigned char *r0,
-                  unsigned char *r1, unsigned char *r2, void *stream) {
+                  const long long *desc, unsigned char *r0, unsigned char *r1,
+                  unsigned char *r2, void *stream) {
   if (desc[0] == EMBER_LIB_GEMM)
     return ember_lib_run_gemm(ctx, plan, desc, r0, r1, r2, stream);
   return ember_lib_run_conv(ctx, plan, desc, r0, r1, r2, stream);

@@ -31,8 +31,8 @@ enum {
   EMBER_GEMM_M,
   EMBER_GEMM_N,
   EMBER_GEMM_K,
-  EMBER_GEMM_EPILOGUE, /* EMBER_EPI_* */
-  EMBER_GEMM_A,        /* region, offset: m x k */
+  EMBER_GEMM_EPILOGUE,                /* EMBER_EPI_* */
+  EMBER_GEMM_A,                       /* region, offset: m x k */
   EMBER_GEMM_B = EMBER_GEMM_A + 2,    /* k x n */
   EMBER_GEMM_D = EMBER_GEMM_B + 2,    /* m x n */
   EMBER_GEMM_BIAS = EMBER_GEMM_D + 2, /* n (when the epilogue has one) */
@@ -108,8 +108,8 @@ int ember_lib_plan_conv(EmberLibContext *ctx, EmberLibPlan *plan,
 int ember_lib_finish(EmberLibContext *ctx);
 /* Enqueues the planned op on stream; r0..r2 are the region bases. */
 int ember_lib_run(EmberLibContext *ctx, EmberLibPlan *plan,
-                  const long long *desc, unsigned char *r0,
-                  unsigned char *r1, unsigned char *r2, void *stream);
+                  const long long *desc, unsigned char *r0, unsigned char *r1,
+                  unsigned char *r2, void *stream);
 int ember_lib_run_gemm(EmberLibContext *ctx, EmberLibPlan *plan,
                        const long long *desc, unsigned char *r0,
                        unsigned char *r1, unsigned char *r2, void *stream);

@@ -32,8 +32,8 @@ const char *ember_lib_load(int cublasLt, int cudnn) {
   void *h;
 #undef EMBER_DECLARE_FN
 #define EMBER_LOAD_FN(f)                                                       \
-  if (!(*(void **)&ember_lib_fns.p_##f = dlsym(h, #f))) {                          \
-    snprintf(error, sizeof(error), "cannot find %s: %s", #f, dlerror());      \
+  if (!(*(void **)&ember_lib_fns.p_##f = dlsym(h, #f))) {                      \
+    snprintf(error, sizeof(error), "cannot find %s: %s", #f, dlerror());       \
     return error;                                                              \
   }
   if (cublasLt && !ember_lib_fns.p_cublasLtCreate) {
