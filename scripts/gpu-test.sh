@@ -6,9 +6,9 @@
 #
 # prepare writes, for every model (the generated op models of
 # tests/bundles/make_models.py, digits, resnet18 and any zoo model named in
-# MODELS; each at batch 1 and 64, each twice: NAME_bB with MatMul/Conv on
-# cuBLASLt/cuDNN by the default rule, NAME_bB_gen with generated kernels
-# only):
+# MODELS; each at batch 1 and 64, in up to two flavours: NAME_bB with
+# MatMul/Conv on cuBLASLt/cuDNN by the default rule, NAME_bB_gen with
+# generated kernels only):
 #   DIR/NAME/run            the CUDA bundle linked with cudart_static (and,
 #                           for the library flavour, -lcublasLt -lcudnn as
 #                           its header says; run finds them on the GPU
@@ -30,9 +30,11 @@
 # (CUBLAS_COMPUTE_32F) or cuDNN (CUDNN_FMA_MATH)), then prints a latency
 # table with PyTorch eager and torch.compile (resnet18, defined in
 # gpu_run.py) next to it.
-# MODELS="digits resnet18" limits prepare to some models (later rounds when
-# the weights do not fit at once: e.g. MODELS="resnet50" NODE_TESTS=""
-# FLAVOURS=lib), FLAVOURS="lib gen" picks the flavours.
+# MODELS="digits resnet18" limits prepare to some models; FLAVOURS (default
+# "lib gen") picks the flavours of mlp/convnet/digits and ZOO_FLAVOURS
+# (default "lib") those of zoo models. Later rounds when the weights do not
+# fit at once, e.g. MODELS=resnet18 ZOO_FLAVOURS=gen NODE_TESTS= , or
+# MODELS=resnet50 NODE_TESTS= .
 set -euo pipefail
 cmd=${1:-}
 DIR=${2:-}
@@ -149,7 +151,9 @@ prepare() {
   for onnx in $models; do
     local base; base=$(basename "$onnx" .onnx)
     for batch in 1 64; do
-      for flavour in ${FLAVOURS:-lib gen}; do
+      local flavours=${FLAVOURS:-lib gen}
+      case $base in mlp|convnet|digits) ;; *) flavours=${ZOO_FLAVOURS:-lib};; esac
+      for flavour in $flavours; do
         local tag=${base}_b$batch; [ "$flavour" = gen ] && tag=${tag}_gen
         if ! one "$onnx" "$base" "$batch" "$W" "$flavour" > "$W/log" 2>&1; then
           cat "$W/log"
