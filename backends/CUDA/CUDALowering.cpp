@@ -250,24 +250,28 @@ std::optional<Epilogue> Lowering::findEpilogue(const MatMulInst &I) {
   int64_t n = mm->getType()->dims().back();
   if (mm->getType()->rank() != 2 || !llvm::isa<AllocActivationInst>(mm))
     return std::nullopt;
-  auto skip = [&](auto i) {
-    while (i != instrs.end() &&
-           (llvm::isa<AllocActivationInst>(**i) ||
-            llvm::isa<DeallocActivationInst>(**i) ||
-            llvm::isa<TensorViewInst>(**i) || llvm::isa<BroadcastInst>(**i)))
+  auto skip = [&](auto i, bool broadcasts) {
+    while (i != instrs.end() && (llvm::isa<AllocActivationInst>(**i) ||
+                                 llvm::isa<DeallocActivationInst>(**i) ||
+                                 llvm::isa<TensorViewInst>(**i) ||
+                                 (broadcasts && llvm::isa<BroadcastInst>(**i))))
       ++i;
     return i;
   };
-  auto ai = skip(std::next(it));
+  auto ai = skip(std::next(it), true);
   auto *add = ai == instrs.end() ? nullptr : llvm::dyn_cast<AddInst>(ai->get());
   if (!add || add->getLHS() != mm || add->getRHS() == mm)
     return std::nullopt;
-  // The bias: a constant of n elements, or a Broadcast of one.
+  // The bias: a constant of n elements, or a Broadcast of one (the only
+  // Broadcast allowed in between: the result is written early, before
+  // anything between the MatMul and the Add).
   Value *bias = add->getRHS();
   for (auto i = std::next(it); i != ai; ++i)
-    if (auto *bc = llvm::dyn_cast<BroadcastInst>(i->get());
-        bc && bc->getDest() == bias)
+    if (auto *bc = llvm::dyn_cast<BroadcastInst>(i->get())) {
+      if (bc->getDest() != bias)
+        return std::nullopt;
       bias = bc->getInput();
+    }
   auto *w = llvm::dyn_cast<WeightVar>(bias);
   if (!w || !w->isConstant() || w->getType()->size() != n)
     return std::nullopt;
@@ -275,7 +279,7 @@ std::optional<Epilogue> Lowering::findEpilogue(const MatMulInst &I) {
   Epilogue e{0, add, nullptr, bias, nullptr, nullptr};
   if (canWriteTo(I, sum, {add}, {mm}))
     e.sumDest = sum;
-  auto ri = skip(std::next(ai));
+  auto ri = skip(std::next(ai), false);
   auto *relu =
       ri == instrs.end() ? nullptr : llvm::dyn_cast<ReluInst>(ri->get());
   if (relu && relu->getInput() == sum &&

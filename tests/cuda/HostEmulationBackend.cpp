@@ -76,6 +76,22 @@ static llvm::Expected<const FakeLibs *> fakeLibs() {
   return &libs;
 }
 
+/// The three regions in host memory, 64-byte aligned as the ABI promises
+/// (cuBLASLt's stand-in checks the alignment it was told).
+struct Regions {
+  std::vector<uint8_t> storage[3];
+  uint8_t *base[3];
+  Regions(const std::vector<uint8_t> &consts, size_t mut, size_t act) {
+    size_t sizes[3] = {consts.size(), mut, act};
+    for (int i = 0; i < 3; ++i) {
+      storage[i].assign(sizes[i] + 128, 0);
+      auto p = reinterpret_cast<uintptr_t>(storage[i].data());
+      base[i] = storage[i].data() + (64 - p % 64) % 64;
+    }
+    std::memcpy(base[0], consts.data(), consts.size());
+  }
+};
+
 class EmuFunction final : public CompiledFunction {
 public:
   EmuFunction(const Module &M, std::shared_ptr<const IRFunction> F,
@@ -85,15 +101,14 @@ public:
         src_(std::move(src)), dl_(std::move(dl)) {}
 
   llvm::Error run(Bindings &b) override {
-    std::vector<uint8_t> mut(plan_.mutableSize + 64),
-        act(plan_.activationSize + 64);
+    Regions r(prog_.constants, plan_.mutableSize, plan_.activationSize);
     for (auto &w : F_->getWeights()) {
       if (w->isConstant() || w->isOutput())
         continue;
       const Tensor *t = b.get(M_.getPlaceholderByName(w->getName()));
       if (!t)
         return makeErrorF("no tensor is bound to input '{0}'", w->getName());
-      std::memcpy(mut.data() + plan_.placements.lookup(w.get()).offset,
+      std::memcpy(r.base[1] + plan_.placements.lookup(w.get()).offset,
                   t->data(), t->sizeInBytes());
     }
     auto launch =
@@ -101,36 +116,33 @@ public:
     if (!launch)
       return makeError("emulation: ember_emu_launch is missing");
     if (!prog_.libOps.empty())
-      EMBER_RETURN_IF_ERR(runLibraries(mut, act, [&](const Step &s) {
-        return runKernel(launch, s.index, mut, act);
-      }));
+      EMBER_RETURN_IF_ERR(runLibraries(
+          r, [&](const Step &s) { return runKernel(launch, s.index, r); }));
     else
       for (const Step &s : prog_.steps)
-        EMBER_RETURN_IF_ERR(runKernel(launch, s.index, mut, act));
+        EMBER_RETURN_IF_ERR(runKernel(launch, s.index, r));
     b.allocateOutputs(M_);
     for (auto &w : F_->getWeights())
       if (w->isOutput())
         std::memcpy(b.get(M_.getPlaceholderByName(w->getName()))->data(),
-                    mut.data() + plan_.placements.lookup(w.get()).offset,
+                    r.base[1] + plan_.placements.lookup(w.get()).offset,
                     w->getType()->sizeInBytes());
     return llvm::Error::success();
   }
 
 private:
-  llvm::Error runKernel(LaunchFn launch, unsigned i, std::vector<uint8_t> &mut,
-                        std::vector<uint8_t> &act) {
+  llvm::Error runKernel(LaunchFn launch, unsigned i, Regions &r) {
     const LaunchInfo &li = src_.launches[i];
     auto k = reinterpret_cast<KernelFn>(dlsym(dl_.get(), li.symbol.c_str()));
     if (!k)
       return makeErrorF("emulation: kernel {0} is missing", li.symbol);
-    launch(k, li.blocks, li.threads, prog_.constants.data(), mut.data(),
-           act.data());
+    launch(k, li.blocks, li.threads, r.base[0], r.base[1], r.base[2]);
     return llvm::Error::success();
   }
 
   /// Plans the library ops, runs every step, releases the plans.
   llvm::Error
-  runLibraries(std::vector<uint8_t> &mut, std::vector<uint8_t> &act,
+  runLibraries(Regions &r,
                llvm::function_ref<llvm::Error(const Step &)> kernel) {
     EMBER_ASSIGN_OR_RETURN(const FakeLibs *libs, fakeLibs());
     EmberLibContext ctx = {};
@@ -154,9 +166,8 @@ private:
         err = kernel(s);
         continue;
       }
-      if (int rc =
-              libs->run(&ctx, &plans[s.index], desc(s.index),
-                        prog_.constants.data(), mut.data(), act.data(), stream))
+      if (int rc = libs->run(&ctx, &plans[s.index], desc(s.index), r.base[0],
+                             r.base[1], r.base[2], stream))
         err = makeErrorF("emulation: {0}: status {1}",
                          prog_.libOps[s.index].name, rc);
     }

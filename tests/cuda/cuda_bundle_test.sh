@@ -133,6 +133,14 @@ grep -q "^model-compiler: error: -cuda-arch 'sm_5' is not supported by this NVRT
 if "$MC" -model="$SRC/models/digits/digits.onnx" -backend=CUDA \
     -emit-bundle="$T/c" -embed-weights 2> "$T/err"; then fail "accepted -embed-weights"; fi
 grep -q "not supported by the CUDA backend" "$T/err" || fail "embed message"
+if "$MC" -model="$SRC/models/digits/digits.onnx" -backend=CUDA \
+    -emit-bundle="$T/c" -cuda-conv=cublaslt 2> "$T/err"; then fail "accepted -cuda-conv=cublaslt"; fi
+grep -qx "model-compiler: error: -cuda-conv 'cublaslt' is not auto, cudnn or generated" "$T/err" ||
+  { cat "$T/err"; fail "bad -cuda-conv message"; }
+if "$MC" -model="$SRC/models/digits/digits.onnx" -backend=CUDA \
+    -emit-bundle="$T/c" -cuda-gemm=cublaslt -target=aarch64-linux-gnu 2> "$T/err"; then
+  fail "accepted cuBLASLt for an aarch64 host"; fi
+grep -q "need an x86_64 host target" "$T/err" || { cat "$T/err"; fail "aarch64 message"; }
 "$MC" -model="$SRC/models/digits/digits.onnx" -backend=CUDA \
   -emit-bundle="$T/d" -network-name=d80 -cuda-arch=sm_80 || fail "sm_80"
 

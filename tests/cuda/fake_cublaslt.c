@@ -133,10 +133,21 @@ cublasStatus_t
 cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPreference_t p,
                                      cublasLtMatmulPreferenceAttributes_t a,
                                      const void *buf, size_t size) {
-  if (a != CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES || size != sizeof(uint64_t))
-    return CUBLAS_STATUS_INVALID_VALUE;
-  memcpy(&p->data[0], buf, size);
-  return CUBLAS_STATUS_SUCCESS;
+  if (a == CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES &&
+      size == sizeof(uint64_t)) {
+    memcpy(&p->data[0], buf, size);
+    return CUBLAS_STATUS_SUCCESS;
+  }
+  if (a >= CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES &&
+      a <= CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES &&
+      size == sizeof(uint32_t)) {
+    uint32_t v;
+    memcpy(&v, buf, size);
+    p->data[1 + a - CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES] = v;
+    return CUBLAS_STATUS_SUCCESS;
+  }
+  return reject("cublasLtMatmulPreferenceSetAttribute", "unmodelled attribute",
+                CUBLAS_STATUS_INVALID_VALUE);
 }
 
 /* op(X)'s rows and cols. */
@@ -170,6 +181,10 @@ cublasStatus_t cublasLtMatmulAlgoGetHeuristic(
                   CUBLAS_STATUS_INVALID_VALUE);
   memset(results, 0, sizeof(*results));
   results->algo.data[0] = ALGO_MAGIC;
+  /* The algorithm assumes the alignments of the preference (256 bytes
+     where none was given, as cuBLASLt does); cublasLtMatmul checks them. */
+  for (int i = 0; i < 4; ++i)
+    results->algo.data[1 + i] = pref->data[1 + i] ? pref->data[1 + i] : 256;
   /* Ask for workspace when the preference allows it, so callers that pass
      none are caught. */
   results->workspaceSize = pref->data[0] >= FAKE_WORKSPACE ? FAKE_WORKSPACE : 0;
@@ -204,6 +219,12 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t d,
     return reject("cublasLtMatmul",
                   "no heuristic algorithm or layouts disagree",
                   CUBLAS_STATUS_INVALID_VALUE);
+  const void *ptrs[4] = {A, B, C, D};
+  for (int i = 0; i < 4; ++i)
+    if ((uintptr_t)ptrs[i] % algo->data[1 + i])
+      return reject("cublasLtMatmul",
+                    "an operand is less aligned than the algorithm assumes",
+                    CUBLAS_STATUS_INVALID_VALUE);
   if (workspaceSize && !workspace)
     return reject("cublasLtMatmul", "no workspace",
                   CUBLAS_STATUS_INVALID_VALUE);

@@ -114,6 +114,23 @@ static int planGemm(EmberLibContext *ctx, GemmPlan *p, const long long *d) {
   int found = 0;
   cublasStatus_t s = cublasLtMatmulPreferenceSetAttribute(
       pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &limit, sizeof(limit));
+  /* Region bases are only promised 64-byte alignment: tell cuBLASLt what
+     each operand's offset keeps (its heuristics assume 256 otherwise).
+     cuBLASLt's "A" is our B, "B" our A. */
+  const long long fields[4] = {EMBER_GEMM_B, EMBER_GEMM_A, EMBER_GEMM_D,
+                               EMBER_GEMM_D};
+  const cublasLtMatmulPreferenceAttributes_t attrs[4] = {
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+  for (int i = 0; i < 4 && s == CUBLAS_STATUS_SUCCESS; ++i) {
+    uint32_t align = 64;
+    while (align > 4 && d[fields[i] + 1] % align)
+      align /= 2;
+    s = cublasLtMatmulPreferenceSetAttribute(pref, attrs[i], &align,
+                                             sizeof(align));
+  }
   if (s == CUBLAS_STATUS_SUCCESS)
     s = cublasLtMatmulAlgoGetHeuristic(lt, p->op, p->a, p->b, p->d, p->d, pref,
                                        1, &best, &found);
