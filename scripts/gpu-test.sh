@@ -112,7 +112,7 @@ nodes() {
           -network-name=net -cuda-arch="${CUDA_ARCH:-sm_90}" -verbose \
           2> "$out/compile.log" &&
         $PY "$SRC/scripts/gpu_node_data.py" "$src/test_data_set_0" "$out" &&
-        cc -shared -o "$out/net.so" "$W/$t/net.o" -L"$CUDA/lib64" \
+        cc -shared -s -o "$out/net.so" "$W/$t/net.o" -L"$CUDA/lib64" \
           $(sed -n 's/^ *Link with:\(.*\) -lcudart \*\/$/\1/p' "$W/$t/net.h"); then
       cp "$W/$t/net.weights.bin" "$out/weights.bin"
       n=$((n + 1))
