@@ -1,6 +1,9 @@
 # ember_add_bundle(TARGET <name> MODEL <file.onnx> BACKEND <CPU|CUDA>
 #                  [NETWORK_NAME <c-identifier>] [TARGET_TRIPLE <triple>]
-#                  [MCPU <cpu>] [EMBED_WEIGHTS] [OPTIONS <model-compiler flags>...])
+#                  [MCPU <cpu>] [EMBED_WEIGHTS]
+#                  [CUDA_GEMM auto|cublaslt|generated]
+#                  [CUDA_CONV auto|cudnn|generated]
+#                  [OPTIONS <model-compiler flags>...])
 #
 # Runs model-compiler at build time (again only when the model or the
 # compiler changes) and defines a static library target <name> whose
@@ -9,9 +12,16 @@
 # is all an application needs. Without EMBED_WEIGHTS the weights file is
 # <name>_WEIGHTS_FILE, a path also passed to users of the target as the
 # compile definition <NETWORK_NAME>_WEIGHTS_FILE="...".
+#
+# CUDA bundles link the CUDA runtime (CUDA::cudart), plus cuBLASLt unless
+# CUDA_GEMM is generated and cuDNN unless CUDA_CONV is generated (the
+# model-compiler flags -cuda-gemm/-cuda-conv; see docs/CUDA.md). A bundle
+# that ends up not calling one of them (no large MatMul, say) links it
+# anyway; the header's <NAME>_USES_CUBLASLT / <NAME>_USES_CUDNN tell.
 function(ember_add_bundle)
   cmake_parse_arguments(EAB "EMBED_WEIGHTS"
-    "TARGET;MODEL;BACKEND;NETWORK_NAME;TARGET_TRIPLE;MCPU" "OPTIONS" ${ARGN})
+    "TARGET;MODEL;BACKEND;NETWORK_NAME;TARGET_TRIPLE;MCPU;CUDA_GEMM;CUDA_CONV"
+    "OPTIONS" ${ARGN})
   foreach(req TARGET MODEL BACKEND)
     if(NOT EAB_${req})
       message(FATAL_ERROR "ember_add_bundle: ${req} is required")
@@ -46,6 +56,12 @@ function(ember_add_bundle)
   else()
     list(APPEND outputs "${dir}/${name}.weights.bin")
   endif()
+  if(EAB_CUDA_GEMM)
+    list(APPEND flags -cuda-gemm=${EAB_CUDA_GEMM})
+  endif()
+  if(EAB_CUDA_CONV)
+    list(APPEND flags -cuda-conv=${EAB_CUDA_CONV})
+  endif()
   list(APPEND flags ${EAB_OPTIONS})
 
   if(TARGET Ember::model-compiler)
@@ -75,5 +91,15 @@ function(ember_add_bundle)
   if(EAB_BACKEND STREQUAL "CUDA")
     find_package(CUDAToolkit REQUIRED)
     target_link_libraries(${EAB_TARGET} INTERFACE CUDA::cudart)
+    if(NOT EAB_CUDA_GEMM STREQUAL "generated")
+      target_link_libraries(${EAB_TARGET} INTERFACE CUDA::cublasLt)
+    endif()
+    if(NOT EAB_CUDA_CONV STREQUAL "generated")
+      find_library(EMBER_CUDNN_LIBRARY cudnn HINTS ${CUDAToolkit_LIBRARY_DIR})
+      if(NOT EMBER_CUDNN_LIBRARY)
+        message(FATAL_ERROR "ember_add_bundle: cuDNN not found; install it or pass CUDA_CONV generated")
+      endif()
+      target_link_libraries(${EAB_TARGET} INTERFACE ${EMBER_CUDNN_LIBRARY})
+    endif()
   endif()
 endfunction()

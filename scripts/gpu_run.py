@@ -1,13 +1,20 @@
 #!/usr/bin/env python3
 """The GPU half of scripts/gpu-test.sh: needs only the prepared folder, the
-CUDA driver and Python with numpy (PyTorch for the baselines).
+CUDA driver and Python with numpy (PyTorch for the baselines, and for the
+cuBLASLt/cuDNN libraries that the library-flavour bundles load).
 
 For every NAME/ in the folder: runs NAME/run (a CUDA bundle linked with
-cudart_static) on NAME/in*.bin, compares each output with the CPU backend's
-NAME/ref*.bin (max|d| <= 1e-3 * max|y_ref|; Ember's CUDA kernels compute in
-plain fp32, no TF32), then times it (50 runs, stream launches and CUDA-graph
-replay) and prints a latency table next to PyTorch eager and torch.compile
-where NAME/model.pt (TorchScript) exists."""
+cudart_static; NAME_gen: generated kernels only, the others with MatMul/Conv
+on cuBLASLt/cuDNN) on inputs made from NAME/in*.spec, compares each output
+with the CPU backend's NAME/ref*.bin (max|d| <= 1e-3 * max|y_ref|; plain
+fp32, no TF32 anywhere), then times it (50 runs, stream launches and
+CUDA-graph replay) and prints a latency table next to PyTorch eager and
+torch.compile for resnet18. Then every node/TEST/ (an ONNX node test: the
+bundle as net.so, run by ./run-so, checked against ONNX's expected
+outputs). The library flavour needs libcublasLt.so.13 and libcudnn.so.9:
+they are searched in LD_LIBRARY_PATH, the CUDA toolkit and PyTorch's
+wheels (torch/lib, nvidia/*/lib); where absent those bundles are reported
+as SKIP, not FAIL."""
 import glob
 import os
 import subprocess
@@ -24,8 +31,31 @@ REL_TOL = 1e-3
 ITERS = 50
 
 
+def library_path():
+    """LD_LIBRARY_PATH with the places cuBLASLt and cuDNN may live."""
+    dirs = [p for p in os.environ.get("LD_LIBRARY_PATH", "").split(":") if p]
+    dirs += ["/usr/local/cuda/lib64", "/usr/local/cuda/lib"]
+    for mod in ("torch", "nvidia"):
+        try:
+            import importlib.util
+            spec = importlib.util.find_spec(mod)
+        except Exception:
+            spec = None
+        for base in (spec.submodule_search_locations or []) if spec else []:
+            dirs += glob.glob(os.path.join(base, "lib"))
+            dirs += glob.glob(os.path.join(base, "*", "lib"))
+    return ":".join(dirs)
+
+
+ENV = dict(os.environ, LD_LIBRARY_PATH=library_path())
+
+
 def make_inputs(d, tmp):
-    """Writes the inputs of d (deterministic, from d/in*.spec) into tmp."""
+    """The inputs of d: d/in*.bin as they are (node tests), or made from
+    d/in*.spec (deterministic) into tmp."""
+    given = sorted(glob.glob(os.path.join(d, "in*.bin")))
+    if given:
+        return given
     paths = []
     for spec in sorted(glob.glob(os.path.join(d, "in*.spec"))):
         path = os.path.join(tmp, os.path.basename(spec)[:-5] + ".bin")
@@ -35,9 +65,22 @@ def make_inputs(d, tmp):
 
 
 def run_bundle(d, ins, outdir, extra=()):
-    cmd = [os.path.join(d, "run"), os.path.join(d, "weights.bin"), outdir,
-           *extra, *ins]
-    return subprocess.run(cmd, capture_output=True, text=True)
+    if os.path.exists(os.path.join(d, "net.so")):  # a node test
+        root = os.path.dirname(os.path.dirname(d.rstrip("/")))
+        cmd = [os.path.join(root, "run-so"), os.path.join(d, "net.so"), "net"]
+    else:
+        cmd = [os.path.join(d, "run")]
+    cmd += [os.path.join(d, "weights.bin"), outdir, *extra, *ins]
+    return subprocess.run(cmd, capture_output=True, text=True, env=ENV)
+
+
+def missing_library(r):
+    """The shared library a run could not load, or None."""
+    text = r.stdout + r.stderr
+    if "error while loading shared libraries" in text or \
+            "cannot open shared object file" in text:
+        return text.strip().splitlines()[-1]
+    return None
 
 
 def compare(d, outdir):
@@ -90,7 +133,7 @@ def resnet18(torch):
 
 def torch_latency(name, ins):
     """PyTorch eager and torch.compile latency (ms) for resnet18 models."""
-    if not name.startswith("resnet18_b"):
+    if not name.startswith("resnet18_b") or name.endswith("_gen"):
         return "-", "-"
     try:
         import torch
@@ -126,18 +169,25 @@ def main():
     root = sys.argv[1]
     dirs = sorted(p for p in glob.glob(os.path.join(root, "*/"))
                   if os.path.exists(os.path.join(p, "run")))
-    if not dirs:
+    nodes = sorted(glob.glob(os.path.join(root, "node", "*/")))
+    if not dirs and not nodes:
         print("gpu-test: nothing prepared in", root)
         return 1
-    failures, rows = 0, []
-    for d in dirs:
+    failures, skipped, rows = 0, 0, []
+    for d in dirs + nodes:
         name = os.path.basename(d.rstrip("/"))
+        is_node = d in nodes
         with tempfile.TemporaryDirectory() as out:
             ins = make_inputs(d, out)
             r = run_bundle(d, ins, out)
             if r.returncode == 2:
                 print("gpu-test: no CUDA device is present")
                 return 1
+            lib = missing_library(r) if r.returncode != 0 else None
+            if lib:
+                print("SKIP %s: %s" % (name, lib))
+                skipped += 1
+                continue
             if r.returncode != 0:
                 print("FAIL %s: %s" % (name, (r.stdout + r.stderr).strip()))
                 failures += 1
@@ -148,6 +198,8 @@ def main():
             print("%s %-22s max|d|/max|y_ref| = %s" %
                   ("PASS" if ok else "FAIL", name,
                    "shape mismatch" if worst is None else "%.2e" % worst))
+            if is_node:
+                continue
             lat = []
             for extra in ([], ["-graph"]):
                 t = run_bundle(d, ins, out, ["-iters", str(ITERS), *extra])
@@ -161,7 +213,8 @@ def main():
     print("|---|---|---|---|---|")
     for r in rows:
         print("| %s | %s | %s | %s | %s |" % r)
-    print("\n%d failure(s)" % failures)
+    print("\n%d failure(s), %d skipped (libraries not found)" %
+          (failures, skipped))
     return 1 if failures else 0
 
 

@@ -20,23 +20,63 @@ constexpr int64_t kBlockSize = 256;
 /// The most blocks a launch uses; kernels loop over the rest (grid-stride).
 constexpr int64_t kMaxBlocks = 65536;
 
-/// A network ready for rendering: kernels, the constant image, sizes and
-/// the choices made per heavy op (reported with -verbose).
+/// Where MatMul and Conv go (-cuda-gemm, -cuda-conv). Auto: the library
+/// where it can express the op (and, for MatMul, the product is not tiny);
+/// see docs/CUDA.md.
+enum class LibChoice { Auto, Library, Generated };
+
+/// Code generation options of the CUDA backend.
+struct CUDAOptions {
+  LibChoice gemm = LibChoice::Auto; ///< cuBLASLt or generated MatMul.
+  LibChoice conv = LibChoice::Auto; ///< cuDNN or generated Conv.
+};
+
+/// Parses "auto", \p library ("cublaslt", "cudnn") or "generated".
+llvm::Expected<LibChoice> parseLibChoice(llvm::StringRef flag,
+                                         llvm::StringRef value,
+                                         llvm::StringRef library);
+
+/// The options in EMBER_CUDA_GEMM / EMBER_CUDA_CONV (in-process runs).
+llvm::Expected<CUDAOptions> optionsFromEnvironment();
+
+/// A call into cuBLASLt or cuDNN: the int64 descriptor of
+/// backends/CUDA/host/LibOps.h.
+struct LibOp {
+  std::string name;
+  std::vector<int64_t> desc;
+};
+
+/// One step of a network: a generated kernel or a library op.
+struct Step {
+  bool isLibrary = false;
+  unsigned index = 0; ///< Into CUDAProgram::kernels or ::libOps.
+};
+
+/// A network ready for rendering: kernels, library ops, their order, the
+/// constant image, sizes and the choices made per heavy op (reported with
+/// -verbose).
 struct CUDAProgram {
   std::vector<kir::Kernel> kernels;
+  std::vector<LibOp> libOps;
+  std::vector<Step> steps;
   std::vector<uint8_t> constants;
   size_t mutableSize = 0;
   size_t activationSize = 0;
   std::vector<std::string> choices;
+  bool usesCublasLt() const;
+  bool usesCudnn() const;
 };
 
 /// True if the CUDA backend can run \p op producing \p kind.
 bool cudaSupports(OpKind op, ElemKind kind);
 
-/// Lowers planned IR to kernels: the shared lowering for everything, a
-/// generated direct convolution (a device function call) for Conv.
+/// Lowers planned IR: the shared lowering for everything, MatMul to
+/// cuBLASLt (absorbing a following bias Add and ReLU into its epilogue
+/// where it can) and Conv to cuDNN or to a generated direct convolution,
+/// as \p opts and the op's parameters allow.
 llvm::Expected<CUDAProgram> lowerForCUDA(const IRFunction &F,
-                                         const MemoryPlan &plan);
+                                         const MemoryPlan &plan,
+                                         const CUDAOptions &opts = {});
 
 /// How to launch one rendered kernel.
 struct LaunchInfo {
@@ -95,6 +135,8 @@ public:
   llvm::StringRef getName() const override { return "CUDA"; }
   bool isOpSupported(const Node &n) const override;
   bool shouldLower(const Node &n) const override;
+  bool supportsFusedActivation(FusedActivation act) const override;
+  bool supportsConvResidual() const override { return true; }
   llvm::Expected<std::unique_ptr<CompiledFunction>>
   compile(const Module &M, std::shared_ptr<const IRFunction> F,
           const MemoryPlan &plan) const override;

@@ -3,7 +3,10 @@
 
 #include "ember/Base/Error.h"
 
+#include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
 
 using namespace ember;
 using namespace ember::cuda;
@@ -15,9 +18,15 @@ bool CUDABackend::isOpSupported(const Node &n) const {
 }
 
 bool CUDABackend::shouldLower(const Node &n) const {
-  // Conv keeps its fused epilogue and runs as a generated direct
-  // convolution; everything else is lowered as for the Interpreter.
+  // Conv keeps its fused epilogue and runs on cuDNN or as a generated
+  // direct convolution; everything else is lowered as for the Interpreter.
   return !llvm::isa<ConvNode>(n);
+}
+
+bool CUDABackend::supportsFusedActivation(FusedActivation act) const {
+  // The generated convolution applies every kind (cuDNN a subset; Conv
+  // falls back to the generated kernel for the others).
+  return act != FusedActivation::NumKinds;
 }
 
 llvm::Error CUDABackend::saveBundle(const Module &M, const IRFunction &F,
@@ -27,18 +36,39 @@ llvm::Error CUDABackend::saveBundle(const Module &M, const IRFunction &F,
   if (!isValidArch(arch))
     return makeErrorF("-cuda-arch '{0}' is not an architecture like sm_90",
                       arch);
-  EMBER_ASSIGN_OR_RETURN(CUDAProgram prog, lowerForCUDA(F, plan));
+  CUDAOptions copts;
+  EMBER_ASSIGN_OR_RETURN(
+      copts.gemm, parseLibChoice("-cuda-gemm", opts.cudaGemm, "cublaslt"));
+  EMBER_ASSIGN_OR_RETURN(copts.conv,
+                         parseLibChoice("-cuda-conv", opts.cudaConv, "cudnn"));
+  // The library-op host code exists as x86_64 bitcode only.
+  llvm::Triple triple(opts.target.empty() ? llvm::sys::getProcessTriple()
+                                          : opts.target);
+  if (triple.getArch() != llvm::Triple::x86_64) {
+    if (copts.gemm == LibChoice::Library || copts.conv == LibChoice::Library)
+      return makeErrorF("cuBLASLt/cuDNN calls in CUDA bundles need an x86_64 "
+                        "host target, not '{0}'",
+                        triple.str());
+    copts.gemm = copts.conv = LibChoice::Generated;
+  }
+  EMBER_ASSIGN_OR_RETURN(CUDAProgram prog, lowerForCUDA(F, plan, copts));
   if (opts.verbose)
     for (const std::string &c : prog.choices)
       llvm::errs() << "CUDA: " << c << "\n";
   CUDASource src = renderCUDA(prog, opts.networkName);
   EMBER_ASSIGN_OR_RETURN(CUDABinary bin,
                          compileWithNVRTC(src.text, arch, opts.networkName));
-  if (opts.verbose)
+  if (opts.verbose) {
     llvm::errs() << "CUDA: " << src.launches.size()
                  << " kernels compiled by NVRTC for " << arch << " in "
                  << llvm::format("%.2f", bin.compileSeconds) << " s (cubin "
                  << bin.cubin.size() << " bytes, PTX " << bin.ptx.size()
-                 << " bytes)\n";
+                 << " bytes); " << prog.libOps.size() << " library calls";
+    if (prog.usesCublasLt() || prog.usesCudnn())
+      llvm::errs() << "; link with"
+                   << (prog.usesCublasLt() ? " -lcublasLt" : "")
+                   << (prog.usesCudnn() ? " -lcudnn" : "") << " -lcudart";
+    llvm::errs() << "\n";
+  }
   return writeCUDABundle(F, plan, prog, src, bin, opts);
 }

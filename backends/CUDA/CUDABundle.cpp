@@ -3,23 +3,30 @@
 // NAME.o holds the NVRTC cubin and PTX as read-only data and host launch
 // code generated as LLVM IR and emitted with the CPU backend's target
 // machines, so no C compiler is needed at bundle time. The host code calls
-// three CUDA runtime functions (cudaLibraryLoadData, cudaLibraryGetKernel,
-// cudaLaunchKernelExC): a bundle links with -lcudart (or cudart_static)
-// and nothing of ours. The ABI is in docs/Bundle.md.
+// the CUDA runtime (cudaLibraryLoadData, cudaLibraryGetKernel,
+// cudaLaunchKernelExC) and, for MatMul/Conv on cuBLASLt/cuDNN, the
+// library-op code of host/LibOps.c, linked in as bitcode and made internal:
+// a bundle links with -lcudart (or cudart_static), plus -lcublasLt and
+// -lcudnn when it uses them (the header says which), and nothing of ours.
+// The ABI is in docs/Bundle.md and docs/CUDA.md.
 //
 //===----------------------------------------------------------------------===//
 #include "../CPU/CPU.h"
 #include "CUDA.h"
+#include "host/LibOps.h"
 
 #include "ember/Backend/BundleWriter.h"
 
 #include "ember/Base/Error.h"
 
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Verifier.h"
+#include "llvm/Linker/Linker.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
@@ -28,6 +35,9 @@
 
 using namespace ember;
 using namespace ember::cuda;
+
+extern "C" const char ember_cuda_libops_x86_64_start[];
+extern "C" const char ember_cuda_libops_x86_64_end[];
 
 namespace {
 /// Builds the host module of a CUDA bundle.
@@ -39,8 +49,9 @@ public:
     i32_ = b_.getInt32Ty();
     i64_ = b_.getInt64Ty();
   }
-  void addInit(const CUDABinary &bin, const CUDASource &src);
-  void addEntry(const CUDASource &src);
+  void addInit(const CUDABinary &bin, const CUDASource &src,
+               const CUDAProgram &prog);
+  void addEntry(const CUDASource &src, const CUDAProgram &prog);
 
 private:
   llvm::GlobalVariable *global(llvm::Constant *init, const llvm::Twine &n) {
@@ -60,6 +71,9 @@ private:
   llvm::Type *ptr_, *i32_, *i64_;
   llvm::GlobalVariable *kernels_ = nullptr;
   llvm::Function *init_ = nullptr;
+  /// Library ops: the shared context, one plan each, their descriptors.
+  llvm::GlobalVariable *libCtx_ = nullptr, *plans_ = nullptr;
+  std::vector<llvm::GlobalVariable *> descs_;
 };
 } // namespace
 
@@ -74,7 +88,8 @@ void HostCodeGen::returnIfError(llvm::Function *fn, llvm::Value *rc) {
 
 /// `int NAME_init(void)`: loads the cubin (or, where the GPU cannot run it,
 /// the PTX) once and looks every kernel up.
-void HostCodeGen::addInit(const CUDABinary &bin, const CUDASource &src) {
+void HostCodeGen::addInit(const CUDABinary &bin, const CUDASource &src,
+                          const CUDAProgram &prog) {
   auto *loadTy = llvm::FunctionType::get(
       i32_, {ptr_, ptr_, ptr_, ptr_, i32_, ptr_, ptr_, i32_}, false);
   auto load = M_.getOrInsertFunction("cudaLibraryLoadData", loadTy);
@@ -130,13 +145,43 @@ void HostCodeGen::addInit(const CUDABinary &bin, const CUDASource &src) {
     returnIfError(
         init_, b_.CreateCall(get, {at, handle, str(src.launches[i].symbol)}));
   }
+  if (!prog.libOps.empty()) {
+    // EmberLibContext (four pointer-sized fields) and EmberLibPlans.
+    auto *ctxTy = llvm::ArrayType::get(i64_, 4);
+    libCtx_ = new llvm::GlobalVariable(
+        M_, ctxTy, false, llvm::GlobalValue::InternalLinkage,
+        llvm::Constant::getNullValue(ctxTy), name_ + ".libctx");
+    auto *plansTy = llvm::ArrayType::get(
+        llvm::ArrayType::get(i64_, EMBER_LIB_PLAN_BYTES / 8),
+        prog.libOps.size());
+    plans_ = new llvm::GlobalVariable(
+        M_, plansTy, false, llvm::GlobalValue::InternalLinkage,
+        llvm::Constant::getNullValue(plansTy), name_ + ".plans");
+    plans_->setAlignment(llvm::Align(16));
+    auto *planTy = llvm::FunctionType::get(i32_, {ptr_, ptr_, ptr_}, false);
+    auto planGemm = M_.getOrInsertFunction("ember_lib_plan_gemm", planTy);
+    auto planConv = M_.getOrInsertFunction("ember_lib_plan_conv", planTy);
+    auto finish = M_.getOrInsertFunction(
+        "ember_lib_finish", llvm::FunctionType::get(i32_, {ptr_}, false));
+    for (size_t i = 0; i < prog.libOps.size(); ++i) {
+      llvm::SmallVector<uint64_t, 40> d(prog.libOps[i].desc.begin(),
+                                        prog.libOps[i].desc.end());
+      descs_.push_back(
+          global(llvm::ConstantDataArray::get(ctx_, d), name_ + ".desc"));
+      llvm::Value *p = b_.CreateConstInBoundsGEP2_64(plansTy, plans_, 0, i);
+      bool gemm = prog.libOps[i].desc[0] == EMBER_LIB_GEMM;
+      returnIfError(init_, b_.CreateCall(gemm ? planGemm : planConv,
+                                         {libCtx_, p, descs_.back()}));
+    }
+    returnIfError(init_, b_.CreateCall(finish, {libCtx_}));
+  }
   b_.CreateStore(handle, lib); // only once every kernel was found
   b_.CreateRet(b_.getInt32(0));
 }
 
 /// `int NAME(constants, mutables, activations, stream)`: every kernel in
 /// order on \p stream through cudaLaunchKernelExC.
-void HostCodeGen::addEntry(const CUDASource &src) {
+void HostCodeGen::addEntry(const CUDASource &src, const CUDAProgram &prog) {
   // cudaLaunchConfig_t: dim3 gridDim, blockDim; size_t dynamicSmemBytes;
   // cudaStream_t stream; cudaLaunchAttribute *attrs; unsigned numAttrs.
   auto *cfgTy = llvm::StructType::get(
@@ -161,7 +206,22 @@ void HostCodeGen::addEntry(const CUDASource &src) {
   auto field = [&](unsigned f, llvm::Value *v) {
     b_.CreateStore(v, b_.CreateStructGEP(cfgTy, cfg, f));
   };
-  for (size_t i = 0; i < src.launches.size(); ++i) {
+  auto *runTy = llvm::FunctionType::get(
+      i32_, {ptr_, ptr_, ptr_, ptr_, ptr_, ptr_, ptr_}, false);
+  auto runGemm = M_.getOrInsertFunction("ember_lib_run_gemm", runTy);
+  auto runConv = M_.getOrInsertFunction("ember_lib_run_conv", runTy);
+  for (const Step &step : prog.steps) {
+    size_t i = step.index;
+    if (step.isLibrary) {
+      llvm::Value *p =
+          b_.CreateConstInBoundsGEP2_64(plans_->getValueType(), plans_, 0, i);
+      bool gemm = prog.libOps[i].desc[0] == EMBER_LIB_GEMM;
+      returnIfError(
+          fn, b_.CreateCall(gemm ? runGemm : runConv,
+                            {libCtx_, p, descs_[i], fn->getArg(0),
+                             fn->getArg(1), fn->getArg(2), fn->getArg(3)}));
+      continue;
+    }
     const LaunchInfo &li = src.launches[i];
     int64_t dims[6] = {li.blocks, 1, 1, li.threads, 1, 1};
     for (unsigned f = 0; f < 6; ++f)
@@ -178,6 +238,46 @@ void HostCodeGen::addEntry(const CUDASource &src) {
   b_.CreateRet(b_.getInt32(0));
 }
 
+/// Links the cuBLASLt/cuDNN host code (LibOps.c as bitcode) into \p M and
+/// makes it internal, so two bundles can live in one program.
+static llvm::Error linkLibOps(llvm::Module &M) {
+  if (llvm::Triple(M.getTargetTriple()).getArch() != llvm::Triple::x86_64)
+    return makeError("cuBLASLt/cuDNN calls in CUDA bundles need an x86_64 "
+                     "host target; use -cuda-gemm=generated "
+                     "-cuda-conv=generated");
+  auto buf = llvm::MemoryBuffer::getMemBuffer(
+      llvm::StringRef(ember_cuda_libops_x86_64_start,
+                      ember_cuda_libops_x86_64_end -
+                          ember_cuda_libops_x86_64_start),
+      "LibOps.bc", false);
+  auto lib = llvm::parseBitcodeFile(buf->getMemBufferRef(), M.getContext());
+  if (!lib)
+    return makeErrorF("internal error: cannot read the LibOps bitcode: {0}",
+                      llvm::toString(lib.takeError()));
+  (*lib)->setTargetTriple(M.getTargetTriple());
+  (*lib)->setDataLayout(M.getDataLayout());
+  llvm::StringSet<> defined;
+  for (llvm::Function &f : **lib)
+    if (!f.isDeclaration())
+      defined.insert(f.getName());
+  if (llvm::Linker::linkModules(M, std::move(*lib)))
+    return makeError("internal error: cannot link the LibOps bitcode");
+  for (llvm::Function &f : M)
+    if (!f.isDeclaration() && defined.count(f.getName()))
+      f.setLinkage(llvm::GlobalValue::InternalLinkage);
+  // Drop what the bundle does not call (cuBLASLt code in a bundle without
+  // GEMMs, say), and the declarations only that code used.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (llvm::Function &f : llvm::make_early_inc_range(M))
+      if ((f.isDeclaration() || f.hasLocalLinkage()) && f.use_empty()) {
+        f.eraseFromParent();
+        changed = true;
+      }
+  }
+  return llvm::Error::success();
+}
+
 static std::string headerText(llvm::StringRef name, const CUDAProgram &prog,
                               const std::vector<BundleTensorDesc> &ins,
                               const std::vector<BundleTensorDesc> &outs) {
@@ -185,8 +285,10 @@ static std::string headerText(llvm::StringRef name, const CUDAProgram &prog,
   llvm::raw_string_ostream os(s);
   std::string guard = name.upper() + "_EMBER_BUNDLE_H";
   os << "/* Generated by Ember's model-compiler: the CUDA bundle '" << name
-     << "'. See docs/Bundle.md. */\n#ifndef " << guard << "\n#define " << guard
-     << "\n\n#include <stdint.h>\n\n"
+     << "'. See docs/Bundle.md.\n   Link with:"
+     << (prog.usesCublasLt() ? " -lcublasLt" : "")
+     << (prog.usesCudnn() ? " -lcudnn" : "") << " -lcudart */\n#ifndef "
+     << guard << "\n#define " << guard << "\n\n#include <stdint.h>\n\n"
      << bundleTypesText().str()
      << "\n/* The CUDA runtime's stream type, so that this header compiles "
         "without\n   cuda_runtime.h (the typedef is identical). */\n"
@@ -195,15 +297,21 @@ static std::string headerText(llvm::StringRef name, const CUDAProgram &prog,
      << name << "_BUNDLE_ABI_VERSION 1\n#define " << name << "_CONSTANT_SIZE "
      << prog.constants.size() << "u\n#define " << name << "_MUTABLE_SIZE "
      << prog.mutableSize << "u\n#define " << name << "_ACTIVATIONS_SIZE "
-     << prog.activationSize << "u\n#define " << name << "_ALIGNMENT 64u\n";
+     << prog.activationSize << "u\n#define " << name << "_ALIGNMENT 64u\n"
+     << "/* 1 if the bundle calls cuBLASLt / cuDNN (link -lcublasLt / "
+        "-lcudnn). */\n#define "
+     << name << "_USES_CUBLASLT " << int(prog.usesCublasLt()) << "\n#define "
+     << name << "_USES_CUDNN " << int(prog.usesCudnn()) << "\n";
   printBundleIOMacros(os, name, ins, outs);
   os << "\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n"
      << "/** Loads the kernels onto the current device (once; the entry point "
         "calls\n    it too). Call it before capturing a CUDA graph. Returns 0 "
-        "or a\n    cudaError_t. */\nint "
+        "or a\n    cudaError_t (10000 + cublasStatus_t, 20000 + cudnnStatus_t "
+        "for the\n    libraries). */\nint "
      << name << "_init(void);\n"
      << "/** Enqueues the network on stream; all three pointers are device "
-        "memory,\n    64-byte aligned. Returns 0 or the first cudaError_t. "
+        "memory,\n    64-byte aligned. Returns 0 or the first error (as "
+        "NAME_init). "
         "*/\nint "
      << name
      << "(uint8_t *constantWeights, uint8_t *mutableWeights, "
@@ -213,7 +321,6 @@ static std::string headerText(llvm::StringRef name, const CUDAProgram &prog,
      << "#ifdef __cplusplus\n}\n#endif\n\n#endif /* " << guard << " */\n";
   return os.str();
 }
-
 
 llvm::Error cuda::writeCUDABundle(const IRFunction &F, const MemoryPlan &plan,
                                   const CUDAProgram &prog,
@@ -247,8 +354,10 @@ llvm::Error cuda::writeCUDABundle(const IRFunction &F, const MemoryPlan &plan,
   std::vector<BundleTensorDesc> ins, outs;
   describeBundleIO(F, plan, ins, outs);
   HostCodeGen gen(M, name);
-  gen.addInit(bin, src);
-  gen.addEntry(src);
+  gen.addInit(bin, src, prog);
+  gen.addEntry(src, prog);
+  if (!prog.libOps.empty())
+    EMBER_RETURN_IF_ERR(linkLibOps(M));
   addBundleInfo(M, name,
                 BundleRegions{prog.constants.size(), prog.mutableSize,
                               prog.activationSize},
@@ -277,7 +386,8 @@ llvm::Error cuda::writeCUDABundle(const IRFunction &F, const MemoryPlan &plan,
       return makeError("the target cannot emit an object file");
     pm.run(M);
   }
-  EMBER_RETURN_IF_ERR(writeBundleFile(path(".h"), headerText(name, prog, ins, outs)));
+  EMBER_RETURN_IF_ERR(
+      writeBundleFile(path(".h"), headerText(name, prog, ins, outs)));
   return writeBundleFile(
       path(".weights.bin"),
       llvm::StringRef(reinterpret_cast<const char *>(prog.constants.data()),

@@ -1,17 +1,28 @@
-//===- CUDALowering.cpp - Kernels and constant image for CUDA -------------===//
+//===- CUDALowering.cpp - Kernels, library ops and the constant image -----===//
 //
-// Everything goes through the shared kernel lowering except Conv, which
-// becomes one parallel loop over output elements calling the generated
-// direct convolution `ember_conv2d_f32` of the CUDA prelude (see
-// CUDARenderer.cpp). MatMul uses the shared lowering's loop nest, which the
-// renderer maps to one thread per output element.
+// Everything goes through the shared kernel lowering except MatMul and
+// Conv, which the hook claims: MatMul becomes a cuBLASLt op or falls back
+// to the shared loop nest; Conv becomes a cuDNN op or one parallel loop
+// over output elements calling the generated direct convolution
+// `ember_conv2d_f32` of the CUDA prelude. A library op is a placeholder
+// kernel in the shared lowering's output, replaced by a Step afterwards.
+// A cuBLASLt MatMul followed by `Add(result, bias row)` and an in-place
+// ReLU takes them into its epilogue when the shared lowering left them in
+// one kernel of their own (which is then dropped).
 //
 //===----------------------------------------------------------------------===//
 #include "CUDA.h"
+#include "host/LibOps.h"
 
+#include "ember/Base/Error.h"
 #include "ember/Kernel/LowerToKernel.h"
 
+#include "llvm/ADT/StringSet.h"
+
+#include <cstdlib>
 #include <cstring>
+#include <optional>
+#include <variant>
 
 using namespace ember;
 using namespace ember::cuda;
@@ -19,18 +30,66 @@ using kir::CallArg;
 using kir::ExprRef;
 using kir::Kernel;
 
+/// MatMuls below this many multiply-adds stay generated under auto: a
+/// library call costs more than the whole product.
+static constexpr int64_t kMinLibraryMacs = 1 << 15;
+/// Placeholder kernels for library ops are named with this prefix.
+static constexpr const char *kLibMark = "\x01lib";
+
 bool cuda::cudaSupports(OpKind op, ElemKind kind) {
   if (op == OpKind::Conv)
     return kind == ElemKind::Float32;
   return kir::hasKernelLowering(op, kind);
 }
 
+bool CUDAProgram::usesCublasLt() const {
+  return llvm::any_of(
+      libOps, [](const LibOp &o) { return o.desc[0] == EMBER_LIB_GEMM; });
+}
+
+bool CUDAProgram::usesCudnn() const {
+  return llvm::any_of(
+      libOps, [](const LibOp &o) { return o.desc[0] == EMBER_LIB_CONV; });
+}
+
+llvm::Expected<LibChoice> cuda::parseLibChoice(llvm::StringRef flag,
+                                               llvm::StringRef value,
+                                               llvm::StringRef library) {
+  if (value.empty() || value == "auto")
+    return LibChoice::Auto;
+  if (value == library)
+    return LibChoice::Library;
+  if (value == "generated")
+    return LibChoice::Generated;
+  return makeErrorF("{0} '{1}' is not auto, {2} or generated", flag, value,
+                    library);
+}
+
+llvm::Expected<CUDAOptions> cuda::optionsFromEnvironment() {
+  CUDAOptions o;
+  const char *g = std::getenv("EMBER_CUDA_GEMM");
+  const char *c = std::getenv("EMBER_CUDA_CONV");
+  EMBER_ASSIGN_OR_RETURN(
+      o.gemm, parseLibChoice("EMBER_CUDA_GEMM", g ? g : "", "cublaslt"));
+  EMBER_ASSIGN_OR_RETURN(
+      o.conv, parseLibChoice("EMBER_CUDA_CONV", c ? c : "", "cudnn"));
+  return o;
+}
+
 static CallArg bufArg(unsigned b) { return CallArg{true, b, nullptr}; }
 static CallArg valArg(ExprRef e) { return CallArg{false, 0, e}; }
 
+/// Appends a value's region and byte offset to a descriptor.
+static void addOperand(std::vector<int64_t> &d, Value *v,
+                       const MemoryPlan &plan) {
+  Placement p = plan.locate(v);
+  d.push_back(int64_t(p.region));
+  d.push_back(int64_t(p.offset));
+}
+
 /// One parallel loop over the output elements of \p I; each iteration calls
 /// the prelude's direct convolution for its flat output index.
-static Kernel lowerConv(const ConvInst &I, const MemoryPlan &plan) {
+static Kernel generatedConv(const ConvInst &I, const MemoryPlan &plan) {
   auto xd = I.getInput()->getType()->dims();
   auto wd = I.getFilter()->getType()->dims();
   auto yd = I.getDest()->getType()->dims();
@@ -59,8 +118,293 @@ static Kernel lowerConv(const ConvInst &I, const MemoryPlan &plan) {
   return k;
 }
 
+/// The cuDNN descriptor of \p I, or a reason why cuDNN cannot run it.
+static std::variant<std::vector<int64_t>, std::string>
+cudnnConv(const ConvInst &I, const MemoryPlan &plan) {
+  auto xd = I.getInput()->getType()->dims();
+  auto wd = I.getFilter()->getType()->dims();
+  auto yd = I.getDest()->getType()->dims();
+  auto st = I.getStrides(), pads = I.getPads(), dil = I.getDilations();
+  if (pads[0] != pads[2] || pads[1] != pads[3])
+    return std::string("asymmetric padding");
+  int64_t act = EMBER_ACT_NONE;
+  float coef = 0;
+  switch (FusedActivation(I.getFusedActivation())) {
+  case FusedActivation::None:
+    break;
+  case FusedActivation::Relu:
+    act = EMBER_ACT_RELU;
+    break;
+  case FusedActivation::Sigmoid:
+    act = EMBER_ACT_SIGMOID;
+    break;
+  case FusedActivation::Clip:
+    if (I.getFusedAlpha() != 0.f || !(I.getFusedBeta() > 0.f))
+      return std::string("Clip epilogue with a non-zero minimum");
+    act = EMBER_ACT_CLIPPED_RELU, coef = I.getFusedBeta();
+    break;
+  default:
+    return std::string("epilogue activation without a cuDNN mode");
+  }
+  int32_t coefBits;
+  std::memcpy(&coefBits, &coef, sizeof(coef));
+  auto res = I.getResidual();
+  std::vector<int64_t> d = {
+      EMBER_LIB_CONV, xd[0],        xd[1], xd[2],    xd[3],
+      wd[0],          wd[2],        wd[3], yd[2],    yd[3],
+      pads[0],        pads[1],      st[0], st[1],    dil[0],
+      dil[1],         I.getGroup(), act,   coefBits, int64_t(!res.empty())};
+  addOperand(d, I.getInput(), plan);
+  addOperand(d, I.getFilter(), plan);
+  addOperand(d, I.getBias(), plan);
+  addOperand(d, I.getDest(), plan);
+  addOperand(d, res.empty() ? I.getDest() : res[0], plan);
+  assert(d.size() == EMBER_CONV_FIELDS && "descriptor layout");
+  return d;
+}
+
+namespace {
+/// A cuBLASLt epilogue candidate: the Add (and ReLU) after a MatMul, and
+/// where the result goes when the epilogue takes the Add alone (sumDest)
+/// or the Add and the ReLU (reluDest); null where that is not allowed.
+struct Epilogue {
+  unsigned libOp;
+  const Instruction *add, *relu;
+  Value *bias, *sumDest, *reluDest;
+};
+
+/// Lowers one network; see the file comment.
+class Lowering {
+public:
+  Lowering(const IRFunction &F, const MemoryPlan &plan, const CUDAOptions &o,
+           CUDAProgram &prog)
+      : F_(F), plan_(plan), opts_(o), prog_(prog) {}
+  llvm::Expected<bool> claim(const Instruction &I, std::vector<Kernel> &out);
+  void finish(std::vector<Kernel> kernels);
+
+private:
+  void addLibOp(const Instruction &I, std::vector<int64_t> desc,
+                std::vector<Kernel> &out, const std::string &choice);
+  bool lowerMatMul(const MatMulInst &I, std::vector<Kernel> &out);
+  std::optional<Epilogue> findEpilogue(const MatMulInst &I);
+  bool canWriteTo(const MatMulInst &I, Value *dest,
+                  llvm::ArrayRef<const Instruction *> absorbed,
+                  llvm::ArrayRef<Value *> skipped);
+
+  const IRFunction &F_;
+  const MemoryPlan &plan_;
+  CUDAOptions opts_;
+  CUDAProgram &prog_;
+  std::vector<Epilogue> epilogues_;
+};
+} // namespace
+
+void Lowering::addLibOp(const Instruction &I, std::vector<int64_t> desc,
+                        std::vector<Kernel> &out, const std::string &choice) {
+  out.emplace_back(kLibMark + std::to_string(prog_.libOps.size()));
+  prog_.libOps.push_back(LibOp{I.getName().str(), std::move(desc)});
+  prog_.choices.push_back((I.getName() + ": " + choice).str());
+}
+
+/// Byte ranges of two values overlap (same region).
+static bool overlaps(Value *a, Value *b, const MemoryPlan &plan) {
+  Placement pa = plan.locate(a), pb = plan.locate(b);
+  size_t sa = a->getType()->sizeInBytes(), sb = b->getType()->sizeInBytes();
+  return pa.region == pb.region && pa.offset < pb.offset + sb &&
+         pb.offset < pa.offset + sa;
+}
+
+/// True if MatMul \p I may write the epilogue's result straight to \p dest
+/// when it absorbs \p absorbed: \p dest does not overlap the operands, and
+/// the intermediate values \p skipped (other than \p dest) are read by no
+/// other instruction.
+bool Lowering::canWriteTo(const MatMulInst &I, Value *dest,
+                          llvm::ArrayRef<const Instruction *> absorbed,
+                          llvm::ArrayRef<Value *> skipped) {
+  if (overlaps(dest, I.getLHS(), plan_) || overlaps(dest, I.getRHS(), plan_))
+    return false;
+  llvm::SmallVector<Value *, 2> dead;
+  for (Value *v : skipped)
+    if (getOrigin(v) != getOrigin(dest))
+      dead.push_back(getOrigin(v));
+  auto &instrs = F_.getInstrs();
+  auto it = llvm::find_if(instrs, [&](auto &p) { return p.get() == &I; });
+  for (++it; it != instrs.end(); ++it) {
+    const Instruction *J = it->get();
+    if (llvm::isa<DeallocActivationInst>(J) || llvm::is_contained(absorbed, J))
+      continue;
+    for (const Operand &op : J->getOperands())
+      if (llvm::is_contained(dead, getOrigin(op.value)))
+        return false;
+  }
+  return true;
+}
+
+/// `Add(mm, bias row)` right after MatMul \p I (only allocations, views
+/// and a Broadcast of the bias in between) and a ReLU of the sum right
+/// after it.
+std::optional<Epilogue> Lowering::findEpilogue(const MatMulInst &I) {
+  auto &instrs = F_.getInstrs();
+  auto it = llvm::find_if(instrs, [&](auto &p) { return p.get() == &I; });
+  Value *mm = I.getDest();
+  int64_t n = mm->getType()->dims().back();
+  if (mm->getType()->rank() != 2 || !llvm::isa<AllocActivationInst>(mm))
+    return std::nullopt;
+  auto skip = [&](auto i, bool broadcasts) {
+    while (i != instrs.end() && (llvm::isa<AllocActivationInst>(**i) ||
+                                 llvm::isa<DeallocActivationInst>(**i) ||
+                                 llvm::isa<TensorViewInst>(**i) ||
+                                 (broadcasts && llvm::isa<BroadcastInst>(**i))))
+      ++i;
+    return i;
+  };
+  auto ai = skip(std::next(it), true);
+  auto *add = ai == instrs.end() ? nullptr : llvm::dyn_cast<AddInst>(ai->get());
+  if (!add || add->getLHS() != mm || add->getRHS() == mm)
+    return std::nullopt;
+  // The bias: a constant of n elements, or a Broadcast of one (the only
+  // Broadcast allowed in between: the result is written early, before
+  // anything between the MatMul and the Add).
+  Value *bias = add->getRHS();
+  for (auto i = std::next(it); i != ai; ++i)
+    if (auto *bc = llvm::dyn_cast<BroadcastInst>(i->get())) {
+      if (bc->getDest() != bias)
+        return std::nullopt;
+      bias = bc->getInput();
+    }
+  auto *w = llvm::dyn_cast<WeightVar>(bias);
+  if (!w || !w->isConstant() || w->getType()->size() != n)
+    return std::nullopt;
+  Value *sum = add->getDest();
+  Epilogue e{0, add, nullptr, bias, nullptr, nullptr};
+  if (canWriteTo(I, sum, {add}, {mm}))
+    e.sumDest = sum;
+  auto ri = skip(std::next(ai), false);
+  auto *relu =
+      ri == instrs.end() ? nullptr : llvm::dyn_cast<ReluInst>(ri->get());
+  if (relu && relu->getInput() == sum &&
+      canWriteTo(I, relu->getDest(), {add, relu}, {mm, sum})) {
+    e.relu = relu;
+    e.reluDest = relu->getDest();
+  }
+  if (!e.sumDest && !e.reluDest)
+    return std::nullopt;
+  return e;
+}
+
+bool Lowering::lowerMatMul(const MatMulInst &I, std::vector<Kernel> &out) {
+  TypeRef ta = I.getLHS()->getType(), tb = I.getRHS()->getType();
+  unsigned r = ta->rank();
+  int64_t m = ta->dims()[r - 2], k = ta->dims()[r - 1], n = tb->dims()[r - 1];
+  int64_t batch = ta->size() / std::max<int64_t>(m * k, 1);
+  bool big = batch * m * n * k >= kMinLibraryMacs;
+  bool lib = opts_.gemm == LibChoice::Library ||
+             (opts_.gemm == LibChoice::Auto && big);
+  if (!lib || m * n * k == 0 || ta->getElemKind() != ElemKind::Float32) {
+    prog_.choices.push_back(
+        (I.getName() +
+         ": MatMul -> generated kernel (one thread per output "
+         "element; " +
+         (opts_.gemm == LibChoice::Generated ? "-cuda-gemm=generated"
+                                             : "too small for cuBLASLt") +
+         ")")
+            .str());
+    return false;
+  }
+  std::optional<Epilogue> epi = findEpilogue(I);
+  std::vector<int64_t> d = {EMBER_LIB_GEMM, batch, m, n, k, EMBER_EPI_NONE};
+  addOperand(d, I.getLHS(), plan_);
+  addOperand(d, I.getRHS(), plan_);
+  addOperand(d, I.getDest(), plan_);
+  d.push_back(0), d.push_back(0);
+  assert(d.size() == EMBER_GEMM_FIELDS && "descriptor layout");
+  if (epi) {
+    epi->libOp = prog_.libOps.size();
+    epilogues_.push_back(*epi);
+  }
+  addLibOp(I, std::move(d), out,
+           "MatMul -> cuBLASLt (fp32, " + std::to_string(batch) + " x " +
+               std::to_string(m) + "x" + std::to_string(n) + "x" +
+               std::to_string(k) + ")");
+  return true;
+}
+
+llvm::Expected<bool> Lowering::claim(const Instruction &I,
+                                     std::vector<Kernel> &out) {
+  if (auto *mm = llvm::dyn_cast<MatMulInst>(&I))
+    return lowerMatMul(*mm, out);
+  auto *c = llvm::dyn_cast<ConvInst>(&I);
+  if (!c)
+    return false;
+  std::string why = "-cuda-conv=generated";
+  if (opts_.conv != LibChoice::Generated) {
+    auto d = cudnnConv(*c, plan_);
+    if (auto *desc = std::get_if<std::vector<int64_t>>(&d)) {
+      addLibOp(I, std::move(*desc), out, "Conv -> cuDNN (fp32, no TF32)");
+      return true;
+    }
+    why = std::get<std::string>(d);
+  }
+  out.push_back(generatedConv(*c, plan_));
+  prog_.choices.push_back((I.getName() +
+                           ": Conv -> generated direct convolution (one "
+                           "thread per output element; " +
+                           why + ")")
+                              .str());
+  return true;
+}
+
+/// Turns placeholders into library steps and applies the MatMul epilogues
+/// whose Add (and ReLU) ended up in a kernel of their own.
+void Lowering::finish(std::vector<Kernel> kernels) {
+  llvm::StringSet<> dropped;
+  auto hasKernel = [&](const std::string &name) {
+    return llvm::any_of(kernels,
+                        [&](const Kernel &k) { return k.getName() == name; });
+  };
+  for (const Epilogue &e : epilogues_) {
+    // The shared lowering names a kernel after its first instruction, with
+    // ".fusedN" for N > 1 instructions: the Add and the ReLU alone, or the
+    // Add alone.
+    std::string add = e.add->getName().str(), name;
+    Value *dest = nullptr;
+    if (e.reluDest && hasKernel(add + ".fused2"))
+      name = add + ".fused2", dest = e.reluDest;
+    else if (e.sumDest && hasKernel(add))
+      name = add, dest = e.sumDest;
+    else
+      continue;
+    std::vector<int64_t> &d = prog_.libOps[e.libOp].desc;
+    bool relu = dest == e.reluDest;
+    d[EMBER_GEMM_EPILOGUE] = relu ? EMBER_EPI_RELU_BIAS : EMBER_EPI_BIAS;
+    Placement out = plan_.locate(dest), b = plan_.locate(e.bias);
+    d[EMBER_GEMM_D] = int64_t(out.region), d[EMBER_GEMM_D + 1] = out.offset;
+    d[EMBER_GEMM_BIAS] = int64_t(b.region), d[EMBER_GEMM_BIAS + 1] = b.offset;
+    dropped.insert(name);
+    for (std::string &ch : prog_.choices)
+      if (llvm::StringRef(ch).starts_with(prog_.libOps[e.libOp].name + ": "))
+        ch += relu ? " + bias/ReLU epilogue (" + add + ", " +
+                         e.relu->getName().str() + ")"
+                   : " + bias epilogue (" + add + ")";
+  }
+  for (Kernel &k : kernels) {
+    llvm::StringRef name = k.getName();
+    if (dropped.count(name))
+      continue;
+    if (name.consume_front(kLibMark)) {
+      unsigned i = 0;
+      name.getAsInteger(10, i);
+      prog_.steps.push_back(Step{true, i});
+      continue;
+    }
+    prog_.steps.push_back(Step{false, unsigned(prog_.kernels.size())});
+    prog_.kernels.push_back(std::move(k));
+  }
+}
+
 llvm::Expected<CUDAProgram> cuda::lowerForCUDA(const IRFunction &F,
-                                               const MemoryPlan &plan) {
+                                               const MemoryPlan &plan,
+                                               const CUDAOptions &opts) {
   CUDAProgram prog;
   prog.constants.assign(plan.constantSize, 0);
   for (auto &w : F.getWeights())
@@ -70,28 +414,14 @@ llvm::Expected<CUDAProgram> cuda::lowerForCUDA(const IRFunction &F,
                   w->getPayload()->data(), w->getType()->sizeInBytes());
   prog.mutableSize = plan.mutableSize;
   prog.activationSize = plan.activationSize;
+  Lowering L(F, plan, opts, prog);
   auto kernels = kir::lowerToKernels(
-      F, plan,
-      [&](const Instruction &I,
-          std::vector<Kernel> &out) -> llvm::Expected<bool> {
-        if (auto *c = llvm::dyn_cast<ConvInst>(&I)) {
-          out.push_back(lowerConv(*c, plan));
-          prog.choices.push_back((I.getName() +
-                                  ": Conv -> generated direct convolution "
-                                  "(one thread per output element)")
-                                     .str());
-          return true;
-        }
-        if (llvm::isa<MatMulInst>(I))
-          prog.choices.push_back(
-              (I.getName() + ": MatMul -> generated kernel from the shared "
-                             "lowering (one thread per output element)")
-                  .str());
-        return false;
+      F, plan, [&](const Instruction &I, std::vector<Kernel> &out) {
+        return L.claim(I, out);
       });
   if (!kernels)
     return kernels.takeError();
-  prog.kernels = std::move(*kernels);
+  L.finish(std::move(*kernels));
   prog.constants.resize((prog.constants.size() + 63) / 64 * 64, 0);
   return std::move(prog);
 }

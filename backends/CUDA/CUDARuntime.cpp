@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CUDA.h"
+#include "host/LibOps.h"
 
 #include "ember/Base/Error.h"
 
@@ -15,6 +16,8 @@
 
 #include <cstdlib>
 #include <cstring>
+
+extern "C" const char *ember_lib_load(int cublasLt, int cudnn);
 
 using namespace ember;
 using namespace ember::cuda;
@@ -44,14 +47,19 @@ namespace {
 class CUDAFunction final : public CompiledFunction {
 public:
   CUDAFunction(const Module &M, std::shared_ptr<const IRFunction> F,
-               const MemoryPlan &plan, CUDASource src)
-      : M_(M), F_(std::move(F)), plan_(plan), src_(std::move(src)) {
+               const MemoryPlan &plan, CUDASource src, std::vector<Step> steps,
+               std::vector<LibOp> libOps)
+      : M_(M), F_(std::move(F)), plan_(plan), src_(std::move(src)),
+        steps_(std::move(steps)), libOps_(std::move(libOps)) {
     const char *g = std::getenv("EMBER_CUDA_GRAPH");
     useGraph_ = !g || std::strcmp(g, "0") != 0;
   }
   ~CUDAFunction() override {
     if (exec_)
       cudaGraphExecDestroy(exec_);
+    for (size_t i = 0; i < plans_.size(); ++i)
+      ember_lib_release(&plans_[i], descOf(i));
+    ember_lib_destroy(&libCtx_);
     for (uint8_t *p : regions_)
       if (p)
         cudaFree(p);
@@ -67,11 +75,18 @@ public:
 
 private:
   llvm::Error enqueue();
+  const long long *descOf(size_t i) const {
+    return reinterpret_cast<const long long *>(libOps_[i].desc.data());
+  }
 
   const Module &M_;
   std::shared_ptr<const IRFunction> F_;
   MemoryPlan plan_;
   CUDASource src_;
+  std::vector<Step> steps_;
+  std::vector<LibOp> libOps_;
+  EmberLibContext libCtx_ = {};
+  std::vector<EmberLibPlan> plans_;
   bool useGraph_ = true;
   cudaLibrary_t lib_ = nullptr;
   std::vector<cudaKernel_t> kernels_;
@@ -98,6 +113,21 @@ llvm::Error CUDAFunction::init(const CUDABinary &bin,
   }
   EMBER_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking),
                    "creating a stream");
+  if (!libOps_.empty()) {
+    bool lt = llvm::any_of(libOps_,
+                           [](auto &o) { return o.desc[0] == EMBER_LIB_GEMM; });
+    bool dnn = llvm::any_of(
+        libOps_, [](auto &o) { return o.desc[0] == EMBER_LIB_CONV; });
+    if (const char *err = ember_lib_load(lt, dnn))
+      return makeErrorF("CUDA: {0}", err);
+    plans_.resize(libOps_.size());
+    for (size_t i = 0; i < libOps_.size(); ++i)
+      if (int rc = ember_lib_plan(&libCtx_, &plans_[i], descOf(i)))
+        return makeErrorF("CUDA: planning {0} failed with library status {1}",
+                          libOps_[i].name, rc);
+    if (int rc = ember_lib_finish(&libCtx_))
+      return cudaError(cudaError_t(rc), "allocating the library workspace");
+  }
   size_t sizes[3] = {consts.size(), plan_.mutableSize, plan_.activationSize};
   for (unsigned i = 0; i < 3; ++i)
     EMBER_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&regions_[i]),
@@ -111,7 +141,15 @@ llvm::Error CUDAFunction::init(const CUDABinary &bin,
 }
 
 llvm::Error CUDAFunction::enqueue() {
-  for (size_t i = 0; i < kernels_.size(); ++i) {
+  for (const Step &s : steps_) {
+    size_t i = s.index;
+    if (s.isLibrary) {
+      if (int rc = ember_lib_run(&libCtx_, &plans_[i], descOf(i), regions_[0],
+                                 regions_[1], regions_[2], stream_))
+        return makeErrorF("CUDA: {0} failed with library status {1}",
+                          libOps_[i].name, rc);
+      continue;
+    }
     const LaunchInfo &li = src_.launches[i];
     void *args[3] = {&regions_[0], &regions_[1], &regions_[2]};
     cudaLaunchConfig_t cfg = {};
@@ -196,13 +234,15 @@ CUDABackend::compile(const Module &M, std::shared_ptr<const IRFunction> F,
                      const MemoryPlan &plan) const {
   EMBER_RETURN_IF_ERR(checkForDevice());
   EMBER_CUDA_CHECK(cudaSetDevice(0), "selecting device 0");
-  EMBER_ASSIGN_OR_RETURN(CUDAProgram prog, lowerForCUDA(*F, plan));
+  EMBER_ASSIGN_OR_RETURN(CUDAOptions opts, optionsFromEnvironment());
+  EMBER_ASSIGN_OR_RETURN(CUDAProgram prog, lowerForCUDA(*F, plan, opts));
   CUDASource src = renderCUDA(prog, "ember");
   EMBER_ASSIGN_OR_RETURN(std::string arch, deviceArch());
   EMBER_ASSIGN_OR_RETURN(CUDABinary bin,
                          compileWithNVRTC(src.text, arch, "ember_network"));
-  auto fn =
-      std::make_unique<CUDAFunction>(M, std::move(F), plan, std::move(src));
+  auto fn = std::make_unique<CUDAFunction>(
+      M, std::move(F), plan, std::move(src), std::move(prog.steps),
+      std::move(prog.libOps));
   EMBER_RETURN_IF_ERR(fn->init(bin, prog.constants));
   return std::move(fn);
 }

@@ -3,8 +3,11 @@
  * Usage: classify-cuda WEIGHTS.bin IMAGE.input.pb...
  * Uploads the constant weights to the GPU once, then for each input copies
  * it into the device's mutable region, runs the bundle on a stream and
- * prints the predicted digit. Links with the bundle and the CUDA runtime
- * only. Without a GPU it says "no CUDA device is present" and exits 2.
+ * prints the predicted digit. Links with the bundle, the CUDA runtime and
+ * cuDNN (the bundle's Convs run on cuDNN; the header's comment and its
+ * digits_cuda_USES_CUDNN say so; compiled with -cuda-conv=generated it
+ * needs the runtime only). Without a GPU it says "no CUDA device is
+ * present" and exits 2.
  *
  *===----------------------------------------------------------------------===*/
 #include <cuda_runtime_api.h>

@@ -1,15 +1,20 @@
 //===- HostEmulationBackend.cpp - CUDA kernels run on the host ------------===//
 //
-// The oracle for the CUDA renderer without a GPU: every network the tests
-// compile for "CUDAHostEmu" goes through the CUDA backend's lowering and
-// renderer, must compile with NVRTC for sm_90, and is then built for the
-// host (c++ -shared with HostEmulation.h), dlopen'ed and run launch by
-// launch with the real grid geometry.
+// The oracle for the CUDA backend without a GPU: every network the tests
+// compile for "CUDAHostEmu" (cuBLASLt for every MatMul, cuDNN for every
+// Conv it can express) or "CUDAHostEmuGen" (generated kernels only) goes
+// through the CUDA backend's lowering and renderer, must compile with
+// NVRTC for sm_90, and is then built for the host (c++ -shared with
+// HostEmulation.h), dlopen'ed and run launch by launch with the real grid
+// geometry. Library ops run the backend's own LibOps.c against the host
+// stand-ins of cuBLASLt and cuDNN (fake_cublaslt.c, fake_cudnn.c), built
+// into one shared object (EMBER_FAKE_LIBS).
 //
 //===----------------------------------------------------------------------===//
 #include "HostEmulationBackend.h"
 
 #include "../../backends/CUDA/CUDA.h"
+#include "../../backends/CUDA/host/LibOps.h"
 
 #include "ember/Base/Error.h"
 
@@ -30,6 +35,63 @@ using KernelFn = void (*)(uint8_t *, uint8_t *, uint8_t *);
 using LaunchFn = void (*)(KernelFn, long long, long long, uint8_t *, uint8_t *,
                           uint8_t *);
 
+/// The library ops' entry points in the stand-in libraries.
+struct FakeLibs {
+  int (*plan)(EmberLibContext *, EmberLibPlan *, const long long *);
+  int (*finish)(EmberLibContext *);
+  int (*run)(EmberLibContext *, EmberLibPlan *, const long long *, uint8_t *,
+             uint8_t *, uint8_t *, void *);
+  void (*release)(EmberLibPlan *, const long long *);
+  void (*destroy)(EmberLibContext *);
+  int (*createStream)(void **);
+};
+
+/// Loads EMBER_FAKE_LIBS once.
+static llvm::Expected<const FakeLibs *> fakeLibs() {
+  static FakeLibs libs;
+  static std::string error;
+  static bool loaded = [] {
+    void *h = dlopen(EMBER_FAKE_LIBS, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+      error = dlerror();
+      return false;
+    }
+    auto get = [&](auto &fn, const char *name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(
+          dlsym(h, name));
+      if (!fn)
+        error += std::string(" missing ") + name;
+    };
+    get(libs.plan, "ember_lib_plan");
+    get(libs.finish, "ember_lib_finish");
+    get(libs.run, "ember_lib_run");
+    get(libs.release, "ember_lib_release");
+    get(libs.destroy, "ember_lib_destroy");
+    get(libs.createStream, "cudaStreamCreate");
+    return error.empty();
+  }();
+  if (!loaded)
+    return makeErrorF("emulation: cannot load the library stand-ins: {0}",
+                      error);
+  return &libs;
+}
+
+/// The three regions in host memory, 64-byte aligned as the ABI promises
+/// (cuBLASLt's stand-in checks the alignment it was told).
+struct Regions {
+  std::vector<uint8_t> storage[3];
+  uint8_t *base[3];
+  Regions(const std::vector<uint8_t> &consts, size_t mut, size_t act) {
+    size_t sizes[3] = {consts.size(), mut, act};
+    for (int i = 0; i < 3; ++i) {
+      storage[i].assign(sizes[i] + 128, 0);
+      auto p = reinterpret_cast<uintptr_t>(storage[i].data());
+      base[i] = storage[i].data() + (64 - p % 64) % 64;
+    }
+    std::memcpy(base[0], consts.data(), consts.size());
+  }
+};
+
 class EmuFunction final : public CompiledFunction {
 public:
   EmuFunction(const Module &M, std::shared_ptr<const IRFunction> F,
@@ -39,38 +101,82 @@ public:
         src_(std::move(src)), dl_(std::move(dl)) {}
 
   llvm::Error run(Bindings &b) override {
-    std::vector<uint8_t> mut(plan_.mutableSize + 64),
-        act(plan_.activationSize + 64);
+    Regions r(prog_.constants, plan_.mutableSize, plan_.activationSize);
     for (auto &w : F_->getWeights()) {
       if (w->isConstant() || w->isOutput())
         continue;
       const Tensor *t = b.get(M_.getPlaceholderByName(w->getName()));
       if (!t)
         return makeErrorF("no tensor is bound to input '{0}'", w->getName());
-      std::memcpy(mut.data() + plan_.placements.lookup(w.get()).offset,
+      std::memcpy(r.base[1] + plan_.placements.lookup(w.get()).offset,
                   t->data(), t->sizeInBytes());
     }
     auto launch =
         reinterpret_cast<LaunchFn>(dlsym(dl_.get(), "ember_emu_launch"));
     if (!launch)
       return makeError("emulation: ember_emu_launch is missing");
-    for (const LaunchInfo &li : src_.launches) {
-      auto k = reinterpret_cast<KernelFn>(dlsym(dl_.get(), li.symbol.c_str()));
-      if (!k)
-        return makeErrorF("emulation: kernel {0} is missing", li.symbol);
-      launch(k, li.blocks, li.threads, prog_.constants.data(), mut.data(),
-             act.data());
-    }
+    if (!prog_.libOps.empty())
+      EMBER_RETURN_IF_ERR(runLibraries(
+          r, [&](const Step &s) { return runKernel(launch, s.index, r); }));
+    else
+      for (const Step &s : prog_.steps)
+        EMBER_RETURN_IF_ERR(runKernel(launch, s.index, r));
     b.allocateOutputs(M_);
     for (auto &w : F_->getWeights())
       if (w->isOutput())
         std::memcpy(b.get(M_.getPlaceholderByName(w->getName()))->data(),
-                    mut.data() + plan_.placements.lookup(w.get()).offset,
+                    r.base[1] + plan_.placements.lookup(w.get()).offset,
                     w->getType()->sizeInBytes());
     return llvm::Error::success();
   }
 
 private:
+  llvm::Error runKernel(LaunchFn launch, unsigned i, Regions &r) {
+    const LaunchInfo &li = src_.launches[i];
+    auto k = reinterpret_cast<KernelFn>(dlsym(dl_.get(), li.symbol.c_str()));
+    if (!k)
+      return makeErrorF("emulation: kernel {0} is missing", li.symbol);
+    launch(k, li.blocks, li.threads, r.base[0], r.base[1], r.base[2]);
+    return llvm::Error::success();
+  }
+
+  /// Plans the library ops, runs every step, releases the plans.
+  llvm::Error
+  runLibraries(Regions &r,
+               llvm::function_ref<llvm::Error(const Step &)> kernel) {
+    EMBER_ASSIGN_OR_RETURN(const FakeLibs *libs, fakeLibs());
+    EmberLibContext ctx = {};
+    std::vector<EmberLibPlan> plans(prog_.libOps.size());
+    void *stream = nullptr;
+    libs->createStream(&stream);
+    auto desc = [&](unsigned i) {
+      return reinterpret_cast<const long long *>(prog_.libOps[i].desc.data());
+    };
+    llvm::Error err = llvm::Error::success();
+    for (unsigned i = 0; i < plans.size() && !err; ++i)
+      if (int rc = libs->plan(&ctx, &plans[i], desc(i)))
+        err = makeErrorF("emulation: planning {0}: status {1}",
+                         prog_.libOps[i].name, rc);
+    if (!err)
+      if (int rc = libs->finish(&ctx))
+        err = makeErrorF("emulation: workspace: status {0}", rc);
+    for (size_t i = 0; i < prog_.steps.size() && !err; ++i) {
+      const Step &s = prog_.steps[i];
+      if (!s.isLibrary) {
+        err = kernel(s);
+        continue;
+      }
+      if (int rc = libs->run(&ctx, &plans[s.index], desc(s.index), r.base[0],
+                             r.base[1], r.base[2], stream))
+        err = makeErrorF("emulation: {0}: status {1}",
+                         prog_.libOps[s.index].name, rc);
+    }
+    for (unsigned i = 0; i < plans.size(); ++i)
+      libs->release(&plans[i], desc(i));
+    libs->destroy(&ctx);
+    return err;
+  }
+
   const Module &M_;
   std::shared_ptr<const IRFunction> F_;
   MemoryPlan plan_;
@@ -81,18 +187,28 @@ private:
 
 class EmuBackend final : public Backend {
 public:
-  llvm::StringRef getName() const override { return "CUDAHostEmu"; }
+  EmuBackend(std::string name, CUDAOptions opts)
+      : name_(std::move(name)), opts_(opts) {}
+  llvm::StringRef getName() const override { return name_; }
   bool isOpSupported(const Node &n) const override {
     return cuda_.isOpSupported(n);
   }
   bool shouldLower(const Node &n) const override {
     return cuda_.shouldLower(n);
   }
+  bool supportsFusedActivation(FusedActivation act) const override {
+    return cuda_.supportsFusedActivation(act);
+  }
+  bool supportsConvResidual() const override {
+    return cuda_.supportsConvResidual();
+  }
   llvm::Expected<std::unique_ptr<CompiledFunction>>
   compile(const Module &M, std::shared_ptr<const IRFunction> F,
           const MemoryPlan &plan) const override;
 
 private:
+  std::string name_;
+  CUDAOptions opts_;
   CUDABackend cuda_;
   /// Host builds by source text: a test that compiles the same network
   /// again (the digits test does, per input) builds it once.
@@ -135,7 +251,7 @@ llvm::Expected<void *> test::buildCUDAForHost(const std::string &source) {
 llvm::Expected<std::unique_ptr<CompiledFunction>>
 EmuBackend::compile(const Module &M, std::shared_ptr<const IRFunction> F,
                     const MemoryPlan &plan) const {
-  EMBER_ASSIGN_OR_RETURN(CUDAProgram prog, lowerForCUDA(*F, plan));
+  EMBER_ASSIGN_OR_RETURN(CUDAProgram prog, lowerForCUDA(*F, plan, opts_));
   CUDASource src = renderCUDA(prog, "emu");
   std::lock_guard<std::mutex> lock(mu_);
   std::shared_ptr<void> &dl = cache_[src.text];
@@ -154,7 +270,11 @@ EmuBackend::compile(const Module &M, std::shared_ptr<const IRFunction> F,
 
 void test::registerCUDAHostEmulation() {
   static bool done = [] {
-    registerBackend(std::make_unique<EmuBackend>());
+    CUDAOptions libs, generated;
+    libs.gemm = libs.conv = LibChoice::Library;
+    generated.gemm = generated.conv = LibChoice::Generated;
+    registerBackend(std::make_unique<EmuBackend>("CUDAHostEmu", libs));
+    registerBackend(std::make_unique<EmuBackend>("CUDAHostEmuGen", generated));
     return true;
   }();
   (void)done;

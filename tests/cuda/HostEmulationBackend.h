@@ -9,10 +9,12 @@
 namespace ember {
 namespace test {
 
-/// Registers the test backend "CUDAHostEmu" (idempotent): the CUDA
-/// backend's lowering and renderer, each network compiled by NVRTC for
-/// sm_90 (so it must compile for the GPU) and by the host C++ compiler with
-/// HostEmulation.h, then run on the host.
+/// Registers the test backends "CUDAHostEmu" (MatMul on cuBLASLt, Conv on
+/// cuDNN where it can) and "CUDAHostEmuGen" (generated kernels only),
+/// idempotent: the CUDA backend's lowering and renderer, each network
+/// compiled by NVRTC for sm_90 (so it must compile for the GPU) and by the
+/// host C++ compiler with HostEmulation.h, then run on the host; library
+/// calls run LibOps.c against host stand-ins of cuBLASLt and cuDNN.
 void registerCUDAHostEmulation();
 
 /// Builds CUDA C \p source for the host with HostEmulation.h and returns

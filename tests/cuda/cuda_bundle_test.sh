@@ -1,9 +1,11 @@
 #!/bin/bash
 # CUDA bundles without a GPU: model-compiler -backend=CUDA writes NAME.o/.h/
 # .weights.bin for digits; the header's ABI types equal EmberBundle.h; the
-# object needs only the CUDA runtime; it links with a C99 program against
-# cudart_static, and that program says "no CUDA device is present" (exit 2)
-# here, or runs and matches the CPU backend where a GPU exists.
+# object needs only the CUDA runtime and cuDNN (the runtime alone with
+# generated kernels); it links with a C99 program against cudart_static,
+# and that program says "no CUDA device is present" (exit 2) here, or runs
+# where a GPU exists; on host stand-ins of cudart/cuDNN/cuBLASLt it matches
+# onnxruntime.
 # usage: cuda_bundle_test.sh MODEL_COMPILER MODEL_RUNNER SRC_DIR CUDA_INC CUDA_LIB
 set -euo pipefail
 MC=$1 MR=$2 SRC=$3 CUDA_INC=$4 CUDA_LIB=$5
@@ -13,8 +15,13 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 "$MC" -model="$SRC/models/digits/digits.onnx" -backend=CUDA \
   -emit-bundle="$T/b" -network-name=digits -verbose 2> "$T/log"
-grep -q "CUDA: .*Conv -> generated direct convolution" "$T/log" ||
+grep -q "CUDA: .*Conv -> cuDNN" "$T/log" ||
   { cat "$T/log"; fail "-verbose does not report the Conv choice"; }
+grep -q "CUDA: .*MatMul -> generated kernel .*too small for cuBLASLt" "$T/log" ||
+  { cat "$T/log"; fail "-verbose does not report the MatMul choice"; }
+grep -q "link with -lcudnn -lcudart" "$T/log" || fail "no link line"
+grep -q "Link with: -lcudnn -lcudart" "$T/b/digits.h" || fail "header: no link line"
+grep -q "#define digits_USES_CUDNN 1" "$T/b/digits.h" || fail "header: USES_CUDNN"
 grep -q "compiled by NVRTC for sm_90" "$T/log" || fail "no NVRTC report"
 for f in digits.o digits.h digits.weights.bin; do
   [ -s "$T/b/$f" ] || fail "missing $f"
@@ -26,10 +33,24 @@ diff <(types "$T/b/digits.h") <(types "$SRC/include/ember/Bundle/EmberBundle.h")
   fail "the ABI types differ from EmberBundle.h"
 grep -q "cudaStream_t stream" "$T/b/digits.h" || fail "entry lacks the stream"
 
-# Undefined symbols: the CUDA runtime's, nothing of ours.
-undef=$(nm -u "$T/b/digits.o" | awk '{print $2}' | sort | tr '\n' ' ')
+# Undefined symbols: the CUDA runtime's and cuDNN's (no cuBLASLt: no large
+# MatMul), nothing of ours; the library-op code is internal.
+undef=$(nm -u "$T/b/digits.o" | awk '{print $2}' | sort)
+bad=$(echo "$undef" | grep -vE '^(cuda[A-Z]|cudnn)[A-Za-z0-9_]*$|^memset$' || true)
+[ -z "$bad" ] || fail "unexpected undefined symbols: $bad"
+echo "$undef" | grep -qx cudnnConvolutionForward || fail "no cuDNN call"
+if echo "$undef" | grep -q cublasLt; then fail "cuBLASLt referenced"; fi
+if nm "$T/b/digits.o" | grep -q " T ember_lib"; then fail "LibOps symbols exported"; fi
+# With generated kernels only: the three runtime functions, nothing else.
+"$MC" -model="$SRC/models/digits/digits.onnx" -backend=CUDA \
+  -emit-bundle="$T/g" -network-name=digits -cuda-gemm=generated \
+  -cuda-conv=generated -verbose 2> "$T/glog"
+grep -q "Conv -> generated direct convolution (one thread per output element; -cuda-conv=generated)" "$T/glog" ||
+  { cat "$T/glog"; fail "no generated Conv report"; }
+undef=$(nm -u "$T/g/digits.o" | awk '{print $2}' | sort | tr '\n' ' ')
 [ "$undef" = "cudaLaunchKernelExC cudaLibraryGetKernel cudaLibraryLoadData " ] ||
-  fail "unexpected undefined symbols: $undef"
+  fail "unexpected undefined symbols (generated): $undef"
+grep -q "Link with: -lcudart" "$T/g/digits.h" || fail "header (generated): link line"
 nm "$T/b/digits.o" | grep -q " T digits_init" || fail "no digits_init"
 nm "$T/b/digits.o" | grep -qE " [DR] digits_info" || fail "no digits_info"
 
@@ -39,11 +60,15 @@ cc -std=c99 -I"$T/b" -c "$T/h.c" -o "$T/h.o" || fail "header: C99"
 printf '#include <cuda_runtime_api.h>\n#include "digits.h"\nint main(){return 0;}\n' > "$T/h.cpp"
 c++ -I"$CUDA_INC" -I"$T/b" -c "$T/h.cpp" -o "$T/h2.o" || fail "header: C++ with CUDA"
 
-# Link with cudart_static and run.
+# Link with cudart_static and cuDNN, and run.
 cc -std=c99 -D_POSIX_C_SOURCE=199309L -DNET=digits -include "$T/b/digits.h" \
   -I"$CUDA_INC" "$SRC/tests/cuda/run_cuda_bundle.c" "$T/b/digits.o" \
-  -L"$CUDA_LIB" -lcudart_static -ldl -lpthread -lrt -lstdc++ -o "$T/run" ||
-  fail "linking the bundle"
+  -L"$CUDA_LIB" -Wl,-rpath,"$CUDA_LIB" -lcudnn -lcudart_static -ldl \
+  -lpthread -lrt -lstdc++ -o "$T/run" || fail "linking the bundle"
+cc -std=c99 -D_POSIX_C_SOURCE=199309L -DNET=digits -include "$T/g/digits.h" \
+  -I"$CUDA_INC" "$SRC/tests/cuda/run_cuda_bundle.c" "$T/g/digits.o" \
+  -L"$CUDA_LIB" -lcudart_static -ldl -lpthread -lrt -o "$T/grun" ||
+  fail "linking the generated-only bundle with cudart_static alone"
 set +e
 "$T/run" "$T/b/digits.weights.bin" "$T" "$T/b/digits.weights.bin" > "$T/out" 2>&1
 rc=$?
@@ -55,19 +80,26 @@ elif [ $rc -ne 0 ]; then
   cat "$T/out"; fail "the bundle runner failed ($rc)"
 fi
 
-# The bundle's own launch code, linked against a host stand-in for cudart
-# (fake_cudart.c) that runs the same CUDA C compiled for the host: checks
-# the embedded cubin, kernel names, launch configs and arguments end to end
-# against onnxruntime's outputs (1e-4 absolute, as tests/e2e/DigitsTest).
+# The bundle's own launch code, linked against host stand-ins for cudart
+# (fake_cudart.c, running the same CUDA C compiled for the host), cuDNN
+# and cuBLASLt (fake_cudnn.c, fake_cublaslt.c): checks the embedded cubin,
+# kernel names, launch configs and arguments, and the library calls (every
+# MatMul on cuBLASLt here, -cuda-gemm=cublaslt) end to end against
+# onnxruntime's outputs (1e-4 absolute, as tests/e2e/DigitsTest).
 "$MC" -model="$SRC/models/digits/digits.onnx" -backend=CUDA \
-  -emit-bundle="$T/e" -network-name=digits -dump-cuda-source > "$T/digits.cu"
+  -emit-bundle="$T/e" -network-name=digits -cuda-gemm=cublaslt \
+  -dump-cuda-source -verbose > "$T/digits.cu" 2> "$T/elog"
+grep -q "MatMul -> cuBLASLt (fp32, 1 x 1x10x" "$T/elog" ||
+  { cat "$T/elog"; fail "-cuda-gemm=cublaslt not honoured"; }
+grep -q "+ bias epilogue" "$T/elog" || { cat "$T/elog"; fail "no bias epilogue"; }
 c++ -x c++ -std=c++17 -O1 -fPIC -shared -w \
   -include "$SRC/tests/cuda/HostEmulation.h" "$T/digits.cu" -o "$T/kern.so" ||
   fail "the CUDA C does not build for the host"
 cc -std=c99 -D_POSIX_C_SOURCE=199309L -D_ISOC11_SOURCE -DNET=digits -w \
   -include "$T/e/digits.h" -I"$CUDA_INC" "$SRC/tests/cuda/run_cuda_bundle.c" \
-  "$SRC/tests/cuda/fake_cudart.c" "$T/e/digits.o" -ldl -o "$T/fakerun" ||
-  fail "linking the bundle with the fake runtime"
+  "$SRC/tests/cuda/fake_cudart.c" "$SRC/tests/cuda/fake_cudnn.c" \
+  "$SRC/tests/cuda/fake_cublaslt.c" "$T/e/digits.o" -ldl -lm -o "$T/fakerun" ||
+  fail "linking the bundle with the fake runtime and libraries"
 for d in 0 3 7; do
   base="$SRC/models/digits/test_data/digit-$d"
   /usr/bin/python3 -c "
@@ -101,6 +133,14 @@ grep -q "^model-compiler: error: -cuda-arch 'sm_5' is not supported by this NVRT
 if "$MC" -model="$SRC/models/digits/digits.onnx" -backend=CUDA \
     -emit-bundle="$T/c" -embed-weights 2> "$T/err"; then fail "accepted -embed-weights"; fi
 grep -q "not supported by the CUDA backend" "$T/err" || fail "embed message"
+if "$MC" -model="$SRC/models/digits/digits.onnx" -backend=CUDA \
+    -emit-bundle="$T/c" -cuda-conv=cublaslt 2> "$T/err"; then fail "accepted -cuda-conv=cublaslt"; fi
+grep -qx "model-compiler: error: -cuda-conv 'cublaslt' is not auto, cudnn or generated" "$T/err" ||
+  { cat "$T/err"; fail "bad -cuda-conv message"; }
+if "$MC" -model="$SRC/models/digits/digits.onnx" -backend=CUDA \
+    -emit-bundle="$T/c" -cuda-gemm=cublaslt -target=aarch64-linux-gnu 2> "$T/err"; then
+  fail "accepted cuBLASLt for an aarch64 host"; fi
+grep -q "need an x86_64 host target" "$T/err" || { cat "$T/err"; fail "aarch64 message"; }
 "$MC" -model="$SRC/models/digits/digits.onnx" -backend=CUDA \
   -emit-bundle="$T/d" -network-name=d80 -cuda-arch=sm_80 || fail "sm_80"
 

@@ -7,7 +7,8 @@
  * bundle against this instead of cudart runs its real launch code (library
  * load, kernel lookup by name, cudaLaunchConfig_t, argument arrays) without
  * a GPU. cudaLibraryLoadData also checks that the image it is given is the
- * embedded cubin (an ELF file).
+ * embedded cubin (an ELF file). With fake_cublaslt.c and fake_cudnn.c it
+ * also runs the bundle's cuBLASLt and cuDNN calls.
  *
  *===----------------------------------------------------------------------===*/
 #include <cuda_runtime_api.h>
@@ -36,6 +37,17 @@ cudaError_t cudaMalloc(void **p, size_t size) {
 cudaError_t cudaMemcpy(void *d, const void *s, size_t n,
                        enum cudaMemcpyKind k) {
   memcpy(d, s, n);
+  return cudaSuccess;
+}
+cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n,
+                            enum cudaMemcpyKind k, cudaStream_t st) {
+  if (st != (cudaStream_t)&launches)
+    return cudaErrorInvalidResourceHandle;
+  memmove(d, s, n);
+  return cudaSuccess;
+}
+cudaError_t cudaFree(void *p) {
+  free(p);
   return cudaSuccess;
 }
 cudaError_t cudaStreamCreate(cudaStream_t *s) {

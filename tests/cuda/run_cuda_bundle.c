@@ -2,7 +2,9 @@
  *-===*
  *
  * Built with -DNET=<name> -include <name>.h, linked with <name>.o and the
- * CUDA runtime only. Usage:
+ * CUDA runtime (plus the libraries the header names); or with
+ * -DEMBER_DLOPEN, taking "LIB.so NAME" first and loading the bundle from a
+ * shared object (scripts/gpu-test.sh's ONNX node tests). Usage:
  *   run_cuda_bundle WEIGHTS.bin OUTDIR [-iters N] [-graph] IN0.bin IN1.bin ...
  * reads each input as raw bytes (exactly its size), runs the network, and
  * writes OUTDIR/out<i>.bin; with -iters it also prints the mean latency of N
@@ -18,7 +20,22 @@
 
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
+#ifdef EMBER_DLOPEN
+/* One runner for many bundles, each linked into a shared object whose CUDA
+   runtime calls resolve to this executable's cudart_static. */
+#include "ember/Bundle/EmberBundle.h"
+#include <dlfcn.h>
+static const EmberBundleInfo *infoPtr;
+static int (*entryPtr)(uint8_t *, uint8_t *, uint8_t *, cudaStream_t);
+static int (*initPtr)(void);
+#define INFO (*infoPtr)
+#define ENTRY entryPtr
+#define INIT initPtr
+#else
 #define INFO CAT(NET, _info)
+#define ENTRY NET
+#define INIT CAT(NET, _init)
+#endif
 
 static int check(cudaError_t rc, const char *what) {
   if (rc == cudaSuccess)
@@ -47,6 +64,30 @@ static double now(void) {
 
 int main(int argc, char **argv) {
   int count = 0, iters = 0, graph = 0, argi = 3;
+#ifdef EMBER_DLOPEN
+  /* run_cuda_bundle LIB.so NAME WEIGHTS OUTDIR ... */
+  if (argc < 5) {
+    fprintf(stderr, "usage: %s LIB.so NAME WEIGHTS OUTDIR [...] INPUTS...\n",
+            argv[0]);
+    return 1;
+  }
+  void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+  char sym[256];
+  if (!lib) {
+    fprintf(stderr, "run_cuda_bundle: %s\n", dlerror());
+    return 1;
+  }
+  snprintf(sym, sizeof sym, "%s_info", argv[2]);
+  infoPtr = (const EmberBundleInfo *)dlsym(lib, sym);
+  snprintf(sym, sizeof sym, "%s_init", argv[2]);
+  *(void **)&initPtr = dlsym(lib, sym);
+  *(void **)&entryPtr = dlsym(lib, argv[2]);
+  if (!infoPtr || !initPtr || !entryPtr) {
+    fprintf(stderr, "run_cuda_bundle: %s has no bundle %s\n", argv[1], argv[2]);
+    return 1;
+  }
+  argv += 2, argc -= 2;
+#endif
   if (argc < 3) {
     fprintf(stderr, "usage: %s WEIGHTS OUTDIR [-iters N] [-graph] INPUTS...\n",
             argv[0]);
@@ -86,12 +127,12 @@ int main(int argc, char **argv) {
   }
   cudaStream_t s;
   check(cudaStreamCreate(&s), "cudaStreamCreate");
-  check((cudaError_t)CAT(NET, _init)(), "loading the kernels");
+  check((cudaError_t)INIT(), "loading the kernels");
   cudaGraphExec_t exec = NULL;
   if (graph) {
     cudaGraph_t g;
     check(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), "capture");
-    check((cudaError_t)NET(regions[0], regions[1], regions[2], s), "run");
+    check((cudaError_t)ENTRY(regions[0], regions[1], regions[2], s), "run");
     check(cudaStreamEndCapture(s, &g), "capture");
     check(cudaGraphInstantiate(&exec, g, 0), "instantiate");
   }
@@ -105,7 +146,7 @@ int main(int argc, char **argv) {
     if (exec)
       check(cudaGraphLaunch(exec, s), "cudaGraphLaunch");
     else
-      check((cudaError_t)NET(regions[0], regions[1], regions[2], s), "run");
+      check((cudaError_t)ENTRY(regions[0], regions[1], regions[2], s), "run");
   }
   check(cudaStreamSynchronize(s), "running the network");
   if (iters > 0)

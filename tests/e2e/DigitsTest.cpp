@@ -43,5 +43,6 @@ INSTANTIATE_TEST_SUITE_P(Backends, DigitsTest,
                          ::testing::Values("Interpreter", "CPU"));
 #ifdef EMBER_WITH_CUDA
 // The CUDA renderer's kernels, run on the host (tests/cuda).
-INSTANTIATE_TEST_SUITE_P(CUDA, DigitsTest, ::testing::Values("CUDAHostEmu"));
+INSTANTIATE_TEST_SUITE_P(CUDA, DigitsTest,
+                         ::testing::Values("CUDAHostEmu", "CUDAHostEmuGen"));
 #endif

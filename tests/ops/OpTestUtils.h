@@ -42,7 +42,7 @@ private:
 /// The backends the operator table runs on.
 inline std::vector<std::string> opTestBackends() {
 #ifdef EMBER_WITH_CUDA
-  return {"Interpreter", "CPU", "CUDAHostEmu"};
+  return {"Interpreter", "CPU", "CUDAHostEmu", "CUDAHostEmuGen"};
 #else
   return {"Interpreter", "CPU"};
 #endif

@@ -20,7 +20,7 @@ inline std::vector<Tensor> compileAndRun(Module &M, Function &F,
                                          std::vector<Tensor> inputs) {
   registerAllBackends();
 #ifdef EMBER_WITH_CUDA
-  if (backend == "CUDAHostEmu")
+  if (backend.starts_with("CUDAHostEmu"))
     registerCUDAHostEmulation();
 #endif
   auto B = getBackend(backend);

@@ -87,6 +87,18 @@ static cl::opt<bool> printMemory("print-memory",
 static cl::opt<std::string>
     cudaArch("cuda-arch", cl::desc("CUDA bundles: GPU architecture (sm_90)"),
              cl::value_desc("sm_XX"), cl::init(""), cl::cat(category));
+static cl::opt<std::string>
+    cudaGemm("cuda-gemm",
+             cl::desc("CUDA: MatMul/Gemm through cuBLASLt or generated kernels "
+                      "(auto: cuBLASLt unless tiny)"),
+             cl::value_desc("auto|cublaslt|generated"), cl::init("auto"),
+             cl::cat(category));
+static cl::opt<std::string> cudaConv(
+    "cuda-conv",
+    cl::desc("CUDA: Conv through cuDNN or generated kernels (auto: cuDNN "
+             "where it can express the op)"),
+    cl::value_desc("auto|cudnn|generated"), cl::init("auto"),
+    cl::cat(category));
 static cl::opt<bool>
     dumpCUDASource("dump-cuda-source",
                    cl::desc("CUDA bundles: print the generated CUDA C"),
@@ -211,6 +223,8 @@ int main(int argc, char **argv) {
   bopts.dumpLLVMIR = dumpLLVMIR ? &llvm::outs() : nullptr;
   bopts.dumpLLVMAsm = dumpLLVMAsm ? &llvm::outs() : nullptr;
   bopts.cudaArch = cudaArch;
+  bopts.cudaGemm = cudaGemm;
+  bopts.cudaConv = cudaConv;
   bopts.verbose = verbose;
   bopts.dumpSource = dumpCUDASource ? &llvm::outs() : nullptr;
   {

@@ -48,6 +48,8 @@ struct BundleOptions {
   llvm::raw_ostream *dumpLLVMIR = nullptr;  ///< Optimized module, as text.
   llvm::raw_ostream *dumpLLVMAsm = nullptr; ///< Target assembly.
   std::string cudaArch; ///< CUDA bundles: sm_XX (empty: sm_90).
+  std::string cudaGemm; ///< CUDA: auto (empty), cublaslt or generated.
+  std::string cudaConv; ///< CUDA: auto (empty), cudnn or generated.
   bool verbose = false; ///< Report per-op code generation choices.
   llvm::raw_ostream *dumpSource = nullptr; ///< CUDA bundles: the CUDA C.
 };

@@ -1,0 +1,204 @@
+//===- LibraryTest.cpp - MatMul/Conv on cuBLASLt/cuDNN (host stand-ins) ---===//
+//
+// The CUDA backend's choice between cuBLASLt/cuDNN and generated kernels
+// (what -verbose reports), the MatMul bias/ReLU epilogue, and the numbers:
+// each network runs on "CUDAHostEmu" (libraries, through LibOps.c and the
+// host stand-ins of cuBLASLt and cuDNN), on "CUDAHostEmuGen" (generated
+// kernels) and on the Interpreter, and the results must agree.
+//
+//===----------------------------------------------------------------------===//
+#include "HostEmulationBackend.h"
+
+#include "../../backends/CUDA/CUDA.h"
+#include "../unit/TestUtils.h"
+
+#include "ember/Backend/Pipeline.h"
+#include "ember/IR/IRPrinter.h"
+
+#include "gtest/gtest.h"
+
+#include <functional>
+
+using namespace ember;
+using namespace ember::cuda;
+
+namespace {
+/// Builds a network into a module: inputs first, then saved outputs.
+using Builder = std::function<void(Module &, Function &)>;
+
+/// Deterministic values in [-1, 1).
+Tensor pseudoRandom(llvm::ArrayRef<dim_t> dims, unsigned seed) {
+  Tensor t(ElemKind::Float32, dims);
+  uint32_t s = 2463534242u + seed;
+  for (float &v : t.getHandle<float>()) {
+    s ^= s << 13, s ^= s >> 17, s ^= s << 5;
+    v = float(s % 2000) / 1000.f - 1.f;
+  }
+  return t;
+}
+
+/// Runs \p build on \p backend with pseudo-random inputs.
+std::vector<Tensor> runOn(const Builder &build, llvm::StringRef backend) {
+  Module M;
+  Function *F = M.createFunction("net");
+  build(M, *F);
+  std::vector<Tensor> ins;
+  unsigned seed = 0;
+  for (Placeholder *p : M.getInputPlaceholders())
+    ins.push_back(pseudoRandom(p->getType()->dims(), ++seed));
+  return test::compileAndRun(M, *F, backend, std::move(ins));
+}
+
+/// The CUDA backend's per-op choices for \p build under \p opts.
+std::vector<std::string> choicesFor(const Builder &build,
+                                    const CUDAOptions &opts) {
+  registerAllBackends();
+  test::registerCUDAHostEmulation();
+  Module M;
+  Function *F = M.createFunction("net");
+  build(M, *F);
+  auto B = getBackend("CUDA");
+  EXPECT_TRUE(bool(B));
+  auto ir = optimizeAndGenerateIR(*F, **B, CompileOptions());
+  if (!ir) {
+    ADD_FAILURE() << llvm::toString(ir.takeError());
+    return {};
+  }
+  MemoryPlan plan = planMemory(**ir);
+  if (getenv("DUMPIR"))
+    llvm::errs() << irToString(**ir, &plan);
+  auto prog = lowerForCUDA(**ir, plan, opts);
+  if (!prog) {
+    ADD_FAILURE() << llvm::toString(prog.takeError());
+    return {};
+  }
+  return prog->choices;
+}
+
+/// Every backend agrees with the Interpreter within \p tol.
+void expectAllAgree(const Builder &build, float tol) {
+  auto ref = runOn(build, "Interpreter");
+  for (const char *b : {"CUDAHostEmu", "CUDAHostEmuGen"}) {
+    auto out = runOn(build, b);
+    ASSERT_EQ(out.size(), ref.size()) << b;
+    for (size_t i = 0; i < out.size(); ++i) {
+      SCOPED_TRACE(std::string(b) + " output " + std::to_string(i));
+      test::expectNear(out[i], ref[i], tol);
+    }
+  }
+}
+
+/// Libraries wherever they can run the op (as CUDAHostEmu).
+CUDAOptions libraries() {
+  CUDAOptions o;
+  o.gemm = o.conv = LibChoice::Library;
+  return o;
+}
+
+bool anyContains(const std::vector<std::string> &v, llvm::StringRef s) {
+  return llvm::any_of(
+      v, [&](const std::string &c) { return llvm::StringRef(c).contains(s); });
+}
+
+/// Gemm(x, W^T) + b, then ReLU: the fully connected layer of the zoo.
+void fullyConnected(Module &M, Function &F, dim_t batch, bool relu) {
+  auto *x =
+      M.createPlaceholder("x", Type(ElemKind::Float32, {batch, 48}), false);
+  auto *w = M.createConstant("w", pseudoRandom({40, 48}, 7));
+  auto *b = M.createConstant("b", pseudoRandom({1, 40}, 8));
+  NodeValue y = F.createGemm(
+      "fc", x, w, F.createBroadcast("bias", b, {batch, 40}), 1.f, 1.f, 0, 1);
+  if (relu)
+    y = F.createRelu("relu", y);
+  auto *out = M.createPlaceholder("y", *y.getType(), true);
+  F.createSave("save", y, out);
+}
+} // namespace
+
+TEST(CUDALibraries, GemmBiasReluGoesIntoTheCublasLtEpilogue) {
+  for (dim_t batch : {1, 6}) {
+    Builder fc = [&](Module &M, Function &F) {
+      fullyConnected(M, F, batch, true);
+    };
+    auto choices = choicesFor(fc, libraries());
+    EXPECT_TRUE(anyContains(choices, "MatMul -> cuBLASLt (fp32, 1 x "))
+        << batch;
+    EXPECT_TRUE(anyContains(choices, "+ bias/ReLU epilogue")) << batch;
+    expectAllAgree(fc, 1e-5f);
+  }
+}
+
+TEST(CUDALibraries, GemmWithoutReluUsesTheBiasEpilogue) {
+  Builder fc = [](Module &M, Function &F) { fullyConnected(M, F, 3, false); };
+  auto choices = choicesFor(fc, libraries());
+  ASSERT_FALSE(choices.empty());
+  EXPECT_TRUE(anyContains(choices, "+ bias epilogue (")) << choices[0];
+  expectAllAgree(fc, 1e-5f);
+}
+
+TEST(CUDALibraries, ChoiceRulesAndFlags) {
+  Builder tiny = [](Module &M, Function &F) {
+    auto *a = M.createPlaceholder("a", Type(ElemKind::Float32, {2, 3}), false);
+    auto *b = M.createPlaceholder("b", Type(ElemKind::Float32, {3, 4}), false);
+    NodeValue y = F.createMatMul("mm", a, b);
+    F.createSave("s", y, M.createPlaceholder("y", *y.getType(), true));
+  };
+  EXPECT_TRUE(anyContains(choicesFor(tiny, CUDAOptions()),
+                          "MatMul -> generated kernel (one thread per output "
+                          "element; too small for cuBLASLt)"));
+  CUDAOptions lib;
+  lib.gemm = LibChoice::Library;
+  EXPECT_TRUE(anyContains(choicesFor(tiny, lib), "MatMul -> cuBLASLt"));
+  Builder fc = [](Module &M, Function &F) { fullyConnected(M, F, 4, true); };
+  CUDAOptions gen;
+  gen.gemm = gen.conv = LibChoice::Generated;
+  EXPECT_TRUE(anyContains(choicesFor(fc, gen), "-cuda-gemm=generated"));
+
+  EXPECT_EQ(*parseLibChoice("-cuda-gemm", "cublaslt", "cublaslt"),
+            LibChoice::Library);
+  EXPECT_EQ(*parseLibChoice("-cuda-conv", "", "cudnn"), LibChoice::Auto);
+  auto bad = parseLibChoice("-cuda-conv", "cublaslt", "cudnn");
+  ASSERT_FALSE(bool(bad));
+  EXPECT_EQ(llvm::toString(bad.takeError()),
+            "-cuda-conv 'cublaslt' is not auto, cudnn or generated");
+}
+
+TEST(CUDALibraries, ConvOnCudnnOrGeneratedAsItsParametersAllow) {
+  // Grouped, strided, dilated, residual + ReLU6 (cuDNN's clipped ReLU);
+  // asymmetric padding and LeakyReLU (generated).
+  Builder convs = [](Module &M, Function &F) {
+    auto *x =
+        M.createPlaceholder("x", Type(ElemKind::Float32, {2, 4, 9, 9}), false);
+    auto *r =
+        M.createPlaceholder("r", Type(ElemKind::Float32, {2, 6, 4, 4}), false);
+    auto *w = M.createConstant("w", pseudoRandom({6, 2, 3, 3}, 3));
+    auto *b = M.createConstant("b", pseudoRandom({6}, 4));
+    auto save = [&](NodeValue v, const char *n) {
+      F.createSave(
+          n, v, M.createPlaceholder(n + std::string("y"), *v.getType(), true));
+    };
+    save(F.createConv("grouped", x, w, b, {NodeValue(r)}, {2, 2}, {1, 1, 1, 1},
+                      {2, 2}, 2, int64_t(FusedActivation::Clip), 0.f, 0.5f),
+         "o1");
+    save(F.createConv("asym", x, w, b, {}, {2, 2}, {0, 0, 1, 1}, {1, 1}, 2,
+                      int64_t(FusedActivation::None), 0.f, 0.f),
+         "o2");
+    save(F.createConv("leaky", x, w, b, {}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 2,
+                      int64_t(FusedActivation::LeakyRelu), 0.1f, 0.f),
+         "o3");
+    save(F.createConv("sig", x, w, b, {}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 2,
+                      int64_t(FusedActivation::Sigmoid), 0.f, 0.f),
+         "o4");
+  };
+  auto choices = choicesFor(convs, CUDAOptions());
+  EXPECT_TRUE(anyContains(choices, "grouped: Conv -> cuDNN"));
+  EXPECT_TRUE(anyContains(choices, "sig: Conv -> cuDNN"));
+  EXPECT_TRUE(anyContains(choices, "asym: Conv -> generated direct "
+                                   "convolution (one thread per output "
+                                   "element; asymmetric padding)"));
+  EXPECT_TRUE(anyContains(choices, "leaky: Conv -> generated direct "
+                                   "convolution (one thread per output "
+                                   "element; epilogue activation without a "
+                                   "cuDNN mode)"));
+  expectAllAgree(convs, 1e-5f);
+}
