@@ -29,6 +29,8 @@ const RegistryEntry kRegistry[] = {
     entry<FuseConvResidualPass>(),
     entry<FuseConvActivationPass>(),
     entry<LowerPass>(),
+    entry<ConvLayoutPass>(),
+    entry<MergeParallelPass>(),
 };
 } // namespace
 
@@ -62,7 +64,8 @@ Pipeline ember::getDefaultPipeline() {
       {{"dce"}, false},
       cleanups(/*withFolding=*/true),
       {{"fold-batchnorm", "channel-shuffle", "merge-matmul-add",
-        "fuse-conv-residual", "fuse-conv-activation", "dce"},
+        "fuse-conv-residual", "fuse-conv-activation", "merge-parallel",
+        "conv-layout", "dce"},
        false},
       {{"lower"}, false},
       cleanups(/*withFolding=*/true),

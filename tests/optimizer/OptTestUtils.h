@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace ember {
 namespace test {
@@ -17,12 +18,14 @@ namespace test {
 inline llvm::Expected<std::vector<Tensor>>
 runOnInterpreter(Module &M, Function &F, const Pipeline &P,
                  const std::vector<const Tensor *> &inputs,
-                 bool verifyEach = true) {
+                 bool verifyEach = true,
+                 std::optional<ConvLayout> convLayout = std::nullopt) {
   registerAllBackends();
   EMBER_ASSIGN_OR_RETURN(const Backend *B, getBackend("Interpreter"));
   CompileOptions opts;
   opts.pipeline = P;
   opts.passes.verifyEach = verifyEach;
+  opts.convLayout = convLayout;
   EMBER_ASSIGN_OR_RETURN(CompiledNetwork net, compileFunction(F, *B, opts));
   Bindings b;
   auto phs = M.getInputPlaceholders();

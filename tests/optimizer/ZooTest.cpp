@@ -59,5 +59,38 @@ TEST_P(Zoo, PipelineKeepsOutputs) {
   EXPECT_LT(after["Conv"] + after["Add"], before["Conv"] + before["Add"]);
 }
 
+// The conv-layout pass on a backend that prefers NHWC (the Interpreter,
+// told so through CompileOptions::convLayout): every Conv becomes a
+// ConvNHWC, transpose-opt cancels the transposes between them, and the
+// outputs do not change.
+TEST_P(Zoo, NHWCConvKeepsOutputs) {
+  std::string base = zooDir() + "/" + GetParam();
+  ASSERT_TRUE(llvm::sys::fs::exists(base + ".onnx"))
+      << base << ".onnx is missing: run models/zoo/export.py";
+  auto input = loadTensorFile(base + ".input.pb");
+  ASSERT_TRUE(bool(input)) << llvm::toString(input.takeError());
+  Module refM, optM;
+  auto refF = importONNXFile(base + ".onnx", refM, ImportOptions());
+  auto optF = importONNXFile(base + ".onnx", optM, ImportOptions());
+  ASSERT_TRUE(refF && optF);
+  auto before = countNodeKinds(**optF);
+  auto ref =
+      runOnInterpreter(refM, **refF, getMinimalPipeline(), {&input->tensor});
+  ASSERT_TRUE(bool(ref)) << llvm::toString(ref.takeError());
+  auto got =
+      runOnInterpreter(optM, **optF, getDefaultPipeline(), {&input->tensor},
+                       /*verifyEach=*/true, ConvLayout::NHWC);
+  ASSERT_TRUE(bool(got)) << llvm::toString(got.takeError());
+  ASSERT_EQ(ref->size(), got->size());
+  for (size_t i = 0; i < ref->size(); ++i)
+    expectRelClose((*got)[i], (*ref)[i], 1e-5, GetParam());
+  auto after = countNodeKinds(**optF);
+  EXPECT_EQ(after.count("Conv"), 0u);
+  EXPECT_EQ(after["ConvNHWC"], before["Conv"]);
+  // Only the edges keep a transpose: the network's input, around a
+  // channels-first pooling, and before the classifier.
+  EXPECT_LE(after["Transpose"], 4u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Torchvision, Zoo,
                          ::testing::Values("resnet18", "mobilenet_v2"));

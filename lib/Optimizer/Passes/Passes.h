@@ -53,6 +53,10 @@ EMBER_DECLARE_PASS(ChannelShufflePass, "channel-shuffle",
                    "recognize Reshape-Transpose-Reshape as ChannelShuffle")
 EMBER_DECLARE_PASS(LowerPass, "lower",
                    "lower nodes the backend asks for into simpler nodes")
+EMBER_DECLARE_PASS(ConvLayoutPass, "conv-layout",
+                   "put convolutions in the backend's preferred layout")
+EMBER_DECLARE_PASS(MergeParallelPass, "merge-parallel",
+                   "merge MatMuls/Gemms/Convs that share their input")
 
 #undef EMBER_DECLARE_PASS
 
