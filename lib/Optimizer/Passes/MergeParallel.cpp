@@ -37,6 +37,8 @@ static Tensor concatPayloads(llvm::ArrayRef<const Tensor *> parts,
   size_t outer = 1;
   for (unsigned i = 0; i < axis; ++i)
     outer *= dims[i];
+  if (outer == 0)
+    return out; // no elements to copy
   char *dst = out.data();
   for (size_t o = 0; o < outer; ++o)
     for (const Tensor *p : parts) {
