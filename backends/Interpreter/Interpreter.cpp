@@ -32,6 +32,7 @@ bool interp::hasKernel(OpKind op, ElemKind kind) {
     return false; // lowered, or not an instruction
   case OpKind::MatMul:
   case OpKind::Conv:
+  case OpKind::ConvNHWC:
   case OpKind::MaxPool:
   case OpKind::AvgPool:
   case OpKind::Softmax:

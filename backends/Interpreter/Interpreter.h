@@ -12,7 +12,10 @@ class InterpreterBackend final : public Backend {
 public:
   llvm::StringRef getName() const override { return "Interpreter"; }
   bool isOpSupported(const Node &n) const override;
-  bool shouldLower(const Node &n) const override { return true; }
+  /// Everything with a rule, except Conv: its kernel handles groups.
+  bool shouldLower(const Node &n) const override {
+    return !llvm::isa<ConvNode>(n);
+  }
   bool supportsFusedActivation(FusedActivation) const override { return true; }
   bool supportsConvResidual() const override { return true; }
   llvm::Expected<std::unique_ptr<CompiledFunction>>

@@ -76,6 +76,50 @@ static void conv(const ConvInst &I, const ExecContext &ctx) {
     }
 }
 
+/// Conv with channels last: x [N, H, W, C], w [M, KH, KW, C/G], y [N, OH,
+/// OW, M]; the same sums in the same order as conv().
+static void convNHWC(const ConvNHWCInst &I, const ExecContext &ctx) {
+  llvm::ArrayRef<dim_t> xd = I.getInput()->getType()->dims();
+  llvm::ArrayRef<dim_t> wd = I.getFilter()->getType()->dims();
+  llvm::ArrayRef<dim_t> yd = I.getDest()->getType()->dims();
+  auto strides = I.getStrides(), pads = I.getPads(), dil = I.getDilations();
+  dim_t group = I.getGroup();
+  dim_t N = xd[0], H = xd[1], W = xd[2], C = xd[3];
+  dim_t M = wd[0], KH = wd[1], KW = wd[2], OH = yd[1], OW = yd[2];
+  dim_t cPerG = C / group, mPerG = M / group;
+  const float *x = ctx.ptr<float>(I.getInput());
+  const float *w = ctx.ptr<float>(I.getFilter());
+  const float *bias = ctx.ptr<float>(I.getBias());
+  float *y = ctx.ptr<float>(I.getDest());
+  auto residuals = I.getResidual();
+  const float *res = residuals.empty() ? nullptr : ctx.ptr<float>(residuals[0]);
+  auto act = FusedActivation(I.getFusedActivation());
+  float alpha = I.getFusedAlpha(), beta = I.getFusedBeta();
+  for (dim_t n = 0; n < N; ++n)
+    for (dim_t oh = 0; oh < OH; ++oh)
+      for (dim_t ow = 0; ow < OW; ++ow)
+        for (dim_t m = 0; m < M; ++m) {
+          dim_t g = m / mPerG;
+          float acc = bias[m];
+          for (dim_t c = 0; c < cPerG; ++c)
+            for (dim_t kh = 0; kh < KH; ++kh) {
+              dim_t ih = oh * strides[0] - pads[0] + kh * dil[0];
+              if (ih < 0 || ih >= H)
+                continue;
+              for (dim_t kw = 0; kw < KW; ++kw) {
+                dim_t iw = ow * strides[1] - pads[1] + kw * dil[1];
+                if (iw >= 0 && iw < W)
+                  acc += x[((n * H + ih) * W + iw) * C + g * cPerG + c] *
+                         w[((m * KH + kh) * KW + kw) * cPerG + c];
+              }
+            }
+          dim_t at = ((n * OH + oh) * OW + ow) * M + m;
+          if (res)
+            acc += res[at];
+          y[at] = applyFusedActivation(act, acc, alpha, beta);
+        }
+}
+
 /// Shared loop of MaxPool and AvgPool; \p isMax selects the reduction.
 static void pool(const Instruction &I, const ExecContext &ctx, bool isMax) {
   Value *dest = I.getOperand(0).value, *src = I.getOperand(1).value;
@@ -145,6 +189,9 @@ bool interp::executeLinear(const Instruction &I, const ExecContext &ctx) {
     return true;
   case ValueKind::ConvInst:
     conv(llvm::cast<ConvInst>(I), ctx);
+    return true;
+  case ValueKind::ConvNHWCInst:
+    convNHWC(llvm::cast<ConvNHWCInst>(I), ctx);
     return true;
   case ValueKind::MaxPoolInst:
     pool(I, ctx, /*isMax=*/true);

@@ -82,13 +82,15 @@ ember::evaluateConstantValues(llvm::ArrayRef<NodeValue> values) {
   return result;
 }
 
-PassContext ember::makePassContext(const Backend &B) {
+PassContext ember::makePassContext(const Backend &B,
+                                   const CompileOptions &opts) {
   PassContext ctx;
   ctx.shouldLower = [&B](const Node &n) { return B.shouldLower(n); };
   ctx.supportsConvActivation = [&B](FusedActivation act) {
     return B.supportsFusedActivation(act);
   };
   ctx.supportsConvResidual = B.supportsConvResidual();
+  ctx.convLayout = opts.convLayout.value_or(B.getPreferredConvLayout());
   ctx.evaluate = evaluateConstantValues;
   return ctx;
 }

@@ -31,7 +31,7 @@ llvm::Expected<std::unique_ptr<IRFunction>>
 ember::optimizeAndGenerateIR(Function &F, const Backend &B,
                              const CompileOptions &opts, size_t *schedulePeak) {
   EMBER_RETURN_IF_ERR(verifyFunction(F));
-  PassContext ctx = makePassContext(B);
+  PassContext ctx = makePassContext(B, opts);
   EMBER_RETURN_IF_ERR(runPipeline(F,
                                   opts.pipeline.value_or(getDefaultPipeline()),
                                   ctx, opts.passes)

@@ -30,6 +30,7 @@ EMBER_DECLARE_INFER(Broadcast)
 EMBER_DECLARE_INFER(Concat)
 EMBER_DECLARE_INFER(Save)
 EMBER_DECLARE_INFER(ChannelShuffle) // InferShuffle.cpp (issue 4)
+EMBER_DECLARE_INFER(ConvNHWC)       // InferShuffle.cpp (issue 4)
 // Issue 3 (InferElementwise.cpp, InferReduce.cpp, InferTensor.cpp,
 // InferWindow.cpp).
 EMBER_DECLARE_INFER(Compare)

@@ -244,3 +244,14 @@ op("ConvTranspose", ["Input", "Filter", "Bias"],
    doc="Transposed convolution over any number of spatial dims; Filter is "
        "[C, M/Group, k...]; Pads: begins then ends; Dims is the result "
        "shape (output_padding and output_shape resolved by the importer).")
+
+# --- Issue 4 (graph optimizer): the layout pass's channels-last Conv. ---
+op("ConvNHWC", ["Input", "Filter", "Bias", "*Residual"],
+   [("Strides", "ints"), ("Pads", "ints"), ("Dilations", "ints"),
+    ("Group", "int"), ("FusedActivation", "int"), ("FusedAlpha", "float"),
+    ("FusedBeta", "float")],
+   infer="ConvNHWC", rules=[("rank", "Input", 4), ("rank", "Filter", 4),
+                            ("rank", "Bias", 1), ("float", "Input")],
+   doc="Conv with channels last: NHWC input and result, filter [M, KH, KW, "
+       "C/Group], attributes and epilogue as Conv. Made by the conv-layout "
+       "pass for backends that prefer NHWC.")

@@ -29,6 +29,12 @@ const RegistryEntry kRegistry[] = {
     entry<FuseConvResidualPass>(),
     entry<FuseConvActivationPass>(),
     entry<LowerPass>(),
+    entry<ConvLayoutPass>(),
+    entry<MergeParallelPass>(),
+    entry<CastMergePass>(),
+    entry<FoldPadIntoConvPass>(),
+    entry<ConcatMergePass>(),
+    entry<SliceConcatPass>(),
 };
 } // namespace
 
@@ -49,7 +55,8 @@ std::vector<std::string> ember::getPassNames() {
 /// The cleanups that enable each other, run together to a fixed point.
 static PipelineStage cleanups(bool withFolding) {
   PipelineStage s{{"remove-noops", "reshape-merge", "transpose-opt",
-                   "splat-fold", "arith-simplify", "cse"},
+                   "splat-fold", "arith-simplify", "cast-merge", "concat-merge",
+                   "slice-concat", "cse"},
                   true};
   if (withFolding)
     s.passes.push_back("constant-fold");
@@ -61,8 +68,9 @@ Pipeline ember::getDefaultPipeline() {
   return {
       {{"dce"}, false},
       cleanups(/*withFolding=*/true),
-      {{"fold-batchnorm", "channel-shuffle", "merge-matmul-add",
-        "fuse-conv-residual", "fuse-conv-activation", "dce"},
+      {{"fold-pad-into-conv", "fold-batchnorm", "channel-shuffle",
+        "merge-matmul-add", "fuse-conv-residual", "fuse-conv-activation",
+        "merge-parallel", "conv-layout", "dce"},
        false},
       {{"lower"}, false},
       cleanups(/*withFolding=*/true),

@@ -33,6 +33,10 @@ if grep -q "^digraph" "$TMP/g.dot" 2>/dev/null; then echo "ok: dot file written"
 else fail "$TMP/g.dot missing"; fi
 check "dot file unwritable" 1 "cannot write '/nonexistent/g.dot'" \
   "$RUNNER" -model="$MODEL" -dump-graph-dot-after=dce=/nonexistent/g.dot
+check "conv-layout=nhwc makes ConvNHWC" 0 "^ConvNHWC +0 +[1-9]" \
+  "$RUNNER" -model="$MODEL" -conv-layout=nhwc -print-optimization-stats
+check "conv-layout bad value" 1 "^model-runner: error: -conv-layout: expected nchw or nhwc, got 'nwhc'" \
+  "$RUNNER" -model="$MODEL" -conv-layout=nwhc
 check "ember-opt lists passes" 0 "^fuse-conv-residual " "$OPT" -list-passes
 check "ember-opt on ONNX" 0 "Conv\(.*FusedActivation=1" "$OPT" "$MODEL"
 check "ember-opt bad pipeline" 1 "^ember-opt: error: unknown pass 'x' in pipeline" \

@@ -3,8 +3,9 @@
 // The FileCheck tests (run_golden.sh) check what each pass does to the
 // structure. This test checks that it does not change the numbers: every
 // golden graph is run on the Interpreter as written and after its "//
-// PASSES:" pipeline, and after the full default pipeline, on the same
-// random inputs.
+// PASSES:" pipeline (with the Conv layout of "// FLAGS: -conv-layout=..."),
+// after the full default pipeline, and after the full default pipeline
+// with NHWC convolutions, on the same random inputs.
 //
 //===----------------------------------------------------------------------===//
 #include "OptTestUtils.h"
@@ -39,15 +40,20 @@ TEST_P(GoldenNumeric, PassesKeepOutputs) {
   ASSERT_TRUE(bool(buf)) << GetParam();
   llvm::StringRef text = (*buf)->getBuffer();
   llvm::StringRef passes = text.split("// PASSES:").second.split('\n').first;
+  llvm::StringRef flags = text.split("// FLAGS:").second.split('\n').first;
+  std::optional<ConvLayout> layout;
+  if (flags.contains("-conv-layout=nhwc"))
+    layout = ConvLayout::NHWC;
   auto P = parsePipeline(passes);
   ASSERT_TRUE(bool(P)) << llvm::toString(P.takeError());
 
   // Same text, same seed: the three modules hold equal constants.
-  Module refM, passM, fullM;
+  Module refM, passM, fullM, nhwcM;
   auto refF = parseFunction(text, refM);
   auto passF = parseFunction(text, passM);
   auto fullF = parseFunction(text, fullM);
-  ASSERT_TRUE(refF && passF && fullF);
+  auto nhwcF = parseFunction(text, nhwcM);
+  ASSERT_TRUE(refF && passF && fullF && nhwcF);
 
   std::mt19937 gen(7);
   std::vector<Tensor> inputs;
@@ -64,18 +70,26 @@ TEST_P(GoldenNumeric, PassesKeepOutputs) {
   Pipeline withLowering = *P;
   for (const PipelineStage &s : getMinimalPipeline())
     withLowering.push_back(s);
-  auto got = runOnInterpreter(passM, **passF, withLowering, inPtrs);
+  auto got =
+      runOnInterpreter(passM, **passF, withLowering, inPtrs, true, layout);
   ASSERT_TRUE(bool(got)) << llvm::toString(got.takeError());
   auto full = runOnInterpreter(fullM, **fullF, getDefaultPipeline(), inPtrs);
   ASSERT_TRUE(bool(full)) << llvm::toString(full.takeError());
+  auto nhwc = runOnInterpreter(nhwcM, **nhwcF, getDefaultPipeline(), inPtrs,
+                               true, ConvLayout::NHWC);
+  ASSERT_TRUE(bool(nhwc)) << llvm::toString(nhwc.takeError());
   ASSERT_EQ(ref->size(), got->size());
   ASSERT_EQ(ref->size(), full->size());
+  ASSERT_EQ(ref->size(), nhwc->size());
   // Folding BatchNorm or constants reassociates float arithmetic: a few
   // ulps per element, far below 1e-5 of the output's magnitude.
   for (size_t i = 0; i < ref->size(); ++i) {
     expectRelClose((*got)[i], (*ref)[i], 1e-5, "output " + std::to_string(i));
     expectRelClose((*full)[i], (*ref)[i], 1e-5,
                    "default pipeline, output " + std::to_string(i));
+    expectRelClose((*nhwc)[i], (*ref)[i], 1e-5,
+                   "default pipeline with NHWC Conv, output " +
+                       std::to_string(i));
   }
 }
 

@@ -8,21 +8,19 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace ember {
 namespace test {
 
-/// Compiles \p F for the Interpreter with pipeline \p P, runs it once on
-/// \p inputs (by input placeholder, in order) and returns the outputs.
+/// Compiles \p F for the Interpreter with \p opts (pipeline unset: the
+/// default one), runs it once on \p inputs (by input placeholder, in
+/// order) and returns the outputs.
 inline llvm::Expected<std::vector<Tensor>>
-runOnInterpreter(Module &M, Function &F, const Pipeline &P,
-                 const std::vector<const Tensor *> &inputs,
-                 bool verifyEach = true) {
+runOnInterpreter(Module &M, Function &F, const CompileOptions &opts,
+                 const std::vector<const Tensor *> &inputs) {
   registerAllBackends();
   EMBER_ASSIGN_OR_RETURN(const Backend *B, getBackend("Interpreter"));
-  CompileOptions opts;
-  opts.pipeline = P;
-  opts.passes.verifyEach = verifyEach;
   EMBER_ASSIGN_OR_RETURN(CompiledNetwork net, compileFunction(F, *B, opts));
   Bindings b;
   auto phs = M.getInputPlaceholders();
@@ -34,6 +32,20 @@ runOnInterpreter(Module &M, Function &F, const Pipeline &P,
   for (Placeholder *p : M.getOutputPlaceholders())
     outs.push_back(b.get(p)->clone());
   return outs;
+}
+
+/// runOnInterpreter with pipeline \p P, -verify-each as \p verifyEach and
+/// an optional Conv layout override.
+inline llvm::Expected<std::vector<Tensor>>
+runOnInterpreter(Module &M, Function &F, const Pipeline &P,
+                 const std::vector<const Tensor *> &inputs,
+                 bool verifyEach = true,
+                 std::optional<ConvLayout> convLayout = std::nullopt) {
+  CompileOptions opts;
+  opts.pipeline = P;
+  opts.passes.verifyEach = verifyEach;
+  opts.convLayout = convLayout;
+  return runOnInterpreter(M, F, opts, inputs);
 }
 
 /// Expects \p got to match \p ref within \p rel of ref's largest magnitude

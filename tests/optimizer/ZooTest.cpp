@@ -27,6 +27,7 @@ static std::string zooDir() {
 }
 
 class Zoo : public ::testing::TestWithParam<const char *> {};
+class ZooNHWC : public ::testing::TestWithParam<const char *> {};
 
 TEST_P(Zoo, PipelineKeepsOutputs) {
   std::string base = zooDir() + "/" + GetParam();
@@ -59,5 +60,76 @@ TEST_P(Zoo, PipelineKeepsOutputs) {
   EXPECT_LT(after["Conv"] + after["Add"], before["Conv"] + before["Add"]);
 }
 
+// The conv-layout pass on a backend that prefers NHWC (the Interpreter,
+// told so through CompileOptions::convLayout): every Conv becomes a
+// ConvNHWC, transpose-opt cancels the transposes between them, and the
+// outputs do not change.
+TEST_P(ZooNHWC, NHWCConvKeepsOutputs) {
+  std::string base = zooDir() + "/" + GetParam();
+  ASSERT_TRUE(llvm::sys::fs::exists(base + ".onnx"))
+      << base << ".onnx is missing: run models/zoo/export.py";
+  auto input = loadTensorFile(base + ".input.pb");
+  ASSERT_TRUE(bool(input)) << llvm::toString(input.takeError());
+  Module refM, optM;
+  auto refF = importONNXFile(base + ".onnx", refM, ImportOptions());
+  auto optF = importONNXFile(base + ".onnx", optM, ImportOptions());
+  ASSERT_TRUE(refF && optF);
+  auto before = countNodeKinds(**optF);
+  auto ref =
+      runOnInterpreter(refM, **refF, getMinimalPipeline(), {&input->tensor});
+  ASSERT_TRUE(bool(ref)) << llvm::toString(ref.takeError());
+  auto got =
+      runOnInterpreter(optM, **optF, getDefaultPipeline(), {&input->tensor},
+                       /*verifyEach=*/true, ConvLayout::NHWC);
+  ASSERT_TRUE(bool(got)) << llvm::toString(got.takeError());
+  ASSERT_EQ(ref->size(), got->size());
+  for (size_t i = 0; i < ref->size(); ++i)
+    expectRelClose((*got)[i], (*ref)[i], 1e-5, GetParam());
+  auto after = countNodeKinds(**optF);
+  EXPECT_EQ(after.count("Conv"), 0u);
+  EXPECT_EQ(after["ConvNHWC"], before["Conv"]);
+  // Only the edges keep a transpose: the network's input, around a
+  // channels-first pooling, and before the classifier.
+  EXPECT_LE(after["Transpose"], 4u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Torchvision, Zoo,
+                         ::testing::Values("resnet18", "mobilenet_v2"));
+
+// googlenet's inception branches exercise merge-parallel (1x1 Convs over
+// one input become one Conv and Slices). On the Interpreter each output
+// channel is summed in the same order either way, so the outputs must be
+// equal to those of the same pipeline without merge-parallel. (Against the
+// lowering-only compile googlenet differs by 1.9e-5 of max|y| from folding
+// 57 BatchNorms, above this suite's 1e-5; that is not what this checks.)
+TEST(ZooGooglenet, MergeParallelKeepsOutputsExactly) {
+  std::string base = zooDir() + "/googlenet";
+  ASSERT_TRUE(llvm::sys::fs::exists(base + ".onnx"))
+      << base << ".onnx is missing: run models/zoo/export.py";
+  auto input = loadTensorFile(base + ".input.pb");
+  ASSERT_TRUE(bool(input)) << llvm::toString(input.takeError());
+  std::vector<Tensor> outs[2];
+  for (int merged = 0; merged < 2; ++merged) {
+    Module M;
+    auto F = importONNXFile(base + ".onnx", M, ImportOptions());
+    ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
+    auto before = countNodeKinds(**F);
+    CompileOptions opts;
+    opts.passes.verifyEach = true;
+    if (!merged)
+      opts.passes.disabled.insert("merge-parallel");
+    auto got = runOnInterpreter(M, **F, opts, {&input->tensor});
+    ASSERT_TRUE(bool(got)) << llvm::toString(got.takeError());
+    outs[merged] = std::move(*got);
+    auto after = countNodeKinds(**F);
+    if (merged) {
+      EXPECT_EQ(before["Conv"] - after["Conv"], 18u); // 27 Convs into 9
+      EXPECT_EQ(after["Slice"], 27u);
+    }
+  }
+  ASSERT_EQ(outs[0].size(), outs[1].size());
+  for (size_t i = 0; i < outs[0].size(); ++i)
+    expectRelClose(outs[1][i], outs[0][i], 0.0, "googlenet");
+}
+INSTANTIATE_TEST_SUITE_P(Torchvision, ZooNHWC,
                          ::testing::Values("resnet18", "mobilenet_v2"));

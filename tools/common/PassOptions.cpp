@@ -43,6 +43,11 @@ struct Flags {
       "print-optimization-stats",
       cl::desc("Print node counts per kind before and after the pipeline"),
       cl::cat(tools::passOptionsCategory())};
+  cl::opt<std::string> convLayout{
+      "conv-layout",
+      cl::desc("Convolution layout the conv-layout pass targets instead of "
+               "the backend's preference (nchw or nhwc; for testing)"),
+      cl::value_desc("nchw|nhwc"), cl::cat(tools::passOptionsCategory())};
 };
 
 const char *const kFlagNames[] = {"print-after",
@@ -103,5 +108,12 @@ llvm::Error tools::fillPassOptions(CompileOptions &opts) {
   p.verifyEach = f.verifyEach;
   p.timePasses = f.timePasses;
   p.printStats = f.printStats;
+  if (f.convLayout == "nchw")
+    opts.convLayout = ConvLayout::NCHW;
+  else if (f.convLayout == "nhwc")
+    opts.convLayout = ConvLayout::NHWC;
+  else if (!f.convLayout.empty())
+    return makeErrorF("-conv-layout: expected nchw or nhwc, got '{0}'",
+                      f.convLayout.getValue());
   return llvm::Error::success();
 }

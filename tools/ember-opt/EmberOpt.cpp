@@ -90,7 +90,7 @@ int main(int argc, char **argv) {
       passes.empty() ? getDefaultPipeline() : unwrap(parsePipeline(passes));
   Module M;
   Function *F = load(M);
-  PassContext ctx = makePassContext(*B);
+  PassContext ctx = makePassContext(*B, opts);
   unwrap(runPipeline(*F, P, ctx, opts.passes));
   if (llvm::Error err = verifyFunction(*F))
     fail("the pipeline produced an invalid graph (use -verify-each): " +

@@ -72,6 +72,9 @@ public:
   /// True if the backend's Conv adds its Residual operand (the
   /// fuse-conv-residual pass asks).
   virtual bool supportsConvResidual() const { return false; }
+  /// The activation layout the backend's convolution prefers (the
+  /// conv-layout pass asks). NCHW keeps Conv as imported.
+  virtual ConvLayout getPreferredConvLayout() const { return ConvLayout::NCHW; }
   /// Compiles planned IR. \p M owns the placeholders the IR refers to.
   virtual llvm::Expected<std::unique_ptr<CompiledFunction>>
   compile(const Module &M, std::shared_ptr<const IRFunction> F,

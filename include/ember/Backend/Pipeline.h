@@ -24,6 +24,9 @@ struct CompileOptions {
   bool optimizeIR = true;
   /// The graph pipeline; unset means getDefaultPipeline().
   std::optional<Pipeline> pipeline;
+  /// Overrides the backend's preferred convolution layout (testing: run
+  /// the NHWC path of the conv-layout pass on the Interpreter).
+  std::optional<ConvLayout> convLayout;
   /// Instruments around every pass (print, verify, time, statistics).
   PassInstrumentOptions passes;
 };
@@ -40,7 +43,9 @@ struct CompiledNetwork {
 
 /// The PassContext for \p B: its shouldLower and Conv epilogue
 /// capabilities, and constant evaluation through the Interpreter.
-PassContext makePassContext(const Backend &B);
+/// \p opts may override the preferred Conv layout.
+PassContext makePassContext(const Backend &B,
+                            const CompileOptions &opts = CompileOptions());
 
 /// Evaluates \p values, which must be computed from Constants only, by
 /// compiling a copy of their subgraph for the registered Interpreter

@@ -41,6 +41,10 @@ enum class FusedActivation : int64_t {
   NumKinds,
 };
 
+/// The order of a convolution's activations: channels first (Conv) or
+/// channels last (ConvNHWC). A backend names the one it prefers.
+enum class ConvLayout { NCHW, NHWC };
+
 /// Applies \p act to one value (the reference semantics backends follow).
 inline float applyFusedActivation(FusedActivation act, float x, float alpha,
                                   float beta) {

@@ -40,6 +40,8 @@ struct PassContext {
       [](FusedActivation) { return false; };
   /// Whether the backend's Conv adds a Residual operand.
   bool supportsConvResidual = false;
+  /// The activation layout the backend's convolution prefers.
+  ConvLayout convLayout = ConvLayout::NCHW;
   /// Constant evaluation; when empty, constant folding does nothing.
   EvaluateFn evaluate;
   /// Counters a pass may bump ("fold-batchnorm.folded" -> 53).

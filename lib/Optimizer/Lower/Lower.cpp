@@ -22,6 +22,9 @@ const LoweringRule kRules[] = {
     {NodeKind::BatchNorm, adapt<BatchNormNode, lowerBatchNorm>},
     {NodeKind::Softmax, adapt<SoftmaxNode, lowerSoftmax>},
     {NodeKind::AvgPool, adapt<AvgPoolNode, lowerAvgPool>},
+    {NodeKind::MaxPool, adapt<MaxPoolNode, lowerMaxPool>},
+    {NodeKind::PoolND, adapt<PoolNDNode, lowerPoolND>},
+    {NodeKind::Conv, adapt<ConvNode, lowerGroupedConv>},
 };
 } // namespace
 

@@ -20,6 +20,12 @@ Replacement lowerSoftmax(Function &F, SoftmaxNode &n);
 /// for other windows.
 Replacement lowerAvgPool(Function &F, AvgPoolNode &n);
 
+/// Global MaxPool / PoolND windows become reductions; others are kept.
+Replacement lowerMaxPool(Function &F, MaxPoolNode &n);
+Replacement lowerPoolND(Function &F, PoolNDNode &n);
+/// Splits a Conv with Group > 1 into Group = 1 Convs and a Concat.
+Replacement lowerGroupedConv(Function &F, ConvNode &n);
+
 /// True if \p n averages over the whole image without padding.
 bool isGlobalAvgPool(const AvgPoolNode &n);
 

@@ -21,13 +21,14 @@ Replacement ember::lowerBatchNorm(Function &F, BatchNormNode &n) {
   NodeValue var = n.getVar();
   ElemKind k = var.getElemKind();
   NodeValue eps = F.createSplat(name + ".eps", var.dims(), k, n.getEpsilon());
-  NodeValue denom = F.createSqrt(name + ".std",
-                                 F.createAdd(name + ".vareps", var, eps));
+  NodeValue denom =
+      F.createSqrt(name + ".std", F.createAdd(name + ".vareps", var, eps));
   NodeValue s = F.createDiv(name + ".s", n.getScale(), denom);
   NodeValue shift = F.createSub(name + ".shift", n.getBias(),
                                 F.createMul(name + ".ms", n.getMean(), s));
   NodeValue sb = broadcastChannelVector(F, name + ".sb", s, x.dims());
   NodeValue tb = broadcastChannelVector(F, name + ".tb", shift, x.dims());
-  NodeValue y = F.createAdd(name + ".add", F.createMul(name + ".mul", x, sb), tb);
+  NodeValue y =
+      F.createAdd(name + ".add", F.createMul(name + ".mul", x, sb), tb);
   return {y};
 }

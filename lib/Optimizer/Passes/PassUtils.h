@@ -39,6 +39,9 @@ unsigned attrIndex(OpKind kind, llvm::StringRef name);
 /// True if \p n has exactly one use, of its result 0.
 inline bool hasOneUse(const Node *n) { return n->getUsers().size() == 1; }
 
+/// The Conv behind \p v if it is used once and has no epilogue yet.
+ConvNode *plainSingleUseConv(NodeValue v);
+
 /// A Function's nodes in topological order, as a stable snapshot.
 std::vector<Node *> nodesInOrder(const Function &F);
 

@@ -53,6 +53,18 @@ EMBER_DECLARE_PASS(ChannelShufflePass, "channel-shuffle",
                    "recognize Reshape-Transpose-Reshape as ChannelShuffle")
 EMBER_DECLARE_PASS(LowerPass, "lower",
                    "lower nodes the backend asks for into simpler nodes")
+EMBER_DECLARE_PASS(ConvLayoutPass, "conv-layout",
+                   "put convolutions in the backend's preferred layout")
+EMBER_DECLARE_PASS(MergeParallelPass, "merge-parallel",
+                   "merge MatMuls/Gemms/Convs that share their input")
+EMBER_DECLARE_PASS(CastMergePass, "cast-merge",
+                   "merge Cast chains whose inner Cast is exact")
+EMBER_DECLARE_PASS(FoldPadIntoConvPass, "fold-pad-into-conv",
+                   "fold a zero Pad of the spatial dims into the Conv")
+EMBER_DECLARE_PASS(ConcatMergePass, "concat-merge",
+                   "flatten a Concat of a Concat on the same axis")
+EMBER_DECLARE_PASS(SliceConcatPass, "slice-concat",
+                   "Slice of a Concat operand, Concat of adjacent Slices")
 
 #undef EMBER_DECLARE_PASS
 

@@ -1,9 +1,11 @@
 //===- RemoveNoOps.cpp - Remove nodes that return their input -------------===//
 //
-// Reshape to the same shape, Transpose by the identity, Broadcast to the
-// same shape, Concat of one operand and Clip to (-inf, inf) all return
-// their input unchanged. (Identity and Dropout never reach the graph: the
-// importer forwards their input.)
+// Reshape to the same shape (Flatten, Squeeze and Unsqueeze are imported as
+// Reshapes), Transpose by the identity, Broadcast (and so Expand) to the same
+// shape, Concat of one operand, Clip to (-inf, inf), Cast to the same type,
+// Pad, Tile and forward Slice that keep the shape all return their input
+// unchanged. (Identity and Dropout never reach the graph: the importer
+// forwards their input.)
 //
 //===----------------------------------------------------------------------===//
 #include "PassUtils.h"
@@ -20,6 +22,16 @@ static bool isIdentityShuffle(llvm::ArrayRef<int64_t> shuffle) {
   return true;
 }
 
+/// True if \p s reads its whole input in order (a negative step reverses,
+/// so same dims alone is not enough).
+static bool isWholeSlice(const SliceNode &s) {
+  llvm::ArrayRef<dim_t> d = s.getInput().dims();
+  for (size_t i = 0; i < d.size(); ++i)
+    if (s.getStarts()[i] != 0 || (s.getSteps()[i] != 1 && d[i] != 1))
+      return false;
+  return true;
+}
+
 /// The operand \p n forwards unchanged, or an empty value.
 static NodeValue forwardedInput(Node *n) {
   if (n->getNumInputs() == 0 || n->getNumResults() != 1 ||
@@ -29,7 +41,12 @@ static NodeValue forwardedInput(Node *n) {
   switch (n->getKind()) {
   case NodeKind::Reshape:
   case NodeKind::Broadcast:
-    return in; // same type means same dims
+  case NodeKind::Cast:
+  case NodeKind::Pad:  // pads are non-negative: same dims means none
+  case NodeKind::Tile: // same dims means every repeat is 1
+    return in;         // same type means same dims
+  case NodeKind::Slice:
+    return isWholeSlice(*llvm::cast<SliceNode>(n)) ? in : NodeValue();
   case NodeKind::Transpose:
     return isIdentityShuffle(llvm::cast<TransposeNode>(n)->getShuffle())
                ? in
