@@ -13,9 +13,9 @@ using namespace ember;
 namespace {
 /// The largest type the parser accepts (the importer's element limit).
 constexpr int64_t kMaxTypeElements = int64_t(1) << 31;
-/// The largest Constant the parser fills with values itself (256 MiB of
+/// The largest Constant the parser fills with values itself (64 MiB of
 /// float): larger ones must come from a model, not a text.
-constexpr int64_t kMaxFilledElements = int64_t(1) << 26;
+constexpr int64_t kMaxFilledElements = int64_t(1) << 24;
 
 /// A cursor over one line with the small lexing steps the format needs.
 class Cursor {
