@@ -11,6 +11,12 @@
 using namespace ember;
 
 namespace {
+/// The largest type the parser accepts (the importer's element limit).
+constexpr int64_t kMaxTypeElements = int64_t(1) << 31;
+/// The largest Constant the parser fills with values itself (64 MiB of
+/// float): larger ones must come from a model, not a text.
+constexpr int64_t kMaxFilledElements = int64_t(1) << 24;
+
 /// A cursor over one line with the small lexing steps the format needs.
 class Cursor {
 public:
@@ -84,10 +90,19 @@ llvm::Expected<Type> ember::parseType(llvm::StringRef text) {
   llvm::StringRef dimText = text.slice(lt + 1, gt);
   if (!dimText.trim().empty())
     dimText.split(parts, 'x');
+  if (parts.size() > kMaxRank)
+    return makeErrorF("type '{0}' has rank {1}, more than the maximum {2}",
+                      text, parts.size(), kMaxRank);
+  int64_t elements = 1;
   for (llvm::StringRef p : parts) {
     dim_t d;
     if (p.trim().getAsInteger(10, d) || d < 0)
       return makeErrorF("bad dimension '{0}' in type '{1}'", p.trim(), text);
+    // Checked before multiplying, so the product cannot overflow.
+    if (d > kMaxTypeElements || (d && elements > kMaxTypeElements / d))
+      return makeErrorF("type '{0}' has more than {1} elements", text,
+                        kMaxTypeElements);
+    elements *= d;
     dims.push_back(d);
   }
   float scale = 0.f;
@@ -95,11 +110,21 @@ llvm::Expected<Type> ember::parseType(llvm::StringRef text) {
   llvm::StringRef q = text.drop_front(gt + 1).trim();
   if (q.consume_front("{scale=")) {
     auto [s, o] = q.split(",offset=");
-    if (!o.consume_back("}") || o.getAsInteger(10, offset))
+    if (!o.consume_back("}") || o.getAsInteger(10, offset) ||
+        offset < INT32_MIN || offset > INT32_MAX)
       return makeErrorF("bad quantization in type '{0}'", text);
     scale = std::strtof(s.str().c_str(), nullptr);
   }
   return Type(*kind, dims, scale, int32_t(offset));
+}
+
+/// An integer attribute value; doubles would overflow int64_t silently.
+static llvm::Expected<int64_t> parseInteger(llvm::StringRef s) {
+  s = s.trim();
+  int64_t v;
+  if (s.getAsInteger(10, v))
+    return makeErrorF("bad integer '{0}'", s);
+  return v;
 }
 
 static llvm::Expected<double> parseNumber(llvm::StringRef s) {
@@ -116,13 +141,15 @@ static llvm::Expected<double> parseNumber(llvm::StringRef s) {
   return v;
 }
 
-/// Reads "[a, b, ...]" as numbers.
-static llvm::Expected<std::vector<double>> numberList(Cursor &c) {
+/// Reads "[a, b, ...]", each item with \p parse.
+template <typename T>
+static llvm::Expected<std::vector<T>>
+list(Cursor &c, llvm::Expected<T> (*parse)(llvm::StringRef)) {
   if (!c.eat("["))
     return makeError("expected '['");
-  std::vector<double> r;
+  std::vector<T> r;
   while (!c.eat("]")) {
-    EMBER_ASSIGN_OR_RETURN(double v, parseNumber(c.until(",]")));
+    EMBER_ASSIGN_OR_RETURN(T v, parse(c.until(",]")));
     r.push_back(v);
     c.eat(",");
     if (c.empty())
@@ -188,11 +215,15 @@ llvm::Error Parser::storage(llvm::StringRef name, llvm::StringRef kind,
     values_[name] = M_.createPlaceholder(name, ty, role == "output");
     return llvm::Error::success();
   }
+  if (ty.size() > kMaxFilledElements)
+    return makeErrorF("constant %{0} has more than {1} elements, the most a "
+                      "text constant may hold",
+                      name, kMaxFilledElements);
   Tensor t(ty);
   if (c.empty()) {
     t.randomize(-1.f, 1.f, gen_);
   } else {
-    EMBER_ASSIGN_OR_RETURN(std::vector<double> v, numberList(c));
+    EMBER_ASSIGN_OR_RETURN(std::vector<double> v, list(c, parseNumber));
     if (v.size() != 1 && v.size() != size_t(t.size()))
       return makeErrorF("constant %{0} has {1} values, its type holds {2}",
                         name, v.size(), t.size());
@@ -225,18 +256,21 @@ llvm::Expected<NodeValue> Parser::operand(llvm::StringRef text) {
 
 static llvm::Expected<Attr> attrValue(AttrKind kind, Cursor &c) {
   switch (kind) {
-  case AttrKind::Int:
+  case AttrKind::Int: {
+    EMBER_ASSIGN_OR_RETURN(int64_t v, parseInteger(c.until(",}")));
+    return Attr::makeInt(v);
+  }
   case AttrKind::Float: {
     EMBER_ASSIGN_OR_RETURN(double v, parseNumber(c.until(",}")));
-    return kind == AttrKind::Int ? Attr::makeInt(int64_t(v))
-                                 : Attr::makeFloat(float(v));
+    return Attr::makeFloat(float(v));
   }
-  case AttrKind::Ints:
+  case AttrKind::Ints: {
+    EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> v, list(c, parseInteger));
+    return Attr::makeInts(std::move(v));
+  }
   case AttrKind::Floats: {
-    EMBER_ASSIGN_OR_RETURN(std::vector<double> v, numberList(c));
-    if (kind == AttrKind::Floats)
-      return Attr::makeFloats(std::vector<float>(v.begin(), v.end()));
-    return Attr::makeInts(std::vector<int64_t>(v.begin(), v.end()));
+    EMBER_ASSIGN_OR_RETURN(std::vector<double> v, list(c, parseNumber));
+    return Attr::makeFloats(std::vector<float>(v.begin(), v.end()));
   }
   case AttrKind::String: {
     llvm::StringRef s = c.until(",}");

@@ -102,9 +102,8 @@ TensorViewInst *IRFunction::createTensorView(llvm::StringRef name, Value *src,
                                              TypeRef ty, int64_t offset) {
   Operand op{src, OperandRole::In};
   AttrList attrs{Attr::makeInt(offset)};
-  return llvm::cast<TensorViewInst>(
-      insert(new TensorViewInst(ValueKind::TensorViewInst, names_.get(name), ty,
-                                op, std::move(attrs))));
+  return llvm::cast<TensorViewInst>(insert(new TensorViewInst(
+      ValueKind::TensorViewInst, names_.get(name), ty, op, std::move(attrs))));
 }
 
 CopyInst *IRFunction::createCopy(llvm::StringRef name, Value *dest,
@@ -127,6 +126,20 @@ void IRFunction::eraseInstr(Instruction *I) {
   CHECK(it != instrs_.end()) << "instruction is not in this function";
   names_.release(I->getName());
   instrs_.erase(it);
+}
+
+void IRFunction::eraseInstrsIf(
+    llvm::function_ref<bool(const Instruction *)> pred) {
+  for (auto it = instrs_.begin(); it != instrs_.end();) {
+    if (!pred(it->get())) {
+      ++it;
+      continue;
+    }
+    CHECK(!insertPoint_ || *insertPoint_ != it)
+        << "erasing the insertion point";
+    names_.release((*it)->getName());
+    it = instrs_.erase(it);
+  }
 }
 
 WeightVar *IRFunction::getWeightByName(llvm::StringRef name) const {

@@ -4,6 +4,7 @@
 #include "ember/Base/ElemAccess.h"
 #include "ember/Base/Error.h"
 
+#include <algorithm>
 #include <cstring>
 
 using namespace ember;
@@ -89,15 +90,18 @@ llvm::Expected<Type> ember::makeCheckedType(ElemKind kind,
   if (dims.size() > kMaxRank)
     return makeErrorF("{0}: rank {1} exceeds the maximum {2}", what,
                       dims.size(), kMaxRank);
+  // Zero dims count as 1: a tensor with a zero dim is empty, but strides
+  // and the like still multiply its other dims, which must not overflow.
   int64_t count = 1;
   for (int64_t d : dims) {
     if (d < 0)
       return makeErrorF("{0}: dimension {1} in {2} is negative", what, d,
                         dimsToString(dims));
-    if (d > 0 && count > kMaxTensorElements / d)
+    int64_t f = std::max<int64_t>(d, 1);
+    if (count > kMaxTensorElements / f)
       return makeErrorF("{0}: shape {1} has more than {2} elements", what,
                         dimsToString(dims), kMaxTensorElements);
-    count *= d;
+    count *= f;
   }
   return Type(kind, dims);
 }

@@ -5,10 +5,11 @@
 
 #include "ember/Base/Error.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <fstream>
-#include <regex>
 
 using namespace ember;
 
@@ -65,15 +66,25 @@ llvm::Expected<NamedTensor> ember::parseNpy(llvm::StringRef data,
   }
   if (hstart + hlen > data.size())
     return bad("truncated header");
-  // Real headers are under 200 bytes; std::regex recurses per character.
+  // Real headers are under 200 bytes.
   if (hlen > 4096)
     return bad("header longer than 4096 bytes");
-  std::string header = data.substr(hstart, hlen).str();
-  std::smatch m;
-  if (!std::regex_search(header, m,
-                         std::regex("'descr':\\s*'([<|=])([fib])(\\d)'")))
+  llvm::StringRef header = data.substr(hstart, hlen);
+  // The header is a Python dict literal; only three keys matter. A value is
+  // found after "'key':" and optional spaces.
+  auto valueOf = [&](llvm::StringRef key) -> std::optional<llvm::StringRef> {
+    size_t at = header.find(("'" + key + "':").str());
+    if (at == llvm::StringRef::npos)
+      return std::nullopt;
+    return header.drop_front(at + key.size() + 3).ltrim(" \t");
+  };
+  // 'descr': '<f4' (byte order, kind letter, byte size).
+  std::optional<llvm::StringRef> descr = valueOf("descr");
+  if (!descr || !descr->consume_front("'") || descr->empty() ||
+      !llvm::StringRef("<|=").contains(descr->front()))
     return bad("unknown dtype");
-  std::string code = m[2].str() + m[3].str();
+  llvm::StringRef code =
+      descr->drop_front().take_until([](char c) { return c == '\''; });
   ElemKind kind;
   if (code == "f4")
     kind = ElemKind::Float32;
@@ -85,17 +96,24 @@ llvm::Expected<NamedTensor> ember::parseNpy(llvm::StringRef data,
     kind = ElemKind::Bool;
   else
     return bad("dtype must be float32, int64, int32 or bool");
-  if (header.find("'fortran_order': True") != std::string::npos)
+  if (header.contains("'fortran_order': True"))
     return bad("Fortran order");
-  if (!std::regex_search(header, m, std::regex("'shape':\\s*\\(([^)]*)\\)")))
+  // 'shape': (2, 3) or () or (5,).
+  std::optional<llvm::StringRef> shape = valueOf("shape");
+  if (!shape || !shape->consume_front("(") ||
+      shape->find(')') == llvm::StringRef::npos)
     return bad("no shape");
+  llvm::SmallVector<llvm::StringRef, 6> parts;
+  shape->take_until([](char c) { return c == ')'; }).split(parts, ',');
   std::vector<int64_t> dims;
-  std::string shape = m[1].str();
-  std::regex num("\\d+");
-  for (auto it = std::sregex_iterator(shape.begin(), shape.end(), num);
-       it != std::sregex_iterator(); ++it) {
+  for (size_t i = 0; i < parts.size(); ++i) {
+    llvm::StringRef p = parts[i].trim(" \t");
+    if (p.empty() && i + 1 == parts.size() && (i > 0 || parts.size() == 1))
+      continue; // "(5,)" and "()"
+    if (p.empty() || !llvm::all_of(p, llvm::isDigit))
+      return bad("a dimension is not a non-negative integer");
     int64_t d;
-    if (llvm::StringRef(it->str()).getAsInteger(10, d))
+    if (p.getAsInteger(10, d))
       return bad("a dimension does not fit in 64 bits");
     dims.push_back(d);
   }

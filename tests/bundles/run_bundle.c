@@ -5,6 +5,9 @@
  * Usage: runner WEIGHTS|- THREADS OUTPREFIX INPUT.bin...
  * THREADS 0 calls NET(), otherwise NET_mt(..., THREADS). Inputs are raw
  * little-endian payloads in graph order; output k goes to OUTPREFIXk.bin.
+ * With -DEXACT_REGIONS (and -D_DEFAULT_SOURCE) every region is mapped at
+ * exactly its declared size between inaccessible pages
+ * (tests/bundles/exact_regions_test.sh).
  *
  *===----------------------------------------------------------------------===*/
 #include <stdio.h>
@@ -16,12 +19,44 @@
 #define INFO CAT(NET, _info)
 #define ENTRY_MT CAT(NET, _mt)
 
+#ifdef EXACT_REGIONS
+#include <sys/mman.h>
+#include <unistd.h>
+/* Each region is exactly its declared size, with an inaccessible page right
+ * after its end (EMBER_REGION_AT=end, the default) or right before its
+ * start (EMBER_REGION_AT=start): an access one byte outside faults even in
+ * the bundle's own code, which no sanitizer instruments. The start stays
+ * 64-byte aligned, so the sizes must be multiples of 64. */
+static uint8_t *region(uint64_t size) {
+  const char *at = getenv("EMBER_REGION_AT");
+  int atStart = at && !strcmp(at, "start");
+  uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+  uint64_t span = (size + page - 1) / page * page;
+  uint8_t *base;
+  if (size % 64) {
+    fprintf(stderr, "region size %llu is not a multiple of 64\n",
+            (unsigned long long)size);
+    exit(9);
+  }
+  base = mmap(NULL, span + 2 * page, PROT_READ | PROT_WRITE,
+              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (base == MAP_FAILED || mprotect(base, page, PROT_NONE) ||
+      mprotect(base + page + span, page, PROT_NONE))
+    exit(10);
+  base += page;
+  if (!atStart)
+    base += span - size;
+  memset(base, 0xA5, size);
+  return base;
+}
+#else
 static uint8_t *region(uint64_t size) {
   uint64_t n = (size + 63) / 64 * 64 + 64;
   uint8_t *p = aligned_alloc(64, n);
   memset(p, 0xA5, n); /* not zero: a kernel that forgets to write shows */
   return p;
 }
+#endif
 
 static int readFile(const char *path, uint8_t *dst, uint64_t size) {
   FILE *f = fopen(path, "rb");

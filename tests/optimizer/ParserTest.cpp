@@ -79,4 +79,19 @@ TEST(Parser, ErrorsNameTheLine) {
               "  %r = Relu(%x) : float<3>\n}",
               "inference gives");
   expectError("", "no function");
+  // Limits (found or prompted by ember-fuzz-graph).
+  expectError("function f {\n  %x = Placeholder float<1 x 1 x 1 x 1 x 1 x 1 "
+              "x 1> input\n}",
+              "rank 7, more than the maximum 6");
+  expectError("function f {\n  %x = Placeholder "
+              "float<4294967296 x 4294967296 x 4294967296> input\n}",
+              "more than 2147483648 elements");
+  expectError("function f {\n  %x = Constant float<65536 x 2048>\n}",
+              "the most a text constant may hold");
+  expectError("function f {\n  %x = Placeholder "
+              "i8q<2>{scale=0.5,offset=4294967297} input\n}",
+              "bad quantization");
+  expectError("function f {\n  %x = Placeholder float<1 x 4> input\n"
+              "  %r = Softmax(%x) {Axis=1.5}\n}",
+              "bad integer '1.5'");
 }

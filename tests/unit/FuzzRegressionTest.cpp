@@ -1,14 +1,20 @@
 //===- FuzzRegressionTest.cpp - Inputs the fuzzer found, kept forever -----===//
 //
-// Every input in tests/fuzz/regressions once crashed ember-fuzz-import or
-// made a sanitizer report. Each must now give a clean error containing the
-// listed text, through the same steps the fuzz target runs (import, then
-// the Interpreter's pipeline up to memory planning). Under
+// Every input in tests/fuzz/regressions once crashed a fuzz target or made
+// a sanitizer report. Each must now give a clean error containing the
+// listed text, through the same steps the fuzz target runs: for .onnx
+// files (ember-fuzz-import) the import, then the Interpreter's pipeline up
+// to memory planning; for .txt files (ember-fuzz-graph) the graph text
+// parser; for .ir files (ember-fuzz-ir) the IR text parser; for .pb files
+// (ember-fuzz-tensor) the TensorProto input reader. Under
 // scripts/test.sh --sanitize these also prove the sanitizers stay quiet.
 //
 //===----------------------------------------------------------------------===//
 #include "ember/Backend/Pipeline.h"
+#include "ember/Graph/Parser.h"
+#include "ember/IR/IRParser.h"
 #include "ember/Importer/ONNXImporter.h"
+#include "ember/Importer/TensorIO.h"
 
 #include "TestUtils.h"
 
@@ -44,6 +50,16 @@ const Regression kRegressions[] = {
     // Constant folding added int64 values that overflow (UBSan); valid
     // input: it must compile, with wrapping arithmetic ("" matches success).
     {"int64-add-overflow.onnx", ""},
+    // A graph text whose Ints attribute value overflowed int64_t when
+    // converted from double (UBSan, ember-fuzz-graph).
+    {"graph-ints-attr-overflow.txt", "bad integer '5.88889e+33'"},
+    // An input TensorProto with dims [0, 342273571680157688, 44]: empty, so
+    // the element check passed, then strides overflowed (UBSan, tensor).
+    {"tensorproto-zero-dim-strides.pb", "has more than 2147483648 elements"},
+    // A GRU unrolled over 89 steps spent seconds in reuse-in-place, which
+    // rewrote the whole function per merge (timeout under load, import);
+    // valid input, it must compile.
+    {"gru-89-steps-slow.onnx", ""},
 };
 
 /// The error of importing and compiling \p bytes, or "" on success.
@@ -65,6 +81,25 @@ std::string pipelineError(llvm::StringRef bytes) {
   return "";
 }
 
+/// The error of parsing \p bytes as graph text, or "" on success.
+std::string graphTextError(llvm::StringRef bytes) {
+  Module M;
+  auto F = parseFunction(bytes, M);
+  return F ? "" : llvm::toString(F.takeError());
+}
+
+/// The error of reading \p bytes as an input TensorProto, or "" on success.
+std::string tensorProtoError(llvm::StringRef bytes) {
+  auto t = parseTensorProto(bytes, "regression.pb");
+  return t ? "" : llvm::toString(t.takeError());
+}
+
+/// The error of parsing \p bytes as IR text, or "" on success.
+std::string irTextError(llvm::StringRef bytes) {
+  auto ir = parseIR(bytes, "regression.ir");
+  return ir ? "" : llvm::toString(ir.takeError());
+}
+
 class FuzzRegressionTest : public ::testing::TestWithParam<Regression> {};
 
 } // namespace
@@ -73,7 +108,11 @@ TEST_P(FuzzRegressionTest, GivesACleanError) {
   std::string path = sourceDir() + "/tests/fuzz/regressions/" + GetParam().file;
   auto buf = llvm::MemoryBuffer::getFile(path);
   ASSERT_TRUE(bool(buf)) << path << ": " << buf.getError().message();
-  std::string err = pipelineError((*buf)->getBuffer());
+  llvm::StringRef file = GetParam().file, bytes = (*buf)->getBuffer();
+  std::string err = file.ends_with(".txt")  ? graphTextError(bytes)
+                    : file.ends_with(".ir") ? irTextError(bytes)
+                    : file.ends_with(".pb") ? tensorProtoError(bytes)
+                                            : pipelineError(bytes);
   EXPECT_NE(err.find(GetParam().expect), std::string::npos)
       << "error: '" << err << "'";
 }

@@ -13,6 +13,8 @@
 #include "ember/Base/NameUniquer.h"
 #include "ember/Graph/Graph.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
+
 #include <list>
 #include <memory>
 
@@ -221,8 +223,8 @@ public:
                              const Tensor *payload, bool isOutput);
   AllocActivationInst *createAllocActivation(llvm::StringRef name, TypeRef ty);
   DeallocActivationInst *createDeallocActivation(AllocActivationInst *alloc);
-  TensorViewInst *createTensorView(llvm::StringRef name, Value *src,
-                                   TypeRef ty, int64_t offset);
+  TensorViewInst *createTensorView(llvm::StringRef name, Value *src, TypeRef ty,
+                                   int64_t offset);
   CopyInst *createCopy(llvm::StringRef name, Value *dest, Value *src);
   /// Creates a table instruction; operands are dests then inputs.
   Instruction *createOpInstr(ValueKind kind, llvm::StringRef name,
@@ -235,6 +237,9 @@ public:
   void resetInsertPoint() { insertPoint_.reset(); }
   /// Removes \p I from the list and deletes it.
   void eraseInstr(Instruction *I);
+  /// Removes and deletes every instruction for which \p pred is true, in
+  /// one pass (eraseInstr searches the list for each).
+  void eraseInstrsIf(llvm::function_ref<bool(const Instruction *)> pred);
 
   WeightVar *getWeightByName(llvm::StringRef name) const;
 

@@ -144,13 +144,8 @@ void iropt::eraseAlloc(IRFunction &F, AllocActivationInst *alloc) {
 }
 
 void iropt::eraseDeallocs(IRFunction &F) {
-  auto &instrs = F.getInstrsMutable();
-  std::vector<Instruction *> deallocs;
-  for (auto &ip : instrs)
-    if (llvm::isa<DeallocActivationInst>(ip.get()))
-      deallocs.push_back(ip.get());
-  for (Instruction *d : deallocs)
-    F.eraseInstr(d);
+  F.eraseInstrsIf(
+      [](const Instruction *I) { return llvm::isa<DeallocActivationInst>(I); });
 }
 
 IRFunction::InstrList::iterator iropt::findInstr(IRFunction &F,
