@@ -12,6 +12,7 @@
 #include "ember/Base/Error.h"
 #include "ember/Kernel/LowerToKernel.h"
 
+#include <algorithm>
 #include <cstring>
 
 using namespace ember;
@@ -30,10 +31,17 @@ struct LibraryOp {
 const LibraryOp kLibraryOps[] = {{OpKind::Conv, ElemKind::Float32},
                                  {OpKind::MatMul, ElemKind::Float32}};
 
-/// Output channels libjit computes per block (its MBMAX).
-constexpr int64_t kConvBlock = 8;
-/// 32-pixel tiles per conv GEMM task.
+/// Output channels per packed filter block (libjit's kConvMR).
+constexpr int64_t kConvBlock = 12;
+/// Columns per patch panel (libjit's kConvNR).
+constexpr int64_t kConvNR = 32;
+/// Patch panels per conv GEMM task.
 constexpr int64_t kConvChunk = 8;
+/// Panels per chunk of im2col's patch matrix (the GEMM reads each panel's
+/// rows at a stride of kPatchChunk * kConvNR floats).
+constexpr int64_t kPatchChunk = 4;
+/// Filter blocks per conv GEMM task (they share the task's panels).
+constexpr int64_t kConvBlocksPerCall = 8;
 /// MatMul rows per parallel task.
 constexpr int64_t kMatMulRows = 16;
 } // namespace
@@ -129,6 +137,7 @@ private:
   Kernel lowerDepthwise(const ConvInst &I);
   Kernel im2col(const ConvInst &I, int64_t img, const kir::Buffer &patches,
                 int64_t numPanels);
+  Kernel packTail(const ConvInst &I, int64_t img, const kir::Buffer &tail);
   size_t scratchOffset() const { return alignTo64(plan_.activationSize); }
   size_t patchOffset() const { return scratchOffset() + snapshotReserve_; }
   Kernel lowerMatMul(const MatMulInst &I);
@@ -157,7 +166,8 @@ kir::Buffer CPULowering::packFilter(const ConvInst &I, int64_t MB) {
   const float *w =
       reinterpret_cast<const float *>(prog_.constants.data() + src.offset);
   for (int64_t m = 0; m < M; ++m) {
-    int64_t g = m / mPerG, blk = g * nbg + (m % mPerG) / MB, lane = m % MB;
+    int64_t g = m / mPerG, blk = g * nbg + (m % mPerG) / MB;
+    int64_t lane = m % mPerG % MB;
     for (int64_t k = 0; k < K; ++k)
       packed[(blk * K + k) * MB + lane] = w[m * K + k];
   }
@@ -176,8 +186,9 @@ kir::Buffer CPULowering::packFilter(const ConvInst &I, int64_t MB) {
 
 /// The im2col kernel of image \p img: one libjit call per input channel
 /// (parallel) writes that channel's rows of its group's patch matrix,
-/// P_g[(c*KH + kh)*KW + kw][oh*OW + ow] = x[img][g*C/g + c][ih][iw], stored
-/// in panels of 32 columns, [N/32][K][32], zero-filled past N.
+/// P_g[(c*KH + kh)*KW + kw][oh*OW + ow] = x[img][g*C/g + c][ih][iw],
+/// in chunks of kPatchChunk panels, [N / CW][K][CW] with CW = kPatchChunk *
+/// kConvNR, zero-filled past N.
 Kernel CPULowering::im2col(const ConvInst &I, int64_t img,
                            const kir::Buffer &patches, int64_t numPanels) {
   auto xd = I.getInput()->getType()->dims();
@@ -193,12 +204,14 @@ Kernel CPULowering::im2col(const ConvInst &I, int64_t img,
   using kir::BinOp;
   ExprRef g = k.binary(BinOp::Div, k.var(c), k.constInt(cPerG));
   ExprRef cg = k.binary(BinOp::Rem, k.var(c), k.constInt(cPerG));
+  int64_t cw = kPatchChunk * kConvNR;
+  int64_t chunks = (numPanels + kPatchChunk - 1) / kPatchChunk;
   std::vector<CallArg> args = {
-      bufArg(p, k.mul(g, numPanels * K * 32)),
+      bufArg(p, k.mul(g, chunks * K * cw)),
       bufArg(x, k.add(k.constInt(img * C * H * W), k.mul(k.var(c), H * W))),
       valArg(k.mul(cg, KH * KW))};
-  for (int64_t v : {K, H, W, KH, KW, yd[2], yd[3], st[0], st[1], pads[0],
-                    pads[1], dil[0], dil[1], numPanels})
+  for (int64_t v : {cw, K * cw, numPanels * kConvNR, H, W, KH, KW, yd[2], yd[3],
+                    st[0], st[1], pads[0], pads[1], dil[0], dil[1]})
     args.push_back(valArg(k.constInt(v)));
   k.body() = {Kernel::loop(c, C, /*parallel=*/true,
                            {Kernel::call("ember_im2col_f32", args)})};
@@ -238,6 +251,40 @@ Kernel CPULowering::lowerDepthwise(const ConvInst &I) {
   return k;
 }
 
+/// True for a 1x1, stride-1, unpadded convolution: its patch matrix is the
+/// activation itself, so the GEMM reads it in place.
+static bool isPointwise(const ConvInst &I) {
+  auto xd = I.getInput()->getType()->dims();
+  auto wd = I.getFilter()->getType()->dims();
+  auto yd = I.getDest()->getType()->dims();
+  auto st = I.getStrides();
+  return wd[2] == 1 && wd[3] == 1 && st[0] == 1 && st[1] == 1 &&
+         yd[2] == xd[2] && yd[3] == xd[3] && I.getPads()[0] == 0 &&
+         I.getPads()[1] == 0;
+}
+
+/// The tail panel kernel of image \p img of a pointwise convolution: per
+/// group, columns [N - N % NR, N) of its K input channels, zero-padded to a
+/// [K][NR] panel (NR = kConvNR).
+Kernel CPULowering::packTail(const ConvInst &I, int64_t img,
+                             const kir::Buffer &tail) {
+  auto xd = I.getInput()->getType()->dims();
+  int64_t C = xd[1], N = xd[2] * xd[3], K = C / I.getGroup();
+  Kernel k((I.getName() + ".tail").str());
+  unsigned x = k.addBuffer(kir::bufferFor(I.getInput(), plan_));
+  unsigned t = k.addBuffer(tail);
+  unsigned g = k.newVar();
+  std::vector<CallArg> args = {
+      bufArg(t, k.mul(k.var(g), K * kConvNR)),
+      bufArg(x, k.add(k.constInt(img * C * N + N / kConvNR * kConvNR),
+                      k.mul(k.var(g), K * N)))};
+  for (int64_t v : {K, N, N % kConvNR})
+    args.push_back(valArg(k.constInt(v)));
+  k.body() = {Kernel::loop(g, I.getGroup(), /*parallel=*/true,
+                           {Kernel::call("ember_pack_panel_f32", args)})};
+  return k;
+}
+
 void CPULowering::lowerConv(const ConvInst &I, std::vector<Kernel> &out) {
   auto xd = I.getInput()->getType()->dims();
   auto wd = I.getFilter()->getType()->dims();
@@ -247,52 +294,80 @@ void CPULowering::lowerConv(const ConvInst &I, std::vector<Kernel> &out) {
     out.push_back(lowerDepthwise(I));
     return;
   }
-  int64_t MB = std::min(kConvBlock, mPerG), nbg = (mPerG + MB - 1) / MB;
-  int64_t nb = group * nbg, K = xd[1] / group * wd[2] * wd[3];
-  int64_t N = yd[2] * yd[3], numPanels = (N + 31) / 32;
+  int64_t MB = kConvBlock, nbg = (mPerG + MB - 1) / MB;
+  int64_t K = xd[1] / group * wd[2] * wd[3];
+  int64_t N = yd[2] * yd[3], numPanels = (N + kConvNR - 1) / kConvNR;
   int64_t chunks = (numPanels + kConvChunk - 1) / kConvChunk;
+  // Calls per group along M, each covering about kConvBlocksPerCall blocks.
+  int64_t nbc = (nbg + kConvBlocksPerCall - 1) / kConvBlocksPerCall;
+  bool direct = isPointwise(I);
+  // The patch matrix: the activation itself for a pointwise convolution
+  // (one chunk of panels; only its last partial panel is copied), else
+  // im2col's copy in chunks of kPatchChunk panels.
+  int64_t ldp = direct ? N : kPatchChunk * kConvNR;
+  int64_t panelsPerChunk = direct ? numPanels : kPatchChunk;
+  int64_t chunkStride = direct ? 0 : K * ldp;
+  int64_t groupStride =
+      direct ? K * N : (numPanels + kPatchChunk - 1) / kPatchChunk * K * ldp;
+  bool tail = direct && N % kConvNR;
   kir::Buffer packed = packFilter(I, MB);
-  kir::Buffer patches{Region::Activation, patchOffset(),
-                      uint64_t(group * numPanels * K * 32 * 4),
-                      ElemKind::Float32, "conv.patches"};
+  uint64_t scratch =
+      direct ? (tail ? group * K * kConvNR * 4 : 0) : groupStride * group * 4;
+  kir::Buffer patches{Region::Activation, patchOffset(), scratch,
+                      ElemKind::Float32, direct ? "conv.tail" : "conv.patches"};
   scratchSize_ = std::max<size_t>(scratchSize_, patches.size);
   using kir::BinOp;
   for (int64_t img = 0; img < xd[0]; ++img) {
-    out.push_back(im2col(I, img, patches, numPanels));
+    if (tail)
+      out.push_back(packTail(I, img, patches));
+    else if (!direct)
+      out.push_back(im2col(I, img, patches, numPanels));
     Kernel k(I.getName());
     unsigned y = k.addBuffer(kir::bufferFor(I.getDest(), plan_));
     unsigned w = k.addBuffer(packed);
-    unsigned p = k.addBuffer(patches);
+    unsigned p =
+        k.addBuffer(direct ? kir::bufferFor(I.getInput(), plan_) : patches);
     unsigned b = k.addBuffer(kir::bufferFor(I.getBias(), plan_));
+    // e = (chunk * group + g) * nbc + bc: consecutive tasks share a chunk
+    // of panels.
     unsigned e = k.newVar();
-    ExprRef t0 =
-        k.mul(k.binary(BinOp::Div, k.var(e), k.constInt(nb)), kConvChunk);
+    auto div = [&](ExprRef a, int64_t d) {
+      return k.binary(BinOp::Div, a, k.constInt(d));
+    };
+    auto rem = [&](ExprRef a, int64_t d) {
+      return k.binary(BinOp::Rem, a, k.constInt(d));
+    };
+    ExprRef bc = rem(k.var(e), nbc);
+    ExprRef g = rem(div(k.var(e), nbc), group);
+    ExprRef t0 = k.mul(div(k.var(e), nbc * group), kConvChunk);
     ExprRef t1 = k.binary(BinOp::Min, k.add(t0, k.constInt(kConvChunk)),
                           k.constInt(numPanels));
-    ExprRef blk = k.binary(BinOp::Rem, k.var(e), k.constInt(nb));
-    ExprRef g = k.binary(BinOp::Div, blk, k.constInt(nbg));
-    ExprRef bb = k.mul(k.binary(BinOp::Rem, blk, k.constInt(nbg)), MB);
-    ExprRef m0 = k.add(k.mul(g, mPerG), bb);
-    ExprRef rows = k.binary(BinOp::Min, k.constInt(MB),
-                            k.binary(BinOp::Sub, k.constInt(mPerG), bb));
-    ExprRef yOff = k.mul(k.add(k.constInt(img * M), m0), N);
-    std::vector<CallArg> args = {bufArg(y, yOff), bufArg(w, k.mul(blk, K * MB)),
-                                 bufArg(p, k.mul(g, numPanels * K * 32)),
-                                 bufArg(b, m0)};
+    ExprRef b0 = div(k.mul(bc, nbg), nbc);
+    ExprRef b1 = div(k.add(k.mul(bc, nbg), k.constInt(nbg)), nbc);
+    ExprRef yOff = k.mul(k.add(k.constInt(img * M), k.mul(g, mPerG)), N);
+    ExprRef pOff = k.mul(g, groupStride);
+    if (direct)
+      pOff = k.add(pOff, k.constInt(img * xd[1] * N));
+    std::vector<CallArg> args = {
+        bufArg(y, yOff), bufArg(w, k.mul(g, nbg * K * MB)), bufArg(p, pOff)};
+    if (tail)
+      args.push_back(bufArg(k.addBuffer(patches), k.mul(g, K * kConvNR)));
+    else
+      args.push_back(valArg(k.constInt(0)));
+    args.push_back(bufArg(b, k.mul(g, mPerG)));
     auto res = I.getResidual();
     if (res.empty())
       args.push_back(valArg(k.constInt(0)));
     else
       args.push_back(bufArg(k.addBuffer(kir::bufferFor(res[0], plan_)), yOff));
-    for (int64_t v : {K, N, MB})
+    for (int64_t v : {K, N, ldp, panelsPerChunk, chunkStride, mPerG,
+                      I.getFusedActivation()})
       args.push_back(valArg(k.constInt(v)));
-    args.push_back(valArg(rows));
-    args.push_back(valArg(k.constInt(I.getFusedActivation())));
     args.push_back(valArg(k.constFloat(I.getFusedAlpha())));
     args.push_back(valArg(k.constFloat(I.getFusedBeta())));
-    args.push_back(valArg(t0));
-    args.push_back(valArg(t1));
-    k.body() = {Kernel::loop(e, chunks * nb, /*parallel=*/true,
+    for (ExprRef v : {b0, b1, t0, t1})
+      args.push_back(valArg(v));
+    k.body() = {Kernel::loop(e, chunks * group * nbc, /*parallel=*/true,
                              {Kernel::call("ember_conv_gemm_f32", args)})};
     out.push_back(std::move(k));
   }

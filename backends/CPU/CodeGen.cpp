@@ -95,6 +95,21 @@ loadLibjit(llvm::LLVMContext &ctx, const llvm::TargetMachine &TM) {
   return std::move(*M);
 }
 
+/// Defines libjit's ember_wide_simd for \p TM (1: 32 512-bit vector
+/// registers), as a constant the optimizer folds into the kernels' branches.
+static void defineTargetConstants(llvm::Module &M,
+                                  const llvm::TargetMachine &TM) {
+  llvm::GlobalVariable *g = M.getNamedGlobal("ember_wide_simd");
+  if (!g)
+    return;
+  bool wide = TM.getTargetTriple().isX86() &&
+              TM.getMCSubtargetInfo()->checkFeatures("+avx512f");
+  g->setInitializer(
+      llvm::ConstantInt::get(llvm::Type::getInt64Ty(M.getContext()), wide));
+  g->setConstant(true);
+  g->setLinkage(llvm::GlobalValue::InternalLinkage);
+}
+
 /// Sets the target CPU and features on every function (libjit's and ours),
 /// so the inliner and vectorizer see one target.
 static void setTargetAttrs(llvm::Module &M, const llvm::TargetMachine &TM) {
@@ -172,6 +187,7 @@ cpu::buildModule(const CPUProgram &prog, llvm::LLVMContext &ctx,
   // ones may go.
   if (auto *used = M->getNamedGlobal("llvm.compiler.used"))
     used->eraseFromParent();
+  defineTargetConstants(*M, TM);
   std::vector<llvm::Function *> fns;
   for (const kir::Kernel &k : prog.kernels)
     fns.push_back(renderKernel(k, *M));

@@ -1,8 +1,9 @@
 //===- ConvPaths.cpp - Every CPU convolution path against the Interpreter -===//
 //
-// The CPU backend has several convolution paths (im2col + 8-channel GEMM
-// blocks, partial blocks, small groups, depthwise direct, wide rows) with a
-// fused epilogue. Each case runs random data through both backends; the
+// The CPU backend has several convolution paths (im2col + 12-channel GEMM
+// blocks, partial blocks, small groups, passes over long K, pointwise
+// convolutions read in place, depthwise direct, wide rows) with a fused
+// epilogue. Each case runs random data through both backends; the
 // Interpreter's direct loops are the oracle. Tolerance: max|d| <= 1e-5 *
 // max(1, max|ref|) * sqrt(K) where K is the reduction length -- both sides
 // sum K float32 products in different orders (FMA on the CPU).
@@ -136,6 +137,37 @@ const ConvCase kCases[] = {
      false},
     {"dilated_multi_block", 1, 5, 12,   12, 17, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1,
      FusedActivation::None, 0, 0, false},
+    // K = 576 > 512: two passes over K, the residual added in the first and
+    // the activation applied in the last; 20 channels = a full block and an
+    // 8-row one; 100 pixels = three panels and a 4-column tail.
+    {"k_passes_relu_res",   2, 64, 10,  10, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+     FusedActivation::Relu, 0, 0,  true},
+    // Pointwise, read in place: K = 600 (two passes), 13 channels (a 1-row
+    // last block), 49 pixels (a 17-column tail panel copied per image).
+    {"pointwise_k_passes_res",
+     2,
+     600,
+     7,
+     7,
+     13,
+     1,
+     1,
+     1,
+     1,
+     0,
+     0,
+     0,
+     0,
+     1,
+     1,
+     1,
+     FusedActivation::LeakyRelu,
+     0.1f,
+     0,
+     true},
+    // Pointwise with groups and 64 pixels (exactly two panels, no tail).
+    {"pointwise_grouped",   1, 12, 8,    8, 9, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 3,
+     FusedActivation::None, 0, 0,  false},
 };
 
 class ConvPathTest : public ::testing::TestWithParam<ConvCase> {};
