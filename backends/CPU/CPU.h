@@ -44,10 +44,13 @@ createTargetMachine(llvm::StringRef triple, llvm::StringRef cpu);
 struct ModuleOptions {
   std::string name;          ///< Entry point name.
   bool embedWeights = false; ///< Put the constant image in the module.
+  /// Also add NAME_profile, which calls a timer hook between kernels.
+  bool profileEntry = false;
 };
 
 /// Builds the network's module for \p TM: libjit linked in, one function per
-/// kernel, the entry points NAME and NAME_mt, then the O3 pipeline.
+/// kernel, the entry points NAME and NAME_mt (and NAME_profile when asked),
+/// then the O3 pipeline.
 llvm::Expected<std::unique_ptr<llvm::Module>>
 buildModule(const CPUProgram &prog, llvm::LLVMContext &ctx,
             llvm::TargetMachine &TM, const ModuleOptions &opts);
