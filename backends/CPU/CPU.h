@@ -5,6 +5,7 @@
 #include "ember/Backend/Backend.h"
 #include "ember/Kernel/Kernel.h"
 
+#include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Target/TargetMachine.h"
 
@@ -31,6 +32,10 @@ llvm::Expected<CPUProgram> lowerForCPU(const IRFunction &F,
 /// ptr activations, i64 begin, i64 end)`, where [begin, end) bounds the
 /// outermost parallel loop (or is [0, 1) for a sequential kernel).
 llvm::Function *renderKernel(const kir::Kernel &k, llvm::Module &M);
+
+/// exp(\p x) for a float \p x as inline arithmetic that vectorizes (other
+/// types: llvm.exp). See FastMath.cpp for its accuracy.
+llvm::Value *emitFastExp(llvm::IRBuilder<> &b, llvm::Value *x);
 
 /// The number of iterations a rendered kernel's [begin, end) spans.
 int64_t kernelExtent(const kir::Kernel &k);

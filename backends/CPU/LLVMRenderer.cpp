@@ -101,7 +101,7 @@ llvm::Value *Renderer::emitUnary(ExprRef e) {
     return b_.CreateIntrinsic(llvm::Intrinsic::abs, {a->getType()},
                               {a, b_.getFalse()});
   case UnOp::Exp:
-    return intrinsic(llvm::Intrinsic::exp, {a});
+    return cpu::emitFastExp(b_, a);
   case UnOp::Log:
     return intrinsic(llvm::Intrinsic::log, {a});
   case UnOp::Sqrt:
@@ -113,7 +113,7 @@ llvm::Value *Renderer::emitUnary(ExprRef e) {
   }
   case UnOp::Sigmoid: {
     llvm::Value *one = llvm::ConstantFP::get(a->getType(), 1.0);
-    llvm::Value *ex = intrinsic(llvm::Intrinsic::exp, {b_.CreateFNeg(a)});
+    llvm::Value *ex = cpu::emitFastExp(b_, b_.CreateFNeg(a));
     return b_.CreateFDiv(one, b_.CreateFAdd(one, ex));
   }
   case UnOp::Relu: {
@@ -245,9 +245,21 @@ void Renderer::emitStmts(const std::vector<Stmt> &body) {
       b_.CreateStore(v, address(s.buffer, emit(s.index)));
       break;
     }
-    case StmtKind::Assign:
-      b_.CreateStore(emit(s.value), locals_[s.var]);
+    case StmtKind::Assign: {
+      llvm::Value *v = emit(s.value);
+      // A float sum or product into a local (a reduction's accumulator) may
+      // be reassociated, so the vectorizer keeps partial sums in lanes. The
+      // order is fixed by the compiled code: results do not depend on the
+      // thread count.
+      ExprRef e = s.value;
+      if (e->kind == ExprKind::Binary && isFloatKind(e->type) &&
+          (e->bop == BinOp::Add || e->bop == BinOp::Mul) &&
+          e->a->kind == ExprKind::Local && e->a->var == s.var)
+        if (auto *inst = llvm::dyn_cast<llvm::Instruction>(v))
+          inst->setHasAllowReassoc(true);
+      b_.CreateStore(v, locals_[s.var]);
       break;
+    }
     case StmtKind::If: {
       auto *then = llvm::BasicBlock::Create(ctx_, "then", fn_);
       auto *join = llvm::BasicBlock::Create(ctx_, "join", fn_);
