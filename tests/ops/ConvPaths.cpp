@@ -136,8 +136,8 @@ const ConvCase kCases[] = {
      false},
     {"dilated_multi_block", 1, 5, 12,   12, 17, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1,
      FusedActivation::None, 0, 0, false},
-    // Depthwise vector blocks: in-place and zero-padded windows, partial
-    // last blocks, stride 2, 5x5, tiny planes, and the stride-3 fallback.
+    // Depthwise: rows with padded edges, stride 2 on odd planes, 5x5,
+    // tiny planes with asymmetric pads, stride 3.
     {"depthwise_s1_blocks_relu_res",
      2,
      3,
