@@ -37,9 +37,9 @@ __attribute__((weak)) int pthread_cond_broadcast(void *);
 namespace {
 /// The most threads one call uses.
 constexpr int64_t kMaxThreads = 256;
-/// Barrier polls before a waiting thread blocks (a few tens of
-/// microseconds).
-constexpr int kSpinPolls = 4000;
+/// Barrier polls before a waiting thread blocks: one pause instruction each
+/// (~10-140 cycles depending on the core), so tens of microseconds.
+constexpr int kSpinPolls = 1000;
 
 struct Team;
 /// The generated schedule: runs thread \p tid's share of every kernel.
