@@ -5,6 +5,7 @@
 #include "ember/Backend/Backend.h"
 #include "ember/Kernel/Kernel.h"
 
+#include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Target/TargetMachine.h"
 
@@ -32,6 +33,10 @@ llvm::Expected<CPUProgram> lowerForCPU(const IRFunction &F,
 /// outermost parallel loop (or is [0, 1) for a sequential kernel).
 llvm::Function *renderKernel(const kir::Kernel &k, llvm::Module &M);
 
+/// exp(\p x) for a float \p x as inline arithmetic that vectorizes (other
+/// types: llvm.exp). See FastMath.cpp for its accuracy.
+llvm::Value *emitFastExp(llvm::IRBuilder<> &b, llvm::Value *x);
+
 /// The number of iterations a rendered kernel's [begin, end) spans.
 int64_t kernelExtent(const kir::Kernel &k);
 
@@ -44,10 +49,13 @@ createTargetMachine(llvm::StringRef triple, llvm::StringRef cpu);
 struct ModuleOptions {
   std::string name;          ///< Entry point name.
   bool embedWeights = false; ///< Put the constant image in the module.
+  /// Also add NAME_profile, which calls a timer hook between kernels.
+  bool profileEntry = false;
 };
 
 /// Builds the network's module for \p TM: libjit linked in, one function per
-/// kernel, the entry points NAME and NAME_mt, then the O3 pipeline.
+/// kernel, the entry points NAME and NAME_mt (and NAME_profile when asked),
+/// then the O3 pipeline.
 llvm::Expected<std::unique_ptr<llvm::Module>>
 buildModule(const CPUProgram &prog, llvm::LLVMContext &ctx,
             llvm::TargetMachine &TM, const ModuleOptions &opts);

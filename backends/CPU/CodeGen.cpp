@@ -121,36 +121,103 @@ static void setTargetAttrs(llvm::Module &M, const llvm::TargetMachine &TM) {
   }
 }
 
-/// Adds `i32 NAME(ptr, ptr, ptr)` (threaded: `i32 NAME_mt(ptr, ptr, ptr,
-/// i32)`), calling every kernel over its whole range in order.
+/// Adds `i32 NAME(ptr, ptr, ptr)`, which calls every kernel over its whole
+/// range in order. With \p profile: `void NAME_profile(ptr, ptr, ptr,
+/// ptr hook, ptr ctx)`, which also calls hook(ctx, i) before kernel i and
+/// hook(ctx, numKernels) after the last one.
 static void addEntry(llvm::Module &M, const CPUProgram &prog,
                      llvm::ArrayRef<llvm::Function *> fns,
                      llvm::GlobalVariable *weights, llvm::StringRef name,
-                     bool threaded) {
+                     bool profile) {
   llvm::IRBuilder<> b(M.getContext());
-  llvm::Type *ptr = b.getPtrTy();
-  llvm::SmallVector<llvm::Type *, 4> params = {ptr, ptr, ptr};
-  if (threaded)
-    params.push_back(b.getInt32Ty());
-  auto *ft = llvm::FunctionType::get(b.getInt32Ty(), params, false);
+  llvm::Type *ptr = b.getPtrTy(), *i64 = b.getInt64Ty();
+  llvm::SmallVector<llvm::Type *, 5> params = {ptr, ptr, ptr};
+  if (profile)
+    params.append({ptr, ptr});
+  auto *ft = llvm::FunctionType::get(profile ? b.getVoidTy() : b.getInt32Ty(),
+                                     params, false);
   auto *fn = llvm::Function::Create(ft, llvm::GlobalValue::ExternalLinkage,
-                                    threaded ? name + "_mt" : name, M);
+                                    profile ? name + "_profile" : name, M);
   b.SetInsertPoint(llvm::BasicBlock::Create(M.getContext(), "entry", fn));
   llvm::Value *c = fn->getArg(0);
   if (weights)
     c = b.CreateSelect(b.CreateIsNull(c), weights, c);
-  llvm::Value *threads =
-      threaded ? b.CreateSExt(fn->getArg(3), b.getInt64Ty()) : nullptr;
-  llvm::Function *par = M.getFunction("ember_parallel_run");
+  auto *hookTy = llvm::FunctionType::get(b.getVoidTy(), {ptr, i64}, false);
+  auto tick = [&](size_t i) {
+    if (profile)
+      b.CreateCall(hookTy, fn->getArg(3), {fn->getArg(4), b.getInt64(i)});
+  };
   for (size_t i = 0; i < fns.size(); ++i) {
+    tick(i);
     llvm::Value *ext = b.getInt64(kernelExtent(prog.kernels[i]));
-    if (threaded && prog.kernels[i].getParallelLoop())
-      b.CreateCall(par,
-                   {fns[i], c, fn->getArg(1), fn->getArg(2), ext, threads});
-    else
-      b.CreateCall(fns[i],
-                   {c, fn->getArg(1), fn->getArg(2), b.getInt64(0), ext});
+    b.CreateCall(fns[i], {c, fn->getArg(1), fn->getArg(2), b.getInt64(0), ext});
   }
+  tick(fns.size());
+  if (profile)
+    b.CreateRetVoid();
+  else
+    b.CreateRet(b.getInt32(0));
+}
+
+/// Adds the schedule `void NAME.schedule(ptr team, ptr, ptr, ptr, i64 tid,
+/// i64 numThreads)`: thread tid runs its static slice of every parallel
+/// kernel (thread 0 runs the sequential ones), and the team meets at a
+/// barrier after each kernel except between sequential kernels, which all
+/// run on thread 0 anyway. Then `i32 NAME_mt(ptr, ptr, ptr, i32)` hands the
+/// schedule to ember_team_run (libjit/Runtime.cpp).
+static void addThreadedEntry(llvm::Module &M, const CPUProgram &prog,
+                             llvm::ArrayRef<llvm::Function *> fns,
+                             llvm::GlobalVariable *weights,
+                             llvm::StringRef name) {
+  llvm::LLVMContext &ctx = M.getContext();
+  llvm::IRBuilder<> b(ctx);
+  llvm::Type *ptr = b.getPtrTy(), *i64 = b.getInt64Ty();
+  auto *st = llvm::FunctionType::get(b.getVoidTy(),
+                                     {ptr, ptr, ptr, ptr, i64, i64}, false);
+  auto *sched = llvm::Function::Create(st, llvm::GlobalValue::InternalLinkage,
+                                       name + ".schedule", M);
+  b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", sched));
+  llvm::Value *team = sched->getArg(0), *tid = sched->getArg(4),
+              *n = sched->getArg(5);
+  llvm::Function *barrier = M.getFunction("ember_team_barrier");
+  auto isSeq = [&](size_t i) { return !prog.kernels[i].getParallelLoop(); };
+  for (size_t i = 0; i < fns.size(); ++i) {
+    int64_t ext = kernelExtent(prog.kernels[i]);
+    llvm::SmallVector<llvm::Value *, 5> args = {
+        sched->getArg(1), sched->getArg(2), sched->getArg(3)};
+    if (isSeq(i)) {
+      auto *then = llvm::BasicBlock::Create(ctx, "seq", sched);
+      auto *join = llvm::BasicBlock::Create(ctx, "join", sched);
+      b.CreateCondBr(b.CreateICmpEQ(tid, b.getInt64(0)), then, join);
+      b.SetInsertPoint(then);
+      args.append({b.getInt64(0), b.getInt64(ext)});
+      b.CreateCall(fns[i], args);
+      b.CreateBr(join);
+      b.SetInsertPoint(join);
+    } else {
+      llvm::Value *e = b.getInt64(ext);
+      llvm::Value *lo = b.CreateSDiv(b.CreateMul(e, tid), n);
+      llvm::Value *hi =
+          b.CreateSDiv(b.CreateMul(e, b.CreateAdd(tid, b.getInt64(1))), n);
+      args.append({lo, hi});
+      b.CreateCall(fns[i], args);
+    }
+    if (i + 1 < fns.size() && !(isSeq(i) && isSeq(i + 1)))
+      b.CreateCall(barrier, {team});
+  }
+  b.CreateRetVoid();
+
+  auto *ft = llvm::FunctionType::get(b.getInt32Ty(),
+                                     {ptr, ptr, ptr, b.getInt32Ty()}, false);
+  auto *fn = llvm::Function::Create(ft, llvm::GlobalValue::ExternalLinkage,
+                                    name + "_mt", M);
+  b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", fn));
+  llvm::Value *c = fn->getArg(0);
+  if (weights)
+    c = b.CreateSelect(b.CreateIsNull(c), weights, c);
+  b.CreateCall(M.getFunction("ember_team_run"),
+               {sched, c, fn->getArg(1), fn->getArg(2),
+                b.CreateSExt(fn->getArg(3), i64)});
   b.CreateRet(b.getInt32(0));
 }
 
@@ -179,10 +246,8 @@ cpu::buildModule(const CPUProgram &prog, llvm::LLVMContext &ctx,
   M->setDataLayout(TM.createDataLayout());
   // Library kernels are private to the network once linked.
   for (llvm::Function &f : *M)
-    if (!f.isDeclaration() && f.getName() != "ember_parallel_run")
+    if (!f.isDeclaration())
       f.setLinkage(llvm::GlobalValue::InternalLinkage);
-  if (auto *f = M->getFunction("ember_parallel_run"))
-    f->setLinkage(llvm::GlobalValue::InternalLinkage);
   // libjit marks its kernels `used` so clang emits them; once linked, unused
   // ones may go.
   if (auto *used = M->getNamedGlobal("llvm.compiler.used"))
@@ -200,8 +265,10 @@ cpu::buildModule(const CPUProgram &prog, llvm::LLVMContext &ctx,
                                        opts.name + "_weights");
     weights->setAlignment(llvm::Align(64));
   }
-  addEntry(*M, prog, fns, weights, opts.name, /*threaded=*/false);
-  addEntry(*M, prog, fns, weights, opts.name, /*threaded=*/true);
+  addEntry(*M, prog, fns, weights, opts.name, /*profile=*/false);
+  addThreadedEntry(*M, prog, fns, weights, opts.name);
+  if (opts.profileEntry)
+    addEntry(*M, prog, fns, weights, opts.name, /*profile=*/true);
   setTargetAttrs(*M, TM);
   std::string err;
   llvm::raw_string_ostream es(err);

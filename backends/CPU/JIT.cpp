@@ -1,11 +1,13 @@
 //===- JIT.cpp - In-process runs through ORC LLJIT ------------------------===//
 #include "CPU.h"
 
+#include "ember/Backend/Profile.h"
 #include "ember/Base/Error.h"
 
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
 
+#include <chrono>
 #include <cstring>
 
 using namespace ember;
@@ -13,6 +15,15 @@ using namespace ember::cpu;
 
 namespace {
 using EntryFn = int (*)(uint8_t *, uint8_t *, uint8_t *);
+using Clock = std::chrono::steady_clock;
+/// NAME_profile's timer hook: ctx is a vector of time points, one per
+/// kernel boundary.
+using HookFn = void (*)(void *, int64_t);
+using ProfileFn = void (*)(uint8_t *, uint8_t *, uint8_t *, HookFn, void *);
+
+void recordTick(void *ctx, int64_t i) {
+  (*static_cast<std::vector<Clock::time_point> *>(ctx))[i] = Clock::now();
+}
 
 /// A JIT-compiled network and its three regions.
 class CPUFunction final : public CompiledFunction {
@@ -20,17 +31,49 @@ public:
   CPUFunction(const Module &M, std::shared_ptr<const IRFunction> F,
               const MemoryPlan &plan, std::vector<uint8_t> constants,
               size_t activationSize, std::unique_ptr<llvm::orc::LLJIT> jit,
-              EntryFn entry)
+              EntryFn entry, ProfileFn profiled,
+              std::vector<KernelTime> kernels)
       : M_(M), F_(std::move(F)), plan_(plan),
         constants_(Type(ElemKind::Int8Q, {dim_t(constants.size()) + 1})),
         mutables_(Type(ElemKind::Int8Q, {dim_t(plan.mutableSize) + 1})),
         activations_(Type(ElemKind::Int8Q, {dim_t(activationSize) + 1})),
-        jit_(std::move(jit)), entry_(entry) {
+        jit_(std::move(jit)), entry_(entry), profiled_(profiled),
+        kernels_(std::move(kernels)) {
     std::memcpy(constants_.data(), constants.data(), constants.size());
   }
 
   llvm::Error run(Bindings &b) override {
-    auto *mut = reinterpret_cast<uint8_t *>(mutables_.data());
+    EMBER_RETURN_IF_ERR(copyInputs(b));
+    if (int rc = entry_(constants(), mutables(), activations()))
+      return makeErrorF("CPU: the network returned {0}", rc);
+    copyOutputs(b);
+    return llvm::Error::success();
+  }
+
+  llvm::Error runProfiled(Bindings &b, Profile &profile) override {
+    EMBER_RETURN_IF_ERR(copyInputs(b));
+    std::vector<Clock::time_point> ticks(kernels_.size() + 1);
+    profiled_(constants(), mutables(), activations(), recordTick, &ticks);
+    copyOutputs(b);
+    if (profile.kernels.empty())
+      profile.kernels = kernels_;
+    for (size_t i = 0; i < kernels_.size(); ++i)
+      profile.kernels[i].seconds +=
+          std::chrono::duration<double>(ticks[i + 1] - ticks[i]).count();
+    ++profile.runs;
+    return llvm::Error::success();
+  }
+
+private:
+  uint8_t *constants() {
+    return reinterpret_cast<uint8_t *>(constants_.data());
+  }
+  uint8_t *mutables() { return reinterpret_cast<uint8_t *>(mutables_.data()); }
+  uint8_t *activations() {
+    return reinterpret_cast<uint8_t *>(activations_.data());
+  }
+
+  llvm::Error copyInputs(Bindings &b) {
     for (auto &w : F_->getWeights()) {
       if (w->isConstant() || w->isOutput())
         continue;
@@ -41,30 +84,32 @@ public:
       if (t->getType() != *w->getType())
         return makeErrorF("input '{0}' expects {1}, got {2}", w->getName(),
                           w->getType()->toString(), t->getType().toString());
-      std::memcpy(mut + plan_.placements.lookup(w.get()).offset, t->data(),
-                  t->sizeInBytes());
+      std::memcpy(mutables() + plan_.placements.lookup(w.get()).offset,
+                  t->data(), t->sizeInBytes());
     }
-    if (int rc = entry_(reinterpret_cast<uint8_t *>(constants_.data()), mut,
-                        reinterpret_cast<uint8_t *>(activations_.data())))
-      return makeErrorF("CPU: the network returned {0}", rc);
+    return llvm::Error::success();
+  }
+
+  void copyOutputs(Bindings &b) {
     b.allocateOutputs(M_);
     for (auto &w : F_->getWeights()) {
       if (!w->isOutput())
         continue;
       Tensor *t = b.get(M_.getPlaceholderByName(w->getName()));
-      std::memcpy(t->data(), mut + plan_.placements.lookup(w.get()).offset,
+      std::memcpy(t->data(),
+                  mutables() + plan_.placements.lookup(w.get()).offset,
                   w->getType()->sizeInBytes());
     }
-    return llvm::Error::success();
   }
 
-private:
   const Module &M_;
   std::shared_ptr<const IRFunction> F_;
   MemoryPlan plan_;
   Tensor constants_, mutables_, activations_;
   std::unique_ptr<llvm::orc::LLJIT> jit_;
   EntryFn entry_;
+  ProfileFn profiled_;
+  std::vector<KernelTime> kernels_; ///< Names and sources, no times.
 };
 } // namespace
 
@@ -76,6 +121,11 @@ CPUBackend::compile(const Module &M, std::shared_ptr<const IRFunction> F,
   auto ctx = std::make_unique<llvm::LLVMContext>();
   ModuleOptions mo;
   mo.name = "ember_network";
+  mo.profileEntry = true;
+  std::vector<KernelTime> kernels;
+  for (const kir::Kernel &k : prog.kernels)
+    kernels.push_back(KernelTime{
+        k.getName().str(), {k.getSources().begin(), k.getSources().end()}, 0});
   EMBER_ASSIGN_OR_RETURN(auto mod, buildModule(prog, *ctx, *TM, mo));
   auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!jtmb)
@@ -93,7 +143,10 @@ CPUBackend::compile(const Module &M, std::shared_ptr<const IRFunction> F,
   if (!sym)
     return sym.takeError();
   auto entry = sym->toPtr<EntryFn>();
+  auto profiled = (*jit)->lookup(mo.name + "_profile");
+  if (!profiled)
+    return profiled.takeError();
   return std::make_unique<CPUFunction>(
       M, std::move(F), plan, std::move(prog.constants), prog.activationSize,
-      std::move(*jit), entry);
+      std::move(*jit), entry, profiled->toPtr<ProfileFn>(), std::move(kernels));
 }

@@ -8,6 +8,7 @@
 
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Intrinsics.h"
+#include "llvm/IR/MDBuilder.h"
 
 using namespace ember;
 using namespace ember::kir;
@@ -40,6 +41,14 @@ private:
     return kind == ElemKind::Bool ? b_.getInt1Ty() : typeOf(kind);
   }
   llvm::Value *address(unsigned buffer, llvm::Value *index);
+  void setAliasScopes();
+  /// Tags a load or store of \p buffer with its alias scopes.
+  void tagAccess(llvm::Instruction *access, unsigned buffer) {
+    if (buffer < scopes_.size()) {
+      access->setMetadata(llvm::LLVMContext::MD_alias_scope, scopes_[buffer]);
+      access->setMetadata(llvm::LLVMContext::MD_noalias, noalias_[buffer]);
+    }
+  }
   llvm::Value *emit(ExprRef e);
   llvm::Value *emitUnary(ExprRef e);
   llvm::Value *emitBinary(ExprRef e);
@@ -59,6 +68,7 @@ private:
   llvm::Function *fn_ = nullptr;
   llvm::Value *bases_[3] = {};
   std::vector<llvm::Value *> vars_, locals_;
+  std::vector<llvm::MDNode *> scopes_, noalias_;
 };
 } // namespace
 
@@ -69,6 +79,34 @@ llvm::Value *Renderer::address(unsigned buffer, llvm::Value *index) {
   if (!index)
     return base;
   return b_.CreateInBoundsGEP(typeOf(buf.kind), base, index);
+}
+
+/// Buffers of one kernel whose byte ranges are disjoint cannot alias (the
+/// lowering keeps every access inside its buffer): each buffer gets an
+/// alias scope, and its accesses are marked noalias with every disjoint
+/// buffer's scope, so loops that read one buffer and write another need no
+/// run-time overlap checks to vectorize.
+void Renderer::setAliasScopes() {
+  const auto &bufs = k_.getBuffers();
+  if (bufs.size() < 2)
+    return;
+  llvm::MDBuilder md(ctx_);
+  llvm::MDNode *domain = md.createAnonymousAliasScopeDomain(k_.getName());
+  std::vector<llvm::MDNode *> scope;
+  for (const Buffer &b : bufs)
+    scope.push_back(md.createAnonymousAliasScope(domain, b.name));
+  for (size_t i = 0; i < bufs.size(); ++i) {
+    llvm::SmallVector<llvm::Metadata *, 8> others;
+    for (size_t j = 0; j < bufs.size(); ++j) {
+      const Buffer &a = bufs[i], &b = bufs[j];
+      bool disjoint = a.region != b.region || a.offset + a.size <= b.offset ||
+                      b.offset + b.size <= a.offset;
+      if (j != i && disjoint)
+        others.push_back(scope[j]);
+    }
+    scopes_.push_back(llvm::MDNode::get(ctx_, {scope[i]}));
+    noalias_.push_back(llvm::MDNode::get(ctx_, others));
+  }
 }
 
 llvm::Value *Renderer::emitCast(llvm::Value *v, ScalarKind from,
@@ -101,7 +139,7 @@ llvm::Value *Renderer::emitUnary(ExprRef e) {
     return b_.CreateIntrinsic(llvm::Intrinsic::abs, {a->getType()},
                               {a, b_.getFalse()});
   case UnOp::Exp:
-    return intrinsic(llvm::Intrinsic::exp, {a});
+    return cpu::emitFastExp(b_, a);
   case UnOp::Log:
     return intrinsic(llvm::Intrinsic::log, {a});
   case UnOp::Sqrt:
@@ -113,7 +151,7 @@ llvm::Value *Renderer::emitUnary(ExprRef e) {
   }
   case UnOp::Sigmoid: {
     llvm::Value *one = llvm::ConstantFP::get(a->getType(), 1.0);
-    llvm::Value *ex = intrinsic(llvm::Intrinsic::exp, {b_.CreateFNeg(a)});
+    llvm::Value *ex = cpu::emitFastExp(b_, b_.CreateFNeg(a));
     return b_.CreateFDiv(one, b_.CreateFAdd(one, ex));
   }
   case UnOp::Relu: {
@@ -173,8 +211,9 @@ llvm::Value *Renderer::emit(ExprRef e) {
     return b_.CreateLoad(valueType(e->type), locals_[e->var]);
   case ExprKind::Load: {
     ScalarKind kind = k_.getBuffers()[e->buffer].kind;
-    llvm::Value *v =
+    llvm::LoadInst *v =
         b_.CreateLoad(typeOf(kind), address(e->buffer, emit(e->a)));
+    tagAccess(v, e->buffer);
     if (kind == ElemKind::Bool)
       return b_.CreateICmpNE(v, b_.getInt8(0));
     return v;
@@ -242,12 +281,24 @@ void Renderer::emitStmts(const std::vector<Stmt> &body) {
       llvm::Value *v = emit(s.value);
       if (kind == ElemKind::Bool)
         v = b_.CreateZExt(v, b_.getInt8Ty());
-      b_.CreateStore(v, address(s.buffer, emit(s.index)));
+      tagAccess(b_.CreateStore(v, address(s.buffer, emit(s.index))), s.buffer);
       break;
     }
-    case StmtKind::Assign:
-      b_.CreateStore(emit(s.value), locals_[s.var]);
+    case StmtKind::Assign: {
+      llvm::Value *v = emit(s.value);
+      // A float sum or product into a local (a reduction's accumulator) may
+      // be reassociated, so the vectorizer keeps partial sums in lanes. The
+      // order is fixed by the compiled code: results do not depend on the
+      // thread count.
+      ExprRef e = s.value;
+      if (e->kind == ExprKind::Binary && isFloatKind(e->type) &&
+          (e->bop == BinOp::Add || e->bop == BinOp::Mul) &&
+          e->a->kind == ExprKind::Local && e->a->var == s.var)
+        if (auto *inst = llvm::dyn_cast<llvm::Instruction>(v))
+          inst->setHasAllowReassoc(true);
+      b_.CreateStore(v, locals_[s.var]);
       break;
+    }
     case StmtKind::If: {
       auto *then = llvm::BasicBlock::Create(ctx_, "then", fn_);
       auto *join = llvm::BasicBlock::Create(ctx_, "join", fn_);
@@ -279,6 +330,7 @@ llvm::Function *Renderer::run() {
     fn_->addParamAttr(i, llvm::Attribute::NoAlias);
   }
   b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn_));
+  setAliasScopes();
   vars_.assign(k_.getNumVars(), nullptr);
   for (ScalarKind kind : k_.getLocals())
     locals_.push_back(b_.CreateAlloca(valueType(kind)));

@@ -65,3 +65,8 @@ llvm::Error Backend::saveBundle(const Module &, const IRFunction &,
                                 const BundleOptions &) const {
   return makeErrorF("backend {0} cannot emit bundles", getName());
 }
+
+llvm::Error CompiledFunction::runProfiled(Bindings &, Profile &) {
+  return makeError("this backend cannot time its kernels (the CPU backend "
+                   "can)");
+}

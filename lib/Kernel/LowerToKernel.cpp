@@ -240,6 +240,7 @@ Kernel FusionGroup::finish() {
   if (instrs_.size() > 1)
     name += ".fused" + std::to_string(instrs_.size());
   Kernel k(name);
+  k.setSources(instrs_);
   // With virtual broadcasts, loop over rows of `inner` elements so that their
   // source index is computed once per row and the inner loop vectorizes.
   dim_t inner = 0;
@@ -412,6 +413,13 @@ kir::lowerToKernels(const IRFunction &F, const MemoryPlan &plan,
     if (!group.empty())
       out.push_back(group.finish());
   };
+  // Kernels emitted for an instruction without sources of their own (the
+  // shared structured lowerings, a backend's) do that instruction's work.
+  auto tagSources = [&](size_t from, const Instruction &I) {
+    for (size_t i = from; i < out.size(); ++i)
+      if (out[i].getSources().empty())
+        out[i].setSources({&I});
+  };
   for (auto &ip : F.getInstrs()) {
     const Instruction &I = *ip;
     if (auto *d = llvm::dyn_cast<DeallocActivationInst>(&I)) {
@@ -430,11 +438,14 @@ kir::lowerToKernels(const IRFunction &F, const MemoryPlan &plan,
         else if (!side.empty())
           out.push_back(side.finish());
         if (auto snap = snapshotSource(I, vb, virtuals, plan, scratch)) {
+          snap->setSources({vb.inst});
           out.push_back(std::move(*snap)); // runs before the pending group
           continue;
         }
         flush();
+        size_t from = out.size();
         lowerStructured(*vb.inst, plan, out);
+        tagSources(from, *vb.inst);
         vb.materialized = true;
       }
     if (canVirtualize(I)) {
@@ -464,8 +475,10 @@ kir::lowerToKernels(const IRFunction &F, const MemoryPlan &plan,
     flush();
     if (isElementwise(I))
       continue; // empty tensor: nothing to compute
+    size_t from = out.size();
     EMBER_ASSIGN_OR_RETURN(bool claimed, custom(I, out));
     if (claimed || lowerStructured(I, plan, out)) {
+      tagSources(from, I);
       retireOverwritten();
       continue;
     }

@@ -60,15 +60,22 @@ Kernel lowerReduce(const Instruction &I, const ReduceKind &rk,
   llvm::SmallVector<dim_t, kMaxRank> outStrides(kept.size(), 1);
   for (int i = int(kept.size()) - 2; i >= 0; --i)
     outStrides[i] = outStrides[i + 1] * in->dims()[kept[i + 1]];
-  llvm::SmallVector<unsigned, kMaxRank> keptVars, redVars;
-  for (size_t i = 0; i < kept.size(); ++i)
-    keptVars.push_back(k.newVar());
+  // One flat parallel loop over the kept coordinates (a global average
+  // pool at batch 1 then splits over channels, not over the one image).
+  unsigned flat = k.newVar();
+  llvm::SmallVector<unsigned, kMaxRank> redVars;
   for (size_t i = 0; i < reduced.size(); ++i)
     redVars.push_back(k.newVar());
-  ExprRef inIdx = k.constInt(0), outIdx = k.constInt(0);
+  dim_t numKept = 1;
+  ExprRef inIdx = k.constInt(0);
   for (size_t i = 0; i < kept.size(); ++i) {
-    inIdx = k.add(inIdx, k.mul(k.var(keptVars[i]), inStrides[kept[i]]));
-    outIdx = k.add(outIdx, k.mul(k.var(keptVars[i]), outStrides[i]));
+    numKept *= in->dims()[kept[i]];
+    ExprRef coord = k.var(flat);
+    if (outStrides[i] != 1)
+      coord = k.binary(BinOp::Div, coord, k.constInt(outStrides[i]));
+    if (i > 0)
+      coord = k.binary(BinOp::Rem, coord, k.constInt(in->dims()[kept[i]]));
+    inIdx = k.add(inIdx, k.mul(coord, inStrides[kept[i]]));
   }
   for (size_t i = 0; i < reduced.size(); ++i)
     inIdx = k.add(inIdx, k.mul(k.var(redVars[i]), inStrides[reduced[i]]));
@@ -83,12 +90,9 @@ Kernel lowerReduce(const Instruction &I, const ReduceKind &rk,
   std::vector<Stmt> body;
   body.push_back(Kernel::assign(acc, k.constFloat(rk.init)));
   body.insert(body.end(), inner.begin(), inner.end());
-  body.push_back(Kernel::store(out, outIdx, result));
-  for (int i = int(kept.size()) - 1; i >= 0; --i)
-    body = {Kernel::loop(keptVars[i], in->dims()[kept[i]], i == 0,
-                         std::move(body))};
-  if (kept.empty()) // a full reduction: one sequential kernel
-    body = {Kernel::loop(k.newVar(), 1, true, std::move(body))};
+  body.push_back(Kernel::store(out, k.var(flat), result));
+  // A full reduction is one iteration.
+  body = {Kernel::loop(flat, numKept, true, std::move(body))};
   k.body() = std::move(body);
   return k;
 }
@@ -166,9 +170,8 @@ Kernel lowerConstantPad(const PadInst &I, const MemoryPlan &plan) {
     ExprRef c = k.add(k.var(vars[d]), k.constInt(-pads[d]));
     oi = k.add(oi, k.mul(k.var(vars[d]), outStrides[d]));
     ii = k.add(ii, k.mul(c, inStrides[d]));
-    ExprRef ok = k.binary(
-        BinOp::And, k.binary(BinOp::Le, k.constInt(0), c),
-        k.binary(BinOp::Lt, c, k.constInt(in->dims()[d])));
+    ExprRef ok = k.binary(BinOp::And, k.binary(BinOp::Le, k.constInt(0), c),
+                          k.binary(BinOp::Lt, c, k.constInt(in->dims()[d])));
     inside = inside ? k.binary(BinOp::And, inside, ok) : ok;
   }
   std::vector<Stmt> body = {Kernel::store(out, oi, fill)};

@@ -78,65 +78,103 @@ static void lowerConcat(const ConcatInst &I, const MemoryPlan &plan,
   }
 }
 
+/// The number of window taps along one dim at output position \p o (an
+/// Int64 expression) that count: inside [0, size), or with \p countPad
+/// inside [-padBegin, size + padEnd) (the lower bound always holds).
+static ExprRef tapsAt(Kernel &k, ExprRef o, int64_t stride, int64_t padBegin,
+                      int64_t padEnd, int64_t window, dim_t size,
+                      bool countPad) {
+  ExprRef first = k.add(k.mul(o, stride), k.constInt(-padBegin));
+  ExprRef end = k.binary(BinOp::Min, k.add(first, k.constInt(window)),
+                         k.constInt(countPad ? size + padEnd : size));
+  ExprRef begin = countPad ? first : k.binary(BinOp::Max, first, k.constInt(0));
+  return k.binary(BinOp::Max, k.binary(BinOp::Sub, end, begin), k.constInt(0));
+}
+
 /// MaxPool (isMax) or AvgPool over NCHW, following the Interpreter's
 /// semantics: padding never wins the max; with CountIncludePad, explicit
-/// padding counts but positions past it do not.
+/// padding counts but positions past it do not. One parallel iteration per
+/// output row; each output accumulates its taps in (kh, kw) order in a
+/// local. A tap outside the input contributes the identity (-inf or 0)
+/// through a select, its load clamped into the input so that it is always
+/// in bounds. In the row's interior no column needs a guard or a clamp, so
+/// that loop is straight loads and vectorizes; AvgPool divides by a count
+/// computed from the window's overlap with the input (or its padding).
 static Kernel lowerPool(const Instruction &I, const MemoryPlan &plan,
                         bool isMax) {
   Value *dest = I.getOperand(0).value, *src = I.getOperand(1).value;
   auto xd = src->getType()->dims(), yd = dest->getType()->dims();
   auto kernel = I.attr(0).ints, strides = I.attr(1).ints, pads = I.attr(2).ints;
   bool countPad = !isMax && I.attr(3).i;
-  dim_t H = xd[2], W = xd[3];
+  dim_t H = xd[2], W = xd[3], OH = yd[2], OW = yd[3];
+  int64_t sw = strides[1], pl = pads[1];
   Kernel k(I.getName());
   unsigned out = k.addBuffer(bufferFor(dest, plan));
   unsigned in = k.addBuffer(bufferFor(src, plan));
   unsigned acc = k.addLocal(ElemKind::Float32);
-  unsigned cnt = k.addLocal(ElemKind::Float32);
-  k.body() = loopNest(k, {xd[0] * xd[1], yd[2], yd[3]}, [&](auto c) {
-    std::vector<Stmt> s;
-    float init = isMax ? -std::numeric_limits<float>::infinity() : 0.f;
-    s.push_back(Kernel::assign(acc, k.constFloat(init)));
-    s.push_back(Kernel::assign(cnt, k.constFloat(0)));
-    unsigned kh = k.newVar(), kw = k.newVar();
-    ExprRef ih =
-        k.add(k.mul(c[1], strides[0]), k.add(k.var(kh), k.constInt(-pads[0])));
-    ExprRef iw =
-        k.add(k.mul(c[2], strides[1]), k.add(k.var(kw), k.constInt(-pads[1])));
-    auto inRange = [&](ExprRef e, dim_t hi) {
-      return k.binary(BinOp::And, k.binary(BinOp::Le, k.constInt(0), e),
-                      k.binary(BinOp::Lt, e, k.constInt(hi)));
-    };
-    ExprRef inside = k.binary(BinOp::And, inRange(ih, H), inRange(iw, W));
-    ExprRef idx = k.add(k.mul(c[0], H * W), k.add(k.mul(ih, W), iw));
-    ExprRef x = k.load(in, idx);
-    ExprRef one = k.constFloat(1);
-    std::vector<Stmt> body;
-    body.push_back(Kernel::assign(
-        acc, k.select(inside,
-                      isMax ? k.binary(BinOp::Max, k.local(acc), x)
-                            : k.binary(BinOp::Add, k.local(acc), x),
-                      k.local(acc))));
-    ExprRef counted = inside;
-    if (countPad)
-      counted = k.binary( // ih >= -pads[0] and iw >= -pads[1] always hold
-          BinOp::And, k.binary(BinOp::Lt, ih, k.constInt(H + pads[2])),
-          k.binary(BinOp::Lt, iw, k.constInt(W + pads[3])));
-    body.push_back(Kernel::assign(
-        cnt, k.select(counted, k.binary(BinOp::Add, k.local(cnt), one),
-                      k.local(cnt))));
-    // Guard the load: the select alone would read out of bounds.
-    std::vector<Stmt> guarded = {Kernel::ifThen(inside, {body[0]}), body[1]};
-    s.push_back(Kernel::loop(kh, kernel[0], false,
-                             {Kernel::loop(kw, kernel[1], false, guarded)}));
-    ExprRef o =
-        k.add(k.mul(c[0], yd[2] * yd[3]), k.add(k.mul(c[1], yd[3]), c[2]));
+  unsigned r = k.newVar();
+  ExprRef nc = k.binary(BinOp::Div, k.var(r), k.constInt(OH));
+  ExprRef oh = k.binary(BinOp::Rem, k.var(r), k.constInt(OH));
+  ExprRef init =
+      k.constFloat(isMax ? -std::numeric_limits<float>::infinity() : 0.f);
+  // Rows: validity and clamped index per kh (loop-invariant in a row).
+  std::vector<ExprRef> rowOk, rowBase;
+  for (int64_t kh = 0; kh < kernel[0]; ++kh) {
+    ExprRef ih = k.add(k.mul(oh, strides[0]), k.constInt(kh - pads[0]));
+    rowOk.push_back(k.binary(BinOp::And, k.binary(BinOp::Le, k.constInt(0), ih),
+                             k.binary(BinOp::Lt, ih, k.constInt(H))));
+    ExprRef ihc = k.binary(BinOp::Min, k.binary(BinOp::Max, ih, k.constInt(0)),
+                           k.constInt(H - 1));
+    rowBase.push_back(k.add(k.mul(nc, H * W), k.mul(ihc, W)));
+  }
+  // Interior: outputs whose every column tap lies in [0, W).
+  int64_t lo = (pl + sw - 1) / sw;
+  int64_t hi = W - (kernel[1] - 1 - pl) <= 0
+                   ? 0
+                   : (W - (kernel[1] - 1 - pl) + sw - 1) / sw;
+  lo = std::min<int64_t>(lo, OW);
+  hi = std::max<int64_t>(lo, std::min<int64_t>(hi, OW));
+  auto segment = [&](int64_t begin, int64_t end, bool edge) -> Stmt {
+    unsigned j = k.newVar();
+    ExprRef ow = k.add(k.var(j), k.constInt(begin));
+    std::vector<Stmt> body = {Kernel::assign(acc, init)};
+    for (int64_t kh = 0; kh < kernel[0]; ++kh)
+      for (int64_t kw = 0; kw < kernel[1]; ++kw) {
+        ExprRef iw = k.add(k.mul(ow, sw), k.constInt(kw - pl));
+        ExprRef ok = rowOk[kh];
+        if (edge) {
+          ok = k.binary(BinOp::And, ok,
+                        k.binary(BinOp::And,
+                                 k.binary(BinOp::Le, k.constInt(0), iw),
+                                 k.binary(BinOp::Lt, iw, k.constInt(W))));
+          iw = k.binary(BinOp::Min, k.binary(BinOp::Max, iw, k.constInt(0)),
+                        k.constInt(W - 1));
+        }
+        ExprRef x = k.select(ok, k.load(in, k.add(rowBase[kh], iw)), init);
+        body.push_back(Kernel::assign(
+            acc, k.binary(isMax ? BinOp::Max : BinOp::Add, k.local(acc), x)));
+      }
     ExprRef v = k.local(acc);
-    if (!isMax)
-      v = k.binary(BinOp::Div, v, k.binary(BinOp::Max, k.local(cnt), one));
-    s.push_back(Kernel::store(out, o, v));
-    return s;
-  });
+    if (!isMax) {
+      ExprRef rows =
+          tapsAt(k, oh, strides[0], pads[0], pads[2], kernel[0], H, countPad);
+      ExprRef cols = tapsAt(k, ow, sw, pl, pads[3], kernel[1], W, countPad);
+      ExprRef count = k.cast(
+          k.binary(BinOp::Max, k.binary(BinOp::Mul, rows, cols), k.constInt(1)),
+          ElemKind::Float32);
+      v = k.binary(BinOp::Div, v, count);
+    }
+    body.push_back(Kernel::store(out, k.add(k.mul(k.var(r), OW), ow), v));
+    return Kernel::loop(j, end - begin, false, std::move(body));
+  };
+  std::vector<Stmt> row;
+  if (lo > 0)
+    row.push_back(segment(0, lo, true));
+  if (hi > lo)
+    row.push_back(segment(lo, hi, false));
+  if (OW > hi)
+    row.push_back(segment(hi, OW, true));
+  k.body() = {Kernel::loop(r, xd[0] * xd[1] * OH, true, std::move(row))};
   return k;
 }
 

@@ -73,3 +73,32 @@ save("convnet",
       numpy_helper.from_array(np.array(-0.5, np.float32), "lo"),
       numpy_helper.from_array(np.array(0.7, np.float32), "hi"),
       init("pww", [16, 12, 1, 1]), init("pwb", [16])])
+
+# Many small kernels (the threaded entry's barriers): six SE blocks as in
+# efficientnet, each a 1x1 conv, SiLU, depthwise conv, global average pool,
+# two small FCs (1x1 convs), a broadcast Mul and a residual Add.
+C, S = 16, 12
+nodes, inits, x = [], [], "x"
+for b in range(6):
+    p = "b%d_" % b
+    nodes += [
+        helper.make_node("Conv", [x, p + "ew", p + "eb"], [p + "e"]),
+        helper.make_node("Sigmoid", [p + "e"], [p + "es"]),
+        helper.make_node("Mul", [p + "e", p + "es"], [p + "silu"]),
+        helper.make_node("Conv", [p + "silu", p + "dw", p + "db"], [p + "d"],
+                         pads=[1, 1, 1, 1], group=C),
+        helper.make_node("GlobalAveragePool", [p + "d"], [p + "g"]),
+        helper.make_node("Conv", [p + "g", p + "f1", p + "f1b"], [p + "h"]),
+        helper.make_node("Relu", [p + "h"], [p + "hr"]),
+        helper.make_node("Conv", [p + "hr", p + "f2", p + "f2b"], [p + "s"]),
+        helper.make_node("Sigmoid", [p + "s"], [p + "ss"]),
+        helper.make_node("Mul", [p + "d", p + "ss"], [p + "m"]),
+        helper.make_node("Add", [p + "m", x], [p + "y"])]
+    inits += [init(p + "ew", [C, C, 1, 1]), init(p + "eb", [C]),
+              init(p + "dw", [C, 1, 3, 3]), init(p + "db", [C]),
+              init(p + "f1", [4, C, 1, 1]), init(p + "f1b", [4]),
+              init(p + "f2", [C, 4, 1, 1]), init(p + "f2b", [C])]
+    x = p + "y"
+nodes.append(helper.make_node("Identity", [x], ["y"]))
+save("seblocks", nodes, [vi("x", [1, C, S, S])], [vi("y", [1, C, S, S])],
+     inits)

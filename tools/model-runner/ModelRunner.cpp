@@ -6,6 +6,7 @@
 //              [-iterations=N] [-output-dir=DIR] [-topk=K]
 //              [-dump-graph] [-dump-graph-dot=FILE] [-dump-ir]
 //              [-print-memory] [-compile-only] [-optimize-ir=false]
+//              [-profile [-profile-order=time|program]]
 //              [pass manager options: see tools/common/PassOptions.h]
 //
 //===----------------------------------------------------------------------===//
@@ -14,6 +15,7 @@
 
 #include "ember/Backend/ConstantEval.h"
 #include "ember/Backend/Pipeline.h"
+#include "ember/Backend/Profile.h"
 #include "ember/IR/IRPrinter.h"
 #include "ember/Importer/ONNXImporter.h"
 #include "ember/Importer/TensorIO.h"
@@ -54,9 +56,10 @@ static cl::list<std::string>
                 cl::desc("Type of a model input: NAME,TYPE,[D0,D1,...] (e.g. "
                          "input,float,[1,3,224,224])"),
                 cl::value_desc("NAME,TYPE,[DIMS]"), cl::cat(category));
-static cl::opt<unsigned> iterations(
-    "iterations", cl::desc("Time N runs after one warm-up (0: run once)"),
-    cl::init(0), cl::cat(category));
+static cl::opt<unsigned>
+    iterations("iterations",
+               cl::desc("Time N runs after one warm-up (0: run once)"),
+               cl::init(0), cl::cat(category));
 static cl::opt<std::string>
     outputDir("output-dir",
               cl::desc("Write each output as DIR/output_N.pb (TensorProto)"),
@@ -93,6 +96,19 @@ static cl::opt<bool>
                   cl::desc("Run the IR optimizer (default true; "
                            "-optimize-ir=false shows the unoptimized IR)"),
                   cl::init(true), cl::cat(category));
+
+static cl::opt<bool> profileOpt(
+    "profile",
+    cl::desc("Time every kernel (CPU backend): print ms, GFLOP/s and share "
+             "per instruction, averaged over max(1, -iterations) runs after "
+             "the warm-up run"),
+    cl::cat(category));
+static cl::opt<std::string>
+    profileOrder("profile-order",
+                 cl::desc("Rows of -profile: 'time' (slowest first, the "
+                          "default) or 'program' (execution order)"),
+                 cl::init("time"), cl::value_desc("time|program"),
+                 cl::cat(category));
 
 static void fail(const llvm::Twine &msg) {
   llvm::errs() << "model-runner: error: " << msg << "\n";
@@ -190,6 +206,9 @@ int main(int argc, char **argv) {
                               "Compiles an ONNX model and runs it\n");
   if (modelPath.empty())
     fail("-model is required");
+  if (profileOrder != "time" && profileOrder != "program")
+    fail("-profile-order must be 'time' or 'program', not '" + profileOrder +
+         "'");
   registerAllBackends();
   const Backend *backend = unwrap(getBackend(backendName));
 
@@ -219,6 +238,10 @@ int main(int argc, char **argv) {
   bindInputs(M, bindings);
   failOn(net.function->run(bindings));
   std::vector<double> times;
+  Profile profile;
+  for (unsigned i = 0; profileOpt && i < std::max(1u, unsigned(iterations));
+       ++i)
+    failOn(net.function->runProfiled(bindings, profile));
   for (unsigned i = 0; i < iterations; ++i) {
     auto start = std::chrono::steady_clock::now();
     failOn(net.function->run(bindings));
@@ -242,6 +265,8 @@ int main(int argc, char **argv) {
     }
     ++idx;
   }
+  if (profileOpt)
+    printProfile(profile, llvm::outs(), profileOrder == "time");
   if (!times.empty()) {
     std::sort(times.begin(), times.end());
     llvm::outs() << "median ms per run: "

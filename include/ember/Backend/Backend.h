@@ -12,6 +12,8 @@
 
 namespace ember {
 
+struct Profile;
+
 /// Tensors bound to the placeholders of a Module for one run.
 class Bindings {
 public:
@@ -35,6 +37,9 @@ public:
   /// Runs once: reads the input tensors bound in \p b (by the placeholders
   /// of the IR's mutable weights) and writes the output tensors.
   virtual llvm::Error run(Bindings &b) = 0;
+  /// Runs once like run() and adds each kernel's time to \p profile (see
+  /// Profile.h); backends that cannot time their kernels return an error.
+  virtual llvm::Error runProfiled(Bindings &b, Profile &profile);
 };
 
 /// What saveBundle writes and how (see docs/Bundle.md).

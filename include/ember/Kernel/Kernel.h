@@ -130,6 +130,12 @@ public:
   const std::vector<Stmt> &body() const { return body_; }
   /// The outermost loop when the body is exactly one parallel loop.
   const Stmt *getParallelLoop() const;
+  /// The IR instructions whose work this kernel does (several for a fused
+  /// loop), for profiles and diagnostics.
+  llvm::ArrayRef<const Instruction *> getSources() const { return sources_; }
+  void setSources(std::vector<const Instruction *> s) {
+    sources_ = std::move(s);
+  }
 
   /// Adds (or finds) a buffer and returns its index.
   unsigned addBuffer(const Buffer &b);
@@ -171,6 +177,7 @@ private:
   unsigned numVars_ = 0;
   std::deque<Expr> exprs_;
   std::vector<Stmt> body_;
+  std::vector<const Instruction *> sources_;
 };
 
 } // namespace kir

@@ -1,0 +1,180 @@
+//===- Runtime.cpp - The threaded entry's runtime, compiled to bitcode ----===//
+//
+// NAME_mt(..., numThreads) calls ember_team_run once: it creates
+// numThreads - 1 workers, runs the network's schedule (a generated function
+// that calls every kernel on its static slice and meets the team at a
+// barrier between dependent kernels) on all of them and on the calling
+// thread, and joins the workers before returning. No thread, pool or lock
+// survives the call.
+//
+// The barrier spins briefly (kernels are often shorter than a wake-up), then
+// blocks on a condition variable, so a waiting thread does not burn a core
+// while another one finishes a long kernel.
+//
+// pthread symbols are weak: a program that only calls the single-threaded
+// entry links no thread library; without them everything runs on the
+// calling thread. Mutexes and condition variables are opaque storage
+// initialized by pthread_*_init, so no libc header is needed here.
+//
+//===----------------------------------------------------------------------===//
+#include <stdint.h>
+
+typedef unsigned long ember_thread_t; // pthread_t on Linux (x86_64, aarch64)
+extern "C" {
+__attribute__((weak)) int pthread_create(ember_thread_t *, const void *,
+                                         void *(*)(void *), void *);
+__attribute__((weak)) int pthread_join(ember_thread_t, void **);
+__attribute__((weak)) int pthread_mutex_init(void *, const void *);
+__attribute__((weak)) int pthread_mutex_destroy(void *);
+__attribute__((weak)) int pthread_mutex_lock(void *);
+__attribute__((weak)) int pthread_mutex_unlock(void *);
+__attribute__((weak)) int pthread_cond_init(void *, const void *);
+__attribute__((weak)) int pthread_cond_destroy(void *);
+__attribute__((weak)) int pthread_cond_wait(void *, void *);
+__attribute__((weak)) int pthread_cond_broadcast(void *);
+}
+
+namespace {
+/// The most threads one call uses.
+constexpr int64_t kMaxThreads = 256;
+/// Barrier polls before a waiting thread blocks: one pause instruction each
+/// (~10-140 cycles depending on the core), so tens of microseconds.
+constexpr int kSpinPolls = 1000;
+
+struct Team;
+/// The generated schedule: runs thread \p tid's share of every kernel.
+typedef void (*ScheduleFn)(Team *, uint8_t *, uint8_t *, uint8_t *, int64_t,
+                           int64_t);
+
+/// One call's threads. Counters that threads write sit on their own cache
+/// lines.
+struct Team {
+  alignas(64) uint32_t arrived;
+  alignas(64) uint32_t generation;
+  alignas(64) uint32_t sleepers;
+  int64_t size;
+  bool canBlock;
+  ScheduleFn schedule;
+  uint8_t *c, *m, *a;
+  // Opaque pthread_mutex_t / pthread_cond_t (larger than any libc's).
+  alignas(16) unsigned char mutex[128];
+  alignas(16) unsigned char cond[128];
+};
+
+struct Worker {
+  Team *team;
+  int64_t tid;
+};
+
+inline void cpuRelax() {
+#if defined(__x86_64__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __builtin_arm_yield();
+#endif
+}
+
+/// Waits until the team's generation is no longer \p gen.
+void waitForGeneration(Team *t, uint32_t gen) {
+  for (int i = 0; i < kSpinPolls; ++i) {
+    if (__atomic_load_n(&t->generation, __ATOMIC_ACQUIRE) != gen)
+      return;
+    cpuRelax();
+  }
+  if (!t->canBlock) {
+    while (__atomic_load_n(&t->generation, __ATOMIC_ACQUIRE) == gen)
+      cpuRelax();
+    return;
+  }
+  pthread_mutex_lock(t->mutex);
+  // Sequentially consistent with the releaser's generation increment and
+  // sleepers load: either it sees us sleeping, or we see the new generation.
+  __atomic_fetch_add(&t->sleepers, 1, __ATOMIC_SEQ_CST);
+  while (__atomic_load_n(&t->generation, __ATOMIC_SEQ_CST) == gen)
+    pthread_cond_wait(t->cond, t->mutex);
+  __atomic_fetch_sub(&t->sleepers, 1, __ATOMIC_SEQ_CST);
+  pthread_mutex_unlock(t->mutex);
+}
+
+/// Starts the next generation and wakes the threads that blocked.
+void releaseGeneration(Team *t) {
+  __atomic_fetch_add(&t->generation, 1, __ATOMIC_SEQ_CST);
+  if (t->canBlock && __atomic_load_n(&t->sleepers, __ATOMIC_SEQ_CST)) {
+    pthread_mutex_lock(t->mutex);
+    pthread_cond_broadcast(t->cond);
+    pthread_mutex_unlock(t->mutex);
+  }
+}
+
+void *runWorker(void *p) {
+  Worker *w = (Worker *)p;
+  Team *t = w->team;
+  waitForGeneration(t, 0); // the start signal: the team's size is final
+  t->schedule(t, t->c, t->m, t->a, w->tid, t->size);
+  return nullptr;
+}
+} // namespace
+
+/// Blocks until every thread of \p t has arrived; the writes made before
+/// the barrier by any thread are visible after it to all of them.
+extern "C" __attribute__((used)) void ember_team_barrier(Team *t) {
+  if (t->size <= 1)
+    return;
+  uint32_t gen = __atomic_load_n(&t->generation, __ATOMIC_ACQUIRE);
+  if (__atomic_fetch_add(&t->arrived, 1, __ATOMIC_ACQ_REL) + 1 ==
+      uint32_t(t->size)) {
+    __atomic_store_n(&t->arrived, 0, __ATOMIC_RELAXED);
+    releaseGeneration(t);
+    return;
+  }
+  waitForGeneration(t, gen);
+}
+
+/// Runs \p schedule on min(numThreads, 256) threads (the caller is thread 0)
+/// and returns when all have finished.
+extern "C" __attribute__((used)) void ember_team_run(ScheduleFn schedule,
+                                                     uint8_t *c, uint8_t *m,
+                                                     uint8_t *a,
+                                                     int64_t numThreads) {
+  Team team;
+  team.arrived = team.generation = team.sleepers = 0;
+  team.schedule = schedule;
+  team.c = c;
+  team.m = m;
+  team.a = a;
+  int64_t n = numThreads < kMaxThreads ? numThreads : kMaxThreads;
+  if (n <= 1 || !pthread_create || !pthread_join) {
+    team.size = 1;
+    schedule(&team, c, m, a, 0, 1);
+    return;
+  }
+  team.canBlock = pthread_mutex_init && pthread_cond_init &&
+                  pthread_mutex_lock && pthread_mutex_unlock &&
+                  pthread_cond_wait && pthread_cond_broadcast &&
+                  pthread_mutex_init(team.mutex, nullptr) == 0;
+  if (team.canBlock && pthread_cond_init(team.cond, nullptr) != 0) {
+    if (pthread_mutex_destroy)
+      pthread_mutex_destroy(team.mutex);
+    team.canBlock = false;
+  }
+  Worker workers[kMaxThreads];
+  ember_thread_t threads[kMaxThreads];
+  int64_t started = 1;
+  for (; started < n; ++started) {
+    workers[started] = Worker{&team, started};
+    if (pthread_create(&threads[started], nullptr, runWorker,
+                       &workers[started]) != 0)
+      break; // run with the threads we have
+  }
+  team.size = started;
+  releaseGeneration(&team); // start
+  schedule(&team, c, m, a, 0, started);
+  for (int64_t i = 1; i < started; ++i)
+    pthread_join(threads[i], nullptr);
+  if (team.canBlock) {
+    if (pthread_cond_destroy)
+      pthread_cond_destroy(team.cond);
+    if (pthread_mutex_destroy)
+      pthread_mutex_destroy(team.mutex);
+  }
+}

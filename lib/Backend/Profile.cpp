@@ -1,0 +1,119 @@
+//===- Profile.cpp - Per-kernel run-time tables ---------------------------===//
+#include "ember/Backend/Profile.h"
+
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Format.h"
+
+#include <algorithm>
+
+using namespace ember;
+
+double ember::countFlops(const Instruction &I) {
+  if (I.getNumOperands() == 0)
+    return 0;
+  double out = double(I.getOperand(0).value->getType()->size());
+  if (auto *c = llvm::dyn_cast<ConvInst>(&I)) {
+    auto wd = c->getFilter()->getType()->dims();
+    double perOutput = 1;
+    for (size_t d = 1; d < wd.size(); ++d)
+      perOutput *= double(wd[d]);
+    return 2 * out * perOutput;
+  }
+  if (auto *m = llvm::dyn_cast<MatMulInst>(&I)) {
+    auto ad = m->getLHS()->getType()->dims();
+    return 2 * out * double(ad.back());
+  }
+  static const llvm::StringSet<> kMovement = {
+      "copy",     "transpose",       "broadcast",
+      "concat",   "slice",           "pad",
+      "tile",     "gather",          "gatherelements",
+      "gathernd", "scatterelements", "scatternd",
+      "splat",    "tensorview",      "insertslice",
+      "reshape",  "channelshuffle"};
+  if (kMovement.contains(I.getKindName().lower()))
+    return 0;
+  double most = 0;
+  for (const Operand &op : I.getOperands())
+    most = std::max(most, double(op.value->getType()->size()));
+  return most;
+}
+
+static std::string shapeOf(const Instruction &I) {
+  if (I.getNumOperands() == 0)
+    return "-";
+  std::string s;
+  for (dim_t d : I.getOperand(0).value->getType()->dims())
+    s += (s.empty() ? "" : "x") + std::to_string(d);
+  return s.empty() ? "scalar" : s;
+}
+
+std::vector<ProfileRow> ember::summarizeProfile(const Profile &p) {
+  std::vector<ProfileRow> rows;
+  double runs = std::max(1u, p.runs);
+  const std::vector<const Instruction *> *prev = nullptr;
+  for (const KernelTime &k : p.kernels) {
+    if (prev && !k.sources.empty() && *prev == k.sources) {
+      rows.back().ms += 1e3 * k.seconds / runs;
+      ++rows.back().kernels;
+      continue;
+    }
+    prev = &k.sources;
+    ProfileRow r;
+    r.kernels = 1;
+    r.ms = 1e3 * k.seconds / runs;
+    if (k.sources.empty()) {
+      r.name = k.name;
+      r.kind = "-";
+      r.shape = "-";
+    } else {
+      r.name = k.sources.front()->getName().str();
+      for (const Instruction *I : k.sources) {
+        r.kind += (r.kind.empty() ? "" : "+") + I->getKindName().str();
+        r.flops += countFlops(*I);
+      }
+      r.shape = shapeOf(*k.sources.back());
+    }
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+void ember::printProfile(const Profile &p, llvm::raw_ostream &os, bool byTime) {
+  std::vector<ProfileRow> rows = summarizeProfile(p);
+  double total = 0, flops = 0;
+  for (const ProfileRow &r : rows) {
+    total += r.ms;
+    flops += r.flops;
+  }
+  std::vector<size_t> order(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i)
+    order[i] = i;
+  if (byTime)
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return rows[a].ms > rows[b].ms;
+    });
+  auto gflops = [](double f, double ms) {
+    return ms > 0 ? f / (ms * 1e6) : 0.0;
+  };
+  os << llvm::format("profile: %u run(s), %zu kernels, %zu rows (%s)\n", p.runs,
+                     p.kernels.size(), rows.size(),
+                     byTime ? "slowest first" : "in execution order");
+  os << llvm::format("%5s %10s %7s %9s  %-28s %-18s %s\n", (const char *)"#",
+                     (const char *)"ms", (const char *)"%",
+                     (const char *)"GFLOP/s", (const char *)"kind",
+                     (const char *)"shape", (const char *)"name");
+  for (size_t i : order) {
+    const ProfileRow &r = rows[i];
+    std::string kind =
+        r.kind.size() > 28 ? r.kind.substr(0, 25) + "..." : r.kind;
+    os << llvm::format("%5zu %10.4f %7.2f %9.2f  %-28s %-18s %s", i, r.ms,
+                       total > 0 ? 100 * r.ms / total : 0.0,
+                       gflops(r.flops, r.ms), kind.c_str(), r.shape.c_str(),
+                       r.name.c_str());
+    if (r.kernels > 1)
+      os << " (" << r.kernels << " kernels)";
+    os << "\n";
+  }
+  os << llvm::format("total %10.4f ms per run, %.3f GFLOP, %.2f GFLOP/s\n",
+                     total, flops / 1e9, gflops(flops, total));
+}

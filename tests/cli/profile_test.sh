@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# model-runner -profile on digits (CPU): the table has one row per
+# instruction group, in execution order with -profile-order=program and
+# slowest first by default, its shares add up to 100 %, and the total line
+# matches the rows; bad use is a one-line error.
+#   profile_test.sh MODEL_RUNNER SOURCE_DIR
+set -u
+RUNNER=$1
+SRC=$2
+MODEL=$SRC/models/digits/digits.onnx
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+"$RUNNER" -model="$MODEL" -backend=CPU -profile -profile-order=program \
+  -iterations=3 >"$TMP/program" 2>&1 || fail "-profile exited $?"
+"$RUNNER" -model="$MODEL" -backend=CPU -profile >"$TMP/time" 2>&1 ||
+  fail "-profile (by time) exited $?"
+/usr/bin/python3 - "$TMP/program" "$TMP/time" <<'PY' || fails=$((fails + 1))
+import re, sys
+
+def table(path, runs):
+    lines = open(path).read().splitlines()
+    head = [i for i, l in enumerate(lines) if l.startswith("profile: ")]
+    assert len(head) == 1, "no 'profile:' line"
+    m = re.match(r"profile: (\d+) run\(s\), (\d+) kernels, (\d+) rows", lines[head[0]])
+    assert m and int(m.group(1)) == runs, lines[head[0]]
+    cols = lines[head[0] + 1].split()
+    assert cols == ["#", "ms", "%", "GFLOP/s", "kind", "shape", "name"], cols
+    nrows = int(m.group(3))
+    rows = [l.split() for l in lines[head[0] + 2: head[0] + 2 + nrows]]
+    total = lines[head[0] + 2 + nrows]
+    t = re.match(r"total +([0-9.]+) ms per run, ([0-9.]+) GFLOP, ([0-9.]+) GFLOP/s", total)
+    assert t, total
+    for r in rows:
+        assert len(r) >= 7, r
+        int(r[0]); float(r[1]); float(r[2]); float(r[3])
+        assert re.fullmatch(r"[0-9x]+", r[5]), r
+    share = sum(float(r[2]) for r in rows)
+    assert abs(share - 100) < 0.5, "shares add up to %g" % share
+    ms = sum(float(r[1]) for r in rows)
+    assert abs(ms - float(t.group(1))) <= 1e-3 * max(1, ms) + 4e-4 * nrows, (ms, total)
+    return rows
+
+rows = table(sys.argv[1], 3)
+kinds = [r[4] for r in rows]
+want = ["conv", "relu", "maxpool", "conv", "relu", "maxpool", "matmul", "add"]
+assert kinds == want, kinds
+assert [int(r[0]) for r in rows] == list(range(len(rows)))
+assert rows[0][5] == "1x16x8x8" and rows[0][6] == "/features/features.0/Conv_1", rows[0]
+assert float(rows[0][3]) > 0 and float(rows[1][3]) > 0, "conv and relu have FLOPs"
+rows = table(sys.argv[2], 1)
+ms = [float(r[1]) for r in rows]
+assert ms == sorted(ms, reverse=True), "not slowest first"
+assert sorted(r[4] for r in rows) == sorted(want)
+print("ok: profile tables")
+PY
+
+out=$("$RUNNER" -model="$MODEL" -backend=CPU -profile -profile-order=fastest 2>&1)
+[ $? != 0 ] && [ "$(echo "$out" | wc -l)" = 1 ] &&
+  echo "$out" | grep -q "^model-runner: error: -profile-order must be" ||
+  fail "bad -profile-order: $out"
+out=$("$RUNNER" -model="$MODEL" -backend=Interpreter -profile 2>&1)
+[ $? != 0 ] && echo "$out" | grep -q "^model-runner: error: .*cannot time its kernels" ||
+  fail "-profile on the Interpreter: $out"
+[ $fails = 0 ] && echo "all profile checks passed"
+exit $((fails > 0))

@@ -1,0 +1,77 @@
+//===- PoolPaths.cpp - CPU pooling kernels against the Interpreter --------===//
+//
+// The shared pooling kernel runs each filter tap as a run of an input row
+// with compile-time bounds (edges, strides, padding, count_include_pad).
+// Each case runs random data through the CPU backend and the Interpreter;
+// both see the taps of an output in the same order, so results must be
+// bit-identical.
+//
+//===----------------------------------------------------------------------===//
+#include "../unit/TestUtils.h"
+
+#include <random>
+
+using namespace ember;
+using namespace ember::test;
+
+namespace {
+struct PoolCase {
+  const char *name;
+  bool isMax;
+  dim_t N, C, H, W;
+  int64_t KH, KW, sh, sw, pt, pl, pb, pr;
+  bool countPad;
+};
+
+// clang-format off
+const PoolCase kCases[] = {
+    {"max_3x3_s2_squeezenet", true, 1, 3, 15, 15, 3, 3, 2, 2, 0, 0, 0, 0, false},
+    {"max_3x3_s2_pad1_resnet", true, 2, 2, 16, 17, 3, 3, 2, 2, 1, 1, 1, 1, false},
+    {"max_2x2_s2_ceil_pad", true, 1, 3, 7, 9, 2, 2, 2, 2, 0, 0, 1, 1, false},
+    {"max_window_wider_than_input", true, 1, 2, 3, 4, 5, 5, 1, 1, 2, 2, 2, 2, false},
+    {"avg_3x3_s1_pad1_exclude", false, 1, 4, 9, 40, 3, 3, 1, 1, 1, 1, 1, 1, false},
+    {"avg_3x3_s1_pad1_include", false, 1, 4, 9, 40, 3, 3, 1, 1, 1, 1, 1, 1, true},
+    {"avg_asym_pads_include", false, 2, 3, 8, 11, 3, 2, 2, 3, 1, 0, 2, 1, true},
+    {"avg_asym_pads_exclude", false, 2, 3, 8, 11, 3, 2, 2, 3, 1, 0, 2, 1, false},
+    {"avg_2x2_s2", false, 1, 5, 14, 14, 2, 2, 2, 2, 0, 0, 0, 0, false},
+};
+// clang-format on
+
+class PoolPathTest : public ::testing::TestWithParam<PoolCase> {};
+
+Tensor runCase(const PoolCase &c, llvm::StringRef backend) {
+  Module M;
+  Function *F = M.createFunction("pool");
+  std::mt19937 gen(11);
+  auto *x = M.createPlaceholder(
+      "x", Type(ElemKind::Float32, {c.N, c.C, c.H, c.W}), false);
+  Tensor xt(ElemKind::Float32, {c.N, c.C, c.H, c.W});
+  xt.randomize(-1.f, 1.f, gen);
+  std::vector<Tensor> inputs;
+  inputs.push_back(std::move(xt));
+  NodeValue y;
+  if (c.isMax)
+    y = F->createMaxPool("pool", x, {c.KH, c.KW}, {c.sh, c.sw},
+                         {c.pt, c.pl, c.pb, c.pr});
+  else
+    y = F->createAvgPool("pool", x, {c.KH, c.KW}, {c.sh, c.sw},
+                         {c.pt, c.pl, c.pb, c.pr}, c.countPad);
+  auto *out = M.createPlaceholder("y", *y.getType(), true);
+  F->createSave("save", y, out);
+  auto outs = compileAndRun(M, *F, backend, std::move(inputs));
+  return outs.empty() ? Tensor() : std::move(outs[0]);
+}
+} // namespace
+
+TEST_P(PoolPathTest, CPUMatchesInterpreter) {
+  const PoolCase &c = GetParam();
+  Tensor ref = runCase(c, "Interpreter");
+  Tensor got = runCase(c, "CPU");
+  ASSERT_GT(ref.size(), 0);
+  expectNear(got, ref, 0.f);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, PoolPathTest, ::testing::ValuesIn(kCases),
+                         [](const auto &info) {
+                           return std::string(info.param.name);
+                         });
