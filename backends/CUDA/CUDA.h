@@ -30,8 +30,8 @@ struct CUDAProgram {
   std::vector<std::string> choices;
 };
 
-/// True if the CUDA backend can run \p op producing \p kind.
-bool cudaSupports(OpKind op, ElemKind kind);
+/// True if the CUDA backend can run node \p n.
+bool cudaSupports(const Node &n);
 
 /// Lowers planned IR to kernels: the shared lowering for everything, a
 /// generated direct convolution (a device function call) for Conv.

@@ -19,10 +19,10 @@ using kir::CallArg;
 using kir::ExprRef;
 using kir::Kernel;
 
-bool cuda::cudaSupports(OpKind op, ElemKind kind) {
-  if (op == OpKind::Conv)
-    return kind == ElemKind::Float32;
-  return kir::hasKernelLowering(op, kind);
+bool cuda::cudaSupports(const Node &n) {
+  if (llvm::isa<ConvNode>(n))
+    return n.getType()->getElemKind() == ElemKind::Float32;
+  return kir::hasKernelLowering(n);
 }
 
 static CallArg bufArg(unsigned b) { return CallArg{true, b, nullptr}; }
