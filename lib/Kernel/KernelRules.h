@@ -29,6 +29,10 @@ bool lowerReduction(const Instruction &I, const MemoryPlan &plan,
 bool lowerIndexing(const Instruction &I, const MemoryPlan &plan,
                    std::vector<Kernel> &out);
 
+/// Lowers PoolND and Resize (Windows.cpp).
+bool lowerWindow(const Instruction &I, const MemoryPlan &plan,
+                 std::vector<Kernel> &out);
+
 /// Builds a loop nest over \p dims, every loop parallel, whose innermost
 /// body \p inner makes from the loop variables.
 std::vector<Stmt>

@@ -248,6 +248,7 @@ bool kir::lowerStructured(const Instruction &I, const MemoryPlan &plan,
     out.push_back(lowerMatMul(llvm::cast<MatMulInst>(I), plan));
     return true;
   default:
-    return lowerReduction(I, plan, out) || lowerIndexing(I, plan, out);
+    return lowerReduction(I, plan, out) || lowerIndexing(I, plan, out) ||
+           lowerWindow(I, plan, out);
   }
 }

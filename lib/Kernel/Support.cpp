@@ -129,6 +129,11 @@ bool kir::hasKernelLowering(const Node &n) {
   case OpKind::ArgMax:
   case OpKind::ArgMin:
     return isNumeric(in(0));
+  case OpKind::PoolND:
+    return llvm::cast<PoolNDNode>(n).getIsAvg() ? isFloat(kind)
+                                                : isNumeric(kind);
+  case OpKind::Resize:
+    return isFloat(kind) && llvm::cast<ResizeNode>(n).getCoordMode() != 4;
   // Windows and the portable fallbacks.
   case OpKind::MaxPool:
   case OpKind::AvgPool:

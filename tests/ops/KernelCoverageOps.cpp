@@ -314,6 +314,47 @@ TEST_P(KernelCoverageTest, TileAndPadModes) {
         elemKindName(k).str());
 }
 
+TEST_P(KernelCoverageTest, PoolingInOneTwoAndThreeDims) {
+  for (ElemKind k : {ElemKind::Float32, ElemKind::Float64, ElemKind::UInt8})
+    check(
+        {in(k, {1, 2, 9}), in(k, {1, 2, 5, 6}), in(k, {1, 1, 4, 5, 4})},
+        [k](Function &F, auto x, auto save) {
+          save(F.createPoolND("max1", x[0], {3}, {2}, {1, 1}, {1}, 0, 0));
+          save(F.createPoolND("max2", x[1], {2, 3}, {1, 2}, {0, 1, 1, 1},
+                              {2, 1}, 0, 0));
+          save(F.createPoolND("max3", x[2], {2, 2, 2}, {1, 2, 1},
+                              {0, 0, 0, 1, 1, 1}, {1, 1, 1}, 0, 0));
+          if (!isFloatKind(k))
+            return;
+          save(F.createPoolND("avg1", x[0], {3}, {2}, {1, 1}, {1}, 1, 0));
+          save(F.createPoolND("avgpad", x[1], {3, 3}, {2, 2}, {1, 1, 1, 1},
+                              {1, 1}, 1, 1));
+          save(F.createPoolND("avg3", x[2], {2, 2, 2}, {1, 2, 1},
+                              {1, 0, 0, 0, 1, 1}, {1, 1, 1}, 1, 0));
+        },
+        elemKindName(k).str());
+}
+
+TEST_P(KernelCoverageTest, ResizeModes) {
+  for (ElemKind k : {ElemKind::Float32, ElemKind::Float64})
+    check(
+        {in(k, {1, 2, 4, 5})},
+        [](Function &F, auto x, auto save) {
+          std::vector<float> up = {1, 1, 2, 1.5f}, down = {1, 1, 0.5f, 0.6f};
+          std::vector<int64_t> upDims = {1, 2, 8, 7}, downDims = {1, 2, 2, 3};
+          for (int64_t nm = 0; nm < 4; ++nm) // nearest modes, asymmetric
+            save(F.createResize("nearest", x[0], upDims, up, 0, 1, nm, -0.75f,
+                                0, 0));
+          for (int64_t cm = 0; cm < 4; ++cm) { // coordinate modes
+            save(F.createResize("linear", x[0], upDims, up, 1, cm, 0, -0.75f, 0,
+                                0));
+            save(F.createResize("cubic", x[0], downDims, down, 2, cm, 0, -0.5f,
+                                cm == 0, 0));
+          }
+        },
+        elemKindName(k).str());
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, KernelCoverageTest, ::testing::ValuesIn([] {
                            std::vector<std::string> b = opTestBackends();
                            b.erase(b.begin()); // the Interpreter is the oracle
