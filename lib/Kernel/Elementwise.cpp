@@ -79,6 +79,18 @@ static ExprRef bitShift(Kernel &k, ExprRef a, ExprRef b, bool left) {
   return k.select(ok, r, zero);
 }
 
+/// Integer power through float64: exact while |a^b| < 2^53 (beyond, the
+/// Interpreter's wrapping product is not defined by ONNX either); a
+/// negative exponent truncates toward zero, and 0 to a negative power is 0.
+static ExprRef intPow(Kernel &k, ExprRef a, ExprRef b) {
+  ScalarKind t = a->type, f64 = ScalarKind::Float64;
+  ExprRef p = k.binary(BinOp::Pow, k.cast(a, f64), k.cast(b, f64));
+  ExprRef zero = k.constInt(0, t);
+  ExprRef zeroToNeg = k.binary(BinOp::And, k.binary(BinOp::Eq, a, zero),
+                               k.binary(BinOp::Lt, b, zero));
+  return k.select(zeroToNeg, zero, k.cast(p, t));
+}
+
 static std::optional<UnOp> unaryOf(OpKind op) {
   switch (op) {
 #define MAP(K)                                                                 \
@@ -172,7 +184,8 @@ static ExprRef computeValue(Kernel &k, const Instruction &I, OpKind op,
   case OpKind::Min:
     return k.binary(BinOp::Min, x[0], x[1]);
   case OpKind::Pow:
-    return k.binary(BinOp::Pow, x[0], x[1]);
+    return isFloatKind(t) ? k.binary(BinOp::Pow, x[0], x[1])
+                          : intPow(k, x[0], x[1]);
   case OpKind::Mod:
     return isFloatKind(t) ? k.binary(BinOp::Rem, x[0], x[1])
                           : intMod(k, x[0], x[1], I.attr(0).i);

@@ -360,6 +360,49 @@ Kernel cumSum(const CumSumInst &I, const MemoryPlan &plan) {
   });
   return k;
 }
+/// TopK by ranks: element i of a row goes to position rank(i), the number
+/// of elements that sort before it (better, or equal at a lower index, as
+/// a stable sort orders them), when that rank is below K.
+Kernel topK(const TopKInst &I, const MemoryPlan &plan) {
+  TypeRef xt = I.getInput()->getType();
+  unsigned axis = I.getAxis();
+  dim_t n = xt->dims()[axis], kk = I.getK();
+  dim_t outer = product(xt->dims(), 0, axis);
+  dim_t inner = product(xt->dims(), axis + 1, xt->rank());
+  Kernel k(I.getName());
+  unsigned vals = k.addBuffer(bufferFor(I.getDestValues(), plan));
+  unsigned idxs = k.addBuffer(bufferFor(I.getDestIndices(), plan));
+  unsigned x = k.addBuffer(bufferFor(I.getInput(), plan));
+  ScalarKind ck = computeKind(xt->getElemKind());
+  unsigned rank = k.addLocal(ScalarKind::Int64);
+  k.body() = loopNest(k, {outer, inner, n}, [&](llvm::ArrayRef<ExprRef> c) {
+    ExprRef base = k.add(k.mul(c[0], n * inner), c[1]);
+    ExprRef xi = k.cast(k.load(x, k.add(base, k.mul(c[2], inner))), ck);
+    unsigned j = k.newVar();
+    ExprRef xj = k.cast(k.load(x, k.add(base, k.mul(k.var(j), inner))), ck);
+    ExprRef better = I.getLargest() ? k.binary(BinOp::Lt, xi, xj)
+                                    : k.binary(BinOp::Lt, xj, xi);
+    ExprRef before = k.binary(BinOp::Or, better,
+                              k.binary(BinOp::And, k.binary(BinOp::Eq, xj, xi),
+                                       k.binary(BinOp::Lt, k.var(j), c[2])));
+    ExprRef r = k.local(rank);
+    ExprRef at = k.add(k.mul(k.add(k.mul(c[0], kk), r), inner), c[1]);
+    return std::vector<Stmt>{
+        Kernel::assign(rank, k.constInt(0)),
+        Kernel::loop(j, n, false,
+                     {Kernel::assign(
+                         rank, k.select(before, k.add(r, k.constInt(1)), r))}),
+        Kernel::ifThen(
+            k.binary(BinOp::Lt, r, k.constInt(kk)),
+            {Kernel::store(
+                 vals, at,
+                 k.cast(xi, I.getDestValues()->getType()->getElemKind())),
+             Kernel::store(
+                 idxs, at,
+                 k.cast(c[2], I.getDestIndices()->getType()->getElemKind()))})};
+  });
+  return k;
+}
 } // namespace
 
 bool kir::lowerIndexing(const Instruction &I, const MemoryPlan &plan,
@@ -375,6 +418,7 @@ bool kir::lowerIndexing(const Instruction &I, const MemoryPlan &plan,
   case ValueKind::ArgMaxInst:
   case ValueKind::ArgMinInst:
   case ValueKind::CumSumInst:
+  case ValueKind::TopKInst:
     if (I.getOperand(0).value->getType()->size() == 0)
       return true; // nothing to write
     break;
@@ -421,6 +465,10 @@ bool kir::lowerIndexing(const Instruction &I, const MemoryPlan &plan,
     if (I.getOperand(1).value->getType()->size() == 0)
       return false;
     out.push_back(argReduce(I, llvm::isa<ArgMaxInst>(I), plan));
+    return true;
+  }
+  if (auto *t = llvm::dyn_cast<TopKInst>(&I)) {
+    out.push_back(topK(*t, plan));
     return true;
   }
   if (auto *c = llvm::dyn_cast<CumSumInst>(&I)) {

@@ -89,7 +89,8 @@ bool kir::hasKernelLowering(const Node &n) {
     return isNumericOrBool(kind);
   case OpKind::Cast:
     return isNumericOrBool(kind) && isNumericOrBool(in(0));
-  case OpKind::Pow:
+  case OpKind::Pow: // integers through float64 (exact below 2^53)
+    return isNumeric(kind);
   case OpKind::Relu:
   case OpKind::Sigmoid:
   case OpKind::Tanh:
@@ -128,10 +129,13 @@ bool kir::hasKernelLowering(const Node &n) {
     return isNumeric(kind);
   case OpKind::ArgMax:
   case OpKind::ArgMin:
+  case OpKind::TopK:
     return isNumeric(in(0));
   case OpKind::PoolND:
     return llvm::cast<PoolNDNode>(n).getIsAvg() ? isFloat(kind)
                                                 : isNumeric(kind);
+  case OpKind::ConvTranspose: // a portable loop nest, not a tuned kernel
+    return isFloat(kind);
   case OpKind::Resize:
     return isFloat(kind) && llvm::cast<ResizeNode>(n).getCoordMode() != 4;
   // Windows and the portable fallbacks.

@@ -233,6 +233,66 @@ Kernel resize(const ResizeInst &I, const MemoryPlan &plan) {
   });
   return k;
 }
+/// ConvTranspose as a portable gather: output element (n, m, o...) sums
+/// x[n, c, i...] * w[c, m', k...] over the input positions with
+/// i * stride + k * dilation - pad == o.
+Kernel convTranspose(const ConvTransposeInst &I, const MemoryPlan &plan) {
+  TypeRef xt = I.getInput()->getType(), wt = I.getFilter()->getType(),
+          yt = I.getDest()->getType();
+  auto st = I.getStrides(), pads = I.getPads(), dil = I.getDilations();
+  size_t n = st.size();
+  dim_t mPerG = wt->dims()[1], cPerG = xt->dims()[1] / I.getGroup();
+  auto xs = xt->strides(), ws = wt->strides(), ys = yt->strides();
+  ScalarKind ck = computeKind(yt->getElemKind());
+  Kernel k(I.getName());
+  unsigned out = k.addBuffer(bufferFor(I.getDest(), plan));
+  unsigned x = k.addBuffer(bufferFor(I.getInput(), plan));
+  unsigned w = k.addBuffer(bufferFor(I.getFilter(), plan));
+  unsigned b = k.addBuffer(bufferFor(I.getBias(), plan));
+  unsigned acc = k.addLocal(ck);
+  k.body() = loopNest(k, yt->dims(), [&](llvm::ArrayRef<ExprRef> o) {
+    unsigned cv = k.newVar();
+    ExprRef g = k.binary(BinOp::Div, o[1], k.constInt(mPerG));
+    ExprRef ch = k.add(k.mul(g, cPerG), k.var(cv));
+    ExprRef xi = k.add(k.mul(o[0], xs[0]), k.mul(ch, xs[1]));
+    ExprRef wi =
+        k.add(k.mul(ch, ws[0]),
+              k.mul(k.binary(BinOp::Sub, o[1], k.mul(g, mPerG)), ws[1]));
+    ExprRef valid = k.constInt(1, ScalarKind::Bool);
+    llvm::SmallVector<unsigned, kMaxRank> kv;
+    for (size_t j = 0; j < n; ++j) {
+      kv.push_back(k.newVar());
+      ExprRef t = k.add(
+          o[2 + j], k.add(k.constInt(pads[j]), k.mul(k.var(kv[j]), -dil[j])));
+      ExprRef s = k.constInt(st[j]);
+      ExprRef i = k.binary(BinOp::Div, t, s);
+      ExprRef ok = k.binary(
+          BinOp::And, k.binary(BinOp::Le, k.constInt(0), t),
+          k.binary(
+              BinOp::And,
+              k.binary(BinOp::Eq, k.binary(BinOp::Rem, t, s), k.constInt(0)),
+              k.binary(BinOp::Lt, i, k.constInt(xt->dims()[2 + j]))));
+      valid = k.binary(BinOp::And, valid, ok);
+      xi = k.add(xi, k.mul(i, xs[2 + j]));
+      wi = k.add(wi, k.mul(k.var(kv[j]), ws[2 + j]));
+    }
+    ExprRef prod = k.binary(BinOp::Mul, k.cast(k.load(x, xi), ck),
+                            k.cast(k.load(w, wi), ck));
+    std::vector<Stmt> body = {Kernel::ifThen(
+        valid,
+        {Kernel::assign(acc, k.binary(BinOp::Add, k.local(acc), prod))})};
+    for (int j = int(n) - 1; j >= 0; --j)
+      body = {Kernel::loop(kv[j], wt->dims()[2 + j], false, std::move(body))};
+    ExprRef dst = k.constInt(0);
+    for (size_t d = 0; d < o.size(); ++d)
+      dst = k.add(dst, k.mul(o[d], ys[d]));
+    return std::vector<Stmt>{
+        Kernel::assign(acc, k.cast(k.load(b, o[1]), ck)),
+        Kernel::loop(cv, cPerG, false, std::move(body)),
+        Kernel::store(out, dst, k.cast(k.local(acc), yt->getElemKind()))};
+  });
+  return k;
+}
 } // namespace
 
 bool kir::lowerWindow(const Instruction &I, const MemoryPlan &plan,
@@ -240,6 +300,11 @@ bool kir::lowerWindow(const Instruction &I, const MemoryPlan &plan,
   if (auto *p = llvm::dyn_cast<PoolNDInst>(&I)) {
     if (p->getDest()->getType()->size())
       out.push_back(poolND(*p, plan));
+    return true;
+  }
+  if (auto *c = llvm::dyn_cast<ConvTransposeInst>(&I)) {
+    if (c->getDest()->getType()->size())
+      out.push_back(convTranspose(*c, plan));
     return true;
   }
   if (auto *r = llvm::dyn_cast<ResizeInst>(&I)) {

@@ -355,6 +355,49 @@ TEST_P(KernelCoverageTest, ResizeModes) {
         elemKindName(k).str());
 }
 
+TEST_P(KernelCoverageTest, IntegerPowAndTopK) {
+  for (ElemKind k : {ElemKind::Int32, ElemKind::Int64, ElemKind::Int8})
+    check(
+        {{k, {4, 6}, [](dim_t i) { return double(i % 7) - 3; }},
+         {k, {4, 6}, [](dim_t i) { return double(i % 8) - 2; }}},
+        [](Function &F, auto x, auto save) {
+          save(F.createPow("pow", x[0], x[1]));
+        },
+        "pow " + elemKindName(k).str());
+  const double vals[] = {3, 1, 3, -2, 5, 1, 0, 5, 2, 2, -7, 4};
+  for (ElemKind k : {ElemKind::Float32, ElemKind::Int64, ElemKind::Float16})
+    check(
+        {{k, {2, 6}, [&](dim_t i) { return vals[i]; }}},
+        [](Function &F, auto x, auto save) {
+          auto *a = F.createTopK("top", x[0], 3, 1, 1);
+          save(a->getNthResult(0));
+          save(a->getNthResult(1));
+          auto *b = F.createTopK("bottom", x[0], 2, 0, 0);
+          save(b->getNthResult(0));
+          save(b->getNthResult(1));
+        },
+        "topk " + elemKindName(k).str());
+}
+
+TEST_P(KernelCoverageTest, ConvTransposeStridedGroupedDilated) {
+  // x [1, 4, 3, 4], w [4, 3, 2, 3] (group 2: M = 6), bias [6].
+  check(
+      {in(ElemKind::Float32, {1, 4, 3, 4}),
+       in(ElemKind::Float32, {4, 3, 2, 3}, 3), in(ElemKind::Float32, {6}, 6),
+       in(ElemKind::Float32, {1, 2, 5}), in(ElemKind::Float32, {2, 1, 3}, 1),
+       in(ElemKind::Float32, {1}, 2)},
+      [](Function &F, auto x, auto save) {
+        // H: (3-1)*2 - 1 - 0 + 1*(2-1) + 1 = 5; W: (4-1)*1 - 1 - 1 + 2*2 + 1 =
+        // 6
+        save(F.createConvTranspose("ct", x[0], x[1], x[2], {2, 1}, {1, 1, 0, 1},
+                                   {1, 2}, 2, {1, 6, 5, 6}));
+        // 1-D, stride 3: (5-1)*3 + 3 = 15
+        save(F.createConvTranspose("ct1", x[3], x[4], x[5], {3}, {0, 0}, {1}, 1,
+                                   {1, 1, 15}));
+      },
+      "conv transpose");
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, KernelCoverageTest, ::testing::ValuesIn([] {
                            std::vector<std::string> b = opTestBackends();
                            b.erase(b.begin()); // the Interpreter is the oracle
