@@ -44,6 +44,8 @@ const Regression kRegressions[] = {
     // Constant folding added int64 values that overflow (UBSan); valid
     // input: it must compile, with wrapping arithmetic ("" matches success).
     {"int64-add-overflow.onnx", ""},
+    // MaxUnpool with fewer strides than kernel dims read past them (ASan).
+    {"maxunpool-short-strides.onnx", "strides need one value and pads two"},
 };
 
 /// The error of importing and compiling \p bytes, or "" on success.
