@@ -199,11 +199,11 @@ def gen_optable(ops):
         n = o["name"]
         out.append("    {\"%s\", {k%sInputs, size_t(%d)}, %s,"
                    " {k%sAttrs, size_t(%d)}, {k%sResults, size_t(%d)},"
-                   " {k%sRules, size_t(%d)}, &infer%s, %s, \"%s\"}," %
+                   " {k%sRules, size_t(%d)}, &infer%s, %s, %s, \"%s\"}," %
                    (n, n, len(o["inputs"]), "true" if variadic(o) else "false",
                     n, len(o["attrs"]), n, len(o["results"]), n,
                     len(o["rules"]), o["infer"], "true" if o["instr"] else "false",
-                    o["doc"]))
+                    "true" if o.get("elementwise") else "false", o["doc"]))
     out.append("};")
     return "\n".join(out) + "\n"
 

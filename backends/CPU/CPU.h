@@ -21,8 +21,8 @@ struct CPUProgram {
   size_t activationSize = 0;
 };
 
-/// True if the CPU backend can run \p op producing \p kind.
-bool cpuSupports(OpKind op, ElemKind kind);
+/// True if the CPU backend can run node \p n.
+bool cpuSupports(const Node &n);
 
 /// Lowers planned IR to kernels; Conv and MatMul become libjit calls.
 llvm::Expected<CPUProgram> lowerForCPU(const IRFunction &F,

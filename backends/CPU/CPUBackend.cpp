@@ -7,13 +7,7 @@ using namespace ember;
 using namespace ember::cpu;
 
 bool CPUBackend::isOpSupported(const Node &n) const {
-  if (!isTableOp(n.getKind()))
-    return false;
-  // Only constant-mode Pad has a kernel rule (lib/Kernel/Reductions.cpp).
-  if (auto *pad = llvm::dyn_cast<PadNode>(&n))
-    if (pad->getMode() != 0)
-      return false;
-  return cpuSupports(toOpKind(n.getKind()), n.getType()->getElemKind());
+  return isTableOp(n.getKind()) && cpuSupports(n);
 }
 
 bool CPUBackend::shouldLower(const Node &n) const {

@@ -46,11 +46,11 @@ constexpr int64_t kConvBlocksPerCall = 8;
 constexpr int64_t kMatMulRows = 16;
 } // namespace
 
-bool cpu::cpuSupports(OpKind op, ElemKind kind) {
+bool cpu::cpuSupports(const Node &n) {
   for (const LibraryOp &l : kLibraryOps)
-    if (l.op == op)
-      return l.kind == kind;
-  return kir::hasKernelLowering(op, kind);
+    if (isTableOp(n.getKind()) && l.op == toOpKind(n.getKind()))
+      return l.kind == n.getType()->getElemKind();
+  return kir::hasKernelLowering(n);
 }
 
 static CallArg bufArg(unsigned b, ExprRef offset = nullptr) {

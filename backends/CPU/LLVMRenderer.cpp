@@ -26,6 +26,10 @@ private:
     switch (kind) {
     case ElemKind::Float32:
       return b_.getFloatTy();
+    case ElemKind::Float16:
+      return b_.getHalfTy();
+    case ElemKind::Float64:
+      return b_.getDoubleTy();
     case ElemKind::Int32:
       return b_.getInt32Ty();
     case ElemKind::Int64:
@@ -59,6 +63,13 @@ private:
   llvm::Value *intrinsic(llvm::Intrinsic::ID id,
                          llvm::ArrayRef<llvm::Value *> a) {
     return b_.CreateIntrinsic(id, {a[0]->getType()}, a);
+  }
+  /// Calls the C math library's \p name (float) or name without the
+  /// trailing 'f' (double) on \p a.
+  llvm::Value *libm(llvm::StringRef name, llvm::Value *a) {
+    llvm::Type *t = a->getType();
+    std::string fn = t->isDoubleTy() ? name.drop_back().str() : name.str();
+    return b_.CreateCall(M_.getOrInsertFunction(fn, t, t), {a});
   }
 
   const Kernel &k_;
@@ -113,18 +124,30 @@ llvm::Value *Renderer::emitCast(llvm::Value *v, ScalarKind from,
                                 ScalarKind to) {
   llvm::Type *t = valueType(to);
   bool fromF = isFloatKind(from), toF = isFloatKind(to);
-  if (from == ElemKind::Bool)
-    return toF ? b_.CreateUIToFP(v, t) : b_.CreateZExt(v, t);
+  bool fromU = from == ElemKind::Bool || isUnsignedKind(from);
   if (to == ElemKind::Bool)
     return fromF ? b_.CreateFCmpUNE(v, llvm::ConstantFP::get(v->getType(), 0))
                  : b_.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
   if (fromF && toF)
     return b_.CreateFPCast(v, t);
-  if (fromF)
-    return b_.CreateFPToSI(v, t);
+  if (fromF) {
+    // Through Int64, saturating (NaN gives 0), then wrapped to the width;
+    // UInt64 takes values of 2^63 and more unsigned.
+    llvm::Type *i64 = b_.getInt64Ty();
+    llvm::Value *s = b_.CreateIntrinsic(llvm::Intrinsic::fptosi_sat,
+                                        {i64, v->getType()}, {v});
+    if (to == ElemKind::UInt64) {
+      llvm::Value *u = b_.CreateIntrinsic(llvm::Intrinsic::fptoui_sat,
+                                          {i64, v->getType()}, {v});
+      llvm::Value *big = b_.CreateFCmpOGE(
+          v, llvm::ConstantFP::get(v->getType(), 9223372036854775808.0));
+      s = b_.CreateSelect(big, u, s);
+    }
+    return b_.CreateTrunc(s, t);
+  }
   if (toF)
-    return b_.CreateSIToFP(v, t);
-  return b_.CreateSExtOrTrunc(v, t);
+    return fromU ? b_.CreateUIToFP(v, t) : b_.CreateSIToFP(v, t);
+  return fromU ? b_.CreateZExtOrTrunc(v, t) : b_.CreateSExtOrTrunc(v, t);
 }
 
 llvm::Value *Renderer::emitUnary(ExprRef e) {
@@ -144,11 +167,38 @@ llvm::Value *Renderer::emitUnary(ExprRef e) {
     return intrinsic(llvm::Intrinsic::log, {a});
   case UnOp::Sqrt:
     return intrinsic(llvm::Intrinsic::sqrt, {a});
-  case UnOp::Tanh: {
-    llvm::FunctionCallee f =
-        M_.getOrInsertFunction("tanhf", b_.getFloatTy(), b_.getFloatTy());
-    return b_.CreateCall(f, {a});
-  }
+  case UnOp::Tanh:
+    return libm("tanhf", a);
+  case UnOp::Floor:
+    return intrinsic(llvm::Intrinsic::floor, {a});
+  case UnOp::Ceil:
+    return intrinsic(llvm::Intrinsic::ceil, {a});
+  case UnOp::Round:
+    return intrinsic(llvm::Intrinsic::roundeven, {a});
+  case UnOp::Erf:
+    return libm("erff", a);
+  case UnOp::Sin:
+    return libm("sinf", a);
+  case UnOp::Cos:
+    return libm("cosf", a);
+  case UnOp::Tan:
+    return libm("tanf", a);
+  case UnOp::Asin:
+    return libm("asinf", a);
+  case UnOp::Acos:
+    return libm("acosf", a);
+  case UnOp::Atan:
+    return libm("atanf", a);
+  case UnOp::Sinh:
+    return libm("sinhf", a);
+  case UnOp::Cosh:
+    return libm("coshf", a);
+  case UnOp::Asinh:
+    return libm("asinhf", a);
+  case UnOp::Acosh:
+    return libm("acoshf", a);
+  case UnOp::Atanh:
+    return libm("atanhf", a);
   case UnOp::Sigmoid: {
     llvm::Value *one = llvm::ConstantFP::get(a->getType(), 1.0);
     llvm::Value *ex = cpu::emitFastExp(b_, b_.CreateFNeg(a));
@@ -167,8 +217,11 @@ llvm::Value *Renderer::emitUnary(ExprRef e) {
 llvm::Value *Renderer::emitBinary(ExprRef e) {
   llvm::Value *a = emit(e->a), *b = emit(e->b);
   bool isF = isFloatKind(e->a->type);
+  bool isU = isUnsignedKind(e->a->type) || e->a->type == ElemKind::Bool;
   auto lt = [&](llvm::Value *x, llvm::Value *y) {
-    return isF ? b_.CreateFCmpOLT(x, y) : b_.CreateICmpSLT(x, y);
+    return isF   ? b_.CreateFCmpOLT(x, y)
+           : isU ? b_.CreateICmpULT(x, y)
+                 : b_.CreateICmpSLT(x, y);
   };
   switch (e->bop) {
   case BinOp::Add:
@@ -178,9 +231,11 @@ llvm::Value *Renderer::emitBinary(ExprRef e) {
   case BinOp::Mul:
     return isF ? b_.CreateFMul(a, b) : b_.CreateMul(a, b);
   case BinOp::Div:
-    return isF ? b_.CreateFDiv(a, b) : b_.CreateSDiv(a, b);
+    return isF ? b_.CreateFDiv(a, b)
+               : (isU ? b_.CreateUDiv(a, b) : b_.CreateSDiv(a, b));
   case BinOp::Rem:
-    return isF ? b_.CreateFRem(a, b) : b_.CreateSRem(a, b);
+    return isF ? b_.CreateFRem(a, b)
+               : (isU ? b_.CreateURem(a, b) : b_.CreateSRem(a, b));
   case BinOp::Max: // (a < b) ? b : a, like std::max
     return b_.CreateSelect(lt(a, b), b, a);
   case BinOp::Min: // (b < a) ? b : a, like std::min
@@ -190,11 +245,21 @@ llvm::Value *Renderer::emitBinary(ExprRef e) {
   case BinOp::Lt:
     return lt(a, b);
   case BinOp::Le:
-    return isF ? b_.CreateFCmpOLE(a, b) : b_.CreateICmpSLE(a, b);
+    return isF   ? b_.CreateFCmpOLE(a, b)
+           : isU ? b_.CreateICmpULE(a, b)
+                 : b_.CreateICmpSLE(a, b);
   case BinOp::Eq:
     return isF ? b_.CreateFCmpOEQ(a, b) : b_.CreateICmpEQ(a, b);
   case BinOp::And:
     return b_.CreateAnd(a, b);
+  case BinOp::Or:
+    return b_.CreateOr(a, b);
+  case BinOp::Xor:
+    return b_.CreateXor(a, b);
+  case BinOp::Shl:
+    return b_.CreateShl(a, b);
+  case BinOp::Shr:
+    return isU ? b_.CreateLShr(a, b) : b_.CreateAShr(a, b);
   }
   return nullptr;
 }

@@ -67,8 +67,8 @@ struct CUDAProgram {
   bool usesCudnn() const;
 };
 
-/// True if the CUDA backend can run \p op producing \p kind.
-bool cudaSupports(OpKind op, ElemKind kind);
+/// True if the CUDA backend can run node \p n.
+bool cudaSupports(const Node &n);
 
 /// Lowers planned IR: the shared lowering for everything, MatMul to
 /// cuBLASLt (absorbing a following bias Add and ReLU into its epilogue

@@ -12,9 +12,7 @@ using namespace ember;
 using namespace ember::cuda;
 
 bool CUDABackend::isOpSupported(const Node &n) const {
-  if (!isTableOp(n.getKind()))
-    return false;
-  return cudaSupports(toOpKind(n.getKind()), n.getType()->getElemKind());
+  return isTableOp(n.getKind()) && cudaSupports(n);
 }
 
 bool CUDABackend::shouldLower(const Node &n) const {

@@ -36,10 +36,10 @@ static constexpr int64_t kMinLibraryMacs = 1 << 15;
 /// Placeholder kernels for library ops are named with this prefix.
 static constexpr const char *kLibMark = "\x01lib";
 
-bool cuda::cudaSupports(OpKind op, ElemKind kind) {
-  if (op == OpKind::Conv)
-    return kind == ElemKind::Float32;
-  return kir::hasKernelLowering(op, kind);
+bool cuda::cudaSupports(const Node &n) {
+  if (llvm::isa<ConvNode>(n))
+    return n.getType()->getElemKind() == ElemKind::Float32;
+  return kir::hasKernelLowering(n);
 }
 
 bool CUDAProgram::usesCublasLt() const {

@@ -10,6 +10,8 @@
 #include "CUDA.h"
 #include "Prelude.h"
 
+#include "ember/Base/ElemAccess.h"
+
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -29,6 +31,7 @@ public:
 private:
   static const char *typeName(ScalarKind kind);
   void expr(ExprRef e);
+  void cast(ExprRef e);
   void unary(ExprRef e);
   void binary(ExprRef e);
   void constant(ExprRef e);
@@ -50,6 +53,13 @@ const char *Renderer::typeName(ScalarKind kind) {
     return "long long";
   case ElemKind::Bool:
     return "bool";
+  case ElemKind::Float64:
+    return "double";
+  case ElemKind::Int8:
+    return "signed char";
+  case ElemKind::Int16:
+    return "short";
+  case ElemKind::Float16: // the bits; ember_h2f / ember_f2h convert
   default:
     // Kinds without arithmetic here (data movement only): an unsigned
     // integer of the element's size, so copies move whole elements.
@@ -78,11 +88,32 @@ void Renderer::constant(ExprRef e) {
       os_ << llvm::format("%.9ef", double(f));
     return;
   }
+  case ElemKind::Float64:
+    if (std::isnan(e->fval))
+      os_ << "((double)(EMBER_INF - EMBER_INF))";
+    else if (std::isinf(e->fval))
+      os_ << (e->fval < 0 ? "(-(double)EMBER_INF)" : "((double)EMBER_INF)");
+    else
+      os_ << llvm::format("%.17e", e->fval);
+    return;
+  case ElemKind::Float16:
+    os_ << "((unsigned short)" << floatToHalf(float(e->fval)) << ")";
+    return;
   case ElemKind::Int32:
     os_ << "((int)" << e->ival << ")";
     return;
   case ElemKind::Bool:
     os_ << (e->ival ? "true" : "false");
+    return;
+  case ElemKind::Int8:
+  case ElemKind::Int16:
+  case ElemKind::UInt8:
+  case ElemKind::UInt16:
+  case ElemKind::UInt32:
+    os_ << "((" << typeName(e->type) << ")" << e->ival << ")";
+    return;
+  case ElemKind::UInt64:
+    os_ << "(" << uint64_t(e->ival) << "ULL)";
     return;
   default:
     if (e->ival == INT64_MIN)
@@ -95,8 +126,10 @@ void Renderer::constant(ExprRef e) {
 
 void Renderer::unary(ExprRef e) {
   bool isF = isFloatKind(e->type);
-  auto fn = [&](const char *name) {
-    os_ << name << "(";
+  bool isD = e->type == ElemKind::Float64;
+  // The float function NAME, or NAME less its 'f' for double.
+  auto fn = [&](llvm::StringRef name) {
+    os_ << (isD ? name.drop_back() : name) << "(";
     expr(e->a);
     os_ << ")";
   };
@@ -109,7 +142,7 @@ void Renderer::unary(ExprRef e) {
   case UnOp::Abs:
     if (isF)
       return fn("fabsf");
-    os_ << "ember_max("; // |a| = max(a, -a)
+    os_ << "ember_max<" << typeName(e->type) << ">("; // |a| = max(a, -a)
     expr(e->a);
     os_ << ", -(";
     expr(e->a);
@@ -124,22 +157,56 @@ void Renderer::unary(ExprRef e) {
   case UnOp::Tanh:
     return fn("tanhf");
   case UnOp::Sigmoid:
-    os_ << "(1.0f / (1.0f + expf(-(";
+    os_ << (isD ? "(1.0 / (1.0 + exp(-(" : "(1.0f / (1.0f + expf(-(");
     expr(e->a);
     os_ << "))))";
     return;
   case UnOp::Relu:
-    os_ << "ember_max(";
+    os_ << "ember_max<" << typeName(e->type) << ">(";
     expr(e->a);
     os_ << ", (" << typeName(e->type) << ")0)";
     return;
+  case UnOp::Floor:
+    return fn("floorf");
+  case UnOp::Ceil:
+    return fn("ceilf");
+  case UnOp::Round: // halves to even in the default rounding mode
+    return fn("rintf");
+  case UnOp::Erf:
+    return fn("erff");
+  case UnOp::Sin:
+    return fn("sinf");
+  case UnOp::Cos:
+    return fn("cosf");
+  case UnOp::Tan:
+    return fn("tanf");
+  case UnOp::Asin:
+    return fn("asinf");
+  case UnOp::Acos:
+    return fn("acosf");
+  case UnOp::Atan:
+    return fn("atanf");
+  case UnOp::Sinh:
+    return fn("sinhf");
+  case UnOp::Cosh:
+    return fn("coshf");
+  case UnOp::Asinh:
+    return fn("asinhf");
+  case UnOp::Acosh:
+    return fn("acoshf");
+  case UnOp::Atanh:
+    return fn("atanhf");
   }
 }
 
 void Renderer::binary(ExprRef e) {
   bool isF = isFloatKind(e->a->type);
-  auto fn = [&](const char *name) {
-    os_ << name << "(";
+  bool isD = e->a->type == ElemKind::Float64;
+  bool isBool = e->a->type == ElemKind::Bool;
+  // C promotes narrow integers to int: cast results back to the width.
+  bool narrow = !isF && !isBool && elemSize(e->type) < 4;
+  auto fn = [&](llvm::StringRef name) {
+    os_ << (isD && name.back() == 'f' ? name.drop_back() : name) << "(";
     expr(e->a);
     os_ << ", ";
     expr(e->b);
@@ -147,8 +214,19 @@ void Renderer::binary(ExprRef e) {
   };
   auto op = [&](const char *sym) {
     os_ << "(";
+    if (narrow)
+      os_ << "(" << typeName(e->type) << ")(";
     expr(e->a);
     os_ << " " << sym << " ";
+    expr(e->b);
+    if (narrow)
+      os_ << ")";
+    os_ << ")";
+  };
+  auto minMax = [&](const char *name) {
+    os_ << name << "<" << typeName(e->type) << ">(";
+    expr(e->a);
+    os_ << ", ";
     expr(e->b);
     os_ << ")";
   };
@@ -164,9 +242,9 @@ void Renderer::binary(ExprRef e) {
   case BinOp::Rem:
     return isF ? fn("fmodf") : op("%");
   case BinOp::Max:
-    return fn("ember_max");
+    return minMax("ember_max");
   case BinOp::Min:
-    return fn("ember_min");
+    return minMax("ember_min");
   case BinOp::Pow:
     return fn("powf");
   case BinOp::Lt:
@@ -176,7 +254,15 @@ void Renderer::binary(ExprRef e) {
   case BinOp::Eq:
     return op("==");
   case BinOp::And:
-    return op("&&");
+    return op(isBool ? "&&" : "&");
+  case BinOp::Or:
+    return op(isBool ? "||" : "|");
+  case BinOp::Xor:
+    return op(isBool ? "!=" : "^");
+  case BinOp::Shl:
+    return op("<<");
+  case BinOp::Shr:
+    return op(">>");
   }
 }
 
@@ -212,17 +298,29 @@ void Renderer::expr(ExprRef e) {
     os_ << ")";
     return;
   case ExprKind::Cast:
-    if (e->type == ElemKind::Bool) {
-      os_ << "(0 != ";
-      expr(e->a);
-      os_ << ")";
-      return;
-    }
-    os_ << "((" << typeName(e->type) << ")";
-    expr(e->a);
-    os_ << ")";
-    return;
+    return cast(e);
   }
+}
+
+void Renderer::cast(ExprRef e) {
+  ScalarKind from = e->a->type, to = e->type;
+  auto wrap = [&](const char *pre, const char *post) {
+    os_ << pre;
+    expr(e->a);
+    os_ << post;
+  };
+  if (to == ElemKind::Bool)
+    return wrap("(0 != ", ")");
+  if (from == ElemKind::Float16) // to Float32 (Kernel::cast)
+    return wrap("ember_h2f(", ")");
+  if (to == ElemKind::Float16) // from Float32
+    return wrap("ember_f2h(", ")");
+  if (isFloatKind(from) && !isFloatKind(to)) {
+    os_ << "((" << typeName(to) << ")";
+    return wrap(to == ElemKind::UInt64 ? "ember_f2u64(" : "ember_f2i(", "))");
+  }
+  os_ << "((" << typeName(to) << ")";
+  wrap("", ")");
 }
 
 void Renderer::call(const Stmt &s) {

@@ -20,6 +20,66 @@ inline const char *cudaPrelude() {
 #else
 #define EMBER_INF __int_as_float(0x7f800000)
 #endif
+#ifdef EMBER_HOST_EMULATION
+__device__ __forceinline__ unsigned ember_f2b(float f) {
+  unsigned u;
+  __builtin_memcpy(&u, &f, 4);
+  return u;
+}
+__device__ __forceinline__ float ember_b2f(unsigned u) {
+  float f;
+  __builtin_memcpy(&f, &u, 4);
+  return f;
+}
+#else
+#define ember_f2b __float_as_uint
+#define ember_b2f __uint_as_float
+#endif
+// float16 is stored as its bits; conversions round to nearest even.
+__device__ __forceinline__ float ember_h2f(unsigned short h) {
+  unsigned sign = (unsigned)(h & 0x8000) << 16, e = (h >> 10) & 0x1f,
+           m = h & 0x3ff;
+  if (e == 0) {
+    float f = (float)m * 5.9604644775390625e-8f;
+    return sign ? -f : f;
+  }
+  if (e == 31)
+    return ember_b2f(sign | 0x7f800000u | (m << 13));
+  return ember_b2f(sign | ((e + 112) << 23) | (m << 13));
+}
+__device__ __forceinline__ unsigned short ember_f2h(float f) {
+  unsigned x = ember_f2b(f);
+  unsigned short sign = (x >> 16) & 0x8000;
+  unsigned a = x & 0x7fffffffu;
+  if (a >= 0x7f800000u)
+    return sign | 0x7c00 | (a > 0x7f800000u ? 0x200 : 0);
+  if (a >= 0x477ff000u)
+    return sign | 0x7c00;
+  if (a < 0x38800000u)
+    return sign | (unsigned short)rintf(ember_b2f(a) * 16777216.f);
+  unsigned mant = a & 0x7fffff, h = (((a >> 23) - 112) << 10) | (mant >> 13);
+  unsigned rest = mant & 0x1fff;
+  if (rest > 0x1000 || (rest == 0x1000 && (h & 1)))
+    ++h;
+  return sign | (unsigned short)h;
+}
+// Float to integer: toward zero through int64, NaN gives 0, saturating.
+__device__ __forceinline__ long long ember_f2i(double x) {
+  if (x != x)
+    return 0;
+  if (x >= 9.2233720368547758e18)
+    return 9223372036854775807LL;
+  if (x <= -9.2233720368547758e18)
+    return -9223372036854775807LL - 1;
+  return (long long)x;
+}
+__device__ __forceinline__ unsigned long long ember_f2u64(double x) {
+  if (x >= 1.8446744073709552e19)
+    return ~0ULL;
+  if (x >= 9.2233720368547758e18)
+    return (unsigned long long)x;
+  return (unsigned long long)ember_f2i(x);
+}
 template <typename T> __device__ __forceinline__ T ember_max(T a, T b) {
   return a < b ? b : a;
 }

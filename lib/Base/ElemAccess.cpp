@@ -76,6 +76,8 @@ double ember::loadElement(const void *base, ElemKind kind, int64_t i) {
     std::memcpy(&f, &bits, 4);
     return f;
   }
+  case ElemKind::UInt64: // values of 2^63 and more are not negative
+    return double(at<uint64_t>(base, i));
   default:
     return double(loadElementInt(base, kind, i));
   }
@@ -159,7 +161,9 @@ void ember::storeElement(void *base, ElemKind kind, int64_t i, double v) {
   case ElemKind::UInt64:
     return put<uint64_t>(
         base, i,
-        v >= 9.2233720368547758e18 ? uint64_t(v) : uint64_t(toInt<int64_t>(v)));
+        v >= 1.8446744073709552e19   ? ~uint64_t(0) // saturates (no UB)
+        : v >= 9.2233720368547758e18 ? uint64_t(v)
+                                     : uint64_t(toInt<int64_t>(v)));
   }
   llvm_unreachable("storeElement: unknown element kind");
 }

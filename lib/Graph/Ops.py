@@ -16,31 +16,34 @@
 #   results - result names (default: one result named Result).
 #   instr   - whether an IR instruction of the same name exists; IRGen maps
 #             such nodes one-to-one.
+#   elementwise - result element i depends only on element i of every input
+#             (all of the result's shape): the IR passes may compute it in
+#             place and the kernel lowering fuses it into one loop.
 
 OPS = []
 
 
 def op(name, inputs=(), attrs=(), infer="SameAsInput0", rules=(),
-       results=("Result",), instr=True, doc=""):
+       results=("Result",), instr=True, elementwise=False, doc=""):
     OPS.append(dict(name=name, inputs=list(inputs), attrs=list(attrs),
                     infer=infer, rules=list(rules), results=list(results),
-                    instr=instr, doc=doc))
+                    instr=instr, elementwise=elementwise, doc=doc))
 
 
 # Elementwise arithmetic on operands of one type (broadcasts are explicit).
 for n in ["Add", "Sub", "Mul", "Div", "Max", "Min", "Pow"]:
-    op(n, ["LHS", "RHS"], rules=[("sameType", "LHS", "RHS")],
+    op(n, ["LHS", "RHS"], rules=[("sameType", "LHS", "RHS")], elementwise=True,
        doc="Elementwise %s of two tensors of the same type." % n)
 
 for n in ["Relu", "Sigmoid", "Tanh", "Sqrt", "Exp", "Log", "Neg", "Abs"]:
-    op(n, ["Input"], rules=[("float", "Input")],
+    op(n, ["Input"], rules=[("float", "Input")], elementwise=True,
        doc="Elementwise %s." % n)
 
 op("Clip", ["Input"], [("Min", "float"), ("Max", "float")],
-   rules=[("float", "Input")], doc="Clamps every element to [Min, Max].")
+   rules=[("float", "Input")], elementwise=True, doc="Clamps every element to [Min, Max].")
 
 op("Splat", [], [("Dims", "ints"), ("ElemTy", "elemkind"), ("Value", "float")],
-   infer="Splat", doc="A tensor of shape Dims filled with Value.")
+   infer="Splat", elementwise=True, doc="A tensor of shape Dims filled with Value.")
 
 op("MatMul", ["LHS", "RHS"], infer="MatMul",
    rules=[("minRank", "LHS", 2), ("float", "LHS")],
@@ -117,45 +120,49 @@ op("ChannelShuffle", ["Input"], [("Group", "int")], infer="ChannelShuffle",
 for n in ["Erf", "Floor", "Ceil", "Round", "Reciprocal", "Sin", "Cos", "Tan",
           "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh",
           "Softplus", "Softsign"]:
-    op(n, ["Input"], rules=[("float", "Input")],
+    op(n, ["Input"], rules=[("float", "Input")], elementwise=True,
        doc="Elementwise %s (Round: halves to even; Softplus: log(1+e^x); "
            "Softsign: x/(1+|x|))." % n)
 
-op("Sign", ["Input"], doc="Elementwise sign (-1, 0, 1) of any numeric kind.")
+op("Sign", ["Input"], elementwise=True, doc="Elementwise sign (-1, 0, 1) of any numeric kind.")
 
 op("Mod", ["LHS", "RHS"], [("Fmod", "int")],
-   rules=[("sameType", "LHS", "RHS")],
+   rules=[("sameType", "LHS", "RHS")], elementwise=True,
    doc="Remainder. Fmod=0: sign of the divisor (integers only); Fmod=1: "
        "sign of the dividend (C fmod).")
 
 op("BitShift", ["LHS", "RHS"], [("Left", "int")],
-   rules=[("sameType", "LHS", "RHS")],
+   rules=[("sameType", "LHS", "RHS")], elementwise=True,
    doc="Shifts unsigned integers left (Left=1) or right by RHS bits; "
        "shifts of the bit width or more give 0.")
 
 for n in ["Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual"]:
     op(n, ["LHS", "RHS"], infer="Compare", rules=[("sameType", "LHS", "RHS")],
+       elementwise=True,
        doc="Elementwise comparison; the result is Bool of the operand shape.")
 
 for n in ["And", "Or", "Xor"]:
     op(n, ["LHS", "RHS"], infer="Logical", rules=[("sameType", "LHS", "RHS")],
+       elementwise=True,
        doc="Elementwise logical %s of two Bool tensors." % n.lower())
 
-op("Not", ["Input"], infer="Logical", doc="Elementwise logical not (Bool).")
+op("Not", ["Input"], infer="Logical", elementwise=True, doc="Elementwise logical not (Bool).")
 
 op("IsNaN", ["Input"], infer="Classify", rules=[("float", "Input")],
+   elementwise=True,
    doc="Bool: the element is NaN.")
 
 op("IsInf", ["Input"], [("DetectPositive", "int"), ("DetectNegative", "int")],
-   infer="Classify", rules=[("float", "Input")],
+   infer="Classify", rules=[("float", "Input")], elementwise=True,
    doc="Bool: the element is +inf (if DetectPositive) or -inf (if "
        "DetectNegative).")
 
 op("Where", ["Cond", "LHS", "RHS"], infer="Where",
-   rules=[("sameType", "LHS", "RHS")],
+   rules=[("sameType", "LHS", "RHS")], elementwise=True,
    doc="Cond ? LHS : RHS elementwise; Cond is Bool of the same shape.")
 
 op("Cast", ["Input"], [("ElemTy", "elemkind")], infer="Cast",
+   elementwise=True,
    doc="Converts every element to ElemTy (float to int truncates toward "
        "zero; to Bool is x != 0).")
 

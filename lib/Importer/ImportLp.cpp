@@ -105,6 +105,9 @@ llvm::Error importMaxUnpool(ImportContext &ctx, const onnx::NodeProto &node) {
   size_t n = k.size();
   TRY(Ints s, attrs.getInts("strides", Ints(n, 1)));
   TRY(Ints pads, attrs.getInts("pads", Ints(2 * n, 0)));
+  if (s.size() != n || pads.size() != 2 * n)
+    return fail(node, "strides need one value and pads two per spatial dim "
+                      "of kernel_shape");
   if (x.dims().size() != n + 2 || !idx.getType()->isSameShape(*x.getType()))
     return fail(node, "X and I must have the same shape with N, C and the "
                       "kernel's spatial dims");

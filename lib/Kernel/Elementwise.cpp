@@ -7,31 +7,12 @@ using namespace ember;
 using namespace ember::kir;
 
 bool kir::isElementwise(const Instruction &I) {
-  auto op = opKindForInstr(I.getKind());
-  if (!op)
-    return false;
-  switch (*op) {
-  case OpKind::Add:
-  case OpKind::Sub:
-  case OpKind::Mul:
-  case OpKind::Div:
-  case OpKind::Max:
-  case OpKind::Min:
-  case OpKind::Pow:
-  case OpKind::Relu:
-  case OpKind::Sigmoid:
-  case OpKind::Tanh:
-  case OpKind::Sqrt:
-  case OpKind::Exp:
-  case OpKind::Log:
-  case OpKind::Neg:
-  case OpKind::Abs:
-  case OpKind::Clip:
-  case OpKind::Splat:
-    return true;
-  default:
-    return false;
-  }
+  std::optional<OpKind> op = opKindForInstr(I.getKind());
+  return op && getOpInfo(*op).elementwise;
+}
+
+static ExprRef notOf(Kernel &k, ExprRef b) {
+  return k.binary(BinOp::Xor, b, k.constInt(1, ScalarKind::Bool));
 }
 
 /// Integer division that gives 0 for x / 0 and for MIN / -1 (the
@@ -50,66 +31,198 @@ static ExprRef safeIntDiv(Kernel &k, ExprRef a, ExprRef b) {
   return k.select(isZero, zero, k.select(isMinusOne, negA, quot));
 }
 
-static ExprRef binaryValue(Kernel &k, OpKind op, ExprRef a, ExprRef b) {
+/// Integer division of any width: unsigned kinds guard only x / 0; 8- and
+/// 16-bit kinds divide in Int32 and wrap back (-128 / -1 is -128, as the
+/// Interpreter computes it).
+static ExprRef intDiv(Kernel &k, ExprRef a, ExprRef b) {
+  ScalarKind t = a->type;
+  if (isUnsignedKind(t)) {
+    ExprRef zero = k.constInt(0, t);
+    ExprRef isZero = k.binary(BinOp::Eq, b, zero);
+    return k.select(
+        isZero, zero,
+        k.binary(BinOp::Div, a, k.select(isZero, k.constInt(1, t), b)));
+  }
+  if (elemSize(t) < 4)
+    return k.cast(safeIntDiv(k, k.cast(a, ScalarKind::Int32),
+                             k.cast(b, ScalarKind::Int32)),
+                  t);
+  return safeIntDiv(k, a, b);
+}
+
+/// Integer Mod: 0 for a divisor of 0 (or -1); with \p fmod the sign of the
+/// dividend (C %), else of the divisor.
+static ExprRef intMod(Kernel &k, ExprRef a, ExprRef b, bool fmod) {
+  ScalarKind t = a->type;
+  ExprRef zero = k.constInt(0, t);
+  ExprRef bad = k.binary(BinOp::Eq, b, zero);
+  if (!isUnsignedKind(t))
+    bad = k.binary(BinOp::Or, bad, k.binary(BinOp::Eq, b, k.constInt(-1, t)));
+  ExprRef r = k.binary(BinOp::Rem, a, k.select(bad, k.constInt(1, t), b));
+  if (!fmod && !isUnsignedKind(t)) {
+    ExprRef signsDiffer = k.binary(BinOp::Xor, k.binary(BinOp::Lt, r, zero),
+                                   k.binary(BinOp::Lt, b, zero));
+    ExprRef fix = k.binary(BinOp::And, notOf(k, k.binary(BinOp::Eq, r, zero)),
+                           signsDiffer);
+    r = k.select(fix, k.binary(BinOp::Add, r, b), r);
+  }
+  return k.select(bad, zero, r);
+}
+
+/// Unsigned shifts; a shift by the bit width or more gives 0.
+static ExprRef bitShift(Kernel &k, ExprRef a, ExprRef b, bool left) {
+  ScalarKind t = a->type;
+  ExprRef zero = k.constInt(0, t);
+  ExprRef ok = k.binary(BinOp::Lt, b, k.constInt(8 * elemSize(t), t));
+  ExprRef r =
+      k.binary(left ? BinOp::Shl : BinOp::Shr, a, k.select(ok, b, zero));
+  return k.select(ok, r, zero);
+}
+
+/// Integer power through float64: exact while |a^b| < 2^53 (beyond, the
+/// Interpreter's wrapping product is not defined by ONNX either); a
+/// negative exponent truncates toward zero, and 0 to a negative power is 0.
+static ExprRef intPow(Kernel &k, ExprRef a, ExprRef b) {
+  ScalarKind t = a->type, f64 = ScalarKind::Float64;
+  ExprRef p = k.binary(BinOp::Pow, k.cast(a, f64), k.cast(b, f64));
+  ExprRef zero = k.constInt(0, t);
+  ExprRef zeroToNeg = k.binary(BinOp::And, k.binary(BinOp::Eq, a, zero),
+                               k.binary(BinOp::Lt, b, zero));
+  return k.select(zeroToNeg, zero, k.cast(p, t));
+}
+
+static std::optional<UnOp> unaryOf(OpKind op) {
   switch (op) {
-  case OpKind::Add:
-    return k.binary(BinOp::Add, a, b);
-  case OpKind::Sub:
-    return k.binary(BinOp::Sub, a, b);
-  case OpKind::Mul:
-    return k.binary(BinOp::Mul, a, b);
-  case OpKind::Div:
-    if (isFloatKind(a->type))
-      return k.binary(BinOp::Div, a, b);
-    return safeIntDiv(k, a, b);
-  case OpKind::Max:
-    return k.binary(BinOp::Max, a, b);
-  case OpKind::Min:
-    return k.binary(BinOp::Min, a, b);
-  case OpKind::Pow:
-    return k.binary(BinOp::Pow, a, b);
+#define MAP(K)                                                                 \
+  case OpKind::K:                                                              \
+    return UnOp::K;
+    MAP(Relu)
+    MAP(Sigmoid)
+    MAP(Tanh)
+    MAP(Sqrt)
+    MAP(Exp)
+    MAP(Log)
+    MAP(Neg)
+    MAP(Abs)
+    MAP(Floor)
+    MAP(Ceil)
+    MAP(Round)
+    MAP(Erf)
+    MAP(Sin)
+    MAP(Cos)
+    MAP(Tan)
+    MAP(Asin)
+    MAP(Acos)
+    MAP(Atan)
+    MAP(Sinh)
+    MAP(Cosh)
+    MAP(Asinh)
+    MAP(Acosh)
+    MAP(Atanh)
+#undef MAP
   default:
-    return nullptr;
+    return std::nullopt;
+  }
+}
+
+/// The value of \p I from its inputs \p x, computed in the inputs' kind
+/// (Float32 for Float16); the caller casts it to the result kind.
+static ExprRef computeValue(Kernel &k, const Instruction &I, OpKind op,
+                            ScalarKind kind, llvm::ArrayRef<ExprRef> x) {
+  if (auto uop = unaryOf(op))
+    return k.unary(*uop, x[0]);
+  ScalarKind t = x.empty() ? kind : x[0]->type;
+  auto c = [&](double v) { return constOf(k, v, t); };
+  switch (op) {
+  case OpKind::Splat:
+    return constOf(k, llvm::cast<SplatInst>(I).getValue(), kind);
+  case OpKind::Clip: {
+    auto &cl = llvm::cast<ClipInst>(I);
+    return k.binary(BinOp::Min, k.binary(BinOp::Max, x[0], c(cl.getMin())),
+                    c(cl.getMax()));
+  }
+  case OpKind::Reciprocal:
+    return k.binary(BinOp::Div, c(1), x[0]);
+  case OpKind::Softplus: // log(1 + e^x), x itself past 30 (no overflow)
+    return k.select(k.binary(BinOp::Lt, c(30), x[0]), x[0],
+                    k.unary(UnOp::Log, k.binary(BinOp::Add, c(1),
+                                                k.unary(UnOp::Exp, x[0]))));
+  case OpKind::Softsign:
+    return k.binary(BinOp::Div, x[0],
+                    k.binary(BinOp::Add, c(1), k.unary(UnOp::Abs, x[0])));
+  case OpKind::Sign:
+    return k.select(k.binary(BinOp::Lt, c(0), x[0]), c(1),
+                    k.select(k.binary(BinOp::Lt, x[0], c(0)), c(-1), c(0)));
+  case OpKind::IsNaN:
+    return notOf(k, k.binary(BinOp::Eq, x[0], x[0]));
+  case OpKind::IsInf: {
+    double inf = std::numeric_limits<double>::infinity();
+    ExprRef r = k.constInt(0, ScalarKind::Bool);
+    if (I.attr(0).i)
+      r = k.binary(BinOp::Eq, x[0], c(inf));
+    if (I.attr(1).i)
+      r = k.binary(BinOp::Or, r, k.binary(BinOp::Eq, x[0], c(-inf)));
+    return r;
+  }
+  case OpKind::Not:
+    return notOf(k, x[0]);
+  case OpKind::Cast:
+    return x[0];
+  case OpKind::Where:
+    return k.select(x[0], x[1], x[2]);
+  case OpKind::Add:
+    return k.binary(BinOp::Add, x[0], x[1]);
+  case OpKind::Sub:
+    return k.binary(BinOp::Sub, x[0], x[1]);
+  case OpKind::Mul:
+    return k.binary(BinOp::Mul, x[0], x[1]);
+  case OpKind::Div:
+    return isFloatKind(t) ? k.binary(BinOp::Div, x[0], x[1])
+                          : intDiv(k, x[0], x[1]);
+  case OpKind::Max:
+    return k.binary(BinOp::Max, x[0], x[1]);
+  case OpKind::Min:
+    return k.binary(BinOp::Min, x[0], x[1]);
+  case OpKind::Pow:
+    return isFloatKind(t) ? k.binary(BinOp::Pow, x[0], x[1])
+                          : intPow(k, x[0], x[1]);
+  case OpKind::Mod:
+    return isFloatKind(t) ? k.binary(BinOp::Rem, x[0], x[1])
+                          : intMod(k, x[0], x[1], I.attr(0).i);
+  case OpKind::BitShift:
+    return bitShift(k, x[0], x[1], I.attr(0).i);
+  case OpKind::Equal:
+    return k.binary(BinOp::Eq, x[0], x[1]);
+  case OpKind::Less:
+    return k.binary(BinOp::Lt, x[0], x[1]);
+  case OpKind::LessOrEqual:
+    return k.binary(BinOp::Le, x[0], x[1]);
+  case OpKind::Greater:
+    return k.binary(BinOp::Lt, x[1], x[0]);
+  case OpKind::GreaterOrEqual:
+    return k.binary(BinOp::Le, x[1], x[0]);
+  case OpKind::And:
+    return k.binary(BinOp::And, x[0], x[1]);
+  case OpKind::Or:
+    return k.binary(BinOp::Or, x[0], x[1]);
+  case OpKind::Xor:
+    return k.binary(BinOp::Xor, x[0], x[1]);
+  default:
+    llvm_unreachable("elementwise op without a kernel rule");
   }
 }
 
 ExprRef kir::elementwiseValue(Kernel &k, const Instruction &I, ExprRef idx,
                               llvm::function_ref<ExprRef(unsigned)> operand) {
   OpKind op = *opKindForInstr(I.getKind());
-  ElemKind kind = I.getOperand(0).value->getType()->getElemKind();
-  switch (op) {
-  case OpKind::Splat:
-    if (isFloatKind(kind))
-      return k.constFloat(llvm::cast<SplatInst>(I).getValue(), kind);
-    return k.constInt(int64_t(llvm::cast<SplatInst>(I).getValue()), kind);
-  case OpKind::Relu:
-    return k.unary(UnOp::Relu, operand(1));
-  case OpKind::Sigmoid:
-    return k.unary(UnOp::Sigmoid, operand(1));
-  case OpKind::Tanh:
-    return k.unary(UnOp::Tanh, operand(1));
-  case OpKind::Sqrt:
-    return k.unary(UnOp::Sqrt, operand(1));
-  case OpKind::Exp:
-    return k.unary(UnOp::Exp, operand(1));
-  case OpKind::Log:
-    return k.unary(UnOp::Log, operand(1));
-  case OpKind::Neg:
-    return k.unary(UnOp::Neg, operand(1));
-  case OpKind::Abs:
-    return k.unary(UnOp::Abs, operand(1));
-  case OpKind::Clip: {
-    auto &c = llvm::cast<ClipInst>(I);
-    ExprRef x = operand(1);
-    ExprRef lo = k.constFloat(c.getMin(), kind);
-    ExprRef hi = k.constFloat(c.getMax(), kind);
-    return k.binary(BinOp::Min, k.binary(BinOp::Max, x, lo), hi);
+  ScalarKind kind = I.getOperand(0).value->getType()->getElemKind();
+  // Operands in order, so buffers are numbered deterministically; Float16
+  // computes in Float32.
+  llvm::SmallVector<ExprRef, 3> x;
+  for (unsigned n = 1; n < I.getNumOperands(); ++n) {
+    ExprRef v = operand(n);
+    x.push_back(v->type == ScalarKind::Float16 ? k.cast(v, ScalarKind::Float32)
+                                               : v);
   }
-  default: {
-    // Operands in order, so buffers are numbered deterministically.
-    ExprRef a = operand(1);
-    ExprRef b = operand(2);
-    return binaryValue(k, op, a, b);
-  }
-  }
+  return k.cast(computeValue(k, I, op, kind, x), kind);
 }

@@ -95,6 +95,9 @@ ExprRef Kernel::select(ExprRef c, ExprRef a, ExprRef b) {
 ExprRef Kernel::cast(ExprRef a, ScalarKind to) {
   if (a->type == to)
     return a;
+  if ((to == ScalarKind::Float16 && a->type != ScalarKind::Float32) ||
+      (a->type == ScalarKind::Float16 && to != ScalarKind::Float32))
+    return cast(cast(a, ScalarKind::Float32), to);
   Expr e{ExprKind::Cast, to, {}};
   e.a = a;
   return make(e);
@@ -169,14 +172,21 @@ Stmt Kernel::call(llvm::StringRef callee, std::vector<CallArg> args) {
 //===----------------------------------------------------------------------===//
 
 static const char *unOpName(UnOp op) {
-  static const char *names[] = {"neg",  "abs",  "exp",     "log",
-                                "sqrt", "tanh", "sigmoid", "relu"};
+  static const char *names[] = {
+      "neg",   "abs",  "exp",   "log",  "sqrt",  "tanh",  "sigmoid", "relu",
+      "floor", "ceil", "round", "erf",  "sin",   "cos",   "tan",     "asin",
+      "acos",  "atan", "sinh",  "cosh", "asinh", "acosh", "atanh"};
+  static_assert(sizeof(names) / sizeof(names[0]) == unsigned(UnOp::Atanh) + 1,
+                "one name per UnOp");
   return names[unsigned(op)];
 }
 
 static const char *binOpName(BinOp op) {
-  static const char *names[] = {"+",   "-",   "*", "/",  "%",  "max",
-                                "min", "pow", "<", "<=", "==", "&&"};
+  static const char *names[] = {"+",   "-",   "*",  "/",  "%",  "max",
+                                "min", "pow", "<",  "<=", "==", "&&",
+                                "||",  "^",   "<<", ">>"};
+  static_assert(sizeof(names) / sizeof(names[0]) == unsigned(BinOp::Shr) + 1,
+                "one name per BinOp");
   return names[unsigned(op)];
 }
 

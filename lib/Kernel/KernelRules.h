@@ -20,9 +20,36 @@ ExprRef elementwiseValue(Kernel &k, const Instruction &I, ExprRef idx,
 bool lowerStructured(const Instruction &I, const MemoryPlan &plan,
                      std::vector<Kernel> &out);
 
-/// Lowers reductions over sorted axes (float32) and ChannelShuffle.
+/// Lowers reductions over sorted axes and ChannelShuffle.
 bool lowerReduction(const Instruction &I, const MemoryPlan &plan,
                     std::vector<Kernel> &out);
+
+/// Lowers gathers, scatters, Tile, edge/reflect Pad, ArgMax/ArgMin and
+/// CumSum (Indexing.cpp).
+bool lowerIndexing(const Instruction &I, const MemoryPlan &plan,
+                   std::vector<Kernel> &out);
+
+/// Lowers PoolND and Resize (Windows.cpp).
+bool lowerWindow(const Instruction &I, const MemoryPlan &plan,
+                 std::vector<Kernel> &out);
+
+/// Builds a loop nest over \p dims, every loop parallel, whose innermost
+/// body \p inner makes from the loop variables.
+std::vector<Stmt>
+loopNest(Kernel &k, llvm::ArrayRef<dim_t> dims,
+         llvm::function_ref<std::vector<Stmt>(llvm::ArrayRef<ExprRef>)> inner);
+
+/// The kind a rule computes values of \p kind in (Float32 for Float16).
+inline ScalarKind computeKind(ScalarKind kind) {
+  return kind == ScalarKind::Float16 ? ScalarKind::Float32 : kind;
+}
+
+/// The constant \p v of kind \p t (a float constant for float kinds).
+inline ExprRef constOf(Kernel &k, double v, ScalarKind t) {
+  bool isF = t == ScalarKind::Float32 || t == ScalarKind::Float16 ||
+             t == ScalarKind::Float64;
+  return isF ? k.constFloat(v, t) : k.constInt(int64_t(v), t);
+}
 
 } // namespace kir
 } // namespace ember

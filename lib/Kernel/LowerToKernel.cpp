@@ -13,52 +13,6 @@
 using namespace ember;
 using namespace ember::kir;
 
-bool kir::hasKernelLowering(OpKind op, ElemKind kind) {
-  bool isInt = kind == ElemKind::Int32 || kind == ElemKind::Int64;
-  switch (op) {
-  case OpKind::Transpose:
-  case OpKind::Broadcast:
-  case OpKind::Concat:
-    return true;
-  case OpKind::Add:
-  case OpKind::Sub:
-  case OpKind::Mul:
-  case OpKind::Div:
-  case OpKind::Max:
-  case OpKind::Min:
-    return kind == ElemKind::Float32 || isInt;
-  case OpKind::Splat:
-    return kind == ElemKind::Float32 || isInt || kind == ElemKind::Bool;
-  case OpKind::Pow:
-  case OpKind::Relu:
-  case OpKind::Sigmoid:
-  case OpKind::Tanh:
-  case OpKind::Sqrt:
-  case OpKind::Exp:
-  case OpKind::Log:
-  case OpKind::Neg:
-  case OpKind::Abs:
-  case OpKind::Clip:
-  case OpKind::MaxPool:
-  case OpKind::AvgPool:
-  case OpKind::Softmax:
-  case OpKind::MatMul:
-  case OpKind::ReduceSum:
-  case OpKind::ReduceMean:
-  case OpKind::ReduceProd:
-  case OpKind::ReduceMax:
-  case OpKind::ReduceMin:
-    return kind == ElemKind::Float32;
-  case OpKind::ChannelShuffle:
-  case OpKind::Slice:
-    return true;
-  case OpKind::Pad: // constant mode; backends check the mode
-    return kind == ElemKind::Float32 || isInt;
-  default:
-    return false;
-  }
-}
-
 Buffer kir::bufferFor(Value *v, const MemoryPlan &plan) {
   Placement p = plan.locate(v);
   return Buffer{p.region, p.offset, v->getType()->sizeInBytes(),

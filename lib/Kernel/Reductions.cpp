@@ -52,10 +52,32 @@ Kernel lowerReduce(const Instruction &I, const ReduceKind &rk,
       kept.push_back(d);
     }
   }
+  // Floats accumulate in their compute kind, integers in 64 bits.
+  ScalarKind kind = in->getElemKind();
+  bool isF = isFloatKind(kind);
+  ScalarKind ak = isF                    ? computeKind(kind)
+                  : isUnsignedKind(kind) ? ScalarKind::UInt64
+                                         : ScalarKind::Int64;
+  ExprRef init;
   Kernel k(I.getName());
+  if (isF || rk.combine == BinOp::Add || rk.combine == BinOp::Mul) {
+    init = constOf(k, rk.init, ak);
+  } else { // integer max/min start from the input kind's extreme
+    bool isMax = rk.combine == BinOp::Max;
+    unsigned bits = 8 * elemSize(kind);
+    int64_t v;
+    if (isUnsignedKind(kind))
+      v = isMax ? 0 : (bits == 64 ? -1 : (int64_t(1) << bits) - 1);
+    else if (bits == 64)
+      v = isMax ? std::numeric_limits<int64_t>::min()
+                : std::numeric_limits<int64_t>::max();
+    else
+      v = isMax ? -(int64_t(1) << (bits - 1)) : (int64_t(1) << (bits - 1)) - 1;
+    init = k.constInt(v, ak);
+  }
   unsigned out = k.addBuffer(bufferFor(dest, plan));
   unsigned inBuf = k.addBuffer(bufferFor(src, plan));
-  unsigned acc = k.addLocal(ElemKind::Float32);
+  unsigned acc = k.addLocal(ak);
   // Output strides over the kept dims.
   llvm::SmallVector<dim_t, kMaxRank> outStrides(kept.size(), 1);
   for (int i = int(kept.size()) - 2; i >= 0; --i)
@@ -79,16 +101,18 @@ Kernel lowerReduce(const Instruction &I, const ReduceKind &rk,
   }
   for (size_t i = 0; i < reduced.size(); ++i)
     inIdx = k.add(inIdx, k.mul(k.var(redVars[i]), inStrides[reduced[i]]));
-  std::vector<Stmt> inner = {Kernel::assign(
-      acc, k.binary(rk.combine, k.local(acc), k.load(inBuf, inIdx)))};
+  std::vector<Stmt> inner = {
+      Kernel::assign(acc, k.binary(rk.combine, k.local(acc),
+                                   k.cast(k.load(inBuf, inIdx), ak)))};
   for (int i = int(reduced.size()) - 1; i >= 0; --i)
     inner = {Kernel::loop(redVars[i], in->dims()[reduced[i]], false,
                           std::move(inner))};
   ExprRef result = k.local(acc);
   if (rk.mean)
-    result = k.binary(BinOp::Div, result, k.constFloat(float(count)));
+    result = k.binary(BinOp::Div, result, constOf(k, double(count), ak));
+  result = k.cast(result, dest->getType()->getElemKind());
   std::vector<Stmt> body;
-  body.push_back(Kernel::assign(acc, k.constFloat(rk.init)));
+  body.push_back(Kernel::assign(acc, init));
   body.insert(body.end(), inner.begin(), inner.end());
   body.push_back(Kernel::store(out, k.var(flat), result));
   // A full reduction is one iteration.
@@ -204,6 +228,10 @@ bool kir::lowerReduction(const Instruction &I, const MemoryPlan &plan,
   }
   std::optional<ReduceKind> rk = reduceKindOf(I.getKind());
   if (!rk)
+    return false;
+  // An empty integer mean would divide by zero: no rule.
+  if (rk->mean && I.getOperand(1).value->getType()->size() == 0 &&
+      !isFloatKind(I.getOperand(0).value->getType()->getElemKind()))
     return false;
   out.push_back(lowerReduce(I, *rk, plan));
   return true;

@@ -10,9 +10,9 @@ using namespace ember::kir;
 /// from the loop variables. Every loop of the nest is parallel: each
 /// innermost body writes its own outputs (the CPU splits the outermost loop;
 /// the CUDA renderer flattens the whole nest into threads).
-static std::vector<Stmt>
-loopNest(Kernel &k, llvm::ArrayRef<dim_t> dims,
-         llvm::function_ref<std::vector<Stmt>(llvm::ArrayRef<ExprRef>)> inner) {
+std::vector<Stmt> kir::loopNest(
+    Kernel &k, llvm::ArrayRef<dim_t> dims,
+    llvm::function_ref<std::vector<Stmt>(llvm::ArrayRef<ExprRef>)> inner) {
   llvm::SmallVector<unsigned, kMaxRank> vars;
   llvm::SmallVector<ExprRef, kMaxRank> exprs;
   for (size_t i = 0; i < dims.size(); ++i) {
@@ -286,6 +286,7 @@ bool kir::lowerStructured(const Instruction &I, const MemoryPlan &plan,
     out.push_back(lowerMatMul(llvm::cast<MatMulInst>(I), plan));
     return true;
   default:
-    return lowerReduction(I, plan, out);
+    return lowerReduction(I, plan, out) || lowerIndexing(I, plan, out) ||
+           lowerWindow(I, plan, out);
   }
 }

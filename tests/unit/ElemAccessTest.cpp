@@ -44,3 +44,15 @@ TEST(ElemAccess, LoadStoreEveryKind) {
   std::memcpy(buf, &big, 8);
   EXPECT_EQ(loadElementInt(buf, ElemKind::Int64, 0), big);
 }
+
+TEST(ElemAccess, UInt64BeyondInt64) {
+  alignas(8) char buf[16];
+  storeElement(buf, ElemKind::UInt64, 0, -1.0); // wraps like int64 -> uint64
+  EXPECT_EQ(loadElement(buf, ElemKind::UInt64, 0), 18446744073709551615.0);
+  storeElement(buf, ElemKind::UInt64, 1, INFINITY); // saturates
+  uint64_t v;
+  std::memcpy(&v, buf + 8, 8);
+  EXPECT_EQ(v, ~uint64_t(0));
+  storeElement(buf, ElemKind::UInt64, 1, 1e19);
+  EXPECT_EQ(loadElement(buf, ElemKind::UInt64, 1), 1e19);
+}

@@ -101,6 +101,9 @@ struct OpInfo {
   llvm::ArrayRef<VerifyRule> rules;
   InferFn infer;
   bool hasInstr;
+  /// Result element i depends only on element i of each input (which all
+  /// have the result's shape): in-place reuse and kernel fusion apply.
+  bool elementwise;
   const char *doc;
 };
 

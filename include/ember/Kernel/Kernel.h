@@ -32,7 +32,16 @@ struct Buffer {
 };
 
 /// Scalar value kinds. Index arithmetic is Int64; Bool is 0/1 in a byte.
+/// Every plain kind may be loaded, stored, selected and cast; Float16 has
+/// no arithmetic of its own (rules compute in Float32 and cast back), and
+/// the unsigned kinds compare, divide and convert as unsigned.
 using ScalarKind = ElemKind;
+
+/// True for the unsigned integer kinds (UInt8 ... UInt64).
+inline bool isUnsignedKind(ScalarKind k) {
+  return k == ScalarKind::UInt8 || k == ScalarKind::UInt16 ||
+         k == ScalarKind::UInt32 || k == ScalarKind::UInt64;
+}
 
 /// Expression kinds.
 enum class ExprKind : uint8_t {
@@ -46,11 +55,39 @@ enum class ExprKind : uint8_t {
   Cast,   ///< a converted to `type`
 };
 
-/// Unary operators (floats unless noted).
-enum class UnOp : uint8_t { Neg, Abs, Exp, Log, Sqrt, Tanh, Sigmoid, Relu };
+/// Unary operators (Float32/Float64 unless noted; Neg, Abs and Relu take
+/// integers too). Round rounds halves to even.
+enum class UnOp : uint8_t {
+  Neg,
+  Abs,
+  Exp,
+  Log,
+  Sqrt,
+  Tanh,
+  Sigmoid,
+  Relu,
+  Floor,
+  Ceil,
+  Round,
+  Erf,
+  Sin,
+  Cos,
+  Tan,
+  Asin,
+  Acos,
+  Atan,
+  Sinh,
+  Cosh,
+  Asinh,
+  Acosh,
+  Atanh,
+};
 
 /// Binary operators. Comparisons give Bool; Div/Rem on integers follow C
-/// (the lowering guards division by zero where ONNX asks).
+/// (the lowering guards division by zero where ONNX asks). And, Or and Xor
+/// are logical on Bool and bitwise on integers; Shl/Shr shift integers
+/// (Shr is logical on unsigned kinds) by less than the bit width (the
+/// lowering guards larger shifts).
 enum class BinOp : uint8_t {
   Add,
   Sub,
@@ -64,6 +101,10 @@ enum class BinOp : uint8_t {
   Le,
   Eq,
   And,
+  Or,
+  Xor,
+  Shl,
+  Shr,
 };
 
 struct Expr;
@@ -153,6 +194,10 @@ public:
   ExprRef unary(UnOp op, ExprRef a);
   ExprRef binary(BinOp op, ExprRef a, ExprRef b);
   ExprRef select(ExprRef c, ExprRef a, ExprRef b);
+  /// Converts \p a to \p to. Float to integer truncates toward zero, with
+  /// NaN giving 0 and values beyond Int64 saturating, then wraps to the
+  /// target width; anything to Bool is x != 0. Float16 converts only to and
+  /// from Float32: other conversions go through Float32 here.
   ExprRef cast(ExprRef a, ScalarKind to);
   /// Index helpers that fold constants.
   ExprRef add(ExprRef a, ExprRef b);

@@ -16,9 +16,9 @@
 namespace ember {
 namespace kir {
 
-/// True if the shared lowering has a kernel for \p op with results of
-/// element kind \p kind.
-bool hasKernelLowering(OpKind op, ElemKind kind);
+/// True if the shared lowering has a kernel for node \p n (its op, its
+/// result and operand element kinds, and attributes such as Pad's mode).
+bool hasKernelLowering(const Node &n);
 
 /// The kernel-IR buffer of IR value \p v, placed by \p plan.
 Buffer bufferFor(Value *v, const MemoryPlan &plan);

@@ -17,29 +17,7 @@ bool iropt::isMemoryMarker(const Instruction *I) {
 
 bool iropt::isElementwise(const Instruction *I) {
   std::optional<OpKind> op = opKindForInstr(I->getKind());
-  if (!op)
-    return false;
-  switch (*op) {
-  case OpKind::Add:
-  case OpKind::Sub:
-  case OpKind::Mul:
-  case OpKind::Div:
-  case OpKind::Max:
-  case OpKind::Min:
-  case OpKind::Pow:
-  case OpKind::Relu:
-  case OpKind::Sigmoid:
-  case OpKind::Tanh:
-  case OpKind::Sqrt:
-  case OpKind::Exp:
-  case OpKind::Log:
-  case OpKind::Neg:
-  case OpKind::Abs:
-  case OpKind::Clip:
-    return true;
-  default:
-    return false;
-  }
+  return op && getOpInfo(*op).elementwise;
 }
 
 UseMap::UseMap(const IRFunction &F) {
