@@ -110,13 +110,18 @@ def prepare(args, name, work):
              "-network-name=net", "-bundle-shared"])
         info["compile_s"]["ember"] = time.perf_counter() - t0
         info["bundle"] = os.path.join(out, "net")
+    info["skip"] = {}  # engine -> why it cannot run this model
     if "tvm" in args.engines:
         lib = os.path.join(work, name + ".tvm.so")
-        r = last_json(run([sys.executable, os.path.join(LIB, "tvm_worker.py"),
-                           "compile", onnx_path, lib, args.mcpu]))
-        info["compile_s"]["tvm"] = r["compile_s"]
-        info["tvm_lib"] = lib
-        info["tvm_version"] = r["tvm"]
+        try:  # a peer failing on one model must not drop the others' rows
+            r = last_json(run([sys.executable,
+                               os.path.join(LIB, "tvm_worker.py"),
+                               "compile", onnx_path, lib, args.mcpu]))
+            info["compile_s"]["tvm"] = r["compile_s"]
+            info["tvm_lib"] = lib
+            info["tvm_version"] = r["tvm"]
+        except Exception as e:
+            info["skip"]["tvm"] = str(e).strip().splitlines()[-1][:200]
     if "torch" in args.engines:
         pt = os.path.join(work, name + ".pt")
         run(["/usr/bin/python3", os.path.join(LIB, "torch_worker.py"),
@@ -190,6 +195,9 @@ def main():
         for m in infos:
             for t in threads:
                 for e in args.engines:
+                    if e in infos[m]["skip"]:
+                        failures["%s/%s" % (m, e)] = infos[m]["skip"][e]
+                        continue
                     try:
                         ms = time_engine(args, e, infos[m], t, driver)
                     except Exception as ex:
