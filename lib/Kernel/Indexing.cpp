@@ -27,14 +27,6 @@ Index normIndex(Kernel &k, ExprRef raw, dim_t n) {
   return {k.select(valid, v, zero), valid};
 }
 
-/// Row-major strides of \p dims.
-llvm::SmallVector<dim_t, kMaxRank> stridesOf(llvm::ArrayRef<dim_t> dims) {
-  llvm::SmallVector<dim_t, kMaxRank> s(dims.size(), 1);
-  for (int i = int(dims.size()) - 2; i >= 0; --i)
-    s[i] = s[i + 1] * dims[i + 1];
-  return s;
-}
-
 dim_t product(llvm::ArrayRef<dim_t> dims, size_t from, size_t to) {
   dim_t p = 1;
   for (size_t i = from; i < to; ++i)
