@@ -31,15 +31,35 @@ static void matMul(const MatMulInst &I, const ExecContext &ctx) {
   }
 }
 
-static void conv(const ConvInst &I, const ExecContext &ctx) {
+/// Direct convolution shared by Conv (NCHW: x [N, C, H, W], w [M, C/G, KH,
+/// KW], y [N, M, OH, OW]) and ConvNHWC (x [N, H, W, C], w [M, KH, KW, C/G],
+/// y [N, OH, OW, M]): the same sums in the same order for both layouts, so
+/// the layout pass can be checked against plain Conv.
+template <bool ChannelsLast, typename ConvLike>
+static void convImpl(const ConvLike &I, const ExecContext &ctx) {
   llvm::ArrayRef<dim_t> xd = I.getInput()->getType()->dims();
   llvm::ArrayRef<dim_t> wd = I.getFilter()->getType()->dims();
   llvm::ArrayRef<dim_t> yd = I.getDest()->getType()->dims();
   auto strides = I.getStrides(), pads = I.getPads(), dil = I.getDilations();
   dim_t group = I.getGroup();
-  dim_t N = xd[0], C = xd[1], H = xd[2], W = xd[3];
-  dim_t M = wd[0], KH = wd[2], KW = wd[3], OH = yd[2], OW = yd[3];
+  const unsigned cAxis = ChannelsLast ? 3 : 1, hAxis = ChannelsLast ? 1 : 2;
+  dim_t N = xd[0], C = xd[cAxis], H = xd[hAxis], W = xd[hAxis + 1];
+  dim_t M = wd[0], KH = wd[ChannelsLast ? 1 : 2], KW = wd[ChannelsLast ? 2 : 3];
+  dim_t OH = yd[hAxis], OW = yd[hAxis + 1];
   dim_t cPerG = C / group, mPerG = M / group;
+  // Flat offsets of one element of x, w and y in the layout.
+  auto xAt = [&](dim_t n, dim_t c, dim_t h, dim_t w) {
+    return ChannelsLast ? ((n * H + h) * W + w) * C + c
+                        : ((n * C + c) * H + h) * W + w;
+  };
+  auto wAt = [&](dim_t m, dim_t c, dim_t kh, dim_t kw) {
+    return ChannelsLast ? ((m * KH + kh) * KW + kw) * cPerG + c
+                        : ((m * cPerG + c) * KH + kh) * KW + kw;
+  };
+  auto yAt = [&](dim_t n, dim_t m, dim_t oh, dim_t ow) {
+    return ChannelsLast ? ((n * OH + oh) * OW + ow) * M + m
+                        : ((n * M + m) * OH + oh) * OW + ow;
+  };
   const float *x = ctx.ptr<float>(I.getInput());
   const float *w = ctx.ptr<float>(I.getFilter());
   const float *bias = ctx.ptr<float>(I.getBias());
@@ -54,53 +74,6 @@ static void conv(const ConvInst &I, const ExecContext &ctx) {
       for (dim_t oh = 0; oh < OH; ++oh)
         for (dim_t ow = 0; ow < OW; ++ow) {
           float acc = bias[m];
-          for (dim_t c = 0; c < cPerG; ++c) {
-            const float *xc = x + ((n * C) + g * cPerG + c) * H * W;
-            const float *wc = w + (m * cPerG + c) * KH * KW;
-            for (dim_t kh = 0; kh < KH; ++kh) {
-              dim_t ih = oh * strides[0] - pads[0] + kh * dil[0];
-              if (ih < 0 || ih >= H)
-                continue;
-              for (dim_t kw = 0; kw < KW; ++kw) {
-                dim_t iw = ow * strides[1] - pads[1] + kw * dil[1];
-                if (iw >= 0 && iw < W)
-                  acc += xc[ih * W + iw] * wc[kh * KW + kw];
-              }
-            }
-          }
-          dim_t at = ((n * M + m) * OH + oh) * OW + ow;
-          if (res)
-            acc += res[at];
-          y[at] = applyFusedActivation(act, acc, alpha, beta);
-        }
-    }
-}
-
-/// Conv with channels last: x [N, H, W, C], w [M, KH, KW, C/G], y [N, OH,
-/// OW, M]; the same sums in the same order as conv().
-static void convNHWC(const ConvNHWCInst &I, const ExecContext &ctx) {
-  llvm::ArrayRef<dim_t> xd = I.getInput()->getType()->dims();
-  llvm::ArrayRef<dim_t> wd = I.getFilter()->getType()->dims();
-  llvm::ArrayRef<dim_t> yd = I.getDest()->getType()->dims();
-  auto strides = I.getStrides(), pads = I.getPads(), dil = I.getDilations();
-  dim_t group = I.getGroup();
-  dim_t N = xd[0], H = xd[1], W = xd[2], C = xd[3];
-  dim_t M = wd[0], KH = wd[1], KW = wd[2], OH = yd[1], OW = yd[2];
-  dim_t cPerG = C / group, mPerG = M / group;
-  const float *x = ctx.ptr<float>(I.getInput());
-  const float *w = ctx.ptr<float>(I.getFilter());
-  const float *bias = ctx.ptr<float>(I.getBias());
-  float *y = ctx.ptr<float>(I.getDest());
-  auto residuals = I.getResidual();
-  const float *res = residuals.empty() ? nullptr : ctx.ptr<float>(residuals[0]);
-  auto act = FusedActivation(I.getFusedActivation());
-  float alpha = I.getFusedAlpha(), beta = I.getFusedBeta();
-  for (dim_t n = 0; n < N; ++n)
-    for (dim_t oh = 0; oh < OH; ++oh)
-      for (dim_t ow = 0; ow < OW; ++ow)
-        for (dim_t m = 0; m < M; ++m) {
-          dim_t g = m / mPerG;
-          float acc = bias[m];
           for (dim_t c = 0; c < cPerG; ++c)
             for (dim_t kh = 0; kh < KH; ++kh) {
               dim_t ih = oh * strides[0] - pads[0] + kh * dil[0];
@@ -109,15 +82,16 @@ static void convNHWC(const ConvNHWCInst &I, const ExecContext &ctx) {
               for (dim_t kw = 0; kw < KW; ++kw) {
                 dim_t iw = ow * strides[1] - pads[1] + kw * dil[1];
                 if (iw >= 0 && iw < W)
-                  acc += x[((n * H + ih) * W + iw) * C + g * cPerG + c] *
-                         w[((m * KH + kh) * KW + kw) * cPerG + c];
+                  acc +=
+                      x[xAt(n, g * cPerG + c, ih, iw)] * w[wAt(m, c, kh, kw)];
               }
             }
-          dim_t at = ((n * OH + oh) * OW + ow) * M + m;
+          dim_t at = yAt(n, m, oh, ow);
           if (res)
             acc += res[at];
           y[at] = applyFusedActivation(act, acc, alpha, beta);
         }
+    }
 }
 
 /// Shared loop of MaxPool and AvgPool; \p isMax selects the reduction.
@@ -188,10 +162,10 @@ bool interp::executeLinear(const Instruction &I, const ExecContext &ctx) {
     matMul(llvm::cast<MatMulInst>(I), ctx);
     return true;
   case ValueKind::ConvInst:
-    conv(llvm::cast<ConvInst>(I), ctx);
+    convImpl</*ChannelsLast=*/false>(llvm::cast<ConvInst>(I), ctx);
     return true;
   case ValueKind::ConvNHWCInst:
-    convNHWC(llvm::cast<ConvNHWCInst>(I), ctx);
+    convImpl</*ChannelsLast=*/true>(llvm::cast<ConvNHWCInst>(I), ctx);
     return true;
   case ValueKind::MaxPoolInst:
     pool(I, ctx, /*isMax=*/true);
