@@ -415,7 +415,7 @@ Kernel CPULowering::lowerMatMul(const MatMulInst &I) {
   TypeRef ta = I.getLHS()->getType(), tb = I.getRHS()->getType();
   unsigned r = ta->rank();
   int64_t m = ta->dims()[r - 2], kk = ta->dims()[r - 1], n = tb->dims()[r - 1];
-  int64_t batch = m * kk ? ta->size() / (m * kk) : 0;
+  int64_t batch = m * kk != 0 ? ta->size() / (m * kk) : 0;
   int64_t nrb = std::max<int64_t>(1, (m + kMatMulRows - 1) / kMatMulRows);
   Kernel k(I.getName());
   unsigned c = k.addBuffer(kir::bufferFor(I.getDest(), plan_));

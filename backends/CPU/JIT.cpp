@@ -74,32 +74,11 @@ private:
   }
 
   llvm::Error copyInputs(Bindings &b) {
-    for (auto &w : F_->getWeights()) {
-      if (w->isConstant() || w->isOutput())
-        continue;
-      const Placeholder *p = M_.getPlaceholderByName(w->getName());
-      const Tensor *t = p ? b.get(p) : nullptr;
-      if (!t)
-        return makeErrorF("no tensor is bound to input '{0}'", w->getName());
-      if (t->getType() != *w->getType())
-        return makeErrorF("input '{0}' expects {1}, got {2}", w->getName(),
-                          w->getType()->toString(), t->getType().toString());
-      std::memcpy(mutables() + plan_.placements.lookup(w.get()).offset,
-                  t->data(), t->sizeInBytes());
-    }
-    return llvm::Error::success();
+    return copyInputsToRegion(M_, *F_, plan_, b, mutables());
   }
 
   void copyOutputs(Bindings &b) {
-    b.allocateOutputs(M_);
-    for (auto &w : F_->getWeights()) {
-      if (!w->isOutput())
-        continue;
-      Tensor *t = b.get(M_.getPlaceholderByName(w->getName()));
-      std::memcpy(t->data(),
-                  mutables() + plan_.placements.lookup(w.get()).offset,
-                  w->getType()->sizeInBytes());
-    }
+    copyOutputsFromRegion(M_, *F_, plan_, b, mutables());
   }
 
   const Module &M_;

@@ -163,19 +163,7 @@ llvm::Error CUDAFunction::enqueue() {
 }
 
 llvm::Error CUDAFunction::run(Bindings &b) {
-  for (auto &w : F_->getWeights()) {
-    if (w->isConstant() || w->isOutput())
-      continue;
-    const Placeholder *p = M_.getPlaceholderByName(w->getName());
-    const Tensor *t = p ? b.get(p) : nullptr;
-    if (!t)
-      return makeErrorF("no tensor is bound to input '{0}'", w->getName());
-    if (t->getType() != *w->getType())
-      return makeErrorF("input '{0}' expects {1}, got {2}", w->getName(),
-                        w->getType()->toString(), t->getType().toString());
-    std::memcpy(host_.data() + plan_.placements.lookup(w.get()).offset,
-                t->data(), t->sizeInBytes());
-  }
+  EMBER_RETURN_IF_ERR(copyInputsToRegion(M_, *F_, plan_, b, host_.data()));
   EMBER_CUDA_CHECK(cudaMemcpyAsync(regions_[1], host_.data(), host_.size(),
                                    cudaMemcpyHostToDevice, stream_),
                    "uploading the inputs");
@@ -202,15 +190,7 @@ llvm::Error CUDAFunction::run(Bindings &b) {
                                    cudaMemcpyDeviceToHost, stream_),
                    "downloading the outputs");
   EMBER_CUDA_CHECK(cudaStreamSynchronize(stream_), "running the network");
-  b.allocateOutputs(M_);
-  for (auto &w : F_->getWeights()) {
-    if (!w->isOutput())
-      continue;
-    Tensor *t = b.get(M_.getPlaceholderByName(w->getName()));
-    std::memcpy(t->data(),
-                host_.data() + plan_.placements.lookup(w.get()).offset,
-                w->getType()->sizeInBytes());
-  }
+  copyOutputsFromRegion(M_, *F_, plan_, b, host_.data());
   return llvm::Error::success();
 }
 

@@ -85,19 +85,8 @@ public:
 
   llvm::Error run(Bindings &b) override {
     guardRegions();
-    for (auto &w : F_->getWeights()) {
-      if (w->isConstant() || w->isOutput())
-        continue;
-      const Placeholder *p = M_.getPlaceholderByName(w->getName());
-      const Tensor *t = p ? b.get(p) : nullptr;
-      if (!t)
-        return makeErrorF("no tensor is bound to input '{0}'", w->getName());
-      if (t->getType() != *w->getType())
-        return makeErrorF("input '{0}' expects {1}, got {2}", w->getName(),
-                          w->getType()->toString(), t->getType().toString());
-      std::memcpy(mutables_.data() + plan_.placements.lookup(w.get()).offset,
-                  t->data(), t->sizeInBytes());
-    }
+    EMBER_RETURN_IF_ERR(copyInputsToRegion(
+        M_, *F_, plan_, b, reinterpret_cast<uint8_t *>(mutables_.data())));
     ExecContext ctx(plan_, constants_.data(), mutables_.data(),
                     activations_.data());
     for (auto &ip : F_->getInstrs()) {
@@ -123,16 +112,8 @@ public:
         executeOp(I, ctx);
       }
     }
-    b.allocateOutputs(M_);
-    for (auto &w : F_->getWeights()) {
-      if (!w->isOutput())
-        continue;
-      const Placeholder *p = M_.getPlaceholderByName(w->getName());
-      Tensor *t = b.get(p);
-      std::memcpy(t->data(),
-                  mutables_.data() + plan_.placements.lookup(w.get()).offset,
-                  w->getType()->sizeInBytes());
-    }
+    copyOutputsFromRegion(M_, *F_, plan_, b,
+                          reinterpret_cast<const uint8_t *>(mutables_.data()));
     unpoisonBytes(mutables_.data(), mutables_.sizeInBytes());
     unpoisonBytes(activations_.data(), activations_.sizeInBytes());
     return llvm::Error::success();
@@ -176,7 +157,7 @@ InterpreterBackend::compile(const Module &M,
   for (auto &ip : F->getInstrs())
     if (auto op = opKindForInstr(ip->getKind()))
       if (!hasKernel(*op, ip->getOperand(0).value->getType()->getElemKind()))
-        return makeErrorF("Interpreter: no kernel for {0} ({1})",
-                          ip->getName(), ip->getKindName());
+        return makeErrorF("Interpreter: no kernel for {0} ({1})", ip->getName(),
+                          ip->getKindName());
   return std::make_unique<InterpreterFunction>(M, std::move(F), plan);
 }

@@ -3,6 +3,8 @@
 
 #include "ember/Base/Error.h"
 
+#include <cstring>
+
 using namespace ember;
 
 void Bindings::insert(const Placeholder *p, Tensor t) {
@@ -29,6 +31,38 @@ void Bindings::allocateOutputs(const Module &M) {
   for (Placeholder *p : M.getOutputPlaceholders())
     if (!get(p))
       insert(p, Tensor(*p->getType()));
+}
+
+llvm::Error ember::copyInputsToRegion(const Module &M, const IRFunction &F,
+                                      const MemoryPlan &plan, Bindings &b,
+                                      uint8_t *mutables) {
+  for (auto &w : F.getWeights()) {
+    if (w->isConstant() || w->isOutput())
+      continue;
+    const Placeholder *p = M.getPlaceholderByName(w->getName());
+    const Tensor *t = p ? b.get(p) : nullptr;
+    if (!t)
+      return makeErrorF("no tensor is bound to input '{0}'", w->getName());
+    if (t->getType() != *w->getType())
+      return makeErrorF("input '{0}' expects {1}, got {2}", w->getName(),
+                        w->getType()->toString(), t->getType().toString());
+    std::memcpy(mutables + plan.placements.lookup(w.get()).offset, t->data(),
+                t->sizeInBytes());
+  }
+  return llvm::Error::success();
+}
+
+void ember::copyOutputsFromRegion(const Module &M, const IRFunction &F,
+                                  const MemoryPlan &plan, Bindings &b,
+                                  const uint8_t *mutables) {
+  b.allocateOutputs(M);
+  for (auto &w : F.getWeights()) {
+    if (!w->isOutput())
+      continue;
+    Tensor *t = b.get(M.getPlaceholderByName(w->getName()));
+    std::memcpy(t->data(), mutables + plan.placements.lookup(w.get()).offset,
+                w->getType()->sizeInBytes());
+  }
 }
 
 static std::vector<std::unique_ptr<Backend>> &registry() {

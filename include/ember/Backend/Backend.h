@@ -30,6 +30,17 @@ private:
   std::vector<std::pair<const Placeholder *, Tensor>> entries_;
 };
 
+/// Copies the input tensors bound in \p b into the mutable-weights region
+/// \p mutables, each at its planned offset; an error names an input that is
+/// not bound or has the wrong type. Shared by every in-process backend.
+llvm::Error copyInputsToRegion(const Module &M, const IRFunction &F,
+                               const MemoryPlan &plan, Bindings &b,
+                               uint8_t *mutables);
+/// Allocates the output tensors in \p b and fills them from \p mutables.
+void copyOutputsFromRegion(const Module &M, const IRFunction &F,
+                           const MemoryPlan &plan, Bindings &b,
+                           const uint8_t *mutables);
+
 /// A network compiled by a backend, runnable in this process.
 class CompiledFunction {
 public:
