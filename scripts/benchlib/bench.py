@@ -168,6 +168,9 @@ def main():
     args = p.parse_args()
     args.build_dir = os.path.abspath(args.build_dir)
     args.engines = args.engines.split(",")
+    for e in args.engines:
+        if e not in ENGINES:
+            p.error("unknown engine '%s' (known: %s)" % (e, ",".join(ENGINES)))
     if args.mcpu == "native":
         args.mcpu = host_cpu()
     work = os.path.abspath(args.work_dir or
