@@ -17,6 +17,8 @@
 #include "llvm/Support/FileSystem.h"
 
 #include <cstdlib>
+#include <map>
+#include <optional>
 
 using namespace ember;
 using namespace ember::test;
@@ -29,35 +31,49 @@ static std::string zooDir() {
 class Zoo : public ::testing::TestWithParam<const char *> {};
 class ZooNHWC : public ::testing::TestWithParam<const char *> {};
 
-TEST_P(Zoo, PipelineKeepsOutputs) {
-  std::string base = zooDir() + "/" + GetParam();
+/// Node counts of a zoo model before and after the default pipeline.
+struct PipelineCounts {
+  std::map<std::string, unsigned> before, after;
+};
+
+/// Runs zoo model \p name on the Interpreter twice, lowering only and the
+/// default pipeline (with -verify-each and an optional Conv layout), expects
+/// the outputs within 1e-5 of each other and fills \p counts.
+static void checkPipelineKeepsOutputs(const char *name,
+                                      std::optional<ConvLayout> layout,
+                                      PipelineCounts &counts) {
+  std::string base = zooDir() + "/" + name;
   ASSERT_TRUE(llvm::sys::fs::exists(base + ".onnx"))
       << base << ".onnx is missing: run models/zoo/export.py";
   auto input = loadTensorFile(base + ".input.pb");
   ASSERT_TRUE(bool(input)) << llvm::toString(input.takeError());
-
   Module refM, optM;
   auto refF = importONNXFile(base + ".onnx", refM, ImportOptions());
   auto optF = importONNXFile(base + ".onnx", optM, ImportOptions());
   ASSERT_TRUE(refF && optF);
-  auto before = countNodeKinds(**optF);
-
+  counts.before = countNodeKinds(**optF);
   auto ref =
       runOnInterpreter(refM, **refF, getMinimalPipeline(), {&input->tensor});
   ASSERT_TRUE(bool(ref)) << llvm::toString(ref.takeError());
   auto got = runOnInterpreter(optM, **optF, getDefaultPipeline(),
-                              {&input->tensor}, /*verifyEach=*/true);
+                              {&input->tensor}, /*verifyEach=*/true, layout);
   ASSERT_TRUE(bool(got)) << llvm::toString(got.takeError());
   ASSERT_EQ(ref->size(), got->size());
   for (size_t i = 0; i < ref->size(); ++i)
-    expectRelClose((*got)[i], (*ref)[i], 1e-5, GetParam());
+    expectRelClose((*got)[i], (*ref)[i], 1e-5, name);
+  counts.after = countNodeKinds(**optF);
+}
 
+TEST_P(Zoo, PipelineKeepsOutputs) {
+  PipelineCounts c;
+  ASSERT_NO_FATAL_FAILURE(
+      checkPipelineKeepsOutputs(GetParam(), std::nullopt, c));
   // The pipeline did its job: no BatchNorm or stand-alone Relu is left.
-  auto after = countNodeKinds(**optF);
-  EXPECT_GT(before["BatchNorm"], 0u);
-  EXPECT_EQ(after.count("BatchNorm"), 0u);
-  EXPECT_EQ(after.count("Relu"), 0u);
-  EXPECT_LT(after["Conv"] + after["Add"], before["Conv"] + before["Add"]);
+  EXPECT_GT(c.before["BatchNorm"], 0u);
+  EXPECT_EQ(c.after.count("BatchNorm"), 0u);
+  EXPECT_EQ(c.after.count("Relu"), 0u);
+  EXPECT_LT(c.after["Conv"] + c.after["Add"],
+            c.before["Conv"] + c.before["Add"]);
 }
 
 // The conv-layout pass on a backend that prefers NHWC (the Interpreter,
@@ -65,32 +81,14 @@ TEST_P(Zoo, PipelineKeepsOutputs) {
 // ConvNHWC, transpose-opt cancels the transposes between them, and the
 // outputs do not change.
 TEST_P(ZooNHWC, NHWCConvKeepsOutputs) {
-  std::string base = zooDir() + "/" + GetParam();
-  ASSERT_TRUE(llvm::sys::fs::exists(base + ".onnx"))
-      << base << ".onnx is missing: run models/zoo/export.py";
-  auto input = loadTensorFile(base + ".input.pb");
-  ASSERT_TRUE(bool(input)) << llvm::toString(input.takeError());
-  Module refM, optM;
-  auto refF = importONNXFile(base + ".onnx", refM, ImportOptions());
-  auto optF = importONNXFile(base + ".onnx", optM, ImportOptions());
-  ASSERT_TRUE(refF && optF);
-  auto before = countNodeKinds(**optF);
-  auto ref =
-      runOnInterpreter(refM, **refF, getMinimalPipeline(), {&input->tensor});
-  ASSERT_TRUE(bool(ref)) << llvm::toString(ref.takeError());
-  auto got =
-      runOnInterpreter(optM, **optF, getDefaultPipeline(), {&input->tensor},
-                       /*verifyEach=*/true, ConvLayout::NHWC);
-  ASSERT_TRUE(bool(got)) << llvm::toString(got.takeError());
-  ASSERT_EQ(ref->size(), got->size());
-  for (size_t i = 0; i < ref->size(); ++i)
-    expectRelClose((*got)[i], (*ref)[i], 1e-5, GetParam());
-  auto after = countNodeKinds(**optF);
-  EXPECT_EQ(after.count("Conv"), 0u);
-  EXPECT_EQ(after["ConvNHWC"], before["Conv"]);
+  PipelineCounts c;
+  ASSERT_NO_FATAL_FAILURE(
+      checkPipelineKeepsOutputs(GetParam(), ConvLayout::NHWC, c));
+  EXPECT_EQ(c.after.count("Conv"), 0u);
+  EXPECT_EQ(c.after["ConvNHWC"], c.before["Conv"]);
   // Only the edges keep a transpose: the network's input, around a
   // channels-first pooling, and before the classifier.
-  EXPECT_LE(after["Transpose"], 4u);
+  EXPECT_LE(c.after["Transpose"], 4u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Torchvision, Zoo,
