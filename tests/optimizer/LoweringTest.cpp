@@ -18,6 +18,34 @@
 using namespace ember;
 using namespace ember::test;
 
+/// One random tensor in [lo, hi) per input placeholder of \p M.
+static std::vector<Tensor> randomInputs(Module &M, unsigned seed, float lo,
+                                        float hi) {
+  std::mt19937 gen(seed);
+  std::vector<Tensor> in;
+  for (Placeholder *p : M.getInputPlaceholders()) {
+    in.emplace_back(*p->getType());
+    in.back().randomize(lo, hi, gen);
+  }
+  return in;
+}
+
+/// Outputs of \p refF (dce only: the Interpreter's own kernels) and of
+/// \p lowF (the default pipeline) on the same two inputs.
+static void runUnloweredAndLowered(Module &refM, Function &refF, Module &lowM,
+                                   Function &lowF,
+                                   const std::vector<Tensor> &in,
+                                   std::vector<Tensor> &ref,
+                                   std::vector<Tensor> &low) {
+  auto r =
+      runOnInterpreter(refM, refF, *parsePipeline("dce"), {&in[0], &in[1]});
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  auto l = runOnInterpreter(lowM, lowF, getDefaultPipeline(), {&in[0], &in[1]});
+  ASSERT_TRUE(bool(l)) << llvm::toString(l.takeError());
+  ref = std::move(*r);
+  low = std::move(*l);
+}
+
 static const char *kGraph = R"(function f {
   %x = Placeholder float<2 x 3 x 4> input
   %p = Placeholder float<2 x 3 x 5 x 5> input
@@ -37,21 +65,17 @@ TEST(Lowering, SoftmaxAndGlobalPoolMatchTheKernels) {
   auto refF = parseFunction(kGraph, refM);
   auto lowF = parseFunction(kGraph, lowM);
   ASSERT_TRUE(refF && lowF);
+  std::vector<Tensor> in = randomInputs(refM, 3, -1.f, 1.f), ref, low;
   std::mt19937 gen(3);
-  Tensor x(*refM.getInputPlaceholders()[0]->getType());
-  Tensor p(*refM.getInputPlaceholders()[1]->getType());
-  x.randomize(-30.f, 30.f, gen); // large values: the max shift matters
-  p.randomize(-1.f, 1.f, gen);
-  auto ref = runOnInterpreter(refM, **refF, *parsePipeline("dce"), {&x, &p});
-  ASSERT_TRUE(bool(ref)) << llvm::toString(ref.takeError());
-  auto low = runOnInterpreter(lowM, **lowF, getDefaultPipeline(), {&x, &p});
-  ASSERT_TRUE(bool(low)) << llvm::toString(low.takeError());
+  in[0].randomize(-30.f, 30.f, gen); // large values: the max shift matters
+  ASSERT_NO_FATAL_FAILURE(
+      runUnloweredAndLowered(refM, **refF, lowM, **lowF, in, ref, low));
   auto counts = countNodeKinds(**lowF);
   EXPECT_EQ(counts.count("Softmax"), 0u);
   EXPECT_EQ(counts.count("AvgPool"), 0u);
   // Same math in another order: a few ulps.
-  for (size_t i = 0; i < ref->size(); ++i)
-    expectRelClose((*low)[i], (*ref)[i], 1e-6, "output " + std::to_string(i));
+  for (size_t i = 0; i < ref.size(); ++i)
+    expectRelClose(low[i], ref[i], 1e-6, "output " + std::to_string(i));
 }
 
 TEST(Lowering, SoftmaxHandValues) {
@@ -116,25 +140,16 @@ TEST(Lowering, GlobalPoolsBecomeReductions) {
   auto refF = parseFunction(kPoolGraph, refM);
   auto lowF = parseFunction(kPoolGraph, lowM);
   ASSERT_TRUE(refF && lowF);
-  std::mt19937 gen(5);
-  std::vector<Tensor> in;
-  for (Placeholder *p : refM.getInputPlaceholders()) {
-    in.emplace_back(*p->getType());
-    in.back().randomize(-3.f, 3.f, gen);
-  }
-  auto ref =
-      runOnInterpreter(refM, **refF, *parsePipeline("dce"), {&in[0], &in[1]});
-  ASSERT_TRUE(bool(ref)) << llvm::toString(ref.takeError());
-  auto low =
-      runOnInterpreter(lowM, **lowF, getDefaultPipeline(), {&in[0], &in[1]});
-  ASSERT_TRUE(bool(low)) << llvm::toString(low.takeError());
+  std::vector<Tensor> in = randomInputs(refM, 5, -3.f, 3.f), ref, low;
+  ASSERT_NO_FATAL_FAILURE(
+      runUnloweredAndLowered(refM, **refF, lowM, **lowF, in, ref, low));
   auto counts = countNodeKinds(**lowF);
   EXPECT_EQ(counts.count("PoolND"), 0u);
   EXPECT_EQ(counts["MaxPool"], 1u); // the 2x2 window keeps its kernel
   EXPECT_EQ(counts["ReduceMax"], 2u);
   EXPECT_EQ(counts["ReduceMean"], 1u);
-  for (size_t i = 0; i < ref->size(); ++i)
-    expectRelClose((*low)[i], (*ref)[i], 1e-6, "output " + std::to_string(i));
+  for (size_t i = 0; i < ref.size(); ++i)
+    expectRelClose(low[i], ref[i], 1e-6, "output " + std::to_string(i));
 }
 
 // Grouped Conv is lowered only where the backend asks (the Interpreter's
@@ -161,21 +176,14 @@ TEST(Lowering, GroupedConvSplitsIntoConvs) {
   auto counts = countNodeKinds(**lowF);
   EXPECT_EQ(counts["Conv"], 3u);
   EXPECT_EQ(counts["Concat"], 1u);
-  for (Node *n : topologicalOrder(**lowF))
-    if (auto *c = llvm::dyn_cast<ConvNode>(n))
+  for (Node *n : topologicalOrder(**lowF)) {
+    if (auto *c = llvm::dyn_cast<ConvNode>(n)) {
       EXPECT_EQ(c->getGroup(), 1);
-
-  std::mt19937 gen(11);
-  std::vector<Tensor> in;
-  for (Placeholder *p : refM.getInputPlaceholders()) {
-    in.emplace_back(*p->getType());
-    in.back().randomize(-1.f, 1.f, gen);
+    }
   }
-  auto ref =
-      runOnInterpreter(refM, **refF, *parsePipeline("dce"), {&in[0], &in[1]});
-  ASSERT_TRUE(bool(ref)) << llvm::toString(ref.takeError());
-  auto low =
-      runOnInterpreter(lowM, **lowF, getDefaultPipeline(), {&in[0], &in[1]});
-  ASSERT_TRUE(bool(low)) << llvm::toString(low.takeError());
-  expectRelClose((*low)[0], (*ref)[0], 1e-6, "grouped conv");
+
+  std::vector<Tensor> in = randomInputs(refM, 11, -1.f, 1.f), ref, low;
+  ASSERT_NO_FATAL_FAILURE(
+      runUnloweredAndLowered(refM, **refF, lowM, **lowF, in, ref, low));
+  expectRelClose(low[0], ref[0], 1e-6, "grouped conv");
 }
