@@ -288,39 +288,30 @@ def gen_instrs_inc(ops):
         out.append("  return llvm::cast<%sInst>(createOpInstr(ValueKind::%sInst,"
                    " name, ops, std::move(attrs)));" % (n, n))
         out.append("}\n")
-    out.append("Instruction *IRFunction::newOpInstr(ValueKind kind, llvm::StringRef name,"
-               " llvm::ArrayRef<Operand> ops, AttrList attrs) {")
-    out.append("  switch (kind) {")
-    for o in ops:
-        if o["instr"]:
-            out.append("  case ValueKind::%sInst:" % o["name"])
-            out.append("    return new %sInst(kind, name, nullptr, ops,"
-                       " std::move(attrs));" % o["name"])
-    out.append("  default:")
-    out.append("    llvm_unreachable(\"not a table instruction\");")
-    out.append("  }")
-    out.append("}\n")
-    out.append("std::optional<ValueKind> ember::instrKindForOp(OpKind kind) {")
-    out.append("  switch (kind) {")
-    for o in ops:
-        if o["instr"]:
-            out.append("  case OpKind::%s:" % o["name"])
-            out.append("    return ValueKind::%sInst;" % o["name"])
-    out.append("  default:")
-    out.append("    return std::nullopt;")
-    out.append("  }")
-    out.append("}\n")
-    out.append("std::optional<OpKind> ember::opKindForInstr(ValueKind kind) {")
-    out.append("  switch (kind) {")
-    for o in ops:
-        if o["instr"]:
-            out.append("  case ValueKind::%sInst:" % o["name"])
-            out.append("    return OpKind::%s;" % o["name"])
-    out.append("  default:")
-    out.append("    return std::nullopt;")
-    out.append("  }")
-    out.append("}")
-    return "\n".join(out) + "\n"
+    def switch(signature, case, ret, default):
+        """A function switching over the instruction ops: case/ret are
+        formats of the op's name."""
+        out.append(signature + " {")
+        out.append("  switch (kind) {")
+        for o in ops:
+            if o["instr"]:
+                out.append("  case %s:" % (case % o["name"]))
+                out.append("    %s;" % (ret % o["name"]))
+        out.append("  default:")
+        out.append("    %s;" % default)
+        out.append("  }")
+        out.append("}\n")
+
+    switch("Instruction *IRFunction::newOpInstr(ValueKind kind, llvm::StringRef name,"
+           " llvm::ArrayRef<Operand> ops, AttrList attrs)",
+           "ValueKind::%sInst",
+           "return new %sInst(kind, name, nullptr, ops, std::move(attrs))",
+           "llvm_unreachable(\"not a table instruction\")")
+    switch("std::optional<ValueKind> ember::instrKindForOp(OpKind kind)",
+           "OpKind::%s", "return ValueKind::%sInst", "return std::nullopt")
+    switch("std::optional<OpKind> ember::opKindForInstr(ValueKind kind)",
+           "ValueKind::%sInst", "return OpKind::%s", "return std::nullopt")
+    return "\n".join(out)
 
 
 def write_if_changed(path, text):
