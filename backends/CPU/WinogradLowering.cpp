@@ -101,11 +101,13 @@ int64_t cpu::winogradTile(const ConvInst &I) {
 /// U[xi][m][c] = (G g_{m,c} G^T)[xi], packed [xi][block][C][kBlock].
 static std::vector<float> transformFilter(const float *w, int64_t M, int64_t C,
                                           int64_t tm) {
-  static const double G4[6][3] = {{1. / 4, 0, 0},
-                                  {-1. / 6, -1. / 6, -1. / 6},
-                                  {-1. / 6, 1. / 6, -1. / 6},
-                                  {1. / 24, 1. / 12, 1. / 6},
-                                  {1. / 24, -1. / 12, 1. / 6},
+  // Row i: p_i^j / prod_{l != i} (p_i - p_l) for the finite points p =
+  // 0, 1, -1, 2, -1/2 (see Winograd.inc); the last row is infinity's.
+  static const double G4[6][3] = {{1, 0, 0},
+                                  {-1. / 3, -1. / 3, -1. / 3},
+                                  {1. / 3, -1. / 3, 1. / 3},
+                                  {1. / 15, 2. / 15, 4. / 15},
+                                  {-16. / 15, 8. / 15, -4. / 15},
                                   {0, 0, 1}};
   static const double G2[4][3] = {
       {1, 0, 0}, {.5, .5, .5}, {.5, -.5, .5}, {0, 0, 1}};

@@ -513,7 +513,7 @@ Tensor runCase(const ConvCase &c, llvm::StringRef backend,
 /// order). Winograd adds the rounding of its transforms: F(4x4, 3x3) scales
 /// input tiles by up to 10 (a row of B^T) per direction and the products by
 /// up to 19 (a row of A^T) before they cancel; measured max|d| / (max|ref|
-/// sqrt(K)) is up to 2.1e-6 for F(4x4) (3e-8 for F(2x2), 2e-7 for im2col),
+/// sqrt(K)) is up to 1.2e-6 for F(4x4) (3e-8 for F(2x2), 2e-7 for im2col),
 /// so tol = 2e-5 for Winograd.
 void checkCPU(const ConvCase &c, const Tensor &ref, cpu::WinogradMode mode) {
   cpu::setWinogradMode(mode);
