@@ -10,10 +10,11 @@ namespace cpu {
 /// The output tile m of the Winograd convolution F(m x m, 3x3) for \p I (4
 /// or 2), or 0 when \p I stays on im2col + GEMM. Eligible: float32, 3x3,
 /// stride 1, dilation 1, one group, at least 16 input and 16 output
-/// channels, Winograd not turned off (-cpu-winograd=off). Of F(4x4) and
-/// F(2x2) the one with less GEMM work is taken (work counted in the
-/// 16/32-column panels the GEMM computes, so a 7x7 plane, four 4x4 tiles,
-/// goes to F(2x2)), and only when that work is at most 3/5 of im2col's.
+/// channels, Winograd not turned off (-cpu-winograd=off; f2 / f4 force the
+/// tile). In auto mode a cost estimate per channel pair (GEMM columns
+/// computed, transformed filter taps streamed, transforms) picks F(4x4) or
+/// F(2x2), and im2col when both estimates exceed 1.5x its own: F(4x4) on
+/// planes of about 56x56 and more, F(2x2) on 28x28 down to 7x7.
 int64_t winogradTile(const ConvInst &I);
 
 /// What lowerWinogradConv needs of the CPU lowering.

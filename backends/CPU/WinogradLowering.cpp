@@ -52,6 +52,10 @@ constexpr int64_t kBlock = 12, kNR = 32;
 constexpr int64_t kChunk = 8, kBlocksPerCall = 8;
 /// Channels below which the transforms are not amortized by the GEMM.
 constexpr int64_t kMinChannels = 16;
+/// The cost of streaming one transformed filter tap in GEMM column steps
+/// (fit to chains of 3x3 convolutions: F(4x4) on 14x14 planes, 256
+/// channels, is 1.7x slower than F(2x2), on 56x56 planes 1.2x faster).
+constexpr int64_t kWeightCost = 128;
 
 /// Columns the GEMM computes for \p n columns: whole panels, and a tail
 /// panel of 16 or 32 columns.
@@ -87,15 +91,27 @@ int64_t cpu::winogradTile(const ConvInst &I) {
       I.getDilations()[1] != 1 || int64_t(xd[1]) < kMinChannels ||
       int64_t(wd[0]) < kMinChannels || yd[2] == 0 || yd[3] == 0)
     return 0;
-  // GEMM work, in multiply-adds per (input, output) channel pair.
-  int64_t direct = int64_t(yd[0]) * 9 * gemmCols(yd[2] * yd[3]);
-  int64_t cost4 = 36 * gemmCols(numTiles(I, 4));
-  int64_t cost2 = 16 * gemmCols(numTiles(I, 2));
   if (getWinogradMode() != WinogradMode::Auto)
     return getWinogradMode() == WinogradMode::F4 ? 4 : 2;
-  int64_t tm = cost4 <= cost2 ? 4 : 2;
-  // The transforms cost about as much as a third of the GEMM they save.
-  return 5 * std::min(cost4, cost2) <= 3 * direct ? tm : 0;
+  // Estimated cost per (input, output) channel pair, in GEMM column steps
+  // (see gemmCols), of the P points: the GEMM, streaming the P transformed
+  // filter taps (kWeightCost each: the filters of a network do not stay in
+  // cache, and F(4x4)'s are 4x the original), and the transforms (per tile
+  // and point about 16 / M + 30 / C column steps, measured).
+  double M = double(wd[0]), C = double(xd[1]);
+  auto winograd = [&](int64_t tm) {
+    double P = double((tm + 2) * (tm + 2)), T = double(numTiles(I, tm));
+    return P * double(gemmCols(int64_t(T)) + kWeightCost) +
+           P * T * (16 / M + 30 / C);
+  };
+  double cost4 = winograd(4), cost2 = winograd(2);
+  double im2col =
+      9 * double(int64_t(yd[0]) * gemmCols(yd[2] * yd[3]) + kWeightCost);
+  // im2col's copy and its long K passes are not counted: measured, F(2x2)
+  // on 7x7 planes, 512 channels, at 1.3x im2col's estimate is 2x faster.
+  if (std::min(cost4, cost2) > 1.5 * im2col)
+    return 0;
+  return cost4 < cost2 ? 4 : 2;
 }
 
 /// U[xi][m][c] = (G g_{m,c} G^T)[xi], packed [xi][block][C][kBlock].

@@ -302,13 +302,15 @@ const ConvCase kCases[] = {
      0,
      0,
      false},
-    // Winograd (3x3, stride 1, >= 16 channels each way): F(4x4) with a
-    // partial 32-column panel, relu and a residual; odd planes in a batch of
-    // two with partial tiles at the right and bottom; no padding; 7x7 goes
-    // to F(2x2); C = 520 > 512 (two passes over K in the GEMM, 25 channels:
-    // a 1-row last filter block); asymmetric pads; a row of 38 tiles (two
-    // transform chunks).
-    {"wino4_relu_res",
+    // Winograd-eligible shapes (3x3, stride 1, >= 16 channels each way),
+    // each also run with F(2x2) and F(4x4) forced; the last number is the
+    // tile the auto rule picks. A partial 32-column panel, relu and a
+    // residual; odd planes in a batch of two with partial tiles at the right
+    // and bottom; no padding; 7x7; C = 520 > 512 (two passes over K in the
+    // GEMM, 25 channels: a 1-row last filter block); asymmetric pads; a row
+    // of 38 F(4x4) tiles (two transform chunks); 56x56, where auto picks
+    // F(4x4).
+    {"wino_relu_res",
      1,
      32,
      20,
@@ -329,8 +331,8 @@ const ConvCase kCases[] = {
      0,
      0,
      true,
-     4},
-    {"wino4_odd_batch_clip",
+     2},
+    {"wino_odd_batch_clip",
      2,
      17,
      13,
@@ -351,8 +353,8 @@ const ConvCase kCases[] = {
      -0.5f,
      0.5f,
      false,
-     4},
-    {"wino4_unpadded_leaky",
+     0},
+    {"wino_unpadded_leaky",
      1,
      20,
      18,
@@ -373,10 +375,10 @@ const ConvCase kCases[] = {
      0.1f,
      0,
      false,
-     4},
-    {"wino2_7x7_relu_res",  1, 64, 7,    7, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+     0},
+    {"wino_7x7_relu_res",   1, 64, 7,    7, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1,
      FusedActivation::Relu, 0, 0,  true, 2},
-    {"wino4_k_passes",
+    {"wino_k_passes",
      1,
      520,
      12,
@@ -397,8 +399,8 @@ const ConvCase kCases[] = {
      0,
      0,
      true,
-     4},
-    {"wino4_asym_pads",
+     2},
+    {"wino_asym_pads",
      1,
      16,
      9,
@@ -419,8 +421,8 @@ const ConvCase kCases[] = {
      0,
      0,
      false,
-     4},
-    {"wino4_wide_row_sigmoid",
+     0},
+    {"wino_wide_row_sigmoid",
      1,
      16,
      6,
@@ -438,6 +440,28 @@ const ConvCase kCases[] = {
      1,
      1,
      FusedActivation::Sigmoid,
+     0,
+     0,
+     true,
+     0},
+    {"wino_auto_f4_56x56",
+     1,
+     32,
+     56,
+     56,
+     32,
+     3,
+     3,
+     1,
+     1,
+     1,
+     1,
+     1,
+     1,
+     1,
+     1,
+     1,
+     FusedActivation::Relu,
      0,
      0,
      true,
@@ -520,7 +544,14 @@ void checkCPU(const ConvCase &c, const Tensor &ref, cpu::WinogradMode mode) {
   std::vector<std::string> kernels;
   Tensor got = runCase(c, "CPU", &kernels);
   cpu::setWinogradMode(cpu::WinogradMode::Auto);
-  int wino = mode == cpu::WinogradMode::Off ? 0 : c.winograd;
+  bool eligible = c.KH == 3 && c.KW == 3 && c.sh == 1 && c.sw == 1 &&
+                  c.dh == 1 && c.dw == 1 && c.group == 1 && c.C >= 16 &&
+                  c.M >= 16;
+  int wino = mode == cpu::WinogradMode::Off    ? 0
+             : mode == cpu::WinogradMode::Auto ? c.winograd
+             : !eligible                       ? 0
+             : mode == cpu::WinogradMode::F4   ? 4
+                                               : 2;
   std::string want = ".wino" + std::to_string(wino) + "_in";
   bool found = false;
   for (const std::string &k : kernels)
@@ -536,7 +567,7 @@ void checkCPU(const ConvCase &c, const Tensor &ref, cpu::WinogradMode mode) {
   double K = double(c.C / c.group * c.KH * c.KW);
   double tol = wino ? 2e-5 : 1e-5;
   ::testing::Test::RecordProperty(
-      "max_rel_diff_over_sqrtK",
+      "max_rel_diff_over_sqrtK_" + std::to_string(wino),
       llvm::formatv("{0:e}", maxDiff / maxRef / std::sqrt(K)).str());
   expectNear(got, ref, float(tol * maxRef * std::sqrt(K)));
 }
@@ -549,11 +580,17 @@ TEST_P(ConvPathTest, CPUMatchesInterpreter) {
   checkCPU(c, ref, cpu::WinogradMode::Auto);
 }
 
-TEST_P(ConvPathTest, CPUWithoutWinogradMatchesInterpreter) {
+/// The other -cpu-winograd modes: off (im2col + GEMM), and F(2x2) / F(4x4)
+/// forced wherever Winograd is eligible.
+TEST_P(ConvPathTest, CPUForcedPathsMatchInterpreter) {
   const ConvCase &c = GetParam();
   Tensor ref = runCase(c, "Interpreter");
   ASSERT_GT(ref.size(), 0);
-  checkCPU(c, ref, cpu::WinogradMode::Off);
+  for (cpu::WinogradMode mode :
+       {cpu::WinogradMode::Off, cpu::WinogradMode::F2, cpu::WinogradMode::F4}) {
+    SCOPED_TRACE(int(mode));
+    checkCPU(c, ref, mode);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, ConvPathTest, ::testing::ValuesIn(kCases),
