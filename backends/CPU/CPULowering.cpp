@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CPU.h"
+#include "Winograd.h"
 
 #include "glog/logging.h"
 
@@ -292,6 +293,11 @@ void CPULowering::lowerConv(const ConvInst &I, std::vector<Kernel> &out) {
   int64_t group = I.getGroup(), M = wd[0], mPerG = M / group;
   if (group == xd[1] && group == M) {
     out.push_back(lowerDepthwise(I));
+    return;
+  }
+  if (int64_t tm = winogradTile(I)) {
+    lowerWinogradConv(
+        I, tm, {plan_, prog_.constants, patchOffset(), scratchSize_}, out);
     return;
   }
   int64_t MB = kConvBlock, nbg = (mPerG + MB - 1) / MB;

@@ -11,6 +11,11 @@
 //===----------------------------------------------------------------------===//
 #include "../unit/TestUtils.h"
 
+#include "ember/Backend/CPUOptions.h"
+#include "ember/Backend/Profile.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
 #include <cmath>
 #include <random>
 
@@ -25,6 +30,8 @@ struct ConvCase {
   FusedActivation act;
   float alpha, beta;
   bool residual;
+  /// The Winograd output tile the CPU picks (0: im2col + GEMM).
+  int winograd;
 };
 
 const ConvCase kCases[] = {
@@ -140,8 +147,28 @@ const ConvCase kCases[] = {
     // K = 576 > 512: two passes over K, the residual added in the first and
     // the activation applied in the last; 20 channels = a full block and an
     // 8-row one; 100 pixels = three panels and a 4-column tail.
-    {"k_passes_relu_res",   2, 64, 10,  10, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-     FusedActivation::Relu, 0, 0,  true},
+    {"k_passes_relu_res",
+     2,
+     64,
+     10,
+     10,
+     20,
+     3,
+     3,
+     1,
+     1,
+     1,
+     1,
+     1,
+     1,
+     1,
+     1,
+     1,
+     FusedActivation::Relu,
+     0,
+     0,
+     true,
+     2},
     // Pointwise, read in place: K = 600 (two passes), 13 channels (a 1-row
     // last block), 49 pixels (a 17-column tail panel copied per image).
     {"pointwise_k_passes_res",
@@ -275,12 +302,178 @@ const ConvCase kCases[] = {
      0,
      0,
      false},
+    // Winograd-eligible shapes (3x3, stride 1, >= 16 channels each way),
+    // each also run with F(2x2) and F(4x4) forced; the last number is the
+    // tile the auto rule picks. A partial 32-column panel, relu and a
+    // residual; odd planes in a batch of two with partial tiles at the right
+    // and bottom; no padding; 7x7; C = 520 > 512 (two passes over K in the
+    // GEMM, 25 channels: a 1-row last filter block); asymmetric pads; a row
+    // of 38 F(4x4) tiles (two transform chunks); 56x56, where auto picks
+    // F(4x4).
+    {"wino_relu_res",
+     1,
+     32,
+     20,
+     20,
+     24,
+     3,
+     3,
+     1,
+     1,
+     1,
+     1,
+     1,
+     1,
+     1,
+     1,
+     1,
+     FusedActivation::Relu,
+     0,
+     0,
+     true,
+     2},
+    {"wino_odd_batch_clip",
+     2,
+     17,
+     13,
+     11,
+     30,
+     3,
+     3,
+     1,
+     1,
+     1,
+     1,
+     1,
+     1,
+     1,
+     1,
+     1,
+     FusedActivation::Clip,
+     -0.5f,
+     0.5f,
+     false,
+     0},
+    {"wino_unpadded_leaky",
+     1,
+     20,
+     18,
+     18,
+     16,
+     3,
+     3,
+     1,
+     1,
+     0,
+     0,
+     0,
+     0,
+     1,
+     1,
+     1,
+     FusedActivation::LeakyRelu,
+     0.1f,
+     0,
+     false,
+     0},
+    {"wino_7x7_relu_res",   1, 64, 7,    7, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+     FusedActivation::Relu, 0, 0,  true, 2},
+    {"wino_k_passes",
+     1,
+     520,
+     12,
+     12,
+     25,
+     3,
+     3,
+     1,
+     1,
+     1,
+     1,
+     1,
+     1,
+     1,
+     1,
+     1,
+     FusedActivation::None,
+     0,
+     0,
+     true,
+     2},
+    {"wino_asym_pads",
+     1,
+     16,
+     9,
+     14,
+     16,
+     3,
+     3,
+     1,
+     1,
+     0,
+     1,
+     2,
+     0,
+     1,
+     1,
+     1,
+     FusedActivation::None,
+     0,
+     0,
+     false,
+     0},
+    {"wino_wide_row_sigmoid",
+     1,
+     16,
+     6,
+     150,
+     16,
+     3,
+     3,
+     1,
+     1,
+     1,
+     1,
+     1,
+     1,
+     1,
+     1,
+     1,
+     FusedActivation::Sigmoid,
+     0,
+     0,
+     true,
+     0},
+    {"wino_auto_f4_56x56",
+     1,
+     32,
+     56,
+     56,
+     32,
+     3,
+     3,
+     1,
+     1,
+     1,
+     1,
+     1,
+     1,
+     1,
+     1,
+     1,
+     FusedActivation::Relu,
+     0,
+     0,
+     true,
+     4},
 };
 
 class ConvPathTest : public ::testing::TestWithParam<ConvCase> {};
 
-/// Builds the case in a fresh module and runs it on \p backend.
-Tensor runCase(const ConvCase &c, llvm::StringRef backend) {
+/// Builds the case in a fresh module and runs it on \p backend; \p kernels,
+/// if given, receives the names of the kernels that ran.
+Tensor runCase(const ConvCase &c, llvm::StringRef backend,
+               std::vector<std::string> *kernels = nullptr) {
   Module M;
   Function *F = M.createFunction("conv");
   std::mt19937 gen(7);
@@ -311,21 +504,93 @@ Tensor runCase(const ConvCase &c, llvm::StringRef backend) {
                               int64_t(c.act), c.alpha, c.beta);
   auto *out = M.createPlaceholder("y", *y.getType(), true);
   F->createSave("save", y, out);
-  auto outs = compileAndRun(M, *F, backend, std::move(inputs));
-  return outs.empty() ? Tensor() : std::move(outs[0]);
+  if (!kernels) {
+    auto outs = compileAndRun(M, *F, backend, std::move(inputs));
+    return outs.empty() ? Tensor() : std::move(outs[0]);
+  }
+  registerAllBackends();
+  auto B = getBackend(backend);
+  EXPECT_TRUE(bool(B));
+  if (!B)
+    return Tensor();
+  auto net = compileFunction(*F, **B, CompileOptions());
+  EXPECT_TRUE(bool(net)) << llvm::toString(net.takeError());
+  if (!net)
+    return Tensor();
+  Bindings bind;
+  auto phs = M.getInputPlaceholders();
+  for (size_t i = 0; i < phs.size() && i < inputs.size(); ++i)
+    bind.insert(phs[i], std::move(inputs[i]));
+  Profile prof;
+  if (llvm::Error err = net->function->runProfiled(bind, prof)) {
+    ADD_FAILURE() << llvm::toString(std::move(err));
+    return Tensor();
+  }
+  for (const KernelTime &k : prof.kernels)
+    kernels->push_back(k.name);
+  return std::move(*bind.get(out));
+}
+
+/// Runs the case on the CPU with \p mode and compares it with \p ref.
+/// Tolerance: max|d| <= tol * max(1, max|ref|) * sqrt(K), K = C/g * KH * KW,
+/// tol = 1e-5 for im2col + GEMM (K float32 products summed in another
+/// order). Winograd adds the rounding of its transforms: F(4x4, 3x3) scales
+/// input tiles by up to 10 (a row of B^T) per direction and the products by
+/// up to 19 (a row of A^T) before they cancel; measured max|d| / (max|ref|
+/// sqrt(K)) is up to 1.2e-6 for F(4x4) (3e-8 for F(2x2), 2e-7 for im2col),
+/// so tol = 2e-5 for Winograd.
+void checkCPU(const ConvCase &c, const Tensor &ref, cpu::WinogradMode mode) {
+  cpu::setWinogradMode(mode);
+  std::vector<std::string> kernels;
+  Tensor got = runCase(c, "CPU", &kernels);
+  cpu::setWinogradMode(cpu::WinogradMode::Auto);
+  bool eligible = c.KH == 3 && c.KW == 3 && c.sh == 1 && c.sw == 1 &&
+                  c.dh == 1 && c.dw == 1 && c.group == 1 && c.C >= 16 &&
+                  c.M >= 16;
+  int wino = mode == cpu::WinogradMode::Off    ? 0
+             : mode == cpu::WinogradMode::Auto ? c.winograd
+             : !eligible                       ? 0
+             : mode == cpu::WinogradMode::F4   ? 4
+                                               : 2;
+  std::string want = ".wino" + std::to_string(wino) + "_in";
+  bool found = false;
+  for (const std::string &k : kernels)
+    found |= k.find(".wino") != std::string::npos &&
+             (wino == 0 || k.find(want) != std::string::npos);
+  EXPECT_EQ(found, wino != 0) << "expected Winograd tile " << wino;
+  double maxRef = 1, maxDiff = 0;
+  for (dim_t i = 0; i < ref.size(); ++i) {
+    maxRef = std::max(maxRef, std::fabs(ref.elementAsDouble(i)));
+    maxDiff = std::max(
+        maxDiff, std::fabs(ref.elementAsDouble(i) - got.elementAsDouble(i)));
+  }
+  double K = double(c.C / c.group * c.KH * c.KW);
+  double tol = wino ? 2e-5 : 1e-5;
+  ::testing::Test::RecordProperty(
+      "max_rel_diff_over_sqrtK_" + std::to_string(wino),
+      llvm::formatv("{0:e}", maxDiff / maxRef / std::sqrt(K)).str());
+  expectNear(got, ref, float(tol * maxRef * std::sqrt(K)));
 }
 } // namespace
 
 TEST_P(ConvPathTest, CPUMatchesInterpreter) {
   const ConvCase &c = GetParam();
   Tensor ref = runCase(c, "Interpreter");
-  Tensor got = runCase(c, "CPU");
   ASSERT_GT(ref.size(), 0);
-  double maxRef = 1;
-  for (dim_t i = 0; i < ref.size(); ++i)
-    maxRef = std::max(maxRef, std::fabs(ref.elementAsDouble(i)));
-  double K = double(c.C / c.group * c.KH * c.KW);
-  expectNear(got, ref, float(1e-5 * maxRef * std::sqrt(K)));
+  checkCPU(c, ref, cpu::WinogradMode::Auto);
+}
+
+/// The other -cpu-winograd modes: off (im2col + GEMM), and F(2x2) / F(4x4)
+/// forced wherever Winograd is eligible.
+TEST_P(ConvPathTest, CPUForcedPathsMatchInterpreter) {
+  const ConvCase &c = GetParam();
+  Tensor ref = runCase(c, "Interpreter");
+  ASSERT_GT(ref.size(), 0);
+  for (cpu::WinogradMode mode :
+       {cpu::WinogradMode::Off, cpu::WinogradMode::F2, cpu::WinogradMode::F4}) {
+    SCOPED_TRACE(int(mode));
+    checkCPU(c, ref, mode);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, ConvPathTest, ::testing::ValuesIn(kCases),

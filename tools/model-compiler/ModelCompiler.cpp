@@ -14,6 +14,7 @@
 #include "PassOptions.h"
 
 #include "ember/Backend/BundleWriter.h"
+#include "ember/Backend/CPUOptions.h"
 #include "ember/Backend/ConstantEval.h"
 #include "ember/Backend/Pipeline.h"
 #include "ember/Base/Error.h"
@@ -108,6 +109,13 @@ static cl::opt<bool>
 static cl::opt<bool> verbose("verbose", cl::desc("Say what is being done"),
                              cl::cat(category));
 
+static cl::opt<std::string> cpuWinograd(
+    "cpu-winograd",
+    cl::desc("CPU: 3x3 stride-1 convolutions as Winograd F(4x4)/F(2x2) "
+             "where the rule picks them (auto), never (off), or always "
+             "F(2x2) / F(4x4) where eligible (f2, f4)"),
+    cl::init("auto"), cl::value_desc("auto|off|f2|f4"), cl::cat(category));
+
 static void fail(const llvm::Twine &msg) {
   llvm::errs() << "model-compiler: error: " << msg << "\n";
   std::exit(1);
@@ -175,6 +183,7 @@ int main(int argc, char **argv) {
   }
   if (!isCIdentifier(name))
     fail("-network-name '" + name + "' is not a C identifier");
+  cpu::setWinogradMode(unwrap(cpu::parseWinogradMode(cpuWinograd)));
   registerAllBackends();
   const Backend *backend = unwrap(getBackend(backendName));
 

@@ -13,6 +13,7 @@
 #include "ImportFlags.h"
 #include "PassOptions.h"
 
+#include "ember/Backend/CPUOptions.h"
 #include "ember/Backend/ConstantEval.h"
 #include "ember/Backend/Pipeline.h"
 #include "ember/Backend/Profile.h"
@@ -109,6 +110,13 @@ static cl::opt<std::string>
                           "default) or 'program' (execution order)"),
                  cl::init("time"), cl::value_desc("time|program"),
                  cl::cat(category));
+
+static cl::opt<std::string> cpuWinograd(
+    "cpu-winograd",
+    cl::desc("CPU: 3x3 stride-1 convolutions as Winograd F(4x4)/F(2x2) "
+             "where the rule picks them (auto), never (off), or always "
+             "F(2x2) / F(4x4) where eligible (f2, f4)"),
+    cl::init("auto"), cl::value_desc("auto|off|f2|f4"), cl::cat(category));
 
 static void fail(const llvm::Twine &msg) {
   llvm::errs() << "model-runner: error: " << msg << "\n";
@@ -209,6 +217,7 @@ int main(int argc, char **argv) {
   if (profileOrder != "time" && profileOrder != "program")
     fail("-profile-order must be 'time' or 'program', not '" + profileOrder +
          "'");
+  cpu::setWinogradMode(unwrap(cpu::parseWinogradMode(cpuWinograd)));
   registerAllBackends();
   const Backend *backend = unwrap(getBackend(backendName));
 

@@ -1,0 +1,285 @@
+//===- WinogradLowering.cpp - 3x3 convolutions as Winograd F(m, 3x3) ------===//
+//
+// An eligible 3x3 stride-1 convolution becomes three kernels (libjit's
+// Winograd.inc describes the arithmetic): the input transform (parallel over
+// input channels), a + a GEMMs through ember_conv_gemm_f32 (parallel over
+// points, filter blocks and panel chunks), and the output transform with
+// the conv's epilogue (parallel over output channels). The filter transform
+// U = G g G^T is done here, at compile time, in double precision, into the
+// packed layout the GEMM reads: per point xi, [block][C][12].
+//
+// Scratch (after the arena, shared with im2col's patch matrices): V, a*a
+// matrices [C][Tpad], then M, a*a matrices [M][T], T the tiles of all
+// images and Tpad = T rounded up to the GEMM's 32-column panels.
+//
+//===----------------------------------------------------------------------===//
+#include "Winograd.h"
+
+#include "ember/Backend/CPUOptions.h"
+#include "ember/Base/Error.h"
+#include "ember/Kernel/LowerToKernel.h"
+
+#include <atomic>
+#include <cstring>
+
+using namespace ember;
+using namespace ember::cpu;
+using kir::CallArg;
+using kir::ExprRef;
+using kir::Kernel;
+
+static std::atomic<WinogradMode> gMode{WinogradMode::Auto};
+
+void cpu::setWinogradMode(WinogradMode mode) { gMode = mode; }
+WinogradMode cpu::getWinogradMode() { return gMode; }
+
+llvm::Expected<WinogradMode> cpu::parseWinogradMode(llvm::StringRef s) {
+  if (s == "auto")
+    return WinogradMode::Auto;
+  if (s == "off")
+    return WinogradMode::Off;
+  if (s == "f2")
+    return WinogradMode::F2;
+  if (s == "f4")
+    return WinogradMode::F4;
+  return makeErrorF("-cpu-winograd '{0}' is not auto, off, f2 or f4", s);
+}
+
+namespace {
+/// libjit's conv GEMM contract: 12-channel filter blocks, 32-column panels.
+constexpr int64_t kBlock = 12, kNR = 32;
+/// Panels and filter blocks per GEMM task (as CPULowering's conv GEMM).
+constexpr int64_t kChunk = 8, kBlocksPerCall = 8;
+/// Channels below which the transforms are not amortized by the GEMM.
+constexpr int64_t kMinChannels = 16;
+/// The cost of streaming one transformed filter tap in GEMM column steps
+/// (fit to chains of 3x3 convolutions: F(4x4) on 14x14 planes, 256
+/// channels, is 1.7x slower than F(2x2), on 56x56 planes 1.2x faster).
+constexpr int64_t kWeightCost = 128;
+
+/// Columns the GEMM computes for \p n columns: whole panels, and a tail
+/// panel of 16 or 32 columns.
+int64_t gemmCols(int64_t n) {
+  int64_t tail = n % kNR;
+  return n / kNR * kNR + (tail == 0 ? 0 : tail <= 16 ? 16 : kNR);
+}
+
+/// Tiles of F(tm x tm, 3x3) over the output planes of \p I.
+int64_t numTiles(const ConvInst &I, int64_t tm) {
+  auto yd = I.getDest()->getType()->dims();
+  return int64_t(yd[0]) * ((yd[2] + tm - 1) / tm) * ((yd[3] + tm - 1) / tm);
+}
+
+/// \p n floats rounded up to a multiple of 1024 (4 KiB), plus 16 (64 bytes).
+int64_t spreadStride(int64_t n) { return (n + 1023) / 1024 * 1024 + 16; }
+
+CallArg bufArg(unsigned b, ExprRef offset = nullptr) {
+  return CallArg{true, b, offset};
+}
+CallArg valArg(ExprRef e) { return CallArg{false, 0, e}; }
+} // namespace
+
+int64_t cpu::winogradTile(const ConvInst &I) {
+  if (getWinogradMode() == WinogradMode::Off)
+    return 0;
+  auto xd = I.getInput()->getType()->dims();
+  auto wd = I.getFilter()->getType()->dims();
+  auto yd = I.getDest()->getType()->dims();
+  if (I.getDest()->getType()->getElemKind() != ElemKind::Float32 ||
+      wd[2] != 3 || wd[3] != 3 || I.getGroup() != 1 || I.getStrides()[0] != 1 ||
+      I.getStrides()[1] != 1 || I.getDilations()[0] != 1 ||
+      I.getDilations()[1] != 1 || int64_t(xd[1]) < kMinChannels ||
+      int64_t(wd[0]) < kMinChannels || yd[2] == 0 || yd[3] == 0)
+    return 0;
+  if (getWinogradMode() != WinogradMode::Auto)
+    return getWinogradMode() == WinogradMode::F4 ? 4 : 2;
+  // Estimated cost per (input, output) channel pair, in GEMM column steps
+  // (see gemmCols), of the P points: the GEMM, streaming the P transformed
+  // filter taps (kWeightCost each: the filters of a network do not stay in
+  // cache, and F(4x4)'s are 4x the original), and the transforms (per tile
+  // and point about 16 / M + 30 / C column steps, measured).
+  double M = double(wd[0]), C = double(xd[1]);
+  auto winograd = [&](int64_t tm) {
+    double P = double((tm + 2) * (tm + 2)), T = double(numTiles(I, tm));
+    return P * double(gemmCols(int64_t(T)) + kWeightCost) +
+           P * T * (16 / M + 30 / C);
+  };
+  double cost4 = winograd(4), cost2 = winograd(2);
+  double im2col =
+      9 * double(int64_t(yd[0]) * gemmCols(yd[2] * yd[3]) + kWeightCost);
+  // im2col's copy and its long K passes are not counted: measured, F(2x2)
+  // on 7x7 planes, 512 channels, at 1.3x im2col's estimate is 2x faster.
+  if (std::min(cost4, cost2) > 1.5 * im2col)
+    return 0;
+  return cost4 < cost2 ? 4 : 2;
+}
+
+/// U[xi][m][c] = (G g_{m,c} G^T)[xi], packed [xi][block][C][kBlock].
+static std::vector<float> transformFilter(const float *w, int64_t M, int64_t C,
+                                          int64_t tm) {
+  // Row i: p_i^j / prod_{l != i} (p_i - p_l) for the finite points p =
+  // 0, 1, -1, 2, -1/2 (see Winograd.inc); the last row is infinity's.
+  static const double G4[6][3] = {{1, 0, 0},
+                                  {-1. / 3, -1. / 3, -1. / 3},
+                                  {1. / 3, -1. / 3, 1. / 3},
+                                  {1. / 15, 2. / 15, 4. / 15},
+                                  {-16. / 15, 8. / 15, -4. / 15},
+                                  {0, 0, 1}};
+  static const double G2[4][3] = {
+      {1, 0, 0}, {.5, .5, .5}, {.5, -.5, .5}, {0, 0, 1}};
+  int64_t a = tm + 2, nb = (M + kBlock - 1) / kBlock;
+  auto G = [&](int64_t i, int64_t j) { return tm == 4 ? G4[i][j] : G2[i][j]; };
+  std::vector<float> u(size_t(a * a * nb * C * kBlock), 0.f);
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t c = 0; c < C; ++c) {
+      const float *g = w + (m * C + c) * 9;
+      double gt[6][3]; // G g
+      for (int64_t i = 0; i < a; ++i)
+        for (int64_t j = 0; j < 3; ++j) {
+          double s = 0;
+          for (int64_t k = 0; k < 3; ++k)
+            s += G(i, k) * g[k * 3 + j];
+          gt[i][j] = s;
+        }
+      for (int64_t i = 0; i < a; ++i)
+        for (int64_t j = 0; j < a; ++j) {
+          double s = 0;
+          for (int64_t k = 0; k < 3; ++k)
+            s += gt[i][k] * G(j, k);
+          int64_t xi = i * a + j;
+          u[((xi * nb + m / kBlock) * C + c) * kBlock + m % kBlock] = float(s);
+        }
+    }
+  return u;
+}
+
+/// Appends \p bytes of \p data to the constant image, 64-byte aligned.
+static kir::Buffer appendConstant(std::vector<uint8_t> &constants,
+                                  const void *data, size_t bytes,
+                                  std::string name) {
+  size_t offset = (constants.size() + 63) / 64 * 64;
+  constants.resize(offset + bytes, 0);
+  std::memcpy(constants.data() + offset, data, bytes);
+  return kir::Buffer{Region::Constant, offset, bytes, ElemKind::Float32,
+                     std::move(name)};
+}
+
+void cpu::lowerWinogradConv(const ConvInst &I, int64_t tm,
+                            const WinogradContext &ctx,
+                            std::vector<Kernel> &out) {
+  auto xd = I.getInput()->getType()->dims();
+  auto wd = I.getFilter()->getType()->dims();
+  auto yd = I.getDest()->getType()->dims();
+  int64_t nImg = xd[0], C = xd[1], H = xd[2], W = xd[3], M = wd[0];
+  int64_t OH = yd[2], OW = yd[3], a = tm + 2, P = a * a;
+  int64_t TH = (OH + tm - 1) / tm, TW = (OW + tm - 1) / tm, T = nImg * TH * TW;
+  int64_t numPanels = (T + kNR - 1) / kNR, Tpad = numPanels * kNR;
+  int64_t nb = (M + kBlock - 1) / kBlock;
+  std::string name = I.getName().str();
+
+  kir::Buffer src = kir::bufferFor(I.getFilter(), ctx.plan);
+  std::vector<float> u = transformFilter(
+      reinterpret_cast<const float *>(ctx.constants.data() + src.offset), M, C,
+      tm);
+  kir::Buffer ubuf = appendConstant(ctx.constants, u.data(),
+                                    u.size() * sizeof(float), name + ".wino_u");
+  std::vector<float> zeros(size_t(M), 0.f);
+  kir::Buffer zbuf =
+      appendConstant(ctx.constants, zeros.data(), zeros.size() * sizeof(float),
+                     name + ".wino_zero");
+  // The transforms touch all P matrices at once: their strides are
+  // 4 KiB multiples plus one cache line, so that the P streams fall into
+  // different L1 and L2 sets (a 4 KiB multiple would put them all into one).
+  int64_t vStride = spreadStride(C * Tpad), mStride = spreadStride(M * T);
+  // The output transform reads up to 7 tiles past a row's last one: M
+  // has 64 spare bytes at its end.
+  uint64_t vBytes = uint64_t(P * vStride) * 4,
+           mBytes = uint64_t(P * mStride) * 4 + 64;
+  kir::Buffer vbuf{Region::Activation, ctx.scratchOffset, vBytes,
+                   ElemKind::Float32, "wino.v"};
+  kir::Buffer mbuf{Region::Activation,
+                   ctx.scratchOffset + (vBytes + 63) / 64 * 64, mBytes,
+                   ElemKind::Float32, "wino.m"};
+  ctx.scratchSize =
+      std::max<size_t>(ctx.scratchSize, (vBytes + 63) / 64 * 64 + mBytes);
+  using kir::BinOp;
+
+  { // Input transform: one call per input channel.
+    Kernel k(name + ".wino" + std::to_string(tm) + "_in");
+    unsigned x = k.addBuffer(kir::bufferFor(I.getInput(), ctx.plan));
+    unsigned v = k.addBuffer(vbuf);
+    unsigned c = k.newVar();
+    std::vector<CallArg> args = {bufArg(v, k.mul(k.var(c), Tpad)),
+                                 bufArg(x, k.mul(k.var(c), H * W))};
+    for (int64_t val : {tm, nImg, C * H * W, H, W, int64_t(I.getPads()[0]),
+                        int64_t(I.getPads()[1]), TH, TW, vStride, T, Tpad})
+      args.push_back(valArg(k.constInt(val)));
+    k.body() = {Kernel::loop(c, C, /*parallel=*/true,
+                             {Kernel::call("ember_wino_input_f32", args)})};
+    out.push_back(std::move(k));
+  }
+  { // GEMMs: e = ((xi * chunks) + chunk) * nbc + bc.
+    int64_t chunks = (numPanels + kChunk - 1) / kChunk;
+    int64_t nbc = (nb + kBlocksPerCall - 1) / kBlocksPerCall;
+    Kernel k(name);
+    unsigned y = k.addBuffer(mbuf);
+    unsigned w = k.addBuffer(ubuf);
+    unsigned p = k.addBuffer(vbuf);
+    unsigned z = k.addBuffer(zbuf);
+    unsigned e = k.newVar();
+    auto div = [&](ExprRef v, int64_t d) {
+      return k.binary(BinOp::Div, v, k.constInt(d));
+    };
+    auto rem = [&](ExprRef v, int64_t d) {
+      return k.binary(BinOp::Rem, v, k.constInt(d));
+    };
+    ExprRef bc = rem(k.var(e), nbc);
+    ExprRef xi = div(k.var(e), chunks * nbc);
+    ExprRef t0 = k.mul(rem(div(k.var(e), nbc), chunks), kChunk);
+    ExprRef t1 = k.binary(BinOp::Min, k.add(t0, k.constInt(kChunk)),
+                          k.constInt(numPanels));
+    ExprRef b0 = div(k.mul(bc, nb), nbc);
+    ExprRef b1 = div(k.add(k.mul(bc, nb), k.constInt(nb)), nbc);
+    std::vector<CallArg> args = {bufArg(y, k.mul(xi, mStride)),
+                                 bufArg(w, k.mul(xi, nb * C * kBlock)),
+                                 bufArg(p, k.mul(xi, vStride)),
+                                 valArg(k.constInt(0)),
+                                 bufArg(z),
+                                 valArg(k.constInt(0))};
+    // One chunk of all panels (G = numPanels, no chunk stride), rows Tpad
+    // floats apart; no activation.
+    for (int64_t val : {C, T, Tpad, numPanels, int64_t(0), M, int64_t(0)})
+      args.push_back(valArg(k.constInt(val)));
+    args.push_back(valArg(k.constFloat(0)));
+    args.push_back(valArg(k.constFloat(0)));
+    for (ExprRef val : {b0, b1, t0, t1})
+      args.push_back(valArg(val));
+    k.body() = {Kernel::loop(e, P * chunks * nbc, /*parallel=*/true,
+                             {Kernel::call("ember_conv_gemm_f32", args)})};
+    out.push_back(std::move(k));
+  }
+  { // Output transform and epilogue: one call per output channel.
+    Kernel k(name + ".wino" + std::to_string(tm) + "_out");
+    unsigned y = k.addBuffer(kir::bufferFor(I.getDest(), ctx.plan));
+    unsigned mo = k.addBuffer(mbuf);
+    unsigned b = k.addBuffer(kir::bufferFor(I.getBias(), ctx.plan));
+    unsigned m = k.newVar();
+    std::vector<CallArg> args = {bufArg(y, k.mul(k.var(m), OH * OW)),
+                                 bufArg(mo, k.mul(k.var(m), T)),
+                                 bufArg(b, k.var(m))};
+    auto res = I.getResidual();
+    if (res.empty())
+      args.push_back(valArg(k.constInt(0)));
+    else
+      args.push_back(bufArg(k.addBuffer(kir::bufferFor(res[0], ctx.plan)),
+                            k.mul(k.var(m), OH * OW)));
+    for (int64_t val : {tm, nImg, M * OH * OW, OH, OW, TH, TW, mStride,
+                        int64_t(I.getFusedActivation())})
+      args.push_back(valArg(k.constInt(val)));
+    args.push_back(valArg(k.constFloat(I.getFusedAlpha())));
+    args.push_back(valArg(k.constFloat(I.getFusedBeta())));
+    k.body() = {Kernel::loop(m, M, /*parallel=*/true,
+                             {Kernel::call("ember_wino_output_f32", args)})};
+    out.push_back(std::move(k));
+  }
+}
