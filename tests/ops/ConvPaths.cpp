@@ -12,6 +12,7 @@
 #include "../unit/TestUtils.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <random>
 
 using namespace ember;
@@ -168,6 +169,99 @@ const ConvCase kCases[] = {
     // Pointwise with groups and 64 pixels (exactly two panels, no tail).
     {"pointwise_grouped",   1, 12, 8,    8, 9, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 3,
      FusedActivation::None, 0, 0,  false},
+    // Channel-vector GEMM (ConvGemmCV.inc) shapes, run on both GEMMs below:
+    // 40 channels = a 32-channel block and an 8-channel (one-vector) tail;
+    // 50 = a block and an 18-channel (two-vector) tail; 15 pixels = a
+    // 14-pixel tile and a 1-pixel one; odd K; batch 2 with residual.
+    {"cv_tails_odd_k_res",  2, 7, 5,   3, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+     FusedActivation::Relu, 0, 0, true},
+    {"cv_two_vector_tail_leaky",
+     1,
+     9,
+     6,
+     6,
+     50,
+     3,
+     1,
+     1,
+     1,
+     1,
+     0,
+     1,
+     0,
+     1,
+     1,
+     1,
+     FusedActivation::LeakyRelu,
+     0.1f,
+     0,
+     false},
+    // A 1x1 plane (one 1-pixel tile) with groups of 24 channels.
+    {"cv_single_pixel_grouped",
+     1,
+     16,
+     1,
+     1,
+     48,
+     1,
+     1,
+     1,
+     1,
+     0,
+     0,
+     0,
+     0,
+     1,
+     1,
+     2,
+     FusedActivation::None,
+     0,
+     0,
+     false},
+    // Stride-2 pointwise (a ResNet downsample) over im2col; 7x7 pointwise
+    // read in place (3 full tiles and a 7-pixel one), K = 520.
+    {"pointwise_stride2_res",
+     2,
+     24,
+     14,
+     13,
+     64,
+     1,
+     1,
+     2,
+     2,
+     0,
+     0,
+     0,
+     0,
+     1,
+     1,
+     1,
+     FusedActivation::Relu,
+     0,
+     0,
+     true},
+    {"pointwise_7x7_long_k_hswish",
+     1,
+     520,
+     7,
+     7,
+     36,
+     1,
+     1,
+     1,
+     1,
+     0,
+     0,
+     0,
+     0,
+     1,
+     1,
+     1,
+     FusedActivation::HardSwish,
+     1.f / 6,
+     0.5f,
+     false},
     // Depthwise: rows with padded edges, stride 2 on odd planes, 5x5,
     // tiny planes with asymmetric pads, stride 3.
     {"depthwise_s1_blocks_relu_res",
@@ -316,16 +410,50 @@ Tensor runCase(const ConvCase &c, llvm::StringRef backend) {
 }
 } // namespace
 
+/// Sets EMBER_CPU_CONV for one scope (which GEMM the CPU lowers non-depthwise
+/// convolutions to), restoring "auto" after.
+struct ConvPathChoice {
+  explicit ConvPathChoice(const char *v) { setenv("EMBER_CPU_CONV", v, 1); }
+  ~ConvPathChoice() { setenv("EMBER_CPU_CONV", "auto", 1); }
+};
+
 TEST_P(ConvPathTest, CPUMatchesInterpreter) {
   const ConvCase &c = GetParam();
   Tensor ref = runCase(c, "Interpreter");
-  Tensor got = runCase(c, "CPU");
   ASSERT_GT(ref.size(), 0);
   double maxRef = 1;
   for (dim_t i = 0; i < ref.size(); ++i)
     maxRef = std::max(maxRef, std::fabs(ref.elementAsDouble(i)));
   double K = double(c.C / c.group * c.KH * c.KW);
-  expectNear(got, ref, float(1e-5 * maxRef * std::sqrt(K)));
+  // Each case on the automatic choice and on both GEMMs forced.
+  for (const char *path : {"auto", "panels", "channels"}) {
+    SCOPED_TRACE(path);
+    ConvPathChoice choice(path);
+    Tensor got = runCase(c, "CPU");
+    expectNear(got, ref, float(1e-5 * maxRef * std::sqrt(K)));
+  }
+}
+
+TEST(ConvPathChoiceTest, BadValueIsAnError) {
+  ConvPathChoice choice("sideways");
+  const ConvCase &c = kCases[0];
+  Module M;
+  Function *F = M.createFunction("conv");
+  auto *x =
+      M.createPlaceholder("x", Type(ElemKind::Float32, {1, 3, 5, 5}), false);
+  auto *w =
+      M.createConstant("w", Tensor(ElemKind::Float32, {4, 3, c.KH, c.KW}));
+  auto *b = M.createConstant("b", Tensor(ElemKind::Float32, {4}));
+  NodeValue y = F->createConv("conv", x, w, b, {}, {1, 1}, {1, 1, 1, 1}, {1, 1},
+                              1, 0, 0.f, 0.f);
+  F->createSave("save", y, M.createPlaceholder("y", *y.getType(), true));
+  registerAllBackends();
+  auto B = getBackend("CPU");
+  ASSERT_TRUE(bool(B)) << llvm::toString(B.takeError());
+  auto net = compileFunction(*F, **B, CompileOptions());
+  ASSERT_FALSE(bool(net));
+  EXPECT_NE(llvm::toString(net.takeError()).find("EMBER_CPU_CONV 'sideways'"),
+            std::string::npos);
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, ConvPathTest, ::testing::ValuesIn(kCases),
