@@ -51,6 +51,8 @@ constexpr int64_t kConvCVTile = 14;
 /// Patch bytes one channel-vector task may read (its tiles stay in L2 while
 /// it walks its filter blocks).
 constexpr int64_t kConvCVTaskBytes = 256 << 10;
+/// Tasks a channel-vector convolution is split into at least (per image).
+constexpr int64_t kConvCVMinTasks = 4;
 /// Planes of more output pixels than this keep the pixel-panel GEMM.
 constexpr int64_t kConvCVMaxPixels = 1024;
 /// MatMul rows per parallel task.
@@ -359,6 +361,11 @@ void CPULowering::lowerConvCV(const ConvInst &I, std::vector<Kernel> &out) {
   int64_t perTask = std::clamp<int64_t>(
       kConvCVTaskBytes / std::max<int64_t>(1, K * NT * 4), 1, tiles);
   int64_t chunks = (tiles + perTask - 1) / perTask;
+  // At least kConvCVMinTasks tasks where there are tiles for them, so that
+  // a small plane with few channels still spreads over the threads.
+  if (group * nbg * chunks < kConvCVMinTasks)
+    chunks =
+        std::min(tiles, (kConvCVMinTasks + group * nbg - 1) / (group * nbg));
   bool direct = isPointwise(I);
   int64_t ldp = direct ? N : NT, tileStride = direct ? NT : K * NT;
   int64_t groupStride = direct ? K * N : tiles * K * NT;
