@@ -314,6 +314,15 @@ static bool isPointwise(const ConvInst &I) {
          I.getPads()[1] == 0;
 }
 
+/// True for a 1x1 unpadded convolution with a stride (a ResNet downsample):
+/// the channel-vector GEMM reads its activation at the stride, in place.
+static bool isStrided1x1(const ConvInst &I) {
+  auto wd = I.getFilter()->getType()->dims();
+  auto pads = I.getPads();
+  return wd[2] == 1 && wd[3] == 1 && !isPointwise(I) &&
+         std::all_of(pads.begin(), pads.end(), [](auto p) { return p == 0; });
+}
+
 /// Fraction of the computed tile rows or columns that are real when \p n is
 /// covered by tiles of \p t.
 static double tileUse(int64_t n, int64_t t) {
@@ -356,8 +365,13 @@ void CPULowering::lowerConvCV(const ConvInst &I, std::vector<Kernel> &out) {
   int64_t group = I.getGroup(), M = wd[0], mPerG = M / group;
   int64_t MB = kConvCVBlock, nbg = (mPerG + MB - 1) / MB;
   int64_t K = xd[1] / group * wd[2] * wd[3];
-  int64_t N = yd[2] * yd[3], NT = kConvCVTile;
-  int64_t tiles = (N + NT - 1) / NT;
+  int64_t N = yd[2] * yd[3], NT = kConvCVTile, HW = xd[2] * xd[3];
+  // The patch matrix: the activation itself, read in place for a pointwise
+  // convolution (one row of N pixels) or at the stride for a strided 1x1
+  // one (tiles along output rows), else im2col's copy in 14-column chunks.
+  bool direct = isPointwise(I), strided = !direct && isStrided1x1(I);
+  int64_t rowPixels = strided ? yd[3] : N, rows = strided ? yd[2] : 1;
+  int64_t tiles = rows * ((rowPixels + NT - 1) / NT);
   int64_t perTask = std::clamp<int64_t>(
       kConvCVTaskBytes / std::max<int64_t>(1, K * NT * 4), 1, tiles);
   int64_t chunks = (tiles + perTask - 1) / perTask;
@@ -366,23 +380,26 @@ void CPULowering::lowerConvCV(const ConvInst &I, std::vector<Kernel> &out) {
   if (group * nbg * chunks < kConvCVMinTasks)
     chunks =
         std::min(tiles, (kConvCVMinTasks + group * nbg - 1) / (group * nbg));
-  bool direct = isPointwise(I);
-  int64_t ldp = direct ? N : NT, tileStride = direct ? NT : K * NT;
-  int64_t groupStride = direct ? K * N : tiles * K * NT;
+  auto st = I.getStrides();
+  bool inPlace = direct || strided;
+  int64_t ldp = inPlace ? HW : NT;
+  int64_t tileStride = direct ? NT : strided ? NT * st[1] : K * NT;
+  int64_t rowStride = strided ? st[0] * xd[3] : 0, ps = strided ? st[1] : 1;
+  int64_t groupStride = inPlace ? K * HW : tiles * K * NT;
   kir::Buffer packed = packFilter(I, MB);
   kir::Buffer patches{Region::Activation, patchOffset(),
-                      direct ? 0 : uint64_t(groupStride * group * 4),
+                      inPlace ? 0 : uint64_t(groupStride * group * 4),
                       ElemKind::Float32, "conv.patches"};
   scratchSize_ = std::max<size_t>(scratchSize_, patches.size);
   using kir::BinOp;
   for (int64_t img = 0; img < xd[0]; ++img) {
-    if (!direct)
+    if (!inPlace)
       out.push_back(im2col(I, img, patches, NT, tiles * NT));
     Kernel k(I.getName());
     unsigned y = k.addBuffer(kir::bufferFor(I.getDest(), plan_));
     unsigned w = k.addBuffer(packed);
     unsigned p =
-        k.addBuffer(direct ? kir::bufferFor(I.getInput(), plan_) : patches);
+        k.addBuffer(inPlace ? kir::bufferFor(I.getInput(), plan_) : patches);
     unsigned b = k.addBuffer(kir::bufferFor(I.getBias(), plan_));
     // e = (g * nbg + blk) * chunks + c.
     unsigned e = k.newVar();
@@ -399,8 +416,8 @@ void CPULowering::lowerConvCV(const ConvInst &I, std::vector<Kernel> &out) {
     ExprRef t1 = div(k.add(k.mul(c, tiles), k.constInt(tiles)), chunks);
     ExprRef yOff = k.mul(k.add(k.constInt(img * M), k.mul(g, mPerG)), N);
     ExprRef pOff = k.mul(g, groupStride);
-    if (direct)
-      pOff = k.add(pOff, k.constInt(img * xd[1] * N));
+    if (inPlace)
+      pOff = k.add(pOff, k.constInt(img * xd[1] * HW));
     std::vector<CallArg> args = {bufArg(y, yOff),
                                  bufArg(w, k.mul(g, nbg * K * MB)),
                                  bufArg(p, pOff), bufArg(b, k.mul(g, mPerG))};
@@ -409,8 +426,8 @@ void CPULowering::lowerConvCV(const ConvInst &I, std::vector<Kernel> &out) {
       args.push_back(valArg(k.constInt(0)));
     else
       args.push_back(bufArg(k.addBuffer(kir::bufferFor(res[0], plan_)), yOff));
-    for (int64_t v :
-         {K, N, ldp, tileStride, mPerG, int64_t(I.getFusedActivation())})
+    for (int64_t v : {K, N, ldp, rowPixels, rowStride, tileStride, ps, mPerG,
+                      int64_t(I.getFusedActivation())})
       args.push_back(valArg(k.constInt(v)));
     args.push_back(valArg(k.constFloat(I.getFusedAlpha())));
     args.push_back(valArg(k.constFloat(I.getFusedBeta())));
