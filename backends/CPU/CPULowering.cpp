@@ -53,7 +53,8 @@ constexpr int64_t kConvCVTile = 14;
 constexpr int64_t kConvCVTaskBytes = 256 << 10;
 /// Tasks a channel-vector convolution is split into at least (per image).
 constexpr int64_t kConvCVMinTasks = 4;
-/// Planes of more output pixels than this keep the pixel-panel GEMM.
+/// Pointwise convolutions on planes of more output pixels than this keep
+/// the pixel-panel GEMM.
 constexpr int64_t kConvCVMaxPixels = 1024;
 /// MatMul rows per parallel task.
 constexpr int64_t kMatMulRows = 16;
@@ -329,48 +330,58 @@ static double tileUse(int64_t n, int64_t t) {
   return double(n) / double((n + t - 1) / t * t);
 }
 
-/// True when the channel-vector GEMM should run \p I (EMBER_CPU_CONV=auto):
-/// small planes, where 32-pixel panels waste much of the last one while
-/// 14-pixel tiles compute only real pixels. The estimate weighs the padding
-/// of both layouts (12-channel blocks and 32-pixel panels; 32- or 16-channel
-/// blocks); a pointwise convolution read in place loses ~15% in the
-/// channel-vector layout (its tiles' rows are a plane apart), so it needs a
-/// clear gain. Large planes keep the panels: their im2col copy is long and
-/// the pixel-vector tile reuses it better.
+/// True when the channel-vector GEMM should run \p I (EMBER_CPU_CONV=auto).
+/// The estimate weighs the padding of both layouts (12-channel blocks and
+/// 32-pixel panels; 32- or 16-channel blocks, pixels exact). A pointwise
+/// convolution reads its activation in place either way; in the
+/// channel-vector layout its tiles' rows are a plane apart (~15% slower when
+/// nothing is wasted), so it needs a clear gain, and large planes keep the
+/// panels. Every other convolution saves the panels' im2col copy (a KH*KW-
+/// fold copy of the input; measured 30-50% on ResNet's 3x3 and 7x7 layers),
+/// so it takes the channel-vector GEMM unless its channels waste much more.
 static bool preferChannelVector(const ConvInst &I) {
   auto wd = I.getFilter()->getType()->dims();
   auto yd = I.getDest()->getType()->dims();
   int64_t N = yd[2] * yd[3], mPerG = wd[0] / I.getGroup();
-  if (N > kConvCVMaxPixels)
-    return false;
   int64_t rest = mPerG % kConvCVBlock;
   int64_t cvRows = mPerG - rest + (rest > 16 ? 32 : rest > 0 ? 16 : 0);
   double panels = tileUse(N, kConvNR) * tileUse(mPerG, kConvBlock);
   double channels = double(mPerG) / double(cvRows);
-  if (isPointwise(I))
-    channels *= 0.85;
-  return channels > panels;
+  if (!isPointwise(I))
+    return channels * 1.3 > panels;
+  return N <= kConvCVMaxPixels && channels * 0.85 > panels;
 }
 
 /// A non-depthwise convolution through the channel-vector GEMM (libjit's
 /// ConvGemmCV.inc): the filter packed in blocks of kConvCVBlock channels,
-/// the patch matrix read in tiles of kConvCVTile pixels -- the activation
-/// itself for a pointwise convolution, else im2col's copy. Per image and
+/// the output read in tiles of kConvCVTile pixels straight from the
+/// activation (or its zero-padded copy), without im2col. Per image and
 /// group, tasks are (block, chunk of tiles); consecutive tasks share a
 /// block's filter, and a chunk's tiles fit kConvCVTaskBytes.
 void CPULowering::lowerConvCV(const ConvInst &I, std::vector<Kernel> &out) {
   auto xd = I.getInput()->getType()->dims();
   auto wd = I.getFilter()->getType()->dims();
   auto yd = I.getDest()->getType()->dims();
+  auto st = I.getStrides(), pads = I.getPads(), dil = I.getDilations();
   int64_t group = I.getGroup(), M = wd[0], mPerG = M / group;
   int64_t MB = kConvCVBlock, nbg = (mPerG + MB - 1) / MB;
-  int64_t K = xd[1] / group * wd[2] * wd[3];
-  int64_t N = yd[2] * yd[3], NT = kConvCVTile, HW = xd[2] * xd[3];
-  // The patch matrix: the activation itself, read in place for a pointwise
-  // convolution (one row of N pixels) or at the stride for a strided 1x1
-  // one (tiles along output rows), else im2col's copy in 14-column chunks.
-  bool direct = isPointwise(I), strided = !direct && isStrided1x1(I);
-  int64_t rowPixels = strided ? yd[3] : N, rows = strided ? yd[2] : 1;
+  int64_t C = xd[1], H = xd[2], W = xd[3], KH = wd[2], KW = wd[3];
+  int64_t cPerG = C / group, K = cPerG * KH * KW;
+  int64_t OH = yd[2], OW = yd[3], N = OH * OW, NT = kConvCVTile;
+  // Where tile pixels are read (see ConvGemmCV.inc): a pointwise
+  // convolution reads its activation in place as one row of N pixels; any
+  // other reads it along output rows at the stride -- a strided 1x1 one in
+  // place (patch row k = input channel k), the rest through an offset table
+  // of k = (c, kh, kw), from the activation itself when unpadded, else from
+  // a zero-padded copy of each image (Hp x Wp planes).
+  bool pointwise = isPointwise(I), strided = !pointwise && isStrided1x1(I);
+  bool table = !pointwise && !strided;
+  int64_t Hp = (OH - 1) * st[0] + (KH - 1) * dil[0] + 1;
+  int64_t Wp = (OW - 1) * st[1] + (KW - 1) * dil[1] + 1;
+  bool padded = table && std::any_of(pads.begin(), pads.end(),
+                                     [](auto p) { return p != 0; });
+  int64_t PS = padded ? Hp * Wp : H * W, RS = padded ? Wp : W;
+  int64_t rowPixels = pointwise ? N : OW, rows = pointwise ? 1 : OH;
   int64_t tiles = rows * ((rowPixels + NT - 1) / NT);
   int64_t perTask = std::clamp<int64_t>(
       kConvCVTaskBytes / std::max<int64_t>(1, K * NT * 4), 1, tiles);
@@ -380,26 +391,48 @@ void CPULowering::lowerConvCV(const ConvInst &I, std::vector<Kernel> &out) {
   if (group * nbg * chunks < kConvCVMinTasks)
     chunks =
         std::min(tiles, (kConvCVMinTasks + group * nbg - 1) / (group * nbg));
-  auto st = I.getStrides();
-  bool inPlace = direct || strided;
-  int64_t ldp = inPlace ? HW : NT;
-  int64_t tileStride = direct ? NT : strided ? NT * st[1] : K * NT;
-  int64_t rowStride = strided ? st[0] * xd[3] : 0, ps = strided ? st[1] : 1;
-  int64_t groupStride = inPlace ? K * HW : tiles * K * NT;
+  int64_t ldp = PS, rowStride = pointwise ? 0 : st[0] * RS;
+  int64_t tileStride = pointwise ? NT : NT * st[1];
+  int64_t ps = pointwise ? 1 : st[1];
   kir::Buffer packed = packFilter(I, MB);
-  kir::Buffer patches{Region::Activation, patchOffset(),
-                      inPlace ? 0 : uint64_t(groupStride * group * 4),
-                      ElemKind::Float32, "conv.patches"};
-  scratchSize_ = std::max<size_t>(scratchSize_, patches.size);
+  kir::Buffer offsets;
+  if (table) {
+    std::vector<int32_t> koff;
+    koff.reserve(K);
+    for (int64_t c = 0; c < cPerG; ++c)
+      for (int64_t kh = 0; kh < KH; ++kh)
+        for (int64_t kw = 0; kw < KW; ++kw)
+          koff.push_back(int32_t(c * PS + kh * dil[0] * RS + kw * dil[1]));
+    size_t offset = alignTo64(prog_.constants.size());
+    prog_.constants.resize(offset + K * 4, 0);
+    std::memcpy(prog_.constants.data() + offset, koff.data(), K * 4);
+    offsets = kir::Buffer{Region::Constant, offset, uint64_t(K * 4),
+                          ElemKind::Int32, I.getName().str() + ".koff"};
+  }
+  kir::Buffer xpad{Region::Activation, patchOffset(),
+                   padded ? uint64_t(C * PS * 4) : 0, ElemKind::Float32,
+                   "conv.padded"};
+  scratchSize_ = std::max<size_t>(scratchSize_, xpad.size);
+  kir::Buffer input = kir::bufferFor(I.getInput(), plan_);
   using kir::BinOp;
   for (int64_t img = 0; img < xd[0]; ++img) {
-    if (!inPlace)
-      out.push_back(im2col(I, img, patches, NT, tiles * NT));
+    if (padded) {
+      Kernel k((I.getName() + ".pad").str());
+      unsigned d = k.addBuffer(xpad), x = k.addBuffer(input);
+      unsigned c = k.newVar();
+      std::vector<CallArg> args = {bufArg(d, k.mul(k.var(c), PS)),
+                                   bufArg(x, k.add(k.constInt(img * C * H * W),
+                                                   k.mul(k.var(c), H * W)))};
+      for (int64_t v : {H, W, Hp, Wp, pads[0], pads[1]})
+        args.push_back(valArg(k.constInt(v)));
+      k.body() = {Kernel::loop(c, C, /*parallel=*/true,
+                               {Kernel::call("ember_pad_plane_f32", args)})};
+      out.push_back(std::move(k));
+    }
     Kernel k(I.getName());
     unsigned y = k.addBuffer(kir::bufferFor(I.getDest(), plan_));
     unsigned w = k.addBuffer(packed);
-    unsigned p =
-        k.addBuffer(inPlace ? kir::bufferFor(I.getInput(), plan_) : patches);
+    unsigned p = k.addBuffer(padded ? xpad : input);
     unsigned b = k.addBuffer(kir::bufferFor(I.getBias(), plan_));
     // e = (g * nbg + blk) * chunks + c.
     unsigned e = k.newVar();
@@ -415,12 +448,16 @@ void CPULowering::lowerConvCV(const ConvInst &I, std::vector<Kernel> &out) {
     ExprRef t0 = div(k.mul(c, tiles), chunks);
     ExprRef t1 = div(k.add(k.mul(c, tiles), k.constInt(tiles)), chunks);
     ExprRef yOff = k.mul(k.add(k.constInt(img * M), k.mul(g, mPerG)), N);
-    ExprRef pOff = k.mul(g, groupStride);
-    if (inPlace)
-      pOff = k.add(pOff, k.constInt(img * xd[1] * HW));
-    std::vector<CallArg> args = {bufArg(y, yOff),
-                                 bufArg(w, k.mul(g, nbg * K * MB)),
-                                 bufArg(p, pOff), bufArg(b, k.mul(g, mPerG))};
+    ExprRef pOff = k.mul(g, cPerG * PS);
+    if (!padded)
+      pOff = k.add(pOff, k.constInt(img * C * H * W));
+    std::vector<CallArg> args = {
+        bufArg(y, yOff), bufArg(w, k.mul(g, nbg * K * MB)), bufArg(p, pOff)};
+    if (table)
+      args.push_back(bufArg(k.addBuffer(offsets)));
+    else
+      args.push_back(valArg(k.constInt(0)));
+    args.push_back(bufArg(b, k.mul(g, mPerG)));
     auto res = I.getResidual();
     if (res.empty())
       args.push_back(valArg(k.constInt(0)));

@@ -2,8 +2,11 @@
 //
 // The CPU backend has several convolution paths (im2col + 12-channel GEMM
 // blocks, partial blocks, small groups, passes over long K, pointwise
-// convolutions read in place, depthwise direct, wide rows) with a fused
-// epilogue. Each case runs random data through both backends; the
+// convolutions read in place, depthwise direct, wide rows; the
+// channel-vector GEMM's 32/16-channel blocks, 14-pixel tiles, strided and
+// direct reads) with a fused epilogue. Every non-depthwise case runs on
+// both GEMMs (EMBER_CPU_CONV=panels, channels) and on the automatic
+// choice. Each case runs random data through both backends; the
 // Interpreter's direct loops are the oracle. Tolerance: max|d| <= 1e-5 *
 // max(1, max|ref|) * sqrt(K) where K is the reduction length -- both sides
 // sum K float32 products in different orders (FMA on the CPU).
@@ -261,6 +264,52 @@ const ConvCase kCases[] = {
      FusedActivation::HardSwish,
      1.f / 6,
      0.5f,
+     false},
+    // Direct convolutions of the channel-vector GEMM: unpadded (read in
+    // place through the offset table; stride 2 leaves the last input row
+    // unread), and padded with stride 2 (its zero-padded copy is shorter
+    // than the padded input).
+    {"direct_unpadded_stride2_res",
+     2,
+     5,
+     10,
+     11,
+     33,
+     3,
+     3,
+     2,
+     2,
+     0,
+     0,
+     0,
+     0,
+     1,
+     1,
+     1,
+     FusedActivation::Relu,
+     0,
+     0,
+     true},
+    {"direct_padded_stride2",
+     1,
+     6,
+     8,
+     9,
+     20,
+     3,
+     3,
+     2,
+     2,
+     1,
+     1,
+     1,
+     1,
+     1,
+     1,
+     1,
+     FusedActivation::None,
+     0,
+     0,
      false},
     // Depthwise: rows with padded edges, stride 2 on odd planes, 5x5,
     // tiny planes with asymmetric pads, stride 3.
