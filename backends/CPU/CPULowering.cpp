@@ -485,8 +485,14 @@ void CPULowering::lowerConv(const ConvInst &I, std::vector<Kernel> &out) {
     out.push_back(lowerDepthwise(I));
     return;
   }
-  if (convPath_ == ConvPath::Channels ||
-      (convPath_ == ConvPath::Auto && preferChannelVector(I))) {
+  // The channel-vector GEMM's offset table holds 32-bit offsets into a
+  // group's input planes (padded ones are at most H + pads tall and wide).
+  auto pads = I.getPads();
+  int64_t span =
+      xd[1] / group * (xd[2] + pads[0] + pads[2]) * (xd[3] + pads[1] + pads[3]);
+  bool cvFits = span < (int64_t(1) << 31);
+  if (cvFits && (convPath_ == ConvPath::Channels ||
+                 (convPath_ == ConvPath::Auto && preferChannelVector(I)))) {
     lowerConvCV(I, out);
     return;
   }
