@@ -336,9 +336,12 @@ static double tileUse(int64_t n, int64_t t) {
 /// convolution reads its activation in place either way; in the
 /// channel-vector layout its tiles' rows are a plane apart (~15% slower when
 /// nothing is wasted), so it needs a clear gain, and large planes keep the
-/// panels. Every other convolution saves the panels' im2col copy (a KH*KW-
-/// fold copy of the input; measured 30-50% on ResNet's 3x3 and 7x7 layers),
-/// so it takes the channel-vector GEMM unless its channels waste much more.
+/// panels; a strided 1x1 one too (read at the stride, a tile's rows touch
+/// twice the cache lines: ~20% slower than im2col + panels on ResNet's
+/// downsample convolutions). Every other convolution saves the panels'
+/// im2col copy (a KH*KW-fold copy of the input; measured 30-50% on ResNet's
+/// 3x3 and 7x7 layers), so it takes the channel-vector GEMM unless its
+/// channels waste much more.
 static bool preferChannelVector(const ConvInst &I) {
   auto wd = I.getFilter()->getType()->dims();
   auto yd = I.getDest()->getType()->dims();
@@ -347,7 +350,7 @@ static bool preferChannelVector(const ConvInst &I) {
   int64_t cvRows = mPerG - rest + (rest > 16 ? 32 : rest > 0 ? 16 : 0);
   double panels = tileUse(N, kConvNR) * tileUse(mPerG, kConvBlock);
   double channels = double(mPerG) / double(cvRows);
-  if (!isPointwise(I))
+  if (!isPointwise(I) && !isStrided1x1(I))
     return channels * 1.3 > panels;
   return N <= kConvCVMaxPixels && channels * 0.85 > panels;
 }
