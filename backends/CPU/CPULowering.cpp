@@ -14,6 +14,7 @@
 #include "ember/Kernel/LowerToKernel.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 using namespace ember;
@@ -43,6 +44,19 @@ constexpr int64_t kConvChunk = 8;
 constexpr int64_t kPatchChunk = 4;
 /// Filter blocks per conv GEMM task (they share the task's panels).
 constexpr int64_t kConvBlocksPerCall = 8;
+/// Output channels per packed filter block of the channel-vector GEMM
+/// (libjit's kConvCVMR).
+constexpr int64_t kConvCVBlock = 32;
+/// Pixels per patch tile of the channel-vector GEMM (libjit's kConvCVNR).
+constexpr int64_t kConvCVTile = 14;
+/// Patch bytes one channel-vector task may read (its tiles stay in L2 while
+/// it walks its filter blocks).
+constexpr int64_t kConvCVTaskBytes = 256 << 10;
+/// Tasks a channel-vector convolution is split into at least (per image).
+constexpr int64_t kConvCVMinTasks = 4;
+/// Pointwise convolutions on planes of more output pixels than this keep
+/// the pixel-panel GEMM.
+constexpr int64_t kConvCVMaxPixels = 1024;
 /// MatMul rows per parallel task.
 constexpr int64_t kMatMulRows = 16;
 } // namespace
@@ -78,6 +92,16 @@ public:
   }
 
   llvm::Expected<CPUProgram> run() {
+    if (const char *e = std::getenv("EMBER_CPU_CONV")) {
+      llvm::StringRef v(e);
+      if (v == "panels")
+        convPath_ = ConvPath::Panels;
+      else if (v == "channels")
+        convPath_ = ConvPath::Channels;
+      else if (!v.empty() && v != "auto")
+        return makeErrorF(
+            "EMBER_CPU_CONV '{0}' is not auto, panels or channels", v);
+    }
     prog_.constants.assign(plan_.constantSize, 0);
     for (auto &w : F_.getWeights())
       if (w->isConstant())
@@ -136,8 +160,9 @@ private:
   kir::Buffer packFilter(const ConvInst &I, int64_t MB);
   void lowerConv(const ConvInst &I, std::vector<Kernel> &out);
   Kernel lowerDepthwise(const ConvInst &I);
+  void lowerConvCV(const ConvInst &I, std::vector<Kernel> &out);
   Kernel im2col(const ConvInst &I, int64_t img, const kir::Buffer &patches,
-                int64_t numPanels);
+                int64_t cw, int64_t numCols);
   Kernel packTail(const ConvInst &I, int64_t img, const kir::Buffer &tail);
   size_t scratchOffset() const { return alignTo64(plan_.activationSize); }
   size_t patchOffset() const { return scratchOffset() + snapshotReserve_; }
@@ -150,6 +175,11 @@ private:
   CPUProgram prog_;
   size_t scratchSize_ = 0; ///< Conv patch matrices, after the snapshots.
   size_t snapshotReserve_ = 0, snapshotUsed_ = 0; ///< After the arena.
+  /// Which GEMM runs non-depthwise convolutions (EMBER_CPU_CONV): auto
+  /// picks per convolution; panels (pixels as the vector dimension,
+  /// ConvGemm.inc) or channels (ConvGemmCV.inc) force one, for tests and
+  /// measurements.
+  enum class ConvPath { Auto, Panels, Channels } convPath_ = ConvPath::Auto;
 };
 } // namespace
 
@@ -188,10 +218,11 @@ kir::Buffer CPULowering::packFilter(const ConvInst &I, int64_t MB) {
 /// The im2col kernel of image \p img: one libjit call per input channel
 /// (parallel) writes that channel's rows of its group's patch matrix,
 /// P_g[(c*KH + kh)*KW + kw][oh*OW + ow] = x[img][g*C/g + c][ih][iw],
-/// in chunks of kPatchChunk panels, [N / CW][K][CW] with CW = kPatchChunk *
-/// kConvNR, zero-filled past N.
+/// in chunks of \p cw columns, [numCols / cw][K][cw], zero-filled from N to
+/// \p numCols (a multiple of cw).
 Kernel CPULowering::im2col(const ConvInst &I, int64_t img,
-                           const kir::Buffer &patches, int64_t numPanels) {
+                           const kir::Buffer &patches, int64_t cw,
+                           int64_t numCols) {
   auto xd = I.getInput()->getType()->dims();
   auto wd = I.getFilter()->getType()->dims();
   auto yd = I.getDest()->getType()->dims();
@@ -205,14 +236,13 @@ Kernel CPULowering::im2col(const ConvInst &I, int64_t img,
   using kir::BinOp;
   ExprRef g = k.binary(BinOp::Div, k.var(c), k.constInt(cPerG));
   ExprRef cg = k.binary(BinOp::Rem, k.var(c), k.constInt(cPerG));
-  int64_t cw = kPatchChunk * kConvNR;
-  int64_t chunks = (numPanels + kPatchChunk - 1) / kPatchChunk;
+  int64_t chunks = numCols / cw;
   std::vector<CallArg> args = {
       bufArg(p, k.mul(g, chunks * K * cw)),
       bufArg(x, k.add(k.constInt(img * C * H * W), k.mul(k.var(c), H * W))),
       valArg(k.mul(cg, KH * KW))};
-  for (int64_t v : {cw, K * cw, numPanels * kConvNR, H, W, KH, KW, yd[2], yd[3],
-                    st[0], st[1], pads[0], pads[1], dil[0], dil[1]})
+  for (int64_t v : {cw, K * cw, numCols, H, W, KH, KW, yd[2], yd[3], st[0],
+                    st[1], pads[0], pads[1], dil[0], dil[1]})
     args.push_back(valArg(k.constInt(v)));
   k.body() = {Kernel::loop(c, C, /*parallel=*/true,
                            {Kernel::call("ember_im2col_f32", args)})};
@@ -252,18 +282,6 @@ Kernel CPULowering::lowerDepthwise(const ConvInst &I) {
   return k;
 }
 
-/// True for a 1x1, stride-1, unpadded convolution: its patch matrix is the
-/// activation itself, so the GEMM reads it in place.
-static bool isPointwise(const ConvInst &I) {
-  auto xd = I.getInput()->getType()->dims();
-  auto wd = I.getFilter()->getType()->dims();
-  auto yd = I.getDest()->getType()->dims();
-  auto st = I.getStrides();
-  return wd[2] == 1 && wd[3] == 1 && st[0] == 1 && st[1] == 1 &&
-         yd[2] == xd[2] && yd[3] == xd[3] && I.getPads()[0] == 0 &&
-         I.getPads()[1] == 0;
-}
-
 /// The tail panel kernel of image \p img of a pointwise convolution: per
 /// group, columns [N - N % NR, N) of its K input channels, zero-padded to a
 /// [K][NR] panel (NR = kConvNR).
@@ -286,6 +304,182 @@ Kernel CPULowering::packTail(const ConvInst &I, int64_t img,
   return k;
 }
 
+/// True for a 1x1, stride-1, unpadded convolution: its patch matrix is the
+/// activation itself, so the GEMM reads it in place.
+static bool isPointwise(const ConvInst &I) {
+  auto xd = I.getInput()->getType()->dims();
+  auto wd = I.getFilter()->getType()->dims();
+  auto yd = I.getDest()->getType()->dims();
+  auto st = I.getStrides();
+  return wd[2] == 1 && wd[3] == 1 && st[0] == 1 && st[1] == 1 &&
+         yd[2] == xd[2] && yd[3] == xd[3] && I.getPads()[0] == 0 &&
+         I.getPads()[1] == 0;
+}
+
+/// True for a 1x1 unpadded convolution with a stride (a ResNet downsample):
+/// the channel-vector GEMM reads its activation at the stride, in place.
+static bool isStrided1x1(const ConvInst &I) {
+  auto wd = I.getFilter()->getType()->dims();
+  auto pads = I.getPads();
+  return wd[2] == 1 && wd[3] == 1 && !isPointwise(I) &&
+         std::all_of(pads.begin(), pads.end(), [](auto p) { return p == 0; });
+}
+
+/// Fraction of the computed tile rows or columns that are real when \p n is
+/// covered by tiles of \p t.
+static double tileUse(int64_t n, int64_t t) {
+  return double(n) / double((n + t - 1) / t * t);
+}
+
+/// True when the channel-vector GEMM should run \p I (EMBER_CPU_CONV=auto).
+/// The estimate weighs the padding of both layouts (12-channel blocks and
+/// 32-pixel panels; 32- or 16-channel blocks, pixels exact). A pointwise
+/// convolution reads its activation in place either way; in the
+/// channel-vector layout its tiles' rows are a plane apart (~15% slower when
+/// nothing is wasted), so it needs a clear gain, and large planes keep the
+/// panels; a strided 1x1 one too (read at the stride, a tile's rows touch
+/// twice the cache lines: ~20% slower than im2col + panels on ResNet's
+/// downsample convolutions). Every other convolution saves the panels'
+/// im2col copy (a KH*KW-fold copy of the input; measured 30-50% on ResNet's
+/// 3x3 and 7x7 layers), so it takes the channel-vector GEMM unless its
+/// channels waste much more.
+static bool preferChannelVector(const ConvInst &I) {
+  auto wd = I.getFilter()->getType()->dims();
+  auto yd = I.getDest()->getType()->dims();
+  int64_t N = yd[2] * yd[3], mPerG = wd[0] / I.getGroup();
+  int64_t rest = mPerG % kConvCVBlock;
+  int64_t cvRows = mPerG - rest + (rest > 16 ? 32 : rest > 0 ? 16 : 0);
+  double panels = tileUse(N, kConvNR) * tileUse(mPerG, kConvBlock);
+  double channels = double(mPerG) / double(cvRows);
+  if (!isPointwise(I) && !isStrided1x1(I))
+    return channels * 1.3 > panels;
+  return N <= kConvCVMaxPixels && channels * 0.85 > panels;
+}
+
+/// A non-depthwise convolution through the channel-vector GEMM (libjit's
+/// ConvGemmCV.inc): the filter packed in blocks of kConvCVBlock channels,
+/// the output read in tiles of kConvCVTile pixels straight from the
+/// activation (or its zero-padded copy), without im2col. Per image and
+/// group, tasks are (block, chunk of tiles); consecutive tasks share a
+/// block's filter, and a chunk's tiles fit kConvCVTaskBytes.
+void CPULowering::lowerConvCV(const ConvInst &I, std::vector<Kernel> &out) {
+  auto xd = I.getInput()->getType()->dims();
+  auto wd = I.getFilter()->getType()->dims();
+  auto yd = I.getDest()->getType()->dims();
+  auto st = I.getStrides(), pads = I.getPads(), dil = I.getDilations();
+  int64_t group = I.getGroup(), M = wd[0], mPerG = M / group;
+  int64_t MB = kConvCVBlock, nbg = (mPerG + MB - 1) / MB;
+  int64_t C = xd[1], H = xd[2], W = xd[3], KH = wd[2], KW = wd[3];
+  int64_t cPerG = C / group, K = cPerG * KH * KW;
+  int64_t OH = yd[2], OW = yd[3], N = OH * OW, NT = kConvCVTile;
+  // Where tile pixels are read (see ConvGemmCV.inc): a pointwise
+  // convolution reads its activation in place as one row of N pixels; any
+  // other reads it along output rows at the stride -- a strided 1x1 one in
+  // place (patch row k = input channel k), the rest through an offset table
+  // of k = (c, kh, kw), from the activation itself when unpadded, else from
+  // a zero-padded copy of each image (Hp x Wp planes).
+  bool pointwise = isPointwise(I), strided = !pointwise && isStrided1x1(I);
+  bool table = !pointwise && !strided;
+  int64_t Hp = (OH - 1) * st[0] + (KH - 1) * dil[0] + 1;
+  int64_t Wp = (OW - 1) * st[1] + (KW - 1) * dil[1] + 1;
+  bool padded = table && std::any_of(pads.begin(), pads.end(),
+                                     [](auto p) { return p != 0; });
+  int64_t PS = padded ? Hp * Wp : H * W, RS = padded ? Wp : W;
+  int64_t rowPixels = pointwise ? N : OW, rows = pointwise ? 1 : OH;
+  int64_t tiles = rows * ((rowPixels + NT - 1) / NT);
+  int64_t perTask = std::clamp<int64_t>(
+      kConvCVTaskBytes / std::max<int64_t>(1, K * NT * 4), 1, tiles);
+  int64_t chunks = (tiles + perTask - 1) / perTask;
+  // At least kConvCVMinTasks tasks where there are tiles for them, so that
+  // a small plane with few channels still spreads over the threads.
+  if (group * nbg * chunks < kConvCVMinTasks)
+    chunks =
+        std::min(tiles, (kConvCVMinTasks + group * nbg - 1) / (group * nbg));
+  int64_t ldp = PS, rowStride = pointwise ? 0 : st[0] * RS;
+  int64_t tileStride = pointwise ? NT : NT * st[1];
+  int64_t ps = pointwise ? 1 : st[1];
+  kir::Buffer packed = packFilter(I, MB);
+  kir::Buffer offsets;
+  if (table) {
+    std::vector<int32_t> koff;
+    koff.reserve(K);
+    for (int64_t c = 0; c < cPerG; ++c)
+      for (int64_t kh = 0; kh < KH; ++kh)
+        for (int64_t kw = 0; kw < KW; ++kw)
+          koff.push_back(int32_t(c * PS + kh * dil[0] * RS + kw * dil[1]));
+    size_t offset = alignTo64(prog_.constants.size());
+    prog_.constants.resize(offset + K * 4, 0);
+    std::memcpy(prog_.constants.data() + offset, koff.data(), K * 4);
+    offsets = kir::Buffer{Region::Constant, offset, uint64_t(K * 4),
+                          ElemKind::Int32, I.getName().str() + ".koff"};
+  }
+  kir::Buffer xpad{Region::Activation, patchOffset(),
+                   padded ? uint64_t(C * PS * 4) : 0, ElemKind::Float32,
+                   "conv.padded"};
+  scratchSize_ = std::max<size_t>(scratchSize_, xpad.size);
+  kir::Buffer input = kir::bufferFor(I.getInput(), plan_);
+  using kir::BinOp;
+  for (int64_t img = 0; img < xd[0]; ++img) {
+    if (padded) {
+      Kernel k((I.getName() + ".pad").str());
+      unsigned d = k.addBuffer(xpad), x = k.addBuffer(input);
+      unsigned c = k.newVar();
+      std::vector<CallArg> args = {bufArg(d, k.mul(k.var(c), PS)),
+                                   bufArg(x, k.add(k.constInt(img * C * H * W),
+                                                   k.mul(k.var(c), H * W)))};
+      for (int64_t v : {H, W, Hp, Wp, pads[0], pads[1]})
+        args.push_back(valArg(k.constInt(v)));
+      k.body() = {Kernel::loop(c, C, /*parallel=*/true,
+                               {Kernel::call("ember_pad_plane_f32", args)})};
+      out.push_back(std::move(k));
+    }
+    Kernel k(I.getName());
+    unsigned y = k.addBuffer(kir::bufferFor(I.getDest(), plan_));
+    unsigned w = k.addBuffer(packed);
+    unsigned p = k.addBuffer(padded ? xpad : input);
+    unsigned b = k.addBuffer(kir::bufferFor(I.getBias(), plan_));
+    // e = (g * nbg + blk) * chunks + c.
+    unsigned e = k.newVar();
+    auto div = [&](ExprRef a, int64_t d) {
+      return k.binary(BinOp::Div, a, k.constInt(d));
+    };
+    auto rem = [&](ExprRef a, int64_t d) {
+      return k.binary(BinOp::Rem, a, k.constInt(d));
+    };
+    ExprRef c = rem(k.var(e), chunks);
+    ExprRef b0 = rem(div(k.var(e), chunks), nbg);
+    ExprRef g = div(k.var(e), chunks * nbg);
+    ExprRef t0 = div(k.mul(c, tiles), chunks);
+    ExprRef t1 = div(k.add(k.mul(c, tiles), k.constInt(tiles)), chunks);
+    ExprRef yOff = k.mul(k.add(k.constInt(img * M), k.mul(g, mPerG)), N);
+    ExprRef pOff = k.mul(g, cPerG * PS);
+    if (!padded)
+      pOff = k.add(pOff, k.constInt(img * C * H * W));
+    std::vector<CallArg> args = {
+        bufArg(y, yOff), bufArg(w, k.mul(g, nbg * K * MB)), bufArg(p, pOff)};
+    if (table)
+      args.push_back(bufArg(k.addBuffer(offsets)));
+    else
+      args.push_back(valArg(k.constInt(0)));
+    args.push_back(bufArg(b, k.mul(g, mPerG)));
+    auto res = I.getResidual();
+    if (res.empty())
+      args.push_back(valArg(k.constInt(0)));
+    else
+      args.push_back(bufArg(k.addBuffer(kir::bufferFor(res[0], plan_)), yOff));
+    for (int64_t v : {K, N, ldp, rowPixels, rowStride, tileStride, ps, mPerG,
+                      int64_t(I.getFusedActivation())})
+      args.push_back(valArg(k.constInt(v)));
+    args.push_back(valArg(k.constFloat(I.getFusedAlpha())));
+    args.push_back(valArg(k.constFloat(I.getFusedBeta())));
+    for (ExprRef v : {b0, k.add(b0, k.constInt(1)), t0, t1})
+      args.push_back(valArg(v));
+    k.body() = {Kernel::loop(e, group * nbg * chunks, /*parallel=*/true,
+                             {Kernel::call("ember_conv_gemm_cv_f32", args)})};
+    out.push_back(std::move(k));
+  }
+}
+
 void CPULowering::lowerConv(const ConvInst &I, std::vector<Kernel> &out) {
   auto xd = I.getInput()->getType()->dims();
   auto wd = I.getFilter()->getType()->dims();
@@ -298,6 +492,17 @@ void CPULowering::lowerConv(const ConvInst &I, std::vector<Kernel> &out) {
   if (int64_t tm = winogradTile(I)) {
     lowerWinogradConv(
         I, tm, {plan_, prog_.constants, patchOffset(), scratchSize_}, out);
+    return;
+  }
+  // The channel-vector GEMM's offset table holds 32-bit offsets into a
+  // group's input planes (padded ones are at most H + pads tall and wide).
+  auto pads = I.getPads();
+  int64_t span =
+      xd[1] / group * (xd[2] + pads[0] + pads[2]) * (xd[3] + pads[1] + pads[3]);
+  bool cvFits = span < (int64_t(1) << 31);
+  if (cvFits && (convPath_ == ConvPath::Channels ||
+                 (convPath_ == ConvPath::Auto && preferChannelVector(I)))) {
+    lowerConvCV(I, out);
     return;
   }
   int64_t MB = kConvBlock, nbg = (mPerG + MB - 1) / MB;
@@ -327,7 +532,8 @@ void CPULowering::lowerConv(const ConvInst &I, std::vector<Kernel> &out) {
     if (tail)
       out.push_back(packTail(I, img, patches));
     else if (!direct)
-      out.push_back(im2col(I, img, patches, numPanels));
+      out.push_back(
+          im2col(I, img, patches, kPatchChunk * kConvNR, groupStride / K));
     Kernel k(I.getName());
     unsigned y = k.addBuffer(kir::bufferFor(I.getDest(), plan_));
     unsigned w = k.addBuffer(packed);

@@ -62,6 +62,12 @@ check mlp ""
 check convnet "-embed-weights"
 # Without AVX-512 libjit's convolutions take their narrow-vector path.
 check convnet "-mcpu=haswell"
+# Both conv GEMMs' narrow paths (channel-vector tiles in 3-pixel strips).
+for path in panels channels; do
+  export EMBER_CPU_CONV=$path
+  check convnet "-mcpu=haswell"
+done
+unset EMBER_CPU_CONV
 
 # The generated header is C99 and C++ clean, and two bundle headers can be
 # included together with the tools' EmberBundle.h.

@@ -2,8 +2,11 @@
 //
 // The CPU backend has several convolution paths (im2col + 12-channel GEMM
 // blocks, partial blocks, small groups, passes over long K, pointwise
-// convolutions read in place, depthwise direct, wide rows) with a fused
-// epilogue. Each case runs random data through both backends; the
+// convolutions read in place, depthwise direct, wide rows; the
+// channel-vector GEMM's 32/16-channel blocks, 14-pixel tiles, strided and
+// direct reads) with a fused epilogue. Every non-depthwise case runs on
+// both GEMMs (EMBER_CPU_CONV=panels, channels) and on the automatic
+// choice. Each case runs random data through both backends; the
 // Interpreter's direct loops are the oracle. Tolerance: max|d| <= 1e-5 *
 // max(1, max|ref|) * sqrt(K) where K is the reduction length -- both sides
 // sum K float32 products in different orders (FMA on the CPU).
@@ -17,6 +20,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <random>
 
 using namespace ember;
@@ -30,7 +34,8 @@ struct ConvCase {
   FusedActivation act;
   float alpha, beta;
   bool residual;
-  /// The Winograd output tile the CPU picks (0: im2col + GEMM).
+  /// The Winograd output tile the CPU picks automatically (0: a GEMM path;
+  /// the forced modes still run Winograd on every eligible case).
   int winograd;
 };
 
@@ -168,7 +173,7 @@ const ConvCase kCases[] = {
      0,
      0,
      true,
-     2},
+     0},
     // Pointwise, read in place: K = 600 (two passes), 13 channels (a 1-row
     // last block), 49 pixels (a 17-column tail panel copied per image).
     {"pointwise_k_passes_res",
@@ -195,6 +200,145 @@ const ConvCase kCases[] = {
     // Pointwise with groups and 64 pixels (exactly two panels, no tail).
     {"pointwise_grouped",   1, 12, 8,    8, 9, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 3,
      FusedActivation::None, 0, 0,  false},
+    // Channel-vector GEMM (ConvGemmCV.inc) shapes, run on both GEMMs below:
+    // 40 channels = a 32-channel block and an 8-channel (one-vector) tail;
+    // 50 = a block and an 18-channel (two-vector) tail; 15 pixels = a
+    // 14-pixel tile and a 1-pixel one; odd K; batch 2 with residual.
+    {"cv_tails_odd_k_res",  2, 7, 5,   3, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+     FusedActivation::Relu, 0, 0, true},
+    {"cv_two_vector_tail_leaky",
+     1,
+     9,
+     6,
+     6,
+     50,
+     3,
+     1,
+     1,
+     1,
+     1,
+     0,
+     1,
+     0,
+     1,
+     1,
+     1,
+     FusedActivation::LeakyRelu,
+     0.1f,
+     0,
+     false},
+    // A 1x1 plane (one 1-pixel tile) with groups of 24 channels.
+    {"cv_single_pixel_grouped",
+     1,
+     16,
+     1,
+     1,
+     48,
+     1,
+     1,
+     1,
+     1,
+     0,
+     0,
+     0,
+     0,
+     1,
+     1,
+     2,
+     FusedActivation::None,
+     0,
+     0,
+     false},
+    // Stride-2 pointwise (a ResNet downsample) over im2col; 7x7 pointwise
+    // read in place (3 full tiles and a 7-pixel one), K = 520.
+    {"pointwise_stride2_res",
+     2,
+     24,
+     14,
+     13,
+     64,
+     1,
+     1,
+     2,
+     2,
+     0,
+     0,
+     0,
+     0,
+     1,
+     1,
+     1,
+     FusedActivation::Relu,
+     0,
+     0,
+     true},
+    {"pointwise_7x7_long_k_hswish",
+     1,
+     520,
+     7,
+     7,
+     36,
+     1,
+     1,
+     1,
+     1,
+     0,
+     0,
+     0,
+     0,
+     1,
+     1,
+     1,
+     FusedActivation::HardSwish,
+     1.f / 6,
+     0.5f,
+     false},
+    // Direct convolutions of the channel-vector GEMM: unpadded (read in
+    // place through the offset table; stride 2 leaves the last input row
+    // unread), and padded with stride 2 (its zero-padded copy is shorter
+    // than the padded input).
+    {"direct_unpadded_stride2_res",
+     2,
+     5,
+     10,
+     11,
+     33,
+     3,
+     3,
+     2,
+     2,
+     0,
+     0,
+     0,
+     0,
+     1,
+     1,
+     1,
+     FusedActivation::Relu,
+     0,
+     0,
+     true},
+    {"direct_padded_stride2",
+     1,
+     6,
+     8,
+     9,
+     20,
+     3,
+     3,
+     2,
+     2,
+     1,
+     1,
+     1,
+     1,
+     1,
+     1,
+     1,
+     FusedActivation::None,
+     0,
+     0,
+     false},
     // Depthwise: rows with padded edges, stride 2 on odd planes, 5x5,
     // tiny planes with asymmetric pads, stride 3.
     {"depthwise_s1_blocks_relu_res",
@@ -331,7 +475,7 @@ const ConvCase kCases[] = {
      0,
      0,
      true,
-     2},
+     0},
     {"wino_odd_batch_clip",
      2,
      17,
@@ -377,7 +521,7 @@ const ConvCase kCases[] = {
      false,
      0},
     {"wino_7x7_relu_res",   1, 64, 7,    7, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-     FusedActivation::Relu, 0, 0,  true, 2},
+     FusedActivation::Relu, 0, 0,  true, 0},
     {"wino_k_passes",
      1,
      520,
@@ -399,7 +543,7 @@ const ConvCase kCases[] = {
      0,
      0,
      true,
-     2},
+     0},
     {"wino_asym_pads",
      1,
      16,
@@ -573,15 +717,28 @@ void checkCPU(const ConvCase &c, const Tensor &ref, cpu::WinogradMode mode) {
 }
 } // namespace
 
+/// Sets EMBER_CPU_CONV for one scope (which GEMM the CPU lowers non-depthwise
+/// convolutions to), restoring "auto" after.
+struct ConvPathChoice {
+  explicit ConvPathChoice(const char *v) { setenv("EMBER_CPU_CONV", v, 1); }
+  ~ConvPathChoice() { setenv("EMBER_CPU_CONV", "auto", 1); }
+};
+
 TEST_P(ConvPathTest, CPUMatchesInterpreter) {
   const ConvCase &c = GetParam();
   Tensor ref = runCase(c, "Interpreter");
   ASSERT_GT(ref.size(), 0);
   checkCPU(c, ref, cpu::WinogradMode::Auto);
+  // Both GEMMs forced, Winograd off (eligible 3x3 cases would take it).
+  for (const char *path : {"panels", "channels"}) {
+    SCOPED_TRACE(path);
+    ConvPathChoice choice(path);
+    checkCPU(c, ref, cpu::WinogradMode::Off);
+  }
 }
 
-/// The other -cpu-winograd modes: off (im2col + GEMM), and F(2x2) / F(4x4)
-/// forced wherever Winograd is eligible.
+/// The other -cpu-winograd modes: off (the automatic GEMM choice), and
+/// F(2x2) / F(4x4) forced wherever Winograd is eligible.
 TEST_P(ConvPathTest, CPUForcedPathsMatchInterpreter) {
   const ConvCase &c = GetParam();
   Tensor ref = runCase(c, "Interpreter");
@@ -591,6 +748,28 @@ TEST_P(ConvPathTest, CPUForcedPathsMatchInterpreter) {
     SCOPED_TRACE(int(mode));
     checkCPU(c, ref, mode);
   }
+}
+
+TEST(ConvPathChoiceTest, BadValueIsAnError) {
+  ConvPathChoice choice("sideways");
+  const ConvCase &c = kCases[0];
+  Module M;
+  Function *F = M.createFunction("conv");
+  auto *x =
+      M.createPlaceholder("x", Type(ElemKind::Float32, {1, 3, 5, 5}), false);
+  auto *w =
+      M.createConstant("w", Tensor(ElemKind::Float32, {4, 3, c.KH, c.KW}));
+  auto *b = M.createConstant("b", Tensor(ElemKind::Float32, {4}));
+  NodeValue y = F->createConv("conv", x, w, b, {}, {1, 1}, {1, 1, 1, 1}, {1, 1},
+                              1, 0, 0.f, 0.f);
+  F->createSave("save", y, M.createPlaceholder("y", *y.getType(), true));
+  registerAllBackends();
+  auto B = getBackend("CPU");
+  ASSERT_TRUE(bool(B)) << llvm::toString(B.takeError());
+  auto net = compileFunction(*F, **B, CompileOptions());
+  ASSERT_FALSE(bool(net));
+  EXPECT_NE(llvm::toString(net.takeError()).find("EMBER_CPU_CONV 'sideways'"),
+            std::string::npos);
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, ConvPathTest, ::testing::ValuesIn(kCases),

@@ -52,6 +52,7 @@ EMBER_HELPER v16 loadV(const float *p) {
 
 #include "ConvGemm.inc"
 #include "Winograd.inc"
+#include "ConvGemmCV.inc"
 
 /// One channel of a depthwise convolution (group == C == M), direct: each
 /// output row accumulates, per filter tap, a contiguous (or strided) run of
