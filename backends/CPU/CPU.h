@@ -74,6 +74,10 @@ public:
   llvm::StringRef getName() const override { return "CPU"; }
   bool isOpSupported(const Node &n) const override;
   bool shouldLower(const Node &n) const override;
+  /// libjit's conv epilogues apply every FusedActivation and add the
+  /// residual operand.
+  bool supportsFusedActivation(FusedActivation) const override { return true; }
+  bool supportsConvResidual() const override { return true; }
   llvm::Expected<std::unique_ptr<CompiledFunction>>
   compile(const Module &M, std::shared_ptr<const IRFunction> F,
           const MemoryPlan &plan) const override;
