@@ -51,6 +51,7 @@ EMBER_HELPER v16 loadV(const float *p) {
 }
 
 #include "ConvGemm.inc"
+#include "MatMul.inc"
 
 /// One channel of a depthwise convolution (group == C == M), direct: each
 /// output row accumulates, per filter tap, a contiguous (or strided) run of
