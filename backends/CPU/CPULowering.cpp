@@ -42,6 +42,9 @@ constexpr int64_t kConvChunk = 8;
 constexpr int64_t kPatchChunk = 4;
 /// Filter blocks per conv GEMM task (they share the task's panels).
 constexpr int64_t kConvBlocksPerCall = 8;
+/// Conv GEMM tasks a layer is split into at least (when it has the blocks),
+/// so that a team of threads gets balanced shares.
+constexpr int64_t kConvMinTasks = 8;
 /// Columns per MatMul B panel (libjit's kMatMulNR).
 constexpr int64_t kMatMulNR = 32;
 /// MatMul rows per parallel task (a multiple of the 8- and 3-row tiles).
@@ -304,8 +307,12 @@ void CPULowering::lowerConv(const ConvInst &I, std::vector<Kernel> &out) {
   int64_t K = xd[1] / group * wd[2] * wd[3];
   int64_t N = yd[2] * yd[3], numPanels = (N + kConvNR - 1) / kConvNR;
   int64_t chunks = (numPanels + kConvChunk - 1) / kConvChunk;
-  // Calls per group along M, each covering about kConvBlocksPerCall blocks.
+  // Calls per group along M, each covering about kConvBlocksPerCall blocks,
+  // but fewer blocks when that leaves fewer than kConvMinTasks tasks (a
+  // 14x14 pointwise conv to 64 channels was one task: one thread did it all).
   int64_t nbc = (nbg + kConvBlocksPerCall - 1) / kConvBlocksPerCall;
+  nbc = std::min(nbg, std::max(nbc, (kConvMinTasks + chunks * group - 1) /
+                                        (chunks * group)));
   bool direct = isPointwise(I);
   // The patch matrix: the activation itself for a pointwise convolution
   // (one chunk of panels; only its last partial panel is copied), else
