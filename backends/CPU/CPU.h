@@ -30,12 +30,15 @@ llvm::Expected<CPUProgram> lowerForCPU(const IRFunction &F,
 
 /// Renders \p k into \p M as `void NAME(ptr constants, ptr mutables,
 /// ptr activations, i64 begin, i64 end)`, where [begin, end) bounds the
-/// outermost parallel loop (or is [0, 1) for a sequential kernel).
+/// loop splitLoop picks (or is [0, 1) for a sequential kernel).
 llvm::Function *renderKernel(const kir::Kernel &k, llvm::Module &M);
 
 /// exp(\p x) for a float \p x as inline arithmetic that vectorizes (other
 /// types: llvm.exp). See FastMath.cpp for its accuracy.
 llvm::Value *emitFastExp(llvm::IRBuilder<> &b, llvm::Value *x);
+
+/// The loop a rendered kernel's [begin, end) bounds (null: sequential).
+const kir::Stmt *splitLoop(const kir::Kernel &k);
 
 /// The number of iterations a rendered kernel's [begin, end) spans.
 int64_t kernelExtent(const kir::Kernel &k);
@@ -74,6 +77,10 @@ public:
   llvm::StringRef getName() const override { return "CPU"; }
   bool isOpSupported(const Node &n) const override;
   bool shouldLower(const Node &n) const override;
+  /// libjit's conv epilogues apply every FusedActivation and add the
+  /// residual operand.
+  bool supportsFusedActivation(FusedActivation) const override { return true; }
+  bool supportsConvResidual() const override { return true; }
   llvm::Expected<std::unique_ptr<CompiledFunction>>
   compile(const Module &M, std::shared_ptr<const IRFunction> F,
           const MemoryPlan &plan) const override;

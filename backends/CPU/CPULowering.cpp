@@ -57,8 +57,16 @@ constexpr int64_t kConvCVMinTasks = 4;
 /// Pointwise convolutions on planes of more output pixels than this keep
 /// the pixel-panel GEMM.
 constexpr int64_t kConvCVMaxPixels = 1024;
-/// MatMul rows per parallel task.
-constexpr int64_t kMatMulRows = 16;
+/// Conv GEMM tasks a layer is split into at least (when it has the blocks),
+/// so that a team of threads gets balanced shares.
+constexpr int64_t kConvMinTasks = 8;
+/// Columns per MatMul B panel (libjit's kMatMulNR).
+constexpr int64_t kMatMulNR = 32;
+/// MatMul rows per parallel task (a multiple of the 8- and 3-row tiles).
+constexpr int64_t kMatMulRows = 24;
+/// The most B panels per MatMul task, and the number of tasks a product
+/// with few rows is split into along n (when it has that many panels).
+constexpr int64_t kMatMulPanels = 8, kMatMulColumnTasks = 8;
 } // namespace
 
 bool cpu::cpuSupports(const Node &n) {
@@ -166,6 +174,7 @@ private:
   Kernel packTail(const ConvInst &I, int64_t img, const kir::Buffer &tail);
   size_t scratchOffset() const { return alignTo64(plan_.activationSize); }
   size_t patchOffset() const { return scratchOffset() + snapshotReserve_; }
+  kir::Buffer packMatMulRHS(const MatMulInst &I);
   Kernel lowerMatMul(const MatMulInst &I);
   std::optional<Kernel> foldConstantTranspose(const TransposeInst &I);
 
@@ -509,8 +518,12 @@ void CPULowering::lowerConv(const ConvInst &I, std::vector<Kernel> &out) {
   int64_t K = xd[1] / group * wd[2] * wd[3];
   int64_t N = yd[2] * yd[3], numPanels = (N + kConvNR - 1) / kConvNR;
   int64_t chunks = (numPanels + kConvChunk - 1) / kConvChunk;
-  // Calls per group along M, each covering about kConvBlocksPerCall blocks.
+  // Calls per group along M, each covering about kConvBlocksPerCall blocks,
+  // but fewer blocks when that leaves fewer than kConvMinTasks tasks (a
+  // 14x14 pointwise conv to 64 channels was one task: one thread did it all).
   int64_t nbc = (nbg + kConvBlocksPerCall - 1) / kConvBlocksPerCall;
+  nbc = std::min(nbg, std::max(nbc, (kConvMinTasks + chunks * group - 1) /
+                                        (chunks * group)));
   bool direct = isPointwise(I);
   // The patch matrix: the activation itself for a pointwise convolution
   // (one chunk of panels; only its last partial panel is copied), else
@@ -623,31 +636,79 @@ CPULowering::foldConstantTranspose(const TransposeInst &I) {
   return k;
 }
 
+/// Packs a constant B [batch][K][n] into panels [batch][n / NR][K][NR]
+/// (NR = kMatMulNR), zero-padded: each panel is one contiguous stream.
+kir::Buffer CPULowering::packMatMulRHS(const MatMulInst &I) {
+  TypeRef tb = I.getRHS()->getType();
+  unsigned r = tb->rank();
+  int64_t K = tb->dims()[r - 2], n = tb->dims()[r - 1];
+  int64_t batch = K * n != 0 ? tb->size() / (K * n) : 0;
+  int64_t np = (n + kMatMulNR - 1) / kMatMulNR;
+  std::vector<float> packed(size_t(batch * np * K * kMatMulNR), 0.f);
+  kir::Buffer src = kir::bufferFor(I.getRHS(), plan_);
+  const float *b =
+      reinterpret_cast<const float *>(prog_.constants.data() + src.offset);
+  for (int64_t bi = 0; bi < batch; ++bi)
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t j = 0; j < n; ++j)
+        packed[((bi * np + j / kMatMulNR) * K + k) * kMatMulNR +
+               j % kMatMulNR] = b[(bi * K + k) * n + j];
+  size_t bytes = packed.size() * sizeof(float);
+  size_t offset = alignTo64(prog_.constants.size());
+  prog_.constants.resize(offset + bytes, 0);
+  std::memcpy(prog_.constants.data() + offset, packed.data(), bytes);
+  return kir::Buffer{Region::Constant, offset, bytes, ElemKind::Float32,
+                     I.getRHS()->getName().str() + ".packed"};
+}
+
+/// C = A * B per batch: tasks of up to kMatMulRows rows times up to
+/// kMatMulPanels panels of B; a product with few rows (a classifier) is
+/// split along n instead, so that its threads share the weight stream. A
+/// constant B is packed at compile time.
 Kernel CPULowering::lowerMatMul(const MatMulInst &I) {
   TypeRef ta = I.getLHS()->getType(), tb = I.getRHS()->getType();
   unsigned r = ta->rank();
   int64_t m = ta->dims()[r - 2], kk = ta->dims()[r - 1], n = tb->dims()[r - 1];
   int64_t batch = m * kk != 0 ? ta->size() / (m * kk) : 0;
-  int64_t nrb = std::max<int64_t>(1, (m + kMatMulRows - 1) / kMatMulRows);
+  int64_t np = (n + kMatMulNR - 1) / kMatMulNR;
+  auto *w = llvm::dyn_cast<WeightVar>(getOrigin(I.getRHS()));
+  bool packed = w && w->isConstant() && kk * n > 0;
+  int64_t rowTasks = std::max<int64_t>(1, (m + kMatMulRows - 1) / kMatMulRows);
+  int64_t panels = std::min<int64_t>(
+      kMatMulPanels,
+      std::max<int64_t>(1, (np + kMatMulColumnTasks - 1) / kMatMulColumnTasks));
+  int64_t colTasks = std::max<int64_t>(1, (np + panels - 1) / panels);
   Kernel k(I.getName());
   unsigned c = k.addBuffer(kir::bufferFor(I.getDest(), plan_));
   unsigned a = k.addBuffer(kir::bufferFor(I.getLHS(), plan_));
-  unsigned b = k.addBuffer(kir::bufferFor(I.getRHS(), plan_));
+  unsigned b = k.addBuffer(packed ? packMatMulRHS(I)
+                                  : kir::bufferFor(I.getRHS(), plan_));
   unsigned e = k.newVar();
-  ExprRef bi = k.binary(kir::BinOp::Div, k.var(e), k.constInt(nrb));
-  ExprRef row =
-      k.mul(k.binary(kir::BinOp::Rem, k.var(e), k.constInt(nrb)), kMatMulRows);
-  ExprRef rowEnd = k.binary(kir::BinOp::Min,
-                            k.add(row, k.constInt(kMatMulRows)), k.constInt(m));
+  using kir::BinOp;
+  auto div = [&](ExprRef x, int64_t d) {
+    return k.binary(BinOp::Div, x, k.constInt(d));
+  };
+  auto rem = [&](ExprRef x, int64_t d) {
+    return k.binary(BinOp::Rem, x, k.constInt(d));
+  };
+  auto min = [&](ExprRef x, int64_t v) {
+    return k.binary(BinOp::Min, x, k.constInt(v));
+  };
+  // e = (bi * rowTasks + rt) * colTasks + ct.
+  ExprRef bi = div(k.var(e), rowTasks * colTasks);
+  ExprRef i0 = k.mul(rem(div(k.var(e), colTasks), rowTasks), kMatMulRows);
+  ExprRef t0 = k.mul(rem(k.var(e), colTasks), panels);
+  int64_t bStride = packed ? np * kk * kMatMulNR : kk * n;
   std::vector<CallArg> args = {bufArg(c, k.mul(bi, m * n)),
                                bufArg(a, k.mul(bi, m * kk)),
-                               bufArg(b, k.mul(bi, kk * n)),
-                               valArg(k.constInt(m)),
-                               valArg(k.constInt(n)),
-                               valArg(k.constInt(kk)),
-                               valArg(row),
-                               valArg(rowEnd)};
-  k.body() = {Kernel::loop(e, batch * nrb, /*parallel=*/true,
+                               bufArg(b, k.mul(bi, bStride))};
+  for (int64_t v : {m, n, kk, packed ? kMatMulNR : n,
+                    packed ? kk * kMatMulNR : kMatMulNR, int64_t(packed)})
+    args.push_back(valArg(k.constInt(v)));
+  for (ExprRef v : {i0, min(k.add(i0, k.constInt(kMatMulRows)), m), t0,
+                    min(k.add(t0, k.constInt(panels)), np)})
+    args.push_back(valArg(v));
+  k.body() = {Kernel::loop(e, batch * rowTasks * colTasks, /*parallel=*/true,
                            {Kernel::call("ember_matmul_f32", args)})};
   return k;
 }

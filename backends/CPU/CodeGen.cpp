@@ -164,24 +164,34 @@ static void addEntry(llvm::Module &M, const CPUProgram &prog,
 /// kernel (thread 0 runs the sequential ones), and the team meets at a
 /// barrier after each kernel except between sequential kernels, which all
 /// run on thread 0 anyway. Then `i32 NAME_mt(ptr, ptr, ptr, i32)` hands the
-/// schedule to ember_team_run (libjit/Runtime.cpp).
+/// schedule to ember_team_run (libjit/Runtime.cpp). With \p profile:
+/// `void NAME_mt_profile(ptr, ptr, ptr, i32, ptr hook, ptr ctx)`, whose
+/// schedule calls ember_team_tick(i) before kernel i and, after a final
+/// barrier, with the kernel count (hook as in addEntry, on thread 0).
 static void addThreadedEntry(llvm::Module &M, const CPUProgram &prog,
                              llvm::ArrayRef<llvm::Function *> fns,
                              llvm::GlobalVariable *weights,
-                             llvm::StringRef name) {
+                             llvm::StringRef name, bool profile) {
   llvm::LLVMContext &ctx = M.getContext();
   llvm::IRBuilder<> b(ctx);
   llvm::Type *ptr = b.getPtrTy(), *i64 = b.getInt64Ty();
   auto *st = llvm::FunctionType::get(b.getVoidTy(),
                                      {ptr, ptr, ptr, ptr, i64, i64}, false);
-  auto *sched = llvm::Function::Create(st, llvm::GlobalValue::InternalLinkage,
-                                       name + ".schedule", M);
+  auto *sched = llvm::Function::Create(
+      st, llvm::GlobalValue::InternalLinkage,
+      name + (profile ? ".schedule_profile" : ".schedule"), M);
   b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", sched));
   llvm::Value *team = sched->getArg(0), *tid = sched->getArg(4),
               *n = sched->getArg(5);
   llvm::Function *barrier = M.getFunction("ember_team_barrier");
+  llvm::Function *tickFn = M.getFunction("ember_team_tick");
+  auto tick = [&](size_t i) {
+    if (profile)
+      b.CreateCall(tickFn, {team, tid, b.getInt64(i)});
+  };
   auto isSeq = [&](size_t i) { return !prog.kernels[i].getParallelLoop(); };
   for (size_t i = 0; i < fns.size(); ++i) {
+    tick(i);
     int64_t ext = kernelExtent(prog.kernels[i]);
     llvm::SmallVector<llvm::Value *, 5> args = {
         sched->getArg(1), sched->getArg(2), sched->getArg(3)};
@@ -202,23 +212,36 @@ static void addThreadedEntry(llvm::Module &M, const CPUProgram &prog,
       args.append({lo, hi});
       b.CreateCall(fns[i], args);
     }
-    if (i + 1 < fns.size() && !(isSeq(i) && isSeq(i + 1)))
+    // The profiling schedule also meets after the last kernel, so that its
+    // final tick sees the whole team done.
+    bool last = i + 1 == fns.size();
+    if (last ? profile : !(isSeq(i) && isSeq(i + 1)))
       b.CreateCall(barrier, {team});
   }
+  tick(fns.size());
   b.CreateRetVoid();
 
-  auto *ft = llvm::FunctionType::get(b.getInt32Ty(),
-                                     {ptr, ptr, ptr, b.getInt32Ty()}, false);
-  auto *fn = llvm::Function::Create(ft, llvm::GlobalValue::ExternalLinkage,
-                                    name + "_mt", M);
+  llvm::SmallVector<llvm::Type *, 6> params = {ptr, ptr, ptr, b.getInt32Ty()};
+  if (profile)
+    params.append({ptr, ptr});
+  auto *ft = llvm::FunctionType::get(profile ? b.getVoidTy() : b.getInt32Ty(),
+                                     params, false);
+  auto *fn =
+      llvm::Function::Create(ft, llvm::GlobalValue::ExternalLinkage,
+                             name + (profile ? "_mt_profile" : "_mt"), M);
   b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", fn));
   llvm::Value *c = fn->getArg(0);
   if (weights)
     c = b.CreateSelect(b.CreateIsNull(c), weights, c);
-  b.CreateCall(M.getFunction("ember_team_run"),
-               {sched, c, fn->getArg(1), fn->getArg(2),
-                b.CreateSExt(fn->getArg(3), i64)});
-  b.CreateRet(b.getInt32(0));
+  llvm::Value *null = llvm::ConstantPointerNull::get(b.getPtrTy());
+  b.CreateCall(
+      M.getFunction("ember_team_run"),
+      {sched, c, fn->getArg(1), fn->getArg(2), b.CreateSExt(fn->getArg(3), i64),
+       profile ? fn->getArg(4) : null, profile ? fn->getArg(5) : null});
+  if (profile)
+    b.CreateRetVoid();
+  else
+    b.CreateRet(b.getInt32(0));
 }
 
 static void optimize(llvm::Module &M, llvm::TargetMachine &TM) {
@@ -266,9 +289,11 @@ cpu::buildModule(const CPUProgram &prog, llvm::LLVMContext &ctx,
     weights->setAlignment(llvm::Align(64));
   }
   addEntry(*M, prog, fns, weights, opts.name, /*profile=*/false);
-  addThreadedEntry(*M, prog, fns, weights, opts.name);
-  if (opts.profileEntry)
+  addThreadedEntry(*M, prog, fns, weights, opts.name, /*profile=*/false);
+  if (opts.profileEntry) {
     addEntry(*M, prog, fns, weights, opts.name, /*profile=*/true);
+    addThreadedEntry(*M, prog, fns, weights, opts.name, /*profile=*/true);
+  }
   setTargetAttrs(*M, TM);
   std::string err;
   llvm::raw_string_ostream es(err);

@@ -7,8 +7,10 @@
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <type_traits>
 
 using namespace ember;
 using namespace ember::cpu;
@@ -20,6 +22,17 @@ using Clock = std::chrono::steady_clock;
 /// kernel boundary.
 using HookFn = void (*)(void *, int64_t);
 using ProfileFn = void (*)(uint8_t *, uint8_t *, uint8_t *, HookFn, void *);
+using EntryMtFn = int (*)(uint8_t *, uint8_t *, uint8_t *, int);
+using ProfileMtFn = void (*)(uint8_t *, uint8_t *, uint8_t *, int, HookFn,
+                             void *);
+
+/// The entry points of a JIT-compiled network.
+struct Entries {
+  EntryFn entry;
+  EntryMtFn entryMt;
+  ProfileFn profiled;
+  ProfileMtFn profiledMt;
+};
 
 void recordTick(void *ctx, int64_t i) {
   (*static_cast<std::vector<Clock::time_point> *>(ctx))[i] = Clock::now();
@@ -31,20 +44,22 @@ public:
   CPUFunction(const Module &M, std::shared_ptr<const IRFunction> F,
               const MemoryPlan &plan, std::vector<uint8_t> constants,
               size_t activationSize, std::unique_ptr<llvm::orc::LLJIT> jit,
-              EntryFn entry, ProfileFn profiled,
-              std::vector<KernelTime> kernels)
+              Entries entries, std::vector<KernelTime> kernels)
       : M_(M), F_(std::move(F)), plan_(plan),
         constants_(Type(ElemKind::Int8Q, {dim_t(constants.size()) + 1})),
         mutables_(Type(ElemKind::Int8Q, {dim_t(plan.mutableSize) + 1})),
         activations_(Type(ElemKind::Int8Q, {dim_t(activationSize) + 1})),
-        jit_(std::move(jit)), entry_(entry), profiled_(profiled),
-        kernels_(std::move(kernels)) {
+        jit_(std::move(jit)), entries_(entries), kernels_(std::move(kernels)) {
     std::memcpy(constants_.data(), constants.data(), constants.size());
   }
 
   llvm::Error run(Bindings &b) override {
     EMBER_RETURN_IF_ERR(copyInputs(b));
-    if (int rc = entry_(constants(), mutables(), activations()))
+    int rc = threads_ > 1
+                 ? entries_.entryMt(constants(), mutables(), activations(),
+                                    int(threads_))
+                 : entries_.entry(constants(), mutables(), activations());
+    if (rc)
       return makeErrorF("CPU: the network returned {0}", rc);
     copyOutputs(b);
     return llvm::Error::success();
@@ -53,7 +68,12 @@ public:
   llvm::Error runProfiled(Bindings &b, Profile &profile) override {
     EMBER_RETURN_IF_ERR(copyInputs(b));
     std::vector<Clock::time_point> ticks(kernels_.size() + 1);
-    profiled_(constants(), mutables(), activations(), recordTick, &ticks);
+    if (threads_ > 1)
+      entries_.profiledMt(constants(), mutables(), activations(), int(threads_),
+                          recordTick, &ticks);
+    else
+      entries_.profiled(constants(), mutables(), activations(), recordTick,
+                        &ticks);
     copyOutputs(b);
     if (profile.kernels.empty())
       profile.kernels = kernels_;
@@ -61,6 +81,11 @@ public:
       profile.kernels[i].seconds +=
           std::chrono::duration<double>(ticks[i + 1] - ticks[i]).count();
     ++profile.runs;
+    return llvm::Error::success();
+  }
+
+  llvm::Error setNumThreads(unsigned n) override {
+    threads_ = std::max(1u, n);
     return llvm::Error::success();
   }
 
@@ -86,8 +111,8 @@ private:
   MemoryPlan plan_;
   Tensor constants_, mutables_, activations_;
   std::unique_ptr<llvm::orc::LLJIT> jit_;
-  EntryFn entry_;
-  ProfileFn profiled_;
+  Entries entries_;
+  unsigned threads_ = 1;
   std::vector<KernelTime> kernels_; ///< Names and sources, no times.
 };
 } // namespace
@@ -118,14 +143,19 @@ CPUBackend::compile(const Module &M, std::shared_ptr<const IRFunction> F,
   mod->setDataLayout((*jit)->getDataLayout());
   EMBER_RETURN_IF_ERR((*jit)->addIRModule(
       llvm::orc::ThreadSafeModule(std::move(mod), std::move(ctx))));
-  auto sym = (*jit)->lookup(mo.name);
-  if (!sym)
-    return sym.takeError();
-  auto entry = sym->toPtr<EntryFn>();
-  auto profiled = (*jit)->lookup(mo.name + "_profile");
-  if (!profiled)
-    return profiled.takeError();
+  Entries entries;
+  auto lookup = [&](llvm::StringRef suffix, auto &slot) -> llvm::Error {
+    auto sym = (*jit)->lookup(mo.name + suffix.str());
+    if (!sym)
+      return sym.takeError();
+    slot = sym->toPtr<std::remove_reference_t<decltype(slot)>>();
+    return llvm::Error::success();
+  };
+  EMBER_RETURN_IF_ERR(lookup("", entries.entry));
+  EMBER_RETURN_IF_ERR(lookup("_mt", entries.entryMt));
+  EMBER_RETURN_IF_ERR(lookup("_profile", entries.profiled));
+  EMBER_RETURN_IF_ERR(lookup("_mt_profile", entries.profiledMt));
   return std::make_unique<CPUFunction>(
       M, std::move(F), plan, std::move(prog.constants), prog.activationSize,
-      std::move(*jit), entry, profiled->toPtr<ProfileFn>(), std::move(kernels));
+      std::move(*jit), entries, std::move(kernels));
 }

@@ -399,10 +399,14 @@ llvm::Function *Renderer::run() {
   vars_.assign(k_.getNumVars(), nullptr);
   for (ScalarKind kind : k_.getLocals())
     locals_.push_back(b_.CreateAlloca(valueType(kind)));
-  if (const Stmt *par = k_.getParallelLoop())
+  if (const Stmt *par = k_.getParallelLoop()) {
+    // Single-iteration parallel loops around the split one run at 0.
+    for (; par != cpu::splitLoop(k_); par = &par->body[0])
+      vars_[par->var] = b_.getInt64(0);
     emitLoop(*par, fn_->getArg(3), fn_->getArg(4));
-  else
+  } else {
     emitStmts(k_.body());
+  }
   b_.CreateRetVoid();
   return fn_;
 }
@@ -411,7 +415,18 @@ llvm::Function *cpu::renderKernel(const Kernel &k, llvm::Module &M) {
   return Renderer(k, M).run();
 }
 
-int64_t cpu::kernelExtent(const Kernel &k) {
+/// The loop a kernel's [begin, end) bounds: its outermost parallel loop,
+/// or, while that has a single iteration (a batch of 1) and its body is one
+/// parallel loop, that inner loop, so that threads split real work.
+const Stmt *cpu::splitLoop(const Kernel &k) {
   const Stmt *par = k.getParallelLoop();
+  while (par && par->extent == 1 && par->body.size() == 1 &&
+         par->body[0].kind == StmtKind::Loop && par->body[0].parallel)
+    par = &par->body[0];
+  return par;
+}
+
+int64_t cpu::kernelExtent(const Kernel &k) {
+  const Stmt *par = splitLoop(k);
   return par ? par->extent : 1;
 }

@@ -98,6 +98,7 @@ __device__ __forceinline__ float ember_act(long long act, float x,
     return x * t;
   }
   case 5: return x >= 0.f ? x : alpha * x;
+  case 6: return x / (1.f + expf(-x));
   default: return x;
   }
 }

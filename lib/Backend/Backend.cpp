@@ -100,6 +100,13 @@ llvm::Error Backend::saveBundle(const Module &, const IRFunction &,
   return makeErrorF("backend {0} cannot emit bundles", getName());
 }
 
+llvm::Error CompiledFunction::setNumThreads(unsigned n) {
+  if (n <= 1)
+    return llvm::Error::success();
+  return makeError("this backend runs on one thread (the CPU backend can use "
+                   "more)");
+}
+
 llvm::Error CompiledFunction::runProfiled(Bindings &, Profile &) {
   return makeError("this backend cannot time its kernels (the CPU backend "
                    "can)");

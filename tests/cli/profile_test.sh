@@ -2,7 +2,9 @@
 # model-runner -profile on digits (CPU): the table has one row per
 # instruction group, in execution order with -profile-order=program and
 # slowest first by default, its shares add up to 100 %, and the total line
-# matches the rows; bad use is a one-line error.
+# matches the rows; with -num-threads=2 (the threaded schedule) the same
+# table comes out and the outputs equal the 1-thread run's; bad use is a
+# one-line error.
 #   profile_test.sh MODEL_RUNNER SOURCE_DIR
 set -u
 RUNNER=$1
@@ -17,7 +19,10 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
   -iterations=3 >"$TMP/program" 2>&1 || fail "-profile exited $?"
 "$RUNNER" -model="$MODEL" -backend=CPU -profile >"$TMP/time" 2>&1 ||
   fail "-profile (by time) exited $?"
-/usr/bin/python3 - "$TMP/program" "$TMP/time" <<'PY' || fails=$((fails + 1))
+"$RUNNER" -model="$MODEL" -backend=CPU -profile -profile-order=program \
+  -iterations=3 -num-threads=2 >"$TMP/program2" 2>&1 ||
+  fail "-profile -num-threads=2 exited $?"
+/usr/bin/python3 - "$TMP/program" "$TMP/time" "$TMP/program2" <<'PY' || fails=$((fails + 1))
 import re, sys
 
 def table(path, runs):
@@ -45,11 +50,16 @@ def table(path, runs):
 
 rows = table(sys.argv[1], 3)
 kinds = [r[4] for r in rows]
-want = ["conv", "relu", "maxpool", "conv", "relu", "maxpool", "matmul", "add"]
+# The Relus are fused into the convolutions' epilogues.
+want = ["conv", "maxpool", "conv", "maxpool", "matmul", "add"]
 assert kinds == want, kinds
 assert [int(r[0]) for r in rows] == list(range(len(rows)))
-assert rows[0][5] == "1x16x8x8" and rows[0][6] == "/features/features.0/Conv_1", rows[0]
-assert float(rows[0][3]) > 0 and float(rows[1][3]) > 0, "conv and relu have FLOPs"
+assert rows[0][5] == "1x16x8x8" and rows[0][6].startswith("/features/features.0/Conv_1"), rows[0]
+assert float(rows[0][3]) > 0 and float(rows[1][3]) > 0, "conv and pool have FLOPs"
+rows2 = table(sys.argv[3], 3)
+assert [r[4:] for r in rows2] == [r[4:] for r in rows], "threaded table differs"
+out = lambda p: [l for l in open(p).read().splitlines() if l.startswith("output ")]
+assert out(sys.argv[3]) == out(sys.argv[1]) != [], "threaded outputs differ"
 rows = table(sys.argv[2], 1)
 ms = [float(r[1]) for r in rows]
 assert ms == sorted(ms, reverse=True), "not slowest first"
@@ -61,6 +71,13 @@ out=$("$RUNNER" -model="$MODEL" -backend=CPU -profile -profile-order=fastest 2>&
 [ $? != 0 ] && [ "$(echo "$out" | wc -l)" = 1 ] &&
   echo "$out" | grep -q "^model-runner: error: -profile-order must be" ||
   fail "bad -profile-order: $out"
+out=$("$RUNNER" -model="$MODEL" -backend=CPU -num-threads=0 2>&1)
+[ $? != 0 ] && [ "$(echo "$out" | wc -l)" = 1 ] &&
+  echo "$out" | grep -q "^model-runner: error: -num-threads must be at least 1" ||
+  fail "-num-threads=0: $out"
+out=$("$RUNNER" -model="$MODEL" -backend=Interpreter -num-threads=2 2>&1)
+[ $? != 0 ] && echo "$out" | grep -q "^model-runner: error: .*runs on one thread" ||
+  fail "-num-threads=2 on the Interpreter: $out"
 out=$("$RUNNER" -model="$MODEL" -backend=Interpreter -profile 2>&1)
 [ $? != 0 ] && echo "$out" | grep -q "^model-runner: error: .*cannot time its kernels" ||
   fail "-profile on the Interpreter: $out"

@@ -6,7 +6,7 @@
 //              [-iterations=N] [-output-dir=DIR] [-topk=K]
 //              [-dump-graph] [-dump-graph-dot=FILE] [-dump-ir]
 //              [-print-memory] [-compile-only] [-optimize-ir=false]
-//              [-profile [-profile-order=time|program]]
+//              [-profile [-profile-order=time|program]] [-num-threads=N]
 //              [pass manager options: see tools/common/PassOptions.h]
 //
 //===----------------------------------------------------------------------===//
@@ -98,6 +98,11 @@ static cl::opt<bool>
                            "-optimize-ir=false shows the unoptimized IR)"),
                   cl::init(true), cl::cat(category));
 
+static cl::opt<unsigned>
+    threadsOpt("num-threads",
+               cl::desc("Threads to run on (CPU: the threaded schedule, "
+                        "NAME_mt; other backends: 1 only)"),
+               cl::init(1), cl::cat(category));
 static cl::opt<bool> profileOpt(
     "profile",
     cl::desc("Time every kernel (CPU backend): print ms, GFLOP/s and share "
@@ -243,6 +248,9 @@ int main(int argc, char **argv) {
   if (compileOnly)
     return 0;
 
+  if (threadsOpt == 0)
+    fail("-num-threads must be at least 1");
+  failOn(net.function->setNumThreads(threadsOpt));
   Bindings bindings;
   bindInputs(M, bindings);
   failOn(net.function->run(bindings));

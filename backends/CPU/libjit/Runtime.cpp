@@ -32,19 +32,30 @@ __attribute__((weak)) int pthread_cond_init(void *, const void *);
 __attribute__((weak)) int pthread_cond_destroy(void *);
 __attribute__((weak)) int pthread_cond_wait(void *, void *);
 __attribute__((weak)) int pthread_cond_broadcast(void *);
+__attribute__((weak)) int sched_yield();
 }
 
 namespace {
 /// The most threads one call uses.
 constexpr int64_t kMaxThreads = 256;
-/// Barrier polls before a waiting thread blocks: one pause instruction each
-/// (~10-140 cycles depending on the core), so up to a few milliseconds.
+/// Barrier polls with one pause instruction each (~10-140 cycles depending
+/// on the core) before a waiting thread starts yielding.
+constexpr int kSpinPolls = 2000;
+/// Then polls after a sched_yield each (about a microsecond when nothing
+/// else wants the core), so up to a few milliseconds, before it blocks.
 /// Blocking costs a futex wake-up (tens of microseconds) per barrier; with a
-/// shorter spin (1000 polls) shufflenet_v2 at 2 threads took 5.5 ms instead
-/// of 3.8 ms. The spin only lasts while the call runs.
-constexpr int kSpinPolls = 200000;
+/// short spin and no yields (1000 polls) shufflenet_v2 at 2 threads took
+/// 5.5 ms instead of 3.8 ms. Yielding rather than pausing matters when the
+/// cores are oversubscribed: a spinning thread would hold the core that the
+/// thread it waits for needs, for its whole time slice (mobilenet_v2 at 2
+/// threads on a loaded 2-core machine: 100 ms with pause-only spinning).
+/// The spin only lasts while the call runs.
+constexpr int kYieldPolls = 3000;
 
 struct Team;
+/// A profiling timer hook: hook(ctx, i) before kernel i, hook(ctx, count)
+/// after the last one.
+typedef void (*HookFn)(void *, int64_t);
 /// The generated schedule: runs thread \p tid's share of every kernel.
 typedef void (*ScheduleFn)(Team *, uint8_t *, uint8_t *, uint8_t *, int64_t,
                            int64_t);
@@ -59,6 +70,8 @@ struct Team {
   bool canBlock;
   ScheduleFn schedule;
   uint8_t *c, *m, *a;
+  HookFn hook; ///< Null but in the profiling entry.
+  void *hookCtx;
   // Opaque pthread_mutex_t / pthread_cond_t (larger than any libc's).
   alignas(16) unsigned char mutex[128];
   alignas(16) unsigned char cond[128];
@@ -83,6 +96,11 @@ void waitForGeneration(Team *t, uint32_t gen) {
     if (__atomic_load_n(&t->generation, __ATOMIC_ACQUIRE) != gen)
       return;
     cpuRelax();
+  }
+  for (int i = 0; sched_yield && i < kYieldPolls; ++i) {
+    if (__atomic_load_n(&t->generation, __ATOMIC_ACQUIRE) != gen)
+      return;
+    sched_yield();
   }
   if (!t->canBlock) {
     while (__atomic_load_n(&t->generation, __ATOMIC_ACQUIRE) == gen)
@@ -133,13 +151,24 @@ extern "C" __attribute__((used)) void ember_team_barrier(Team *t) {
   waitForGeneration(t, gen);
 }
 
+/// Calls the team's profiling hook with \p i on thread 0 (the profiling
+/// schedule calls it after each barrier, so the time between two calls is
+/// a kernel's wall time on the team, waiting included).
+extern "C" __attribute__((used)) void ember_team_tick(Team *t, int64_t tid,
+                                                      int64_t i) {
+  if (tid == 0 && t->hook)
+    t->hook(t->hookCtx, i);
+}
+
 /// Runs \p schedule on min(numThreads, 256) threads (the caller is thread 0)
-/// and returns when all have finished.
-extern "C" __attribute__((used)) void ember_team_run(ScheduleFn schedule,
-                                                     uint8_t *c, uint8_t *m,
-                                                     uint8_t *a,
-                                                     int64_t numThreads) {
+/// and returns when all have finished; \p hook (may be null) is called by
+/// ember_team_tick.
+extern "C" __attribute__((used)) void
+ember_team_run(ScheduleFn schedule, uint8_t *c, uint8_t *m, uint8_t *a,
+               int64_t numThreads, HookFn hook, void *hookCtx) {
   Team team;
+  team.hook = hook;
+  team.hookCtx = hookCtx;
   team.arrived = team.generation = team.sleepers = 0;
   team.schedule = schedule;
   team.c = c;

@@ -14,8 +14,37 @@
 
 namespace {
 /// Mirrors ember::FusedActivation (include/ember/Graph/OpInfo.h).
-enum Act : int64_t { None, Relu, Clip, Sigmoid, HardSwish, LeakyRelu };
+enum Act : int64_t { None, Relu, Clip, Sigmoid, HardSwish, LeakyRelu, SiLU };
 } // namespace
+
+/// exp(x) as plain arithmetic that the loop vectorizer handles (expf has no
+/// vector form here), the same expansion as FastMath.cpp's emitFastExp:
+/// Cody-Waite reduction, a degree-6 polynomial, the exponent from bits.
+/// Within 2 ulp of expf for results >= 2^-126; x < -87.3 gives 0,
+/// x > 88.72 +inf, NaN stays NaN.
+EMBER_HELPER float fastExp(float x) {
+  constexpr float kLo = -87.3f, kHi = 88.72f;
+  float xc = x < kLo ? kLo : (x > kHi ? kHi : x);
+  xc = x != x ? 0.f : xc;
+  float n = __builtin_rintf(xc * 1.44269504088896341f);
+  float r = __builtin_fmaf(n, -0.693359375f, xc);
+  r = __builtin_fmaf(n, 2.12194440e-4f, r);
+  float p = 1.9875691500e-4f;
+  p = __builtin_fmaf(p, r, 1.3981999507e-3f);
+  p = __builtin_fmaf(p, r, 8.3334519073e-3f);
+  p = __builtin_fmaf(p, r, 4.1665795894e-2f);
+  p = __builtin_fmaf(p, r, 1.6666665459e-1f);
+  p = __builtin_fmaf(p, r, 5.0000001201e-1f);
+  float y = __builtin_fmaf(p * r, r, r + 1.f);
+  // y * 2^(n-1) * 2, so that n = 128 does not overflow the exponent.
+  int32_t bits = (int32_t(n) + 126) << 23;
+  float scale;
+  __builtin_memcpy(&scale, &bits, sizeof scale);
+  float res = y * scale * 2.f;
+  res = x < kLo ? 0.f : res;
+  res = x > kHi ? __builtin_inff() : res;
+  return x != x ? x : res;
+}
 
 EMBER_HELPER float activate(int64_t act, float x, float alpha, float beta) {
   switch (act) {
@@ -24,7 +53,7 @@ EMBER_HELPER float activate(int64_t act, float x, float alpha, float beta) {
   case Clip:
     return x < alpha ? alpha : (x > beta ? beta : x);
   case Sigmoid:
-    return 1.f / (1.f + __builtin_expf(-x));
+    return 1.f / (1.f + fastExp(-x));
   case HardSwish: {
     float t = x * alpha + beta;
     t = t < 0.f ? 0.f : (t > 1.f ? 1.f : t);
@@ -32,6 +61,8 @@ EMBER_HELPER float activate(int64_t act, float x, float alpha, float beta) {
   }
   case LeakyRelu:
     return x >= 0.f ? x : alpha * x;
+  case SiLU:
+    return x / (1.f + fastExp(-x));
   default:
     return x;
   }
@@ -53,48 +84,5 @@ EMBER_HELPER v16 loadV(const float *p) {
 #include "ConvGemm.inc"
 #include "Winograd.inc"
 #include "ConvGemmCV.inc"
-
-/// One channel of a depthwise convolution (group == C == M), direct: each
-/// output row accumulates, per filter tap, a contiguous (or strided) run of
-/// an input row, so the inner loop vectorizes along the row. \p x, \p y,
-/// \p res point at the channel's planes, \p w at its KH x KW taps.
-EMBER_KERNEL void ember_dwconv_f32(float *y, const float *x, const float *w,
-                                   const float *bias, const float *res,
-                                   int64_t H, int64_t W, int64_t KH, int64_t KW,
-                                   int64_t OH, int64_t OW, int64_t sh,
-                                   int64_t sw, int64_t pt, int64_t pl,
-                                   int64_t dh, int64_t dw, int64_t act,
-                                   float alpha, float beta) {
-  constexpr int64_t TW = 256;
-  float b = bias[0];
-  for (int64_t oh = 0; oh < OH; ++oh)
-    for (int64_t ow0 = 0; ow0 < OW; ow0 += TW) {
-      int64_t tw = min64(TW, OW - ow0);
-      float acc[TW];
-      for (int64_t j = 0; j < tw; ++j)
-        acc[j] = b;
-      for (int64_t kh = 0; kh < KH; ++kh) {
-        int64_t ih = oh * sh - pt + kh * dh;
-        if (ih < 0 || ih >= H)
-          continue;
-        const float *xrow = x + ih * W;
-        for (int64_t kw = 0; kw < KW; ++kw) {
-          float wv = w[kh * KW + kw];
-          int64_t off = kw * dw - pl + ow0 * sw;
-          // Valid j: 0 <= j * sw + off < W.
-          int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
-          int64_t hi = W - off <= 0 ? 0 : min64(tw, (W - off + sw - 1) / sw);
-          for (int64_t j = lo; j < hi; ++j)
-            acc[j] += wv * xrow[j * sw + off];
-        }
-      }
-      float *yrow = y + oh * OW + ow0;
-      const float *rrow = res ? res + oh * OW + ow0 : res;
-      for (int64_t j = 0; j < tw; ++j) {
-        float v = acc[j];
-        if (rrow)
-          v += rrow[j];
-        yrow[j] = activate(act, v, alpha, beta);
-      }
-    }
-}
+#include "MatMul.inc"
+#include "Depthwise.inc"

@@ -51,6 +51,9 @@ public:
   /// Runs once like run() and adds each kernel's time to \p profile (see
   /// Profile.h); backends that cannot time their kernels return an error.
   virtual llvm::Error runProfiled(Bindings &b, Profile &profile);
+  /// Runs later calls on \p n threads (the CPU backend's threaded
+  /// schedule); backends that run on one thread return an error for n > 1.
+  virtual llvm::Error setNumThreads(unsigned n);
 };
 
 /// What saveBundle writes and how (see docs/Bundle.md).

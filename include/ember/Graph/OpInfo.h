@@ -38,6 +38,7 @@ enum class FusedActivation : int64_t {
   Sigmoid,   ///< 1 / (1 + exp(-x))
   HardSwish, ///< x * min(max(x * alpha + beta, 0), 1)
   LeakyRelu, ///< x >= 0 ? x : alpha * x
+  SiLU,      ///< x / (1 + exp(-x)), i.e. x * sigmoid(x) (Swish)
   NumKinds,
 };
 
@@ -65,6 +66,8 @@ inline float applyFusedActivation(FusedActivation act, float x, float alpha,
   }
   case FusedActivation::LeakyRelu:
     return x >= 0.f ? x : alpha * x;
+  case FusedActivation::SiLU:
+    return x / (1.f + __builtin_expf(-x));
   }
   return x;
 }

@@ -9,6 +9,7 @@
 //                                              LeakyRelu, and PRelu with a
 //                                              uniform slope)
 //   Mul(c, Clip(Add(Mul(c, a), b), 0, 1))   -> HardSwish(a, b)
+//   Mul(c, Sigmoid(c))                      -> SiLU (Swish, EfficientNet)
 // The Conv must have no epilogue, and every user of the Conv and of the
 // pattern's inner nodes must be inside the pattern, so the rewrite never
 // duplicates work. Constants may be Splats or uniform Constants, on
@@ -105,6 +106,23 @@ static bool matchHardSwish(Node *n, ActivationMatch &m) {
   return false;
 }
 
+/// Mul(c, Sigmoid(c)), operands of Mul either way.
+static bool matchSiLU(Node *n, ActivationMatch &m) {
+  auto *mul = llvm::dyn_cast<MulNode>(n);
+  if (!mul)
+    return false;
+  for (unsigned i = 0; i < 2; ++i) {
+    NodeValue c = mul->getNthInput(i);
+    auto *sig = llvm::dyn_cast<SigmoidNode>(mul->getNthInput(1 - i).getNode());
+    if (!sig || sig->getNthInput(0) != c)
+      continue;
+    m = {plainConv(c), FusedActivation::SiLU, 0, 0, {sig}};
+    if (m.conv)
+      return true;
+  }
+  return false;
+}
+
 /// The single-operand activations and Max(c, 0).
 static bool matchSimple(Node *n, ActivationMatch &m) {
   NodeValue c;
@@ -144,7 +162,8 @@ static bool matchSimple(Node *n, ActivationMatch &m) {
 static bool matchActivation(Node *n, ActivationMatch &m) {
   if (n->getNumResults() != 1)
     return false;
-  if (!matchSimple(n, m) && !matchLeakyRelu(n, m) && !matchHardSwish(n, m))
+  if (!matchSimple(n, m) && !matchLeakyRelu(n, m) && !matchHardSwish(n, m) &&
+      !matchSiLU(n, m))
     return false;
   if (m.conv->getType() != n->getType())
     return false;
