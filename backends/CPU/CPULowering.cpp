@@ -243,8 +243,8 @@ Kernel CPULowering::im2col(const ConvInst &I, int64_t img,
   unsigned p = k.addBuffer(patches);
   unsigned c = k.newVar();
   using kir::BinOp;
-  ExprRef g = k.binary(BinOp::Div, k.var(c), k.constInt(cPerG));
-  ExprRef cg = k.binary(BinOp::Rem, k.var(c), k.constInt(cPerG));
+  ExprRef g = k.div(k.var(c), cPerG);
+  ExprRef cg = k.rem(k.var(c), cPerG);
   int64_t chunks = numCols / cw;
   std::vector<CallArg> args = {
       bufArg(p, k.mul(g, chunks * K * cw)),
@@ -271,7 +271,7 @@ Kernel CPULowering::lowerDepthwise(const ConvInst &I) {
   unsigned w = k.addBuffer(kir::bufferFor(I.getFilter(), plan_));
   unsigned b = k.addBuffer(kir::bufferFor(I.getBias(), plan_));
   unsigned e = k.newVar();
-  ExprRef c = k.binary(kir::BinOp::Rem, k.var(e), k.constInt(C));
+  ExprRef c = k.rem(k.var(e), C);
   std::vector<CallArg> args = {
       bufArg(y, k.mul(k.var(e), OHOW)), bufArg(x, k.mul(k.var(e), HW)),
       bufArg(w, k.mul(c, wd[2] * wd[3])), bufArg(b, c)};
@@ -449,17 +449,11 @@ void CPULowering::lowerConvCV(const ConvInst &I, std::vector<Kernel> &out) {
     unsigned b = k.addBuffer(kir::bufferFor(I.getBias(), plan_));
     // e = (g * nbg + blk) * chunks + c.
     unsigned e = k.newVar();
-    auto div = [&](ExprRef a, int64_t d) {
-      return k.binary(BinOp::Div, a, k.constInt(d));
-    };
-    auto rem = [&](ExprRef a, int64_t d) {
-      return k.binary(BinOp::Rem, a, k.constInt(d));
-    };
-    ExprRef c = rem(k.var(e), chunks);
-    ExprRef b0 = rem(div(k.var(e), chunks), nbg);
-    ExprRef g = div(k.var(e), chunks * nbg);
-    ExprRef t0 = div(k.mul(c, tiles), chunks);
-    ExprRef t1 = div(k.add(k.mul(c, tiles), k.constInt(tiles)), chunks);
+    ExprRef c = k.rem(k.var(e), chunks);
+    ExprRef b0 = k.rem(k.div(k.var(e), chunks), nbg);
+    ExprRef g = k.div(k.var(e), chunks * nbg);
+    ExprRef t0 = k.div(k.mul(c, tiles), chunks);
+    ExprRef t1 = k.div(k.add(k.mul(c, tiles), k.constInt(tiles)), chunks);
     ExprRef yOff = k.mul(k.add(k.constInt(img * M), k.mul(g, mPerG)), N);
     ExprRef pOff = k.mul(g, cPerG * PS);
     if (!padded)
@@ -556,19 +550,13 @@ void CPULowering::lowerConv(const ConvInst &I, std::vector<Kernel> &out) {
     // e = (chunk * group + g) * nbc + bc: consecutive tasks share a chunk
     // of panels.
     unsigned e = k.newVar();
-    auto div = [&](ExprRef a, int64_t d) {
-      return k.binary(BinOp::Div, a, k.constInt(d));
-    };
-    auto rem = [&](ExprRef a, int64_t d) {
-      return k.binary(BinOp::Rem, a, k.constInt(d));
-    };
-    ExprRef bc = rem(k.var(e), nbc);
-    ExprRef g = rem(div(k.var(e), nbc), group);
-    ExprRef t0 = k.mul(div(k.var(e), nbc * group), kConvChunk);
+    ExprRef bc = k.rem(k.var(e), nbc);
+    ExprRef g = k.rem(k.div(k.var(e), nbc), group);
+    ExprRef t0 = k.mul(k.div(k.var(e), nbc * group), kConvChunk);
     ExprRef t1 = k.binary(BinOp::Min, k.add(t0, k.constInt(kConvChunk)),
                           k.constInt(numPanels));
-    ExprRef b0 = div(k.mul(bc, nbg), nbc);
-    ExprRef b1 = div(k.add(k.mul(bc, nbg), k.constInt(nbg)), nbc);
+    ExprRef b0 = k.div(k.mul(bc, nbg), nbc);
+    ExprRef b1 = k.div(k.add(k.mul(bc, nbg), k.constInt(nbg)), nbc);
     ExprRef yOff = k.mul(k.add(k.constInt(img * M), k.mul(g, mPerG)), N);
     ExprRef pOff = k.mul(g, groupStride);
     if (direct)
@@ -685,19 +673,13 @@ Kernel CPULowering::lowerMatMul(const MatMulInst &I) {
                                   : kir::bufferFor(I.getRHS(), plan_));
   unsigned e = k.newVar();
   using kir::BinOp;
-  auto div = [&](ExprRef x, int64_t d) {
-    return k.binary(BinOp::Div, x, k.constInt(d));
-  };
-  auto rem = [&](ExprRef x, int64_t d) {
-    return k.binary(BinOp::Rem, x, k.constInt(d));
-  };
   auto min = [&](ExprRef x, int64_t v) {
     return k.binary(BinOp::Min, x, k.constInt(v));
   };
   // e = (bi * rowTasks + rt) * colTasks + ct.
-  ExprRef bi = div(k.var(e), rowTasks * colTasks);
-  ExprRef i0 = k.mul(rem(div(k.var(e), colTasks), rowTasks), kMatMulRows);
-  ExprRef t0 = k.mul(rem(k.var(e), colTasks), panels);
+  ExprRef bi = k.div(k.var(e), rowTasks * colTasks);
+  ExprRef i0 = k.mul(k.rem(k.div(k.var(e), colTasks), rowTasks), kMatMulRows);
+  ExprRef t0 = k.mul(k.rem(k.var(e), colTasks), panels);
   int64_t bStride = packed ? np * kk * kMatMulNR : kk * n;
   std::vector<CallArg> args = {bufArg(c, k.mul(bi, m * n)),
                                bufArg(a, k.mul(bi, m * kk)),

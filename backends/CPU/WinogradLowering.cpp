@@ -231,19 +231,13 @@ void cpu::lowerWinogradConv(const ConvInst &I, int64_t tm,
     unsigned p = k.addBuffer(vbuf);
     unsigned z = k.addBuffer(zbuf);
     unsigned e = k.newVar();
-    auto div = [&](ExprRef v, int64_t d) {
-      return k.binary(BinOp::Div, v, k.constInt(d));
-    };
-    auto rem = [&](ExprRef v, int64_t d) {
-      return k.binary(BinOp::Rem, v, k.constInt(d));
-    };
-    ExprRef bc = rem(k.var(e), nbc);
-    ExprRef xi = div(k.var(e), chunks * nbc);
-    ExprRef t0 = k.mul(rem(div(k.var(e), nbc), chunks), kChunk);
+    ExprRef bc = k.rem(k.var(e), nbc);
+    ExprRef xi = k.div(k.var(e), chunks * nbc);
+    ExprRef t0 = k.mul(k.rem(k.div(k.var(e), nbc), chunks), kChunk);
     ExprRef t1 = k.binary(BinOp::Min, k.add(t0, k.constInt(kChunk)),
                           k.constInt(numPanels));
-    ExprRef b0 = div(k.mul(bc, nb), nbc);
-    ExprRef b1 = div(k.add(k.mul(bc, nb), k.constInt(nb)), nbc);
+    ExprRef b0 = k.div(k.mul(bc, nb), nbc);
+    ExprRef b1 = k.div(k.add(k.mul(bc, nb), k.constInt(nb)), nbc);
     std::vector<CallArg> args = {bufArg(y, k.mul(xi, mStride)),
                                  bufArg(w, k.mul(xi, nb * C * kBlock)),
                                  bufArg(p, k.mul(xi, vStride)),

@@ -118,6 +118,14 @@ ExprRef Kernel::add(ExprRef a, ExprRef b) {
   return binary(BinOp::Add, a, b);
 }
 
+ExprRef Kernel::div(ExprRef a, int64_t d) {
+  return binary(BinOp::Div, a, constInt(d));
+}
+
+ExprRef Kernel::rem(ExprRef a, int64_t d) {
+  return binary(BinOp::Rem, a, constInt(d));
+}
+
 ExprRef Kernel::mul(ExprRef a, int64_t b) {
   if (b == 0)
     return constInt(0);

@@ -202,6 +202,9 @@ public:
   /// Index helpers that fold constants.
   ExprRef add(ExprRef a, ExprRef b);
   ExprRef mul(ExprRef a, int64_t b);
+  /// a / d and a % d (integer) for a constant \p d.
+  ExprRef div(ExprRef a, int64_t d);
+  ExprRef rem(ExprRef a, int64_t d);
 
   // Statement builders.
   static Stmt loop(unsigned var, int64_t extent, bool parallel,
