@@ -24,6 +24,11 @@ struct CPUProgram {
 /// True if the CPU backend can run node \p n.
 bool cpuSupports(const Node &n);
 
+/// The residual operand of a libjit conv call: \p I's residual buffer at
+/// \p offset (elements), or a null pointer when it has none.
+kir::CallArg convResidualArg(kir::Kernel &k, const ConvInst &I,
+                             const MemoryPlan &plan, kir::ExprRef offset);
+
 /// Lowers planned IR to kernels; Conv and MatMul become libjit calls.
 llvm::Expected<CPUProgram> lowerForCPU(const IRFunction &F,
                                        const MemoryPlan &plan);
@@ -83,9 +88,7 @@ public:
   /// a separate vectorized pass (mobilenet_v2 12.4 -> 8.6 ms, squeezenet1_1
   /// 7.8 -> 5.5, efficientnet_b0 19.3 -> 15.4, shufflenet_v2 5.9 -> 3.3
   /// without fusion; resnet18 unchanged). The residual Add is fused.
-  bool supportsFusedActivation(FusedActivation) const override {
-    return false;
-  }
+  bool supportsFusedActivation(FusedActivation) const override { return false; }
   bool supportsConvResidual() const override { return true; }
   llvm::Expected<std::unique_ptr<CompiledFunction>>
   compile(const Module &M, std::shared_ptr<const IRFunction> F,

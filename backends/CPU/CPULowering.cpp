@@ -81,6 +81,14 @@ static CallArg bufArg(unsigned b, ExprRef offset = nullptr) {
 }
 static CallArg valArg(ExprRef e) { return CallArg{false, 0, e}; }
 
+CallArg cpu::convResidualArg(Kernel &k, const ConvInst &I,
+                             const MemoryPlan &plan, ExprRef offset) {
+  auto res = I.getResidual();
+  if (res.empty())
+    return valArg(k.constInt(0));
+  return bufArg(k.addBuffer(kir::bufferFor(res[0], plan)), offset);
+}
+
 namespace {
 /// Builds the CPU's kernels and constant image.
 class CPULowering {
@@ -275,12 +283,7 @@ Kernel CPULowering::lowerDepthwise(const ConvInst &I) {
   std::vector<CallArg> args = {
       bufArg(y, k.mul(k.var(e), OHOW)), bufArg(x, k.mul(k.var(e), HW)),
       bufArg(w, k.mul(c, wd[2] * wd[3])), bufArg(b, c)};
-  auto res = I.getResidual();
-  if (res.empty())
-    args.push_back(valArg(k.constInt(0)));
-  else
-    args.push_back(bufArg(k.addBuffer(kir::bufferFor(res[0], plan_)),
-                          k.mul(k.var(e), OHOW)));
+  args.push_back(convResidualArg(k, I, plan_, k.mul(k.var(e), OHOW)));
   for (int64_t v : {xd[2], xd[3], wd[2], wd[3], yd[2], yd[3], st[0], st[1],
                     pads[0], pads[1], dil[0], dil[1], I.getFusedActivation()})
     args.push_back(valArg(k.constInt(v)));
@@ -465,11 +468,7 @@ void CPULowering::lowerConvCV(const ConvInst &I, std::vector<Kernel> &out) {
     else
       args.push_back(valArg(k.constInt(0)));
     args.push_back(bufArg(b, k.mul(g, mPerG)));
-    auto res = I.getResidual();
-    if (res.empty())
-      args.push_back(valArg(k.constInt(0)));
-    else
-      args.push_back(bufArg(k.addBuffer(kir::bufferFor(res[0], plan_)), yOff));
+    args.push_back(convResidualArg(k, I, plan_, yOff));
     for (int64_t v : {K, N, ldp, rowPixels, rowStride, tileStride, ps, mPerG,
                       int64_t(I.getFusedActivation())})
       args.push_back(valArg(k.constInt(v)));
@@ -568,11 +567,7 @@ void CPULowering::lowerConv(const ConvInst &I, std::vector<Kernel> &out) {
     else
       args.push_back(valArg(k.constInt(0)));
     args.push_back(bufArg(b, k.mul(g, mPerG)));
-    auto res = I.getResidual();
-    if (res.empty())
-      args.push_back(valArg(k.constInt(0)));
-    else
-      args.push_back(bufArg(k.addBuffer(kir::bufferFor(res[0], plan_)), yOff));
+    args.push_back(convResidualArg(k, I, plan_, yOff));
     for (int64_t v : {K, N, ldp, panelsPerChunk, chunkStride, mPerG,
                       I.getFusedActivation()})
       args.push_back(valArg(k.constInt(v)));

@@ -265,12 +265,7 @@ void cpu::lowerWinogradConv(const ConvInst &I, int64_t tm,
     std::vector<CallArg> args = {bufArg(y, k.mul(k.var(m), OH * OW)),
                                  bufArg(mo, k.mul(k.var(m), T)),
                                  bufArg(b, k.var(m))};
-    auto res = I.getResidual();
-    if (res.empty())
-      args.push_back(valArg(k.constInt(0)));
-    else
-      args.push_back(bufArg(k.addBuffer(kir::bufferFor(res[0], ctx.plan)),
-                            k.mul(k.var(m), OH * OW)));
+    args.push_back(convResidualArg(k, I, ctx.plan, k.mul(k.var(m), OH * OW)));
     for (int64_t val : {tm, nImg, M * OH * OW, OH, OW, TH, TW, mStride,
                         int64_t(I.getFusedActivation())})
       args.push_back(valArg(k.constInt(val)));
