@@ -63,8 +63,7 @@ ImportContext::constantInts(const onnx::NodeProto &node, int i) {
   return r;
 }
 
-llvm::Error ImportContext::setOutput(const onnx::NodeProto &node,
-                                     NodeValue v) {
+llvm::Error ImportContext::setOutput(const onnx::NodeProto &node, NodeValue v) {
   if (node.output_size() < 1 || node.output(0).empty())
     return nodeError(node, "has no output");
   for (int i = 1; i < node.output_size(); ++i)
@@ -83,11 +82,19 @@ ImportContext::broadcastTo(const onnx::NodeProto &node, NodeValue v,
   if (vd.size() > dims.size())
     return nodeError(node, "cannot broadcast " + v.getType()->toString() +
                                " to " + dimsToString(dims));
+  size_t lead = dims.size() - vd.size();
+  for (size_t i = 0; i < vd.size(); ++i)
+    if (vd[i] != 1 && vd[i] != dims[lead + i])
+      return nodeError(node, "cannot broadcast " + v.getType()->toString() +
+                                 " to " + dimsToString(dims));
   std::string name = node.name().empty() ? node.op_type() : node.name();
-  if (vd.size() < dims.size()) {
-    llvm::SmallVector<int64_t, kMaxRank> padded(dims.size() - vd.size(), 1);
+  if (lead) {
+    llvm::SmallVector<int64_t, kMaxRank> padded(lead, 1);
     padded.append(vd.begin(), vd.end());
-    v = F_.createReshape(name + ".expand", v, padded);
+    auto r = F_.tryCreateReshape(name + ".expand", v, padded);
+    if (!r)
+      return nodeError(node, errorToString(r.takeError()));
+    v = NodeValue(*r);
   }
   auto b = F_.tryCreateBroadcast(name + ".broadcast", v, dims);
   if (!b)
@@ -143,8 +150,8 @@ llvm::Error AttrReader::missing(llvm::StringRef name) const {
 
 llvm::Error AttrReader::wrongType(llvm::StringRef name,
                                   const char *want) const {
-  return ImportContext::nodeError(node_, "attribute '" + name +
-                                             "' must be " + want);
+  return ImportContext::nodeError(node_,
+                                  "attribute '" + name + "' must be " + want);
 }
 
 llvm::Expected<int64_t> AttrReader::getInt(llvm::StringRef name,

@@ -62,6 +62,9 @@ const Regression kRegressions[] = {
     {"gru-89-steps-slow.onnx", ""},
     // MaxUnpool with fewer strides than kernel dims read past them (ASan).
     {"maxunpool-short-strides.onnx", "strides need one value and pads two"},
+    // PRelu whose slope initializer is empty ([1, 0, 0, 7936]): the reshape
+    // that prepends ones built a node with zero dims and aborted (import).
+    {"prelu-empty-slope.onnx", "cannot broadcast float<1 x 0 x 0 x 7936>"},
 };
 
 /// The error of importing and compiling \p bytes, or "" on success.
