@@ -160,6 +160,27 @@ llvm::Error importConvTranspose(ImportContext &ctx,
     return fail(node, "attributes do not match the spatial rank");
   if (!outShape.empty() && int64_t(outShape.size()) == n + 2)
     outShape.erase(outShape.begin(), outShape.begin() + 2);
+  if (!outShape.empty() && int64_t(outShape.size()) != n)
+    return fail(node, "output_shape has " + std::to_string(outShape.size()) +
+                          " values for " + std::to_string(n) + " spatial dims");
+  // Bounds that keep the size arithmetic below far from overflowing.
+  constexpr int64_t kMaxWindowAttr = int64_t(1) << 16;
+  for (int64_t i = 0; i < n; ++i) {
+    if (strides[i] < 1 || dil[i] < 1 || strides[i] > kMaxWindowAttr ||
+        dil[i] > kMaxWindowAttr)
+      return fail(node, "strides and dilations must be in [1, 65536]");
+    if (pads[i] < 0 || pads[i + n] < 0 || outPad[i] < 0 ||
+        pads[i] > kMaxWindowAttr || pads[i + n] > kMaxWindowAttr ||
+        outPad[i] > kMaxWindowAttr)
+      return fail(node, "pads and output_padding must be in [0, 65536]");
+    if (!outShape.empty() &&
+        (outShape[i] < 1 || outShape[i] > kMaxWindowAttr * kMaxWindowAttr))
+      return fail(node, "output_shape values must be positive");
+  }
+  if (group < 1 || group > int64_t(x.dims()[1]))
+    return fail(node, "group " + std::to_string(group) +
+                          " is out of range for " +
+                          std::to_string(x.dims()[1]) + " input channels");
   Ints dims = {x.dims()[0], w.dims()[1] * group};
   for (int64_t i = 0; i < n; ++i) {
     int64_t full = strides[i] * (x.dims()[2 + i] - 1) + outPad[i] +

@@ -65,6 +65,9 @@ const Regression kRegressions[] = {
     // PRelu whose slope initializer is empty ([1, 0, 0, 7936]): the reshape
     // that prepends ones built a node with zero dims and aborted (import).
     {"prelu-empty-slope.onnx", "cannot broadcast float<1 x 0 x 0 x 7936>"},
+    // ConvTranspose whose output_shape had fewer values than spatial dims
+    // was read past its end (ASan, import).
+    {"convtranspose-output-shape-rank.onnx", "output_shape has 1 values"},
 };
 
 /// The error of importing and compiling \p bytes, or "" on success.
