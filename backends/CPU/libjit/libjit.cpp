@@ -68,6 +68,38 @@ EMBER_HELPER float activate(int64_t act, float x, float alpha, float beta) {
   }
 }
 
+/// activate() on a whole vector: the piecewise-linear kinds as vector
+/// selects (the same comparisons, so NaN behaves as in activate()), the
+/// exponential ones lane by lane (the loop vectorizer turns that into vector
+/// code).
+template <class VT>
+EMBER_HELPER VT activateV(int64_t act, VT x, float alpha, float beta) {
+  switch (act) {
+  case None:
+    return x;
+  case Relu:
+    return x > 0.f ? x : 0.f;
+  case Clip:
+    return x < alpha ? alpha : (x > beta ? beta : x);
+  case LeakyRelu:
+    return x >= 0.f ? x : alpha * x;
+  case HardSwish: {
+    VT t = x * alpha + beta;
+    t = t < 0.f ? 0.f : (t > 1.f ? 1.f : t);
+    return x * t;
+  }
+  default: {
+    constexpr int L = sizeof(VT) / sizeof(float);
+    float t[L];
+    __builtin_memcpy(t, &x, sizeof t);
+    for (int j = 0; j < L; ++j)
+      t[j] = activate(act, t[j], alpha, beta);
+    __builtin_memcpy(&x, t, sizeof t);
+    return x;
+  }
+  }
+}
+
 EMBER_HELPER int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 EMBER_HELPER int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 
@@ -82,7 +114,7 @@ EMBER_HELPER v16 loadV(const float *p) {
 }
 
 #include "ConvGemm.inc"
-#include "Winograd.inc"
 #include "ConvGemmCV.inc"
-#include "MatMul.inc"
 #include "Depthwise.inc"
+#include "MatMul.inc"
+#include "Winograd.inc"
