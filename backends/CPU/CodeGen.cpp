@@ -160,8 +160,10 @@ static void addEntry(llvm::Module &M, const CPUProgram &prog,
 }
 
 /// Adds the schedule `void NAME.schedule(ptr team, ptr, ptr, ptr, i64 tid,
-/// i64 numThreads)`: thread tid runs its static slice of every parallel
-/// kernel (thread 0 runs the sequential ones), and the team meets at a
+/// i64 numThreads)`: thread tid runs its share of every parallel kernel
+/// through ember_team_for (its static slice first, then chunks left of
+/// late threads' slices; thread 0 runs the sequential ones), and the team
+/// meets at a
 /// barrier after each kernel except between sequential kernels, which all
 /// run on thread 0 anyway. Then `i32 NAME_mt(ptr, ptr, ptr, i32)` hands the
 /// schedule to ember_team_run (libjit/Runtime.cpp). With \p profile:
@@ -181,10 +183,10 @@ static void addThreadedEntry(llvm::Module &M, const CPUProgram &prog,
       st, llvm::GlobalValue::InternalLinkage,
       name + (profile ? ".schedule_profile" : ".schedule"), M);
   b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", sched));
-  llvm::Value *team = sched->getArg(0), *tid = sched->getArg(4),
-              *n = sched->getArg(5);
+  llvm::Value *team = sched->getArg(0), *tid = sched->getArg(4);
   llvm::Function *barrier = M.getFunction("ember_team_barrier");
   llvm::Function *tickFn = M.getFunction("ember_team_tick");
+  llvm::Function *forFn = M.getFunction("ember_team_for");
   auto tick = [&](size_t i) {
     if (profile)
       b.CreateCall(tickFn, {team, tid, b.getInt64(i)});
@@ -205,12 +207,7 @@ static void addThreadedEntry(llvm::Module &M, const CPUProgram &prog,
       b.CreateBr(join);
       b.SetInsertPoint(join);
     } else {
-      llvm::Value *e = b.getInt64(ext);
-      llvm::Value *lo = b.CreateSDiv(b.CreateMul(e, tid), n);
-      llvm::Value *hi =
-          b.CreateSDiv(b.CreateMul(e, b.CreateAdd(tid, b.getInt64(1))), n);
-      args.append({lo, hi});
-      b.CreateCall(fns[i], args);
+      b.CreateCall(forFn, {team, tid, fns[i], b.getInt64(ext)});
     }
     // The profiling schedule also meets after the last kernel, so that its
     // final tick sees the whole team done.

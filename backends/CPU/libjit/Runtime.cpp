@@ -53,12 +53,22 @@ constexpr int kSpinPolls = 2000;
 constexpr int kYieldPolls = 3000;
 
 struct Team;
+/// A kernel: runs iterations [lo, hi) of its parallel loop.
+typedef void (*KernelFn)(uint8_t *, uint8_t *, uint8_t *, int64_t, int64_t);
+/// A thread's static share of a kernel is taken in this many chunks, so
+/// that a thread that is done can take chunks of a late thread's share.
+constexpr int64_t kChunksPerShare = 4;
 /// A profiling timer hook: hook(ctx, i) before kernel i, hook(ctx, count)
 /// after the last one.
 typedef void (*HookFn)(void *, int64_t);
 /// The generated schedule: runs thread \p tid's share of every kernel.
 typedef void (*ScheduleFn)(Team *, uint8_t *, uint8_t *, uint8_t *, int64_t,
                            int64_t);
+
+/// Chunks of one thread's share already taken, on a cache line of its own.
+struct alignas(64) Cursor {
+  int64_t taken;
+};
 
 /// One call's threads. Counters that threads write sit on their own cache
 /// lines.
@@ -75,6 +85,9 @@ struct Team {
   // Opaque pthread_mutex_t / pthread_cond_t (larger than any libc's).
   alignas(16) unsigned char mutex[128];
   alignas(16) unsigned char cond[128];
+  /// Per thread share of the running kernel (ember_team_for), zeroed by the
+  /// barrier that ends each kernel.
+  Cursor cursors[kMaxThreads];
 };
 
 struct Worker {
@@ -145,10 +158,45 @@ extern "C" __attribute__((used)) void ember_team_barrier(Team *t) {
   if (__atomic_fetch_add(&t->arrived, 1, __ATOMIC_ACQ_REL) + 1 ==
       uint32_t(t->size)) {
     __atomic_store_n(&t->arrived, 0, __ATOMIC_RELAXED);
+    // Every thread is done with the kernel's shares: reset them for the
+    // next one (released with the generation).
+    for (int64_t i = 0; i < t->size; ++i)
+      __atomic_store_n(&t->cursors[i].taken, 0, __ATOMIC_RELAXED);
     releaseGeneration(t);
     return;
   }
   waitForGeneration(t, gen);
+}
+
+/// Runs thread \p tid's part of a kernel of \p ext parallel iterations:
+/// its static share first (thread i owns [ext * i / n, ext * (i + 1) / n),
+/// so consecutive kernels touch the same data on the same thread when the
+/// team keeps pace), in chunks, then whatever chunks of the other shares are
+/// left. A thread that starts late (a worker still being created at the
+/// first kernel) or a share that is slower thus no longer holds up the
+/// team at the barrier. The caller meets the barrier after it.
+extern "C" __attribute__((used)) void ember_team_for(Team *t, int64_t tid,
+                                                     KernelFn fn, int64_t ext) {
+  int64_t n = t->size;
+  if (n <= 1) {
+    fn(t->c, t->m, t->a, 0, ext);
+    return;
+  }
+  for (int64_t k = 0; k < n; ++k) {
+    int64_t o = tid + k < n ? tid + k : tid + k - n;
+    int64_t lo = ext * o / n, len = ext * (o + 1) / n - lo;
+    int64_t chunk = (len + kChunksPerShare - 1) / kChunksPerShare;
+    if (len <= 0)
+      continue;
+    for (;;) {
+      int64_t s =
+          __atomic_fetch_add(&t->cursors[o].taken, chunk, __ATOMIC_RELAXED);
+      if (s >= len)
+        break;
+      int64_t e = s + chunk < len ? s + chunk : len;
+      fn(t->c, t->m, t->a, lo + s, lo + e);
+    }
+  }
 }
 
 /// Calls the team's profiling hook with \p i on thread 0 (the profiling
@@ -170,6 +218,8 @@ ember_team_run(ScheduleFn schedule, uint8_t *c, uint8_t *m, uint8_t *a,
   team.hook = hook;
   team.hookCtx = hookCtx;
   team.arrived = team.generation = team.sleepers = 0;
+  for (int64_t i = 0; i < kMaxThreads; ++i)
+    team.cursors[i].taken = 0;
   team.schedule = schedule;
   team.c = c;
   team.m = m;
