@@ -241,6 +241,18 @@ static void addThreadedEntry(llvm::Module &M, const CPUProgram &prog,
     b.CreateRet(b.getInt32(0));
 }
 
+/// Adds `void NAME_threads_release(void)`, which ends the workers NAME_mt
+/// keeps between calls (libjit/Runtime.cpp's pool).
+static void addThreadsRelease(llvm::Module &M, llvm::StringRef name) {
+  llvm::IRBuilder<> b(M.getContext());
+  auto *fn = llvm::Function::Create(
+      llvm::FunctionType::get(b.getVoidTy(), false),
+      llvm::GlobalValue::ExternalLinkage, name + "_threads_release", M);
+  b.SetInsertPoint(llvm::BasicBlock::Create(M.getContext(), "entry", fn));
+  b.CreateCall(M.getFunction("ember_pool_release"));
+  b.CreateRetVoid();
+}
+
 static void optimize(llvm::Module &M, llvm::TargetMachine &TM) {
   llvm::PipelineTuningOptions pto;
   pto.LoopVectorization = pto.SLPVectorization = true;
@@ -287,6 +299,7 @@ cpu::buildModule(const CPUProgram &prog, llvm::LLVMContext &ctx,
   }
   addEntry(*M, prog, fns, weights, opts.name, /*profile=*/false);
   addThreadedEntry(*M, prog, fns, weights, opts.name, /*profile=*/false);
+  addThreadsRelease(*M, opts.name);
   if (opts.profileEntry) {
     addEntry(*M, prog, fns, weights, opts.name, /*profile=*/true);
     addThreadedEntry(*M, prog, fns, weights, opts.name, /*profile=*/true);

@@ -32,6 +32,7 @@ struct Entries {
   EntryMtFn entryMt;
   ProfileFn profiled;
   ProfileMtFn profiledMt;
+  void (*threadsRelease)();
 };
 
 void recordTick(void *ctx, int64_t i) {
@@ -52,6 +53,10 @@ public:
         jit_(std::move(jit)), entries_(entries), kernels_(std::move(kernels)) {
     std::memcpy(constants_.data(), constants.data(), constants.size());
   }
+
+  /// The network's worker threads run JIT-compiled code: end them before
+  /// that code goes.
+  ~CPUFunction() override { entries_.threadsRelease(); }
 
   llvm::Error run(Bindings &b) override {
     EMBER_RETURN_IF_ERR(copyInputs(b));
@@ -155,6 +160,7 @@ CPUBackend::compile(const Module &M, std::shared_ptr<const IRFunction> F,
   EMBER_RETURN_IF_ERR(lookup("_mt", entries.entryMt));
   EMBER_RETURN_IF_ERR(lookup("_profile", entries.profiled));
   EMBER_RETURN_IF_ERR(lookup("_mt_profile", entries.profiledMt));
+  EMBER_RETURN_IF_ERR(lookup("_threads_release", entries.threadsRelease));
   return std::make_unique<CPUFunction>(
       M, std::move(F), plan, std::move(prog.constants), prog.activationSize,
       std::move(*jit), entries, std::move(kernels));

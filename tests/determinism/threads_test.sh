@@ -2,7 +2,8 @@
 # The threaded entry is deterministic: a bundle of a model with many small
 # kernels (six SE blocks, ~60 kernels and barriers) gives bit-identical
 # outputs from NAME and from NAME_mt with 1, 2, 3 and 4 threads, repeated,
-# and matches the Interpreter.
+# and matches the Interpreter; NAME_mt's worker pool keeps that over many
+# calls, releases, concurrent callers and a fork.
 #   threads_test.sh MODEL_COMPILER MODEL_RUNNER SOURCE_DIR
 set -u
 COMPILER=$1
@@ -33,5 +34,10 @@ for t in 1 2 3 4; do
       fail "NAME_mt with $t threads (run $rep) differs from NAME"
   done
 done
+# The pool of workers NAME_mt keeps between calls (tests/bundles/pool_bundle.c).
+cc -std=c99 -D_DEFAULT_SOURCE -DNET=se -include "$TMP/b/se.h" \
+  "$SRC/tests/bundles/pool_bundle.c" "$TMP/b/se.o" -lm -lpthread -o "$TMP/pool" ||
+  { echo "FAIL: link pool_bundle"; exit 1; }
+"$TMP/pool" "$TMP/b/se.weights.bin" "$TMP/m/seblocks.in0.bin" || fail "worker pool"
 [ $fails = 0 ] && echo "ok: NAME and NAME_mt with 1-4 threads are bit-identical"
 exit $((fails > 0))
