@@ -51,7 +51,7 @@ constexpr int64_t kConvCVBlock = 32;
 constexpr int64_t kConvCVTile = 14;
 /// K slice of the channel-vector GEMM and the most tiles a call walks K
 /// slice by slice (libjit's kConvCVKC, kConvCVMaxTiles).
-constexpr int64_t kConvCVKC = 256, kConvCVMaxTiles = 16;
+constexpr int64_t kConvCVKC = 128, kConvCVMaxTiles = 16;
 /// Patch bytes one channel-vector task may read (its tiles stay in L2 while
 /// it walks its filter blocks).
 constexpr int64_t kConvCVTaskBytes = 256 << 10;
