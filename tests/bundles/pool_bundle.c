@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "read_file.h"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -74,14 +76,6 @@ static void *callerMain(void *p) {
   return NULL;
 }
 
-static int readFile(const char *path, uint8_t *dst, uint64_t size) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return -1;
-  size_t n = fread(dst, 1, size, f);
-  fclose(f);
-  return n == size ? 0 : -1;
-}
 
 #define CHECK(cond, what)                                                      \
   do {                                                                         \

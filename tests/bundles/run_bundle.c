@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "read_file.h"
+
 #define CAT2(a, b) a##b
 #define CAT(a, b) CAT2(a, b)
 #define INFO CAT(NET, _info)
@@ -58,14 +60,6 @@ static uint8_t *region(uint64_t size) {
 }
 #endif
 
-static int readFile(const char *path, uint8_t *dst, uint64_t size) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return -1;
-  size_t n = fread(dst, 1, size, f);
-  fclose(f);
-  return n == size ? 0 : -1;
-}
 
 int main(int argc, char **argv) {
   const EmberBundleInfo *info = &INFO;

@@ -17,34 +17,43 @@ namespace {
 enum Act : int64_t { None, Relu, Clip, Sigmoid, HardSwish, LeakyRelu, SiLU };
 } // namespace
 
-/// exp(x) as plain arithmetic that the loop vectorizer handles (expf has no
-/// vector form here), the same expansion as FastMath.cpp's emitFastExp:
-/// Cody-Waite reduction, a degree-6 polynomial, the exponent from bits.
-/// Within 2 ulp of expf for results >= 2^-126; x < -87.3 gives 0,
-/// x > 88.72 +inf, NaN stays NaN.
-EMBER_HELPER float fastExp(float x) {
+/// The bits of \p n (an integral float, or a vector of them) as int32.
+EMBER_HELPER int32_t toInt32(float n) { return int32_t(n); }
+template <class VT> EMBER_HELPER auto toInt32(VT n) {
+  typedef int32_t VI __attribute__((vector_size(sizeof(VT))));
+  return __builtin_convertvector(n, VI);
+}
+
+/// exp(x) as plain arithmetic, for a float (which the loop vectorizer
+/// handles: expf has no vector form here) or a whole vector of them; the
+/// same expansion as FastMath.cpp's emitFastExp: Cody-Waite reduction, a
+/// degree-6 polynomial, the exponent from bits. Within 2 ulp of expf for
+/// results >= 2^-126; x < -87.3 gives 0, x > 88.72 +inf, NaN stays NaN.
+template <class T> EMBER_HELPER T fastExpT(T x) {
   constexpr float kLo = -87.3f, kHi = 88.72f;
-  float xc = x < kLo ? kLo : (x > kHi ? kHi : x);
+  T xc = x < kLo ? kLo : (x > kHi ? kHi : x);
   xc = x != x ? 0.f : xc;
-  float n = __builtin_rintf(xc * 1.44269504088896341f);
-  float r = __builtin_fmaf(n, -0.693359375f, xc);
-  r = __builtin_fmaf(n, 2.12194440e-4f, r);
-  float p = 1.9875691500e-4f;
-  p = __builtin_fmaf(p, r, 1.3981999507e-3f);
-  p = __builtin_fmaf(p, r, 8.3334519073e-3f);
-  p = __builtin_fmaf(p, r, 4.1665795894e-2f);
-  p = __builtin_fmaf(p, r, 1.6666665459e-1f);
-  p = __builtin_fmaf(p, r, 5.0000001201e-1f);
-  float y = __builtin_fmaf(p * r, r, r + 1.f);
+  T n = __builtin_elementwise_roundeven(xc * 1.44269504088896341f);
+  T r = __builtin_elementwise_fma(n, T{} - 0.693359375f, xc);
+  r = __builtin_elementwise_fma(n, T{} + 2.12194440e-4f, r);
+  T p = T{} + 1.9875691500e-4f;
+  p = __builtin_elementwise_fma(p, r, T{} + 1.3981999507e-3f);
+  p = __builtin_elementwise_fma(p, r, T{} + 8.3334519073e-3f);
+  p = __builtin_elementwise_fma(p, r, T{} + 4.1665795894e-2f);
+  p = __builtin_elementwise_fma(p, r, T{} + 1.6666665459e-1f);
+  p = __builtin_elementwise_fma(p, r, T{} + 5.0000001201e-1f);
+  T y = __builtin_elementwise_fma(p * r, r, r + 1.f);
   // y * 2^(n-1) * 2, so that n = 128 does not overflow the exponent.
-  int32_t bits = (int32_t(n) + 126) << 23;
-  float scale;
+  auto bits = (toInt32(n) + 126) << 23;
+  T scale;
   __builtin_memcpy(&scale, &bits, sizeof scale);
-  float res = y * scale * 2.f;
+  T res = y * scale * 2.f;
   res = x < kLo ? 0.f : res;
   res = x > kHi ? __builtin_inff() : res;
   return x != x ? x : res;
 }
+
+EMBER_HELPER float fastExp(float x) { return fastExpT(x); }
 
 EMBER_HELPER float activate(int64_t act, float x, float alpha, float beta) {
   switch (act) {
@@ -68,33 +77,6 @@ EMBER_HELPER float activate(int64_t act, float x, float alpha, float beta) {
   }
 }
 
-/// fastExp() on a whole vector, the same operations lane by lane (so the
-/// same results): the loop vectorizer does not vectorize a lane loop of
-/// fastExp over a register-resident tile.
-template <class VT> EMBER_HELPER VT fastExpV(VT x) {
-  typedef int32_t VI __attribute__((vector_size(sizeof(VT))));
-  constexpr float kLo = -87.3f, kHi = 88.72f;
-  VT xc = x < kLo ? kLo : (x > kHi ? kHi : x);
-  xc = x != x ? 0.f : xc;
-  VT n = __builtin_elementwise_roundeven(xc * 1.44269504088896341f);
-  VT r = __builtin_elementwise_fma(n, VT{} - 0.693359375f, xc);
-  r = __builtin_elementwise_fma(n, VT{} + 2.12194440e-4f, r);
-  VT p = VT{} + 1.9875691500e-4f;
-  p = __builtin_elementwise_fma(p, r, VT{} + 1.3981999507e-3f);
-  p = __builtin_elementwise_fma(p, r, VT{} + 8.3334519073e-3f);
-  p = __builtin_elementwise_fma(p, r, VT{} + 4.1665795894e-2f);
-  p = __builtin_elementwise_fma(p, r, VT{} + 1.6666665459e-1f);
-  p = __builtin_elementwise_fma(p, r, VT{} + 5.0000001201e-1f);
-  VT y = __builtin_elementwise_fma(p * r, r, r + 1.f);
-  VI bits = (__builtin_convertvector(n, VI) + 126) << 23;
-  VT scale;
-  __builtin_memcpy(&scale, &bits, sizeof scale);
-  VT res = y * scale * 2.f;
-  res = x < kLo ? 0.f : res;
-  res = x > kHi ? __builtin_inff() : res;
-  return x != x ? x : res;
-}
-
 /// activate() on a whole vector: the piecewise-linear kinds as vector
 /// selects (the same comparisons, so NaN behaves as in activate()), the
 /// exponential ones lane by lane (the loop vectorizer turns that into vector
@@ -116,9 +98,9 @@ EMBER_HELPER VT activateV(int64_t act, VT x, float alpha, float beta) {
     return x * t;
   }
   case Sigmoid:
-    return 1.f / (1.f + fastExpV(-x));
+    return 1.f / (1.f + fastExpT(-x));
   case SiLU:
-    return x / (1.f + fastExpV(-x));
+    return x / (1.f + fastExpT(-x));
   default: {
     constexpr int L = sizeof(VT) / sizeof(float);
     float t[L];
