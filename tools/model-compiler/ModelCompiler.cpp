@@ -10,11 +10,11 @@
 // failure. Flag names follow Glow's model-compiler.
 //
 //===----------------------------------------------------------------------===//
+#include "CPUFlags.h"
 #include "ImportFlags.h"
 #include "PassOptions.h"
 
 #include "ember/Backend/BundleWriter.h"
-#include "ember/Backend/CPUOptions.h"
 #include "ember/Backend/ConstantEval.h"
 #include "ember/Backend/Pipeline.h"
 #include "ember/Base/Error.h"
@@ -109,13 +109,6 @@ static cl::opt<bool>
 static cl::opt<bool> verbose("verbose", cl::desc("Say what is being done"),
                              cl::cat(category));
 
-static cl::opt<std::string> cpuWinograd(
-    "cpu-winograd",
-    cl::desc("CPU: 3x3 stride-1 convolutions as Winograd F(4x4)/F(2x2) "
-             "where the rule picks them (auto), never (off), or always "
-             "F(2x2) / F(4x4) where eligible (f2, f4)"),
-    cl::init("auto"), cl::value_desc("auto|off|f2|f4"), cl::cat(category));
-
 static void fail(const llvm::Twine &msg) {
   llvm::errs() << "model-compiler: error: " << msg << "\n";
   std::exit(1);
@@ -165,7 +158,7 @@ int main(int argc, char **argv) {
   google::InitGoogleLogging(argv[0]);
   FLAGS_minloglevel = std::getenv("GLOG_minloglevel") ? FLAGS_minloglevel : 2;
   tools::registerPassOptions();
-  cl::HideUnrelatedOptions(category);
+  cl::HideUnrelatedOptions({&category, &tools::cpuFlagsCategory()});
   cl::ParseCommandLineOptions(argc, argv,
                               "Compiles an ONNX model to a bundle\n");
   if (modelPath.empty())
@@ -183,7 +176,8 @@ int main(int argc, char **argv) {
   }
   if (!isCIdentifier(name))
     fail("-network-name '" + name + "' is not a C identifier");
-  cpu::setWinogradMode(unwrap(cpu::parseWinogradMode(cpuWinograd)));
+  if (llvm::Error err = tools::applyCPUFlags())
+    fail(llvm::toString(std::move(err)));
   registerAllBackends();
   const Backend *backend = unwrap(getBackend(backendName));
 

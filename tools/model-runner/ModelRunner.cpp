@@ -10,10 +10,10 @@
 //              [pass manager options: see tools/common/PassOptions.h]
 //
 //===----------------------------------------------------------------------===//
+#include "CPUFlags.h"
 #include "ImportFlags.h"
 #include "PassOptions.h"
 
-#include "ember/Backend/CPUOptions.h"
 #include "ember/Backend/ConstantEval.h"
 #include "ember/Backend/Pipeline.h"
 #include "ember/Backend/Profile.h"
@@ -116,13 +116,6 @@ static cl::opt<std::string>
                  cl::init("time"), cl::value_desc("time|program"),
                  cl::cat(category));
 
-static cl::opt<std::string> cpuWinograd(
-    "cpu-winograd",
-    cl::desc("CPU: 3x3 stride-1 convolutions as Winograd F(4x4)/F(2x2) "
-             "where the rule picks them (auto), never (off), or always "
-             "F(2x2) / F(4x4) where eligible (f2, f4)"),
-    cl::init("auto"), cl::value_desc("auto|off|f2|f4"), cl::cat(category));
-
 static void fail(const llvm::Twine &msg) {
   llvm::errs() << "model-runner: error: " << msg << "\n";
   std::exit(1);
@@ -214,7 +207,8 @@ int main(int argc, char **argv) {
   google::InitGoogleLogging(argv[0]);
   FLAGS_minloglevel = 2; // quiet unless something is fatal
   tools::registerPassOptions();
-  cl::HideUnrelatedOptions({&category, &tools::passOptionsCategory()});
+  cl::HideUnrelatedOptions(
+      {&category, &tools::passOptionsCategory(), &tools::cpuFlagsCategory()});
   cl::ParseCommandLineOptions(argc, argv,
                               "Compiles an ONNX model and runs it\n");
   if (modelPath.empty())
@@ -222,7 +216,7 @@ int main(int argc, char **argv) {
   if (profileOrder != "time" && profileOrder != "program")
     fail("-profile-order must be 'time' or 'program', not '" + profileOrder +
          "'");
-  cpu::setWinogradMode(unwrap(cpu::parseWinogradMode(cpuWinograd)));
+  failOn(tools::applyCPUFlags());
   registerAllBackends();
   const Backend *backend = unwrap(getBackend(backendName));
 
