@@ -1,0 +1,174 @@
+//===- ConvPathCases.h - The convolution cases of ConvPaths.cpp -*- C++ -*-===//
+//
+// One row per case: shape (N, C, H, W, M, KH, KW), window (strides, pads
+// top/left/bottom/right, dilations), group, fused activation with its
+// alpha/beta, whether a residual is added, and the Winograd tile the CPU
+// picks automatically (0: a GEMM path). The table is kept unformatted so
+// that a case stays two lines.
+//
+//===----------------------------------------------------------------------===//
+#ifndef EMBER_TESTS_OPS_CONVPATHCASES_H
+#define EMBER_TESTS_OPS_CONVPATHCASES_H
+
+#include "ember/Graph/OpInfo.h"
+
+namespace ember {
+namespace test {
+
+struct ConvCase {
+  const char *name;
+  dim_t N, C, H, W, M, KH, KW;
+  int64_t sh, sw, pt, pl, pb, pr, dh, dw, group;
+  FusedActivation act;
+  float alpha, beta;
+  bool residual;
+  /// The Winograd output tile the CPU picks automatically (0: a GEMM path;
+  /// the forced modes still run Winograd on every eligible case).
+  int winograd;
+};
+
+// clang-format off
+inline const ConvCase kConvCases[] = {
+    {"blocks_partial_relu_res", 2, 3, 9, 9, 10, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+     FusedActivation::Relu, 0, 0, true},
+    {"pointwise_tail", 1, 16, 7, 5, 24, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1,
+     FusedActivation::None, 0, 0, false},
+    {"grouped_small_blocks_clip", 1, 8, 10, 11, 12, 3, 2,
+     2, 2, 1, 0, 0, 1, 1, 1, 4,
+     FusedActivation::Clip, -0.2f, 0.3f, false},
+    {"depthwise_strided_dilated_hswish_res", 1, 6, 13, 13, 6, 3, 3,
+     2, 2, 1, 1, 1, 1, 2, 2, 6,
+     FusedActivation::HardSwish, 1.f / 6, 0.5f, true},
+    {"depthwise_wide_rows_leaky", 1, 2, 3, 300, 2, 5, 5,
+     1, 1, 2, 2, 2, 2, 1, 1, 2,
+     FusedActivation::LeakyRelu, 0.1f, 0, false},
+    {"stem_7x7_stride2_sigmoid", 1, 3, 40, 40, 16, 7, 7,
+     2, 2, 3, 3, 3, 3, 1, 1, 1,
+     FusedActivation::Sigmoid, 0, 0, false},
+    {"dilated_multi_block", 1, 5, 12, 12, 17, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1,
+     FusedActivation::None, 0, 0, false},
+    // K = 576 > 512: two passes over K, the residual added in the first and
+    // the activation applied in the last; 20 channels = a full block and an
+    // 8-row one; 100 pixels = three panels and a 4-column tail.
+    {"k_passes_relu_res", 2, 64, 10, 10, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+     FusedActivation::Relu, 0, 0, true, 0},
+    // Pointwise, read in place: K = 600 (two passes), 13 channels (a 1-row
+    // last block), 49 pixels (a 17-column tail panel copied per image).
+    {"pointwise_k_passes_res", 2, 600, 7, 7, 13, 1, 1,
+     1, 1, 0, 0, 0, 0, 1, 1, 1,
+     FusedActivation::LeakyRelu, 0.1f, 0, true},
+    // Pointwise with groups and 64 pixels (exactly two panels, no tail).
+    {"pointwise_grouped", 1, 12, 8, 8, 9, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 3,
+     FusedActivation::None, 0, 0, false},
+    // Channel-vector GEMM (ConvGemmCV.inc) shapes, run on both GEMMs below:
+    // 40 channels = a 32-channel block and an 8-channel (one-vector) tail;
+    // 50 = a block and an 18-channel (two-vector) tail; 15 pixels = a
+    // 14-pixel tile and a 1-pixel one; odd K; batch 2 with residual.
+    {"cv_tails_odd_k_res", 2, 7, 5, 3, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+     FusedActivation::Relu, 0, 0, true},
+    {"cv_two_vector_tail_leaky", 1, 9, 6, 6, 50, 3, 1,
+     1, 1, 1, 0, 1, 0, 1, 1, 1,
+     FusedActivation::LeakyRelu, 0.1f, 0, false},
+    // A 1x1 plane (one 1-pixel tile) with groups of 24 channels.
+    {"cv_single_pixel_grouped", 1, 16, 1, 1, 48, 1, 1,
+     1, 1, 0, 0, 0, 0, 1, 1, 2,
+     FusedActivation::None, 0, 0, false},
+    // Stride-2 pointwise (a ResNet downsample) over im2col; 7x7 pointwise
+    // read in place (3 full tiles and a 7-pixel one), K = 520.
+    {"pointwise_stride2_res", 2, 24, 14, 13, 64, 1, 1,
+     2, 2, 0, 0, 0, 0, 1, 1, 1,
+     FusedActivation::Relu, 0, 0, true},
+    {"pointwise_7x7_long_k_hswish", 1, 520, 7, 7, 36, 1, 1,
+     1, 1, 0, 0, 0, 0, 1, 1, 1,
+     FusedActivation::HardSwish, 1.f / 6, 0.5f, false},
+    // Direct convolutions of the channel-vector GEMM: unpadded (read in
+    // place through the offset table; stride 2 leaves the last input row
+    // unread), and padded with stride 2 (its zero-padded copy is shorter
+    // than the padded input).
+    {"direct_unpadded_stride2_res", 2, 5, 10, 11, 33, 3, 3,
+     2, 2, 0, 0, 0, 0, 1, 1, 1,
+     FusedActivation::Relu, 0, 0, true},
+    {"direct_padded_stride2", 1, 6, 8, 9, 20, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1,
+     FusedActivation::None, 0, 0, false},
+    // Depthwise: rows with padded edges, stride 2 on odd planes, 5x5,
+    // tiny planes with asymmetric pads, stride 3.
+    {"depthwise_s1_blocks_relu_res", 2, 3, 9, 40, 3, 3, 3,
+     1, 1, 1, 1, 1, 1, 1, 1, 3,
+     FusedActivation::Relu, 0, 0, true},
+    {"depthwise_s2_odd_clip", 1, 4, 57, 57, 4, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 4,
+     FusedActivation::Clip, 0.f, 6.f, false},
+    {"depthwise_5x5_s2_sigmoid", 1, 3, 29, 35, 3, 5, 5,
+     2, 2, 2, 2, 2, 2, 1, 1, 3,
+     FusedActivation::Sigmoid, 0, 0, false},
+    {"depthwise_tiny_plane_asym_pads", 1, 5, 7, 7, 5, 3, 3,
+     1, 1, 0, 1, 2, 0, 1, 1, 5,
+     FusedActivation::None, 0, 0, true},
+    // SiLU epilogues (EfficientNet's Mul(x, Sigmoid(x))): GEMM and
+    // depthwise.
+    {"gemm_silu_res", 1, 8, 10, 10, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+     FusedActivation::SiLU, 0, 0, true},
+    {"depthwise_silu", 1, 4, 30, 30, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4,
+     FusedActivation::SiLU, 0, 0, false},
+    // Wide stride-1 planes take bands over padded rows: dilated with
+    // asymmetric pads over two bands; a valid 5x5; a row too long for a
+    // band (the interior-rows path). Wide stride 2: dilated, asymmetric.
+    {"depthwise_bands_dilated_asym_res", 1, 3, 70, 60, 3, 3, 3,
+     1, 1, 2, 1, 0, 2, 2, 2, 3,
+     FusedActivation::Clip, 0.f, 6.f, true},
+    {"depthwise_5x5_valid_wide", 2, 2, 9, 40, 2, 5, 5,
+     1, 1, 0, 0, 0, 0, 1, 1, 2,
+     FusedActivation::None, 0, 0, false},
+    {"depthwise_row_longer_than_band", 1, 2, 3, 5000, 2, 3, 3,
+     1, 1, 1, 1, 1, 1, 1, 1, 2,
+     FusedActivation::Relu, 0, 0, true},
+    {"depthwise_s2_wide_dilated_asym_res", 1, 2, 33, 70, 2, 3, 3,
+     2, 2, 0, 1, 1, 0, 2, 2, 2,
+     FusedActivation::HardSwish, 1.f / 6, 0.5f, true},
+    {"depthwise_stride3_fallback", 1, 2, 20, 23, 2, 3, 3,
+     3, 3, 1, 1, 1, 1, 1, 1, 2,
+     FusedActivation::None, 0, 0, false},
+    // Winograd-eligible shapes (3x3, stride 1, >= 16 channels each way),
+    // each also run with F(2x2) and F(4x4) forced; the last number is the
+    // tile the auto rule picks. A partial 32-column panel, relu and a
+    // residual; odd planes in a batch of two with partial tiles at the right
+    // and bottom; no padding; 7x7; C = 520 > 512 (two passes over K in the
+    // GEMM, 25 channels: a 1-row last filter block); asymmetric pads; a row
+    // of 38 F(4x4) tiles (two transform chunks); 56x56, where auto picks
+    // F(4x4).
+    {"wino_relu_res", 1, 32, 20, 20, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+     FusedActivation::Relu, 0, 0, true, 0},
+    {"wino_odd_batch_clip", 2, 17, 13, 11, 30, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+     FusedActivation::Clip, -0.5f, 0.5f, false, 0},
+    {"wino_unpadded_leaky", 1, 20, 18, 18, 16, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 1,
+     FusedActivation::LeakyRelu, 0.1f, 0, false, 0},
+    {"wino_7x7_relu_res", 1, 64, 7, 7, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+     FusedActivation::Relu, 0, 0, true, 0},
+    {"wino_k_passes", 1, 520, 12, 12, 25, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+     FusedActivation::None, 0, 0, true, 0},
+    {"wino_asym_pads", 1, 16, 9, 14, 16, 3, 3, 1, 1, 0, 1, 2, 0, 1, 1, 1,
+     FusedActivation::None, 0, 0, false, 0},
+    {"wino_wide_row_sigmoid", 1, 16, 6, 150, 16, 3, 3,
+     1, 1, 1, 1, 1, 1, 1, 1, 1,
+     FusedActivation::Sigmoid, 0, 0, true, 0},
+    {"wino_auto_f4_56x56", 1, 32, 56, 56, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+     FusedActivation::Relu, 0, 0, true, 4},
+    // 7x7 planes walk flat across rows (channel-vector GEMM); K = 360
+    // is walked in slices over all tiles of a call.
+    {"cv_flat_7x7_sliced_silu_res", 1, 40, 7, 7, 40, 3, 3,
+     1, 1, 1, 1, 1, 1, 1, 1, 1,
+     FusedActivation::SiLU, 0, 0, true},
+    // Flat walk with dilation and asymmetric pads (rows 4 pixels wide).
+    {"cv_flat_dilated_asym_relu", 2, 20, 9, 6, 33, 3, 3,
+     1, 1, 2, 1, 2, 1, 2, 2, 1,
+     FusedActivation::Relu, 0, 0, false},
+    // Pointwise with K = 1024 on 14x14: sliced K, 14 tiles per call.
+    {"pointwise_14x14_k1024_clip_res", 1, 1024, 14, 14, 40, 1, 1,
+     1, 1, 0, 0, 0, 0, 1, 1, 1,
+     FusedActivation::Clip, 0, 6, true},
+};
+// clang-format on
+
+} // namespace test
+} // namespace ember
+
+#endif
