@@ -415,11 +415,8 @@ void CPULowering::lowerConvCV(const ConvInst &I, std::vector<Kernel> &out) {
   // oh * RS + ow reads every tap at a fixed offset, so tiles run across
   // rows and only the RS - OW pixels between rows are wasted.
   int64_t flatPixels = (OH - 1) * RS + OW, vw = 0;
-  auto filled = [&](int64_t real, int64_t n) {
-    return double(real) / double((n + NT - 1) / NT * NT);
-  };
-  if (table && st[0] == 1 && st[1] == 1 &&
-      filled(N, flatPixels) > 1.05 * filled(OW, OW)) {
+  double flatUse = tileUse(flatPixels, NT) * double(N) / double(flatPixels);
+  if (table && st[0] == 1 && st[1] == 1 && flatUse > 1.05 * tileUse(OW, NT)) {
     vw = RS;
     rowPixels = flatPixels;
     rows = 1;
@@ -438,9 +435,11 @@ void CPULowering::lowerConvCV(const ConvInst &I, std::vector<Kernel> &out) {
   if (group * nbg * chunks < kConvCVMinTasks)
     chunks =
         std::min(tiles, (kConvCVMinTasks + group * nbg - 1) / (group * nbg));
-  int64_t ldp = PS, rowStride = pointwise || vw ? 0 : st[0] * RS;
-  int64_t tileStride = pointwise || vw ? NT : NT * st[1];
-  int64_t ps = pointwise || vw ? 1 : st[1];
+  // A pointwise or flat walk reads consecutive pixels along one row.
+  bool oneRow = pointwise || vw;
+  int64_t ldp = PS, rowStride = oneRow ? 0 : st[0] * RS;
+  int64_t tileStride = oneRow ? NT : NT * st[1];
+  int64_t ps = oneRow ? 1 : st[1];
   kir::Buffer packed = packFilter(I, MB);
   kir::Buffer offsets;
   if (table) {

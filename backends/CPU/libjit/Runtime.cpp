@@ -114,17 +114,28 @@ inline void cpuRelax() {
 }
 
 /// Waits until the team's generation is no longer \p gen.
-void waitForGeneration(Team *t, uint32_t gen) {
+/// Polls \p done with pause instructions (kSpinPolls), then after a
+/// sched_yield each (kYieldPolls, when sched_yield exists); true as soon as
+/// it holds, false when the caller should block.
+template <class F> bool pollFor(F done) {
   for (int i = 0; i < kSpinPolls; ++i) {
-    if (__atomic_load_n(&t->generation, __ATOMIC_ACQUIRE) != gen)
-      return;
+    if (done())
+      return true;
     cpuRelax();
   }
   for (int i = 0; sched_yield && i < kYieldPolls; ++i) {
-    if (__atomic_load_n(&t->generation, __ATOMIC_ACQUIRE) != gen)
-      return;
+    if (done())
+      return true;
     sched_yield();
   }
+  return done();
+}
+
+void waitForGeneration(Team *t, uint32_t gen) {
+  if (pollFor([&] {
+        return __atomic_load_n(&t->generation, __ATOMIC_ACQUIRE) != gen;
+      }))
+    return;
   if (!t->canBlock) {
     while (__atomic_load_n(&t->generation, __ATOMIC_ACQUIRE) == gen)
       cpuRelax();
@@ -272,14 +283,7 @@ void poolRun(Team *t, int64_t n) {
   // The workers finish about when the caller does: poll (the call is still
   // running) before blocking, as the barrier does; a blocked caller's core
   // can take as long to wake as a whole small network.
-  for (int i = 0; i < kSpinPolls + kYieldPolls; ++i) {
-    if (__atomic_load_n(&P.pending, __ATOMIC_ACQUIRE) == 0)
-      break;
-    if (i < kSpinPolls || !sched_yield)
-      cpuRelax();
-    else
-      sched_yield();
-  }
+  pollFor([&] { return __atomic_load_n(&P.pending, __ATOMIC_ACQUIRE) == 0; });
   pthread_mutex_lock(P.mutex);
   while (P.pending > 0)
     pthread_cond_wait(P.done, P.mutex);

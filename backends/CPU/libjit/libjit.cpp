@@ -55,62 +55,40 @@ template <class T> EMBER_HELPER T fastExpT(T x) {
 
 EMBER_HELPER float fastExp(float x) { return fastExpT(x); }
 
-EMBER_HELPER float activate(int64_t act, float x, float alpha, float beta) {
+/// The fused activation \p act of a float or of a whole vector of them
+/// (the piecewise-linear kinds as selects with the same comparisons either
+/// way, so NaN behaves the same; Sigmoid and SiLU through fastExpT).
+template <class T>
+EMBER_HELPER T activateT(int64_t act, T x, float alpha, float beta) {
   switch (act) {
   case Relu:
     return x > 0.f ? x : 0.f;
   case Clip:
     return x < alpha ? alpha : (x > beta ? beta : x);
   case Sigmoid:
-    return 1.f / (1.f + fastExp(-x));
+    return 1.f / (1.f + fastExpT(-x));
   case HardSwish: {
-    float t = x * alpha + beta;
+    T t = x * alpha + beta;
     t = t < 0.f ? 0.f : (t > 1.f ? 1.f : t);
     return x * t;
   }
   case LeakyRelu:
     return x >= 0.f ? x : alpha * x;
   case SiLU:
-    return x / (1.f + fastExp(-x));
+    return x / (1.f + fastExpT(-x));
   default:
     return x;
   }
 }
 
-/// activate() on a whole vector: the piecewise-linear kinds as vector
-/// selects (the same comparisons, so NaN behaves as in activate()), the
-/// exponential ones lane by lane (the loop vectorizer turns that into vector
-/// code).
+EMBER_HELPER float activate(int64_t act, float x, float alpha, float beta) {
+  return activateT(act, x, alpha, beta);
+}
+
+/// activate() on a whole vector (the conv epilogues' accumulators).
 template <class VT>
 EMBER_HELPER VT activateV(int64_t act, VT x, float alpha, float beta) {
-  switch (act) {
-  case None:
-    return x;
-  case Relu:
-    return x > 0.f ? x : 0.f;
-  case Clip:
-    return x < alpha ? alpha : (x > beta ? beta : x);
-  case LeakyRelu:
-    return x >= 0.f ? x : alpha * x;
-  case HardSwish: {
-    VT t = x * alpha + beta;
-    t = t < 0.f ? 0.f : (t > 1.f ? 1.f : t);
-    return x * t;
-  }
-  case Sigmoid:
-    return 1.f / (1.f + fastExpT(-x));
-  case SiLU:
-    return x / (1.f + fastExpT(-x));
-  default: {
-    constexpr int L = sizeof(VT) / sizeof(float);
-    float t[L];
-    __builtin_memcpy(t, &x, sizeof t);
-    for (int j = 0; j < L; ++j)
-      t[j] = activate(act, t[j], alpha, beta);
-    __builtin_memcpy(&x, t, sizeof t);
-    return x;
-  }
-  }
+  return activateT(act, x, alpha, beta);
 }
 
 EMBER_HELPER int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
