@@ -127,6 +127,27 @@ inline const ConvCase kConvCases[] = {
     {"depthwise_stride3_fallback", 1, 2, 20, 23, 2, 3, 3,
      3, 3, 1, 1, 1, 1, 1, 1, 2,
      FusedActivation::None, 0, 0, false},
+    // Channel-vector depthwise (auto on narrow rows and 5x5 up to 32
+    // wide; every depthwise case also runs forced both ways): 40 channels
+    // (a partial 16-channel block) on 7x7 in chunks of two rows with SiLU
+    // and a residual; 5x5 stride 2 to 7x7 over a batch; 3x3 outputs (a
+    // chunk wider than the plane); rows of 16+ in overlapping segments with
+    // several bands (dilated, asymmetric pads); 5x5 on 28x28.
+    {"dwcv_partial_block_7x7_silu_res", 1, 40, 7, 7, 40, 3, 3,
+     1, 1, 1, 1, 1, 1, 1, 1, 40,
+     FusedActivation::SiLU, 0, 0, true},
+    {"dwcv_5x5_s2_batch_clip", 2, 20, 14, 14, 20, 5, 5,
+     2, 2, 2, 2, 2, 2, 1, 1, 20,
+     FusedActivation::Clip, 0.f, 6.f, false},
+    {"dwcv_tiny_output_res", 1, 17, 5, 6, 17, 3, 3,
+     2, 2, 1, 1, 1, 1, 1, 1, 17,
+     FusedActivation::None, 0, 0, true},
+    {"dwcv_wide_bands_dilated_asym", 1, 18, 60, 45, 18, 3, 3,
+     1, 1, 2, 1, 0, 2, 2, 2, 18,
+     FusedActivation::Relu, 0, 0, true},
+    {"dwcv_5x5_28x28_sigmoid", 1, 33, 28, 28, 33, 5, 5,
+     1, 1, 2, 2, 2, 2, 1, 1, 33,
+     FusedActivation::Sigmoid, 0, 0, false},
     // Winograd-eligible shapes (3x3, stride 1, >= 16 channels each way),
     // each also run with F(2x2) and F(4x4) forced; the last number is the
     // tile the auto rule picks. A partial 32-column panel, relu and a

@@ -107,5 +107,6 @@ EMBER_HELPER v16 loadV(const float *p) {
 #include "ConvGemm.inc"
 #include "ConvGemmCV.inc"
 #include "Depthwise.inc"
+#include "DepthwiseCV.inc"
 #include "MatMul.inc"
 #include "Winograd.inc"
