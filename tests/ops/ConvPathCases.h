@@ -173,12 +173,29 @@ inline const ConvCase kConvCases[] = {
      FusedActivation::Sigmoid, 0, 0, true, 0},
     {"wino_auto_f4_56x56", 1, 32, 56, 56, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1,
      FusedActivation::Relu, 0, 0, true, 4},
-    // 7x7 planes walk flat across rows (channel-vector GEMM); K = 360
-    // is walked in slices over all tiles of a call.
-    {"cv_flat_7x7_sliced_silu_res", 1, 40, 7, 7, 40, 3, 3,
+    // Narrow rows that a flat walk fills poorly take narrower tiles
+    // (channel-vector GEMM): 7x7 in 7-pixel tiles with K = 360 walked in
+    // slices over all tiles of a call; 8x8 in 8-pixel tiles; a 1x7 window
+    // on 17x17 in 9-pixel tiles (a 9 + 8 row); 12x12 in 12-pixel tiles with
+    // sliced K = 630.
+    {"cv_width7_7x7_sliced_silu_res", 1, 40, 7, 7, 40, 3, 3,
      1, 1, 1, 1, 1, 1, 1, 1, 1,
      FusedActivation::SiLU, 0, 0, true},
-    // Flat walk with dilation and asymmetric pads (rows 4 pixels wide).
+    {"cv_width8_8x8_relu", 1, 24, 8, 8, 36, 3, 3,
+     1, 1, 1, 1, 1, 1, 1, 1, 1,
+     FusedActivation::Relu, 0, 0, false},
+    {"cv_width9_1x7_17x17_res", 1, 20, 17, 17, 40, 1, 7,
+     1, 1, 0, 3, 0, 3, 1, 1, 1,
+     FusedActivation::None, 0, 0, true},
+    {"cv_width12_12x12_sliced_hswish", 1, 70, 12, 12, 33, 3, 3,
+     1, 1, 1, 1, 1, 1, 1, 1, 1,
+     FusedActivation::HardSwish, 1.f / 6, 0.5f, false},
+    // Flat walks (wasted pixels between rows, no narrower tile fits
+    // better): dilation and asymmetric pads (rows 4 pixels wide); 3x3 on
+    // 17x17 (19 pixels apart).
+    {"cv_flat_17x17_relu_res", 1, 24, 17, 17, 20, 3, 3,
+     1, 1, 1, 1, 1, 1, 1, 1, 1,
+     FusedActivation::Relu, 0, 0, true},
     {"cv_flat_dilated_asym_relu", 2, 20, 9, 6, 33, 3, 3,
      1, 1, 2, 1, 2, 1, 2, 2, 1,
      FusedActivation::Relu, 0, 0, false},
