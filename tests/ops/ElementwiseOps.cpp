@@ -14,7 +14,8 @@ TEST_P(OpTest, BinaryArithmetic) {
   save(F->createMax("max", a, b));
   save(F->createMin("min", a, b));
   save(F->createPow("pow", a, b));
-  auto out = run(tensors(makeTensor({4}, {1, -2, 3, 4}), makeTensor({4}, {2, 2, -1, 0.5f})));
+  auto out = run(tensors(makeTensor({4}, {1, -2, 3, 4}),
+                         makeTensor({4}, {2, 2, -1, 0.5f})));
   ASSERT_EQ(out.size(), 7u);
   expectNear(out[0], makeTensor({4}, {3, 0, 2, 4.5f}), 0);
   expectNear(out[1], makeTensor({4}, {-1, -4, 4, 3.5f}), 0);
@@ -49,7 +50,8 @@ TEST_P(OpTest, SqrtLogAndSplat) {
   auto *x = input("x", {2});
   save(F->createSqrt("sqrt", x));
   save(F->createLog("log", x));
-  save(F->createAdd("plus", x, F->createSplat("three", {2}, ElemKind::Float32, 3)));
+  save(F->createAdd("plus", x,
+                    F->createSplat("three", {2}, ElemKind::Float32, 3)));
   auto out = run(tensors(makeTensor({2}, {4, 1})));
   ASSERT_EQ(out.size(), 3u);
   expectNear(out[0], makeTensor({2}, {2, 1}), 1e-6f);

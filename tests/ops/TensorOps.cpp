@@ -13,7 +13,7 @@ TEST_P(TensorOpTest, BatchedMatMul) {
   auto *b = input("b", {2, 2, 2});
   save(F->createMatMul("mm", a, b));
   auto out = run(tensors(makeTensor({2, 1, 2}, {1, 2, 3, 4}),
-                  makeTensor({2, 2, 2}, {1, 0, 0, 1, 2, 1, 1, 2})));
+                         makeTensor({2, 2, 2}, {1, 0, 0, 1, 2, 1, 1, 2})));
   ASSERT_EQ(out.size(), 1u);
   expectNear(out[0], makeTensor({2, 1, 2}, {1, 2, 10, 11}), 0);
 }
@@ -24,10 +24,11 @@ TEST_P(TensorOpTest, ConvWithPaddingStrideAndGroups) {
   Tensor w = makeTensor({2, 1, 2, 2}, {1, 0, 0, 1, 1, 1, 1, 1});
   auto *wc = constant("w", std::move(w));
   auto *bc = constant("b", makeTensor({2}, {0.5f, -1}));
-  save(F->createConv("conv", x, wc, bc, {}, {2, 2}, {1, 1, 0, 0}, {1, 1}, 2, 0, 0.f, 0.f));
-  auto out = run(tensors(makeTensor({1, 2, 3, 3},
-                             {1, 2, 3, 4, 5, 6, 7, 8, 9,   // channel 0
-                              1, 1, 1, 1, 1, 1, 1, 1, 1}))); // channel 1
+  save(F->createConv("conv", x, wc, bc, {}, {2, 2}, {1, 1, 0, 0}, {1, 1}, 2, 0,
+                     0.f, 0.f));
+  auto out = run(tensors(
+      makeTensor({1, 2, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9,     // channel 0
+                                1, 1, 1, 1, 1, 1, 1, 1, 1}))); // channel 1
   ASSERT_EQ(out.size(), 1u);
   // Pads top/left 1, stride 2: windows start at rows/cols -1 and 1.
   // ch0, diagonal filter: x[0][0], x[0][2], x[2][0], x[1][1]+x[2][2], +0.5.
@@ -41,8 +42,10 @@ TEST_P(TensorOpTest, DilatedConv) {
   auto *x = input("x", {1, 1, 3, 3});
   auto *wc = constant("w", makeTensor({1, 1, 2, 2}, {1, 1, 1, 1}));
   auto *bc = constant("b", makeTensor({1}, {0}));
-  save(F->createConv("conv", x, wc, bc, {}, {1, 1}, {0, 0, 0, 0}, {2, 2}, 1, 0, 0.f, 0.f));
-  auto out = run(tensors(makeTensor({1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9})));
+  save(F->createConv("conv", x, wc, bc, {}, {1, 1}, {0, 0, 0, 0}, {2, 2}, 1, 0,
+                     0.f, 0.f));
+  auto out =
+      run(tensors(makeTensor({1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9})));
   ASSERT_EQ(out.size(), 1u);
   expectNear(out[0], makeTensor({1, 1, 1, 1}, {1 + 3 + 7 + 9}), 0);
 }
@@ -75,8 +78,8 @@ TEST_P(TensorOpTest, ConvFusedResidualAndActivations) {
   expectNear(out[2], makeTensor({1, 1, 1, 3}, {0, 0, 2}), 0);
   expectNear(out[3], makeTensor({1, 1, 1, 3}, {-1.5f, 0, 5}), 0);
   expectNear(out[4], makeTensor({1, 1, 1, 3}, {0, 0, 5}), 1e-6f);
-  expectNear(out[5], makeTensor({1, 1, 1, 3},
-                                {0.047425874f, 0.5f, 0.99330715f}),
+  expectNear(out[5],
+             makeTensor({1, 1, 1, 3}, {0.047425874f, 0.5f, 0.99330715f}),
              1e-6f);
 }
 
@@ -85,7 +88,8 @@ TEST_P(TensorOpTest, Pooling) {
   save(F->createMaxPool("max", x, {2, 2}, {1, 1}, {0, 0, 0, 0}));
   save(F->createAvgPool("avg", x, {2, 2}, {2, 2}, {1, 1, 0, 0}, 0));
   save(F->createAvgPool("avgpad", x, {2, 2}, {2, 2}, {1, 1, 0, 0}, 1));
-  auto out = run(tensors(makeTensor({1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9})));
+  auto out =
+      run(tensors(makeTensor({1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9})));
   ASSERT_EQ(out.size(), 3u);
   expectNear(out[0], makeTensor({1, 1, 2, 2}, {5, 6, 8, 9}), 0);
   // Windows: {1}, {2,3}, {4,7}, {5,6,8,9}
@@ -101,9 +105,10 @@ TEST_P(TensorOpTest, SoftmaxOnInnerAndOuterAxis) {
   ASSERT_EQ(out.size(), 2u);
   expectNear(out[0], makeTensor({2, 2}, {0.5f, 0.5f, 0.11920292f, 0.88079708f}),
              1e-6f);
-  expectNear(out[1], makeTensor({2, 2}, {0.26894142f, 0.04742587f, 0.73105858f,
-                                         0.95257413f}),
-             1e-6f);
+  expectNear(
+      out[1],
+      makeTensor({2, 2}, {0.26894142f, 0.04742587f, 0.73105858f, 0.95257413f}),
+      1e-6f);
 }
 
 TEST_P(TensorOpTest, TransposeBroadcastConcatReshape) {
@@ -114,11 +119,12 @@ TEST_P(TensorOpTest, TransposeBroadcastConcatReshape) {
   save(F->createConcat("c", {x, F->createBroadcast("b2", col, {2, 3})}, 1));
   save(F->createReshape("r", x, {3, 2}));
   auto out = run(tensors(makeTensor({2, 3}, {1, 2, 3, 4, 5, 6}),
-                  makeTensor({2, 1}, {7, 8})));
+                         makeTensor({2, 1}, {7, 8})));
   ASSERT_EQ(out.size(), 4u);
   expectNear(out[0], makeTensor({3, 2}, {1, 4, 2, 5, 3, 6}), 0);
   expectNear(out[1], makeTensor({2, 3}, {7, 7, 7, 8, 8, 8}), 0);
-  expectNear(out[2], makeTensor({2, 6}, {1, 2, 3, 7, 7, 7, 4, 5, 6, 8, 8, 8}), 0);
+  expectNear(out[2], makeTensor({2, 6}, {1, 2, 3, 7, 7, 7, 4, 5, 6, 8, 8, 8}),
+             0);
   expectNear(out[3], makeTensor({3, 2}, {1, 2, 3, 4, 5, 6}), 0);
 }
 
