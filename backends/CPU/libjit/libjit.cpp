@@ -104,6 +104,46 @@ EMBER_HELPER v16 loadV(const float *p) {
   return v;
 }
 
+/// r[i][j] becomes r[j][i] (16 x 16 floats in registers): two rounds of
+/// unpacks within 128-bit lanes, then two rounds of 128-bit lane shuffles.
+EMBER_HELPER void transpose16(v16 (&r)[16]) {
+  v16 t[16], u[16];
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = __builtin_shufflevector(r[i], r[i + 1], 0, 16, 1, 17, 4, 20, 5, 21,
+                                   8, 24, 9, 25, 12, 28, 13, 29);
+    t[i + 1] = __builtin_shufflevector(r[i], r[i + 1], 2, 18, 3, 19, 6, 22, 7,
+                                       23, 10, 26, 11, 27, 14, 30, 15, 31);
+  }
+  for (int i = 0; i < 16; i += 4)
+    for (int h = 0; h < 2; ++h) {
+      u[i + 2 * h] =
+          __builtin_shufflevector(t[i + h], t[i + h + 2], 0, 1, 16, 17, 4, 5,
+                                  20, 21, 8, 9, 24, 25, 12, 13, 28, 29);
+      u[i + 2 * h + 1] =
+          __builtin_shufflevector(t[i + h], t[i + h + 2], 2, 3, 18, 19, 6, 7,
+                                  22, 23, 10, 11, 26, 27, 14, 15, 30, 31);
+    }
+  // Lane l of u[4i + q] now holds column 4l + q of rows 4i .. 4i + 3.
+  for (int q = 0; q < 4; ++q) {
+    v16 p = __builtin_shufflevector(u[q], u[4 + q], 0, 1, 2, 3, 8, 9, 10, 11,
+                                    16, 17, 18, 19, 24, 25, 26, 27);
+    v16 s = __builtin_shufflevector(u[q], u[4 + q], 4, 5, 6, 7, 12, 13, 14, 15,
+                                    20, 21, 22, 23, 28, 29, 30, 31);
+    v16 a = __builtin_shufflevector(u[8 + q], u[12 + q], 0, 1, 2, 3, 8, 9, 10,
+                                    11, 16, 17, 18, 19, 24, 25, 26, 27);
+    v16 b = __builtin_shufflevector(u[8 + q], u[12 + q], 4, 5, 6, 7, 12, 13, 14,
+                                    15, 20, 21, 22, 23, 28, 29, 30, 31);
+    r[q] = __builtin_shufflevector(p, a, 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18,
+                                   19, 24, 25, 26, 27);
+    r[8 + q] = __builtin_shufflevector(p, a, 4, 5, 6, 7, 12, 13, 14, 15, 20, 21,
+                                       22, 23, 28, 29, 30, 31);
+    r[4 + q] = __builtin_shufflevector(s, b, 0, 1, 2, 3, 8, 9, 10, 11, 16, 17,
+                                       18, 19, 24, 25, 26, 27);
+    r[12 + q] = __builtin_shufflevector(s, b, 4, 5, 6, 7, 12, 13, 14, 15, 20,
+                                        21, 22, 23, 28, 29, 30, 31);
+  }
+}
+
 #include "ConvGemm.inc"
 #include "ConvGemmCV.inc"
 #include "Depthwise.inc"
