@@ -1,7 +1,8 @@
 //===- PoolPaths.cpp - CPU pooling kernels against the Interpreter --------===//
 //
 // The shared pooling kernel runs each filter tap as a run of an input row
-// with compile-time bounds (edges, strides, padding, count_include_pad).
+// with compile-time bounds (edges, strides, padding, count_include_pad);
+// max pools on narrow rows take the CPU's channel-vector kernel instead.
 // Each case runs random data through the CPU backend and the Interpreter;
 // both see the taps of an output in the same order, so results must be
 // bit-identical.
@@ -34,6 +35,15 @@ const PoolCase kCases[] = {
     {"avg_asym_pads_include", false, 2, 3, 8, 11, 3, 2, 2, 3, 1, 0, 2, 1, true},
     {"avg_asym_pads_exclude", false, 2, 3, 8, 11, 3, 2, 2, 3, 1, 0, 2, 1, false},
     {"avg_2x2_s2", false, 1, 5, 14, 14, 2, 2, 2, 2, 0, 0, 0, 0, false},
+    // Narrow output rows take the channel-vector max pool (16 channels in
+    // lanes, partial last block): GoogLeNet's branch pools, a ceil-mode
+    // 28 -> 14, SqueezeNet's 13 -> 6, 7x7 in two-row chunks, and a plane
+    // smaller than one chunk.
+    {"max_cv_3x3_s1_pad1_14x14", true, 1, 40, 14, 14, 3, 3, 1, 1, 1, 1, 1, 1, false},
+    {"max_cv_3x3_s2_ceil_28", true, 2, 20, 28, 28, 3, 3, 2, 2, 0, 0, 1, 1, false},
+    {"max_cv_3x3_s2_13", true, 1, 17, 13, 13, 3, 3, 2, 2, 0, 0, 0, 0, false},
+    {"max_cv_3x3_s1_7x7", true, 1, 33, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, false},
+    {"max_cv_tiny_plane", true, 1, 16, 3, 5, 2, 3, 1, 2, 1, 0, 0, 1, false},
 };
 // clang-format on
 
@@ -69,6 +79,17 @@ TEST_P(PoolPathTest, CPUMatchesInterpreter) {
   Tensor got = runCase(c, "CPU");
   ASSERT_GT(ref.size(), 0);
   expectNear(got, ref, 0.f);
+  // Max pools also forced through the generic kernel and the
+  // channel-vector one (EMBER_CPU_CONV selects both conv and pool paths).
+  if (!c.isMax)
+    return;
+  for (const char *path : {"panels", "channels"}) {
+    SCOPED_TRACE(path);
+    setenv("EMBER_CPU_CONV", path, 1);
+    Tensor forced = runCase(c, "CPU");
+    setenv("EMBER_CPU_CONV", "auto", 1);
+    expectNear(forced, ref, 0.f);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, PoolPathTest, ::testing::ValuesIn(kCases),
