@@ -21,6 +21,24 @@ struct CPUProgram {
   size_t activationSize = 0;
 };
 
+/// Which vector dimension convolutions and max pools take (EMBER_CPU_CONV):
+/// Auto picks per layer; Panels (pixels as the vector dimension: the panel
+/// GEMM of ConvGemm.inc, per-plane depthwise and shared pooling kernels) or
+/// Channels (channels as the vector lanes: ConvGemmCV.inc, DepthwiseCV.inc)
+/// force one, for tests and measurements.
+enum class ConvPath { Auto, Panels, Channels };
+
+/// A libjit call argument: buffer \p b at element \p offset, or a value.
+inline kir::CallArg bufArg(unsigned b, kir::ExprRef offset = nullptr) {
+  return kir::CallArg{true, b, offset};
+}
+inline kir::CallArg valArg(kir::ExprRef e) { return kir::CallArg{false, 0, e}; }
+
+/// Appends \p bytes of \p data to the constant image \p constants, 64-byte
+/// aligned, as a float32 buffer named \p name.
+kir::Buffer appendConstant(std::vector<uint8_t> &constants, const void *data,
+                           size_t bytes, std::string name);
+
 /// True if the CPU backend can run node \p n.
 bool cpuSupports(const Node &n);
 

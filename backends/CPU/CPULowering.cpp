@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CPU.h"
+#include "Depthwise.h"
 #include "Winograd.h"
 
 #include "glog/logging.h"
@@ -63,10 +64,6 @@ constexpr int64_t kConvCVKC = 128, kConvCVMaxTiles = 16;
 constexpr int64_t kConvCVTaskBytes = 256 << 10;
 /// Tasks a channel-vector convolution is split into at least (per image).
 constexpr int64_t kConvCVMinTasks = 4;
-/// Channels per call of the channel-vector depthwise kernel (libjit's
-/// kDwCVLanes) and the vectors of its input band (kDwCVBand).
-constexpr int64_t kDwCVBlock = 16, kDwCVBandVectors = 640,
-                  kDwCVBandPixels = 512;
 /// Pointwise convolutions on planes of more output pixels than this keep
 /// the pixel-panel GEMM.
 constexpr int64_t kConvCVMaxPixels = 1024;
@@ -92,10 +89,15 @@ bool cpu::cpuSupports(const Node &n) {
   return kir::hasKernelLowering(n);
 }
 
-static CallArg bufArg(unsigned b, ExprRef offset = nullptr) {
-  return CallArg{true, b, offset};
+kir::Buffer cpu::appendConstant(std::vector<uint8_t> &constants,
+                                const void *data, size_t bytes,
+                                std::string name) {
+  size_t offset = (constants.size() + 63) / 64 * 64;
+  constants.resize(offset + bytes, 0);
+  std::memcpy(constants.data() + offset, data, bytes);
+  return kir::Buffer{Region::Constant, offset, bytes, ElemKind::Float32,
+                     std::move(name)};
 }
-static CallArg valArg(ExprRef e) { return CallArg{false, 0, e}; }
 
 CallArg cpu::convResidualArg(Kernel &k, const ConvInst &I,
                              const MemoryPlan &plan, ExprRef offset) {
@@ -151,7 +153,8 @@ public:
             return true;
           }
           if (auto *p = llvm::dyn_cast<MaxPoolInst>(&I))
-            if (auto k = lowerMaxPoolCV(*p)) {
+            if (auto k =
+                    lowerMaxPoolCV(*p, {plan_, prog_.constants, convPath_})) {
               out.push_back(std::move(*k));
               return true;
             }
@@ -196,9 +199,6 @@ private:
   static size_t alignTo64(size_t n) { return (n + 63) / 64 * 64; }
   kir::Buffer packFilter(const ConvInst &I, int64_t MB);
   void lowerConv(const ConvInst &I, std::vector<Kernel> &out);
-  Kernel lowerDepthwise(const ConvInst &I);
-  Kernel lowerDepthwiseCV(const ConvInst &I);
-  std::optional<Kernel> lowerMaxPoolCV(const MaxPoolInst &I);
   void lowerConvCV(const ConvInst &I, std::vector<Kernel> &out);
   Kernel im2col(const ConvInst &I, int64_t img, const kir::Buffer &patches,
                 int64_t cw, int64_t numCols);
@@ -215,11 +215,9 @@ private:
   CPUProgram prog_;
   size_t scratchSize_ = 0; ///< Conv patch matrices, after the snapshots.
   size_t snapshotReserve_ = 0, snapshotUsed_ = 0; ///< After the arena.
-  /// Which GEMM runs non-depthwise convolutions (EMBER_CPU_CONV): auto
-  /// picks per convolution; panels (pixels as the vector dimension,
-  /// ConvGemm.inc) or channels (ConvGemmCV.inc) force one, for tests and
-  /// measurements.
-  enum class ConvPath { Auto, Panels, Channels } convPath_ = ConvPath::Auto;
+  /// Which vector dimension convolutions and max pools take
+  /// (EMBER_CPU_CONV, see ConvPath).
+  ConvPath convPath_ = ConvPath::Auto;
 };
 } // namespace
 
@@ -287,192 +285,6 @@ Kernel CPULowering::im2col(const ConvInst &I, int64_t img,
   k.body() = {Kernel::loop(c, C, /*parallel=*/true,
                            {Kernel::call("ember_im2col_f32", args)})};
   return k;
-}
-
-/// A depthwise convolution: one direct libjit call per (image, channel).
-Kernel CPULowering::lowerDepthwise(const ConvInst &I) {
-  auto xd = I.getInput()->getType()->dims();
-  auto wd = I.getFilter()->getType()->dims();
-  auto yd = I.getDest()->getType()->dims();
-  auto st = I.getStrides(), pads = I.getPads(), dil = I.getDilations();
-  int64_t C = xd[1], HW = xd[2] * xd[3], OHOW = yd[2] * yd[3];
-  Kernel k(I.getName());
-  unsigned y = k.addBuffer(kir::bufferFor(I.getDest(), plan_));
-  unsigned x = k.addBuffer(kir::bufferFor(I.getInput(), plan_));
-  unsigned w = k.addBuffer(kir::bufferFor(I.getFilter(), plan_));
-  unsigned b = k.addBuffer(kir::bufferFor(I.getBias(), plan_));
-  unsigned e = k.newVar();
-  ExprRef c = k.rem(k.var(e), C);
-  std::vector<CallArg> args = {
-      bufArg(y, k.mul(k.var(e), OHOW)), bufArg(x, k.mul(k.var(e), HW)),
-      bufArg(w, k.mul(c, wd[2] * wd[3])), bufArg(b, c)};
-  args.push_back(convResidualArg(k, I, plan_, k.mul(k.var(e), OHOW)));
-  for (int64_t v : {xd[2], xd[3], wd[2], wd[3], yd[2], yd[3], st[0], st[1],
-                    pads[0], pads[1], dil[0], dil[1], I.getFusedActivation()})
-    args.push_back(valArg(k.constInt(v)));
-  args.push_back(valArg(k.constFloat(I.getFusedAlpha())));
-  args.push_back(valArg(k.constFloat(I.getFusedBeta())));
-  k.body() = {Kernel::loop(e, xd[0] * C, /*parallel=*/true,
-                           {Kernel::call("ember_dwconv_f32", args)})};
-  return k;
-}
-
-/// The window geometry of a channel-vector depthwise convolution or max
-/// pool (libjit's DepthwiseCV.inc): one NCHW image plane to another.
-struct CVWindow {
-  int64_t N, C, H, W, OH, OW, KH, KW, sh, sw, pt, pl, dh, dw;
-
-  static CVWindow of(const ConvInst &I) {
-    auto xd = I.getInput()->getType()->dims();
-    auto wd = I.getFilter()->getType()->dims();
-    auto yd = I.getDest()->getType()->dims();
-    auto st = I.getStrides(), pads = I.getPads(), dil = I.getDilations();
-    return {xd[0], xd[1], xd[2], xd[3],   yd[2],   yd[3],  wd[2],
-            wd[3], st[0], st[1], pads[0], pads[1], dil[0], dil[1]};
-  }
-  static CVWindow of(const MaxPoolInst &I) {
-    auto xd = I.getInput()->getType()->dims();
-    auto yd = I.getDest()->getType()->dims();
-    auto kn = I.getKernel(), st = I.getStrides(), pads = I.getPads();
-    return {xd[0], xd[1], xd[2], xd[3],   yd[2],   yd[3], kn[0],
-            kn[1], st[0], st[1], pads[0], pads[1], 1,     1};
-  }
-
-  /// Output rows per band: the band's (R - 1) * sh + (KH - 1) * dh + 1
-  /// input rows of PW vectors (and slack) fit the kernel's stack buffer and
-  /// its R * OW pixels its output buffer; 0 when not even one output row's
-  /// do (rows that wide keep the plane kernels).
-  int64_t bandRows() const {
-    int64_t PW = std::max(W + pl, (OW - 1) * sw + (KW - 1) * dw + 1);
-    // Narrow output rows are computed k rows at a time, reading up to k
-    // rows past the band (filled slack).
-    int64_t k = OW < 16 ? 16 / OW : 0;
-    int64_t spare = kDwCVBandVectors / PW - (KH - 1) * dh - 1 - k * sh;
-    if (spare < 0 || OW > kDwCVBandPixels)
-      return 0;
-    return std::min({spare / sh + 1, kDwCVBandPixels / OW, OH});
-  }
-
-  /// A kernel calling \p callee once per (image, block of 16 channels, band
-  /// of output rows) with the arguments \p head makes from the block's first
-  /// plane index (image * C + first channel), the block and its first
-  /// channel; then the block's channel count, the geometry (with the
-  /// dilations when \p dilated), what \p tail makes and the band's rows
-  /// [oh0, oh1).
-  template <class HeadFn, class TailFn>
-  Kernel tasks(llvm::StringRef name, llvm::StringRef callee, bool dilated,
-               HeadFn head, TailFn tail) const {
-    int64_t R = bandRows(), nbands = (OH + R - 1) / R;
-    int64_t nblk = (C + kDwCVBlock - 1) / kDwCVBlock;
-    Kernel k(name);
-    // e = (img * nblk + blk) * nbands + band.
-    unsigned e = k.newVar();
-    ExprRef band = k.rem(k.var(e), nbands);
-    ExprRef blk = k.rem(k.div(k.var(e), nbands), nblk);
-    ExprRef img = k.div(k.var(e), nbands * nblk);
-    ExprRef c0 = k.mul(blk, kDwCVBlock);
-    ExprRef oh0 = k.mul(band, R);
-    using kir::BinOp;
-    std::vector<CallArg> a = head(k, k.add(k.mul(img, C), c0), blk, c0);
-    a.push_back(
-        valArg(k.binary(BinOp::Min, k.binary(BinOp::Sub, k.constInt(C), c0),
-                        k.constInt(kDwCVBlock))));
-    std::vector<int64_t> geometry = {H, W, KH, KW, OH, OW, sh, sw, pt, pl};
-    if (dilated)
-      geometry.insert(geometry.end(), {dh, dw});
-    for (int64_t v : geometry)
-      a.push_back(valArg(k.constInt(v)));
-    for (CallArg &t : tail(k))
-      a.push_back(t);
-    a.push_back(valArg(oh0));
-    a.push_back(valArg(
-        k.binary(BinOp::Min, k.add(oh0, k.constInt(R)), k.constInt(OH))));
-    k.body() = {Kernel::loop(e, N * nblk * nbands, /*parallel=*/true,
-                             {Kernel::call(callee, std::move(a))})};
-    return k;
-  }
-};
-
-/// True when a depthwise convolution should run channel-vector
-/// (EMBER_CPU_CONV=auto): on narrow output rows, where the plane kernel's
-/// row vectors are mostly empty (mobilenet_v2 and efficientnet_b0 layers,
-/// one thread: 3x3 on 14x14 0.060 -> 0.034 ms for 384 channels, 3x3 on 7x7
-/// 0.040 -> 0.024 for 960, 5x5 on 7x7 0.204 -> 0.064 for 1152), and for
-/// windows past 3x3 on rows up to 32 (5x5 on 28x28 0.28 -> 0.19 ms for 240
-/// channels). On wider rows the two transposes per element cost more than
-/// the plane kernel's waste (3x3 on 28x28 0.072 -> 0.089 ms, 3x3 stride 2
-/// from 56x56 0.098 -> 0.150, from 112x112 0.24 -> 0.37).
-static bool preferDepthwiseCV(const ConvInst &I) {
-  auto wd = I.getFilter()->getType()->dims();
-  int64_t OW = I.getDest()->getType()->dims()[3];
-  return OW < 16 || (wd[2] * wd[3] > 9 && OW <= 32);
-}
-
-/// A depthwise convolution through libjit's ember_dwconv_cv_f32 (channels
-/// as the vector lanes, DepthwiseCV.inc): the taps packed at compile time
-/// as [block][KH * KW][16] (zero lanes past C), tasks of (image, block of
-/// 16 channels, band of output rows), each band's padded input rows
-/// fitting the kernel's stack buffer.
-Kernel CPULowering::lowerDepthwiseCV(const ConvInst &I) {
-  CVWindow g = CVWindow::of(I);
-  int64_t T = g.KH * g.KW, nblk = (g.C + kDwCVBlock - 1) / kDwCVBlock;
-  std::vector<float> packed(size_t(nblk * T * kDwCVBlock), 0.f);
-  kir::Buffer src = kir::bufferFor(I.getFilter(), plan_);
-  const float *wsrc =
-      reinterpret_cast<const float *>(prog_.constants.data() + src.offset);
-  for (int64_t c = 0; c < g.C; ++c)
-    for (int64_t t = 0; t < T; ++t)
-      packed[size_t(((c / kDwCVBlock) * T + t) * kDwCVBlock + c % kDwCVBlock)] =
-          wsrc[c * T + t];
-  size_t offset = alignTo64(prog_.constants.size());
-  size_t bytes = packed.size() * sizeof(float);
-  prog_.constants.resize(offset + bytes, 0);
-  std::memcpy(prog_.constants.data() + offset, packed.data(), bytes);
-  kir::Buffer w{Region::Constant, offset, bytes, ElemKind::Float32,
-                I.getFilter()->getName().str() + ".packed"};
-  int64_t HW = g.H * g.W, OHOW = g.OH * g.OW;
-  return g.tasks(
-      I.getName(), "ember_dwconv_cv_f32", /*dilated=*/true,
-      [&](Kernel &k, ExprRef plane, ExprRef blk, ExprRef c0) {
-        unsigned y = k.addBuffer(kir::bufferFor(I.getDest(), plan_));
-        unsigned x = k.addBuffer(kir::bufferFor(I.getInput(), plan_));
-        unsigned wb = k.addBuffer(w);
-        unsigned b = k.addBuffer(kir::bufferFor(I.getBias(), plan_));
-        return std::vector<CallArg>{
-            bufArg(y, k.mul(plane, OHOW)), bufArg(x, k.mul(plane, HW)),
-            bufArg(wb, k.mul(blk, T * kDwCVBlock)), bufArg(b, c0),
-            convResidualArg(k, I, plan_, k.mul(plane, OHOW))};
-      },
-      [&](Kernel &k) {
-        return std::vector<CallArg>{valArg(k.constInt(I.getFusedActivation())),
-                                    valArg(k.constFloat(I.getFusedAlpha())),
-                                    valArg(k.constFloat(I.getFusedBeta()))};
-      });
-}
-
-/// A max pool through ember_maxpool_cv_f32 (DepthwiseCV.inc): tasks of
-/// (image, block of 16 channels, band of output rows), for float32 pools
-/// with output rows narrower than 16 pixels, where the generic kernel
-/// vectorizes along mostly empty rows (GoogLeNet's 3x3 pools, one thread:
-/// 7x7 0.040 -> 0.023 ms for 832 channels, 14x14 0.070 -> 0.055 for 512).
-/// None when the pool keeps the generic kernel (EMBER_CPU_CONV=panels keeps
-/// every one, channels takes every float32 one whose rows fit a band).
-std::optional<Kernel> CPULowering::lowerMaxPoolCV(const MaxPoolInst &I) {
-  CVWindow g = CVWindow::of(I);
-  bool f32 = I.getDest()->getType()->getElemKind() == ElemKind::Float32;
-  if (!f32 || g.bandRows() == 0 || convPath_ == ConvPath::Panels ||
-      (convPath_ == ConvPath::Auto && g.OW >= 16))
-    return std::nullopt;
-  int64_t HW = g.H * g.W, OHOW = g.OH * g.OW;
-  return g.tasks(
-      I.getName(), "ember_maxpool_cv_f32", /*dilated=*/false,
-      [&](Kernel &k, ExprRef plane, ExprRef, ExprRef) {
-        unsigned y = k.addBuffer(kir::bufferFor(I.getDest(), plan_));
-        unsigned x = k.addBuffer(kir::bufferFor(I.getInput(), plan_));
-        return std::vector<CallArg>{bufArg(y, k.mul(plane, OHOW)),
-                                    bufArg(x, k.mul(plane, HW))};
-      },
-      [](Kernel &) { return std::vector<CallArg>{}; });
 }
 
 /// The tail panel kernel of image \p img of a pointwise convolution: per
@@ -712,10 +524,7 @@ void CPULowering::lowerConv(const ConvInst &I, std::vector<Kernel> &out) {
   auto yd = I.getDest()->getType()->dims();
   int64_t group = I.getGroup(), M = wd[0], mPerG = M / group;
   if (group == xd[1] && group == M) {
-    bool cv = CVWindow::of(I).bandRows() > 0 &&
-              (convPath_ == ConvPath::Channels ||
-               (convPath_ == ConvPath::Auto && preferDepthwiseCV(I)));
-    out.push_back(cv ? lowerDepthwiseCV(I) : lowerDepthwise(I));
+    out.push_back(lowerDepthwiseConv(I, {plan_, prog_.constants, convPath_}));
     return;
   }
   if (int64_t tm = winogradTile(I)) {

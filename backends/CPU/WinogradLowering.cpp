@@ -73,10 +73,6 @@ int64_t numTiles(const ConvInst &I, int64_t tm) {
 /// \p n floats rounded up to a multiple of 1024 (4 KiB), plus 16 (64 bytes).
 int64_t spreadStride(int64_t n) { return (n + 1023) / 1024 * 1024 + 16; }
 
-CallArg bufArg(unsigned b, ExprRef offset = nullptr) {
-  return CallArg{true, b, offset};
-}
-CallArg valArg(ExprRef e) { return CallArg{false, 0, e}; }
 } // namespace
 
 int64_t cpu::winogradTile(const ConvInst &I) {
@@ -155,17 +151,6 @@ static std::vector<float> transformFilter(const float *w, int64_t M, int64_t C,
         }
     }
   return u;
-}
-
-/// Appends \p bytes of \p data to the constant image, 64-byte aligned.
-static kir::Buffer appendConstant(std::vector<uint8_t> &constants,
-                                  const void *data, size_t bytes,
-                                  std::string name) {
-  size_t offset = (constants.size() + 63) / 64 * 64;
-  constants.resize(offset + bytes, 0);
-  std::memcpy(constants.data() + offset, data, bytes);
-  return kir::Buffer{Region::Constant, offset, bytes, ElemKind::Float32,
-                     std::move(name)};
 }
 
 void cpu::lowerWinogradConv(const ConvInst &I, int64_t tm,

@@ -1,0 +1,33 @@
+//===- Depthwise.h - Depthwise convolutions and max pools ------*- C++ -*-===//
+#ifndef EMBER_BACKENDS_CPU_DEPTHWISE_H
+#define EMBER_BACKENDS_CPU_DEPTHWISE_H
+
+#include "CPU.h"
+
+namespace ember {
+namespace cpu {
+
+/// What the depthwise and max-pool lowerings need of the CPU lowering.
+struct DepthwiseContext {
+  const MemoryPlan &plan;
+  /// The constant image: packed filters are appended.
+  std::vector<uint8_t> &constants;
+  ConvPath path;
+};
+
+/// The kernel of depthwise convolution \p I: per channel plane (vectors
+/// along rows), or per 16 channels (channels as vector lanes) on narrow
+/// rows and for windows past 3x3 on rows up to 32 (ConvPath::Auto), or as
+/// forced by ctx.path.
+kir::Kernel lowerDepthwiseConv(const ConvInst &I, const DepthwiseContext &ctx);
+
+/// The channel-vector kernel of max pool \p I, or none when it keeps the
+/// shared pooling kernel (not float32, rows of 16 pixels or more under
+/// ConvPath::Auto, ConvPath::Panels, or rows too wide for a band).
+std::optional<kir::Kernel> lowerMaxPoolCV(const MaxPoolInst &I,
+                                          const DepthwiseContext &ctx);
+
+} // namespace cpu
+} // namespace ember
+
+#endif
