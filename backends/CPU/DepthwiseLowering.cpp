@@ -28,23 +28,23 @@ constexpr int64_t kDwCVBlock = 16, kDwCVBandVectors = 640,
 } // namespace
 
 /// A depthwise convolution: one direct libjit call per (image, channel).
-static Kernel lowerDepthwisePlanes(const ConvInst &I, const MemoryPlan &plan_) {
+static Kernel lowerDepthwisePlanes(const ConvInst &I, const MemoryPlan &plan) {
   auto xd = I.getInput()->getType()->dims();
   auto wd = I.getFilter()->getType()->dims();
   auto yd = I.getDest()->getType()->dims();
   auto st = I.getStrides(), pads = I.getPads(), dil = I.getDilations();
   int64_t C = xd[1], HW = xd[2] * xd[3], OHOW = yd[2] * yd[3];
   Kernel k(I.getName());
-  unsigned y = k.addBuffer(kir::bufferFor(I.getDest(), plan_));
-  unsigned x = k.addBuffer(kir::bufferFor(I.getInput(), plan_));
-  unsigned w = k.addBuffer(kir::bufferFor(I.getFilter(), plan_));
-  unsigned b = k.addBuffer(kir::bufferFor(I.getBias(), plan_));
+  unsigned y = k.addBuffer(kir::bufferFor(I.getDest(), plan));
+  unsigned x = k.addBuffer(kir::bufferFor(I.getInput(), plan));
+  unsigned w = k.addBuffer(kir::bufferFor(I.getFilter(), plan));
+  unsigned b = k.addBuffer(kir::bufferFor(I.getBias(), plan));
   unsigned e = k.newVar();
   ExprRef c = k.rem(k.var(e), C);
   std::vector<CallArg> args = {
       bufArg(y, k.mul(k.var(e), OHOW)), bufArg(x, k.mul(k.var(e), HW)),
       bufArg(w, k.mul(c, wd[2] * wd[3])), bufArg(b, c)};
-  args.push_back(convResidualArg(k, I, plan_, k.mul(k.var(e), OHOW)));
+  args.push_back(convResidualArg(k, I, plan, k.mul(k.var(e), OHOW)));
   for (int64_t v : {xd[2], xd[3], wd[2], wd[3], yd[2], yd[3], st[0], st[1],
                     pads[0], pads[1], dil[0], dil[1], I.getFusedActivation()})
     args.push_back(valArg(k.constInt(v)));
@@ -151,12 +151,12 @@ static bool preferDepthwiseCV(const ConvInst &I) {
 /// as [block][KH * KW][16] (zero lanes past C), tasks of (image, block of
 /// 16 channels, band of output rows), each band's padded input rows
 /// fitting the kernel's stack buffer.
-static Kernel lowerDepthwiseCV(const ConvInst &I, const MemoryPlan &plan_,
+static Kernel lowerDepthwiseCV(const ConvInst &I, const MemoryPlan &plan,
                                std::vector<uint8_t> &constants) {
   CVWindow g = CVWindow::of(I);
   int64_t T = g.KH * g.KW, nblk = (g.C + kDwCVBlock - 1) / kDwCVBlock;
   std::vector<float> packed(size_t(nblk * T * kDwCVBlock), 0.f);
-  kir::Buffer src = kir::bufferFor(I.getFilter(), plan_);
+  kir::Buffer src = kir::bufferFor(I.getFilter(), plan);
   const float *wsrc =
       reinterpret_cast<const float *>(constants.data() + src.offset);
   for (int64_t c = 0; c < g.C; ++c)
@@ -170,14 +170,14 @@ static Kernel lowerDepthwiseCV(const ConvInst &I, const MemoryPlan &plan_,
   return g.tasks(
       I.getName(), "ember_dwconv_cv_f32", /*dilated=*/true,
       [&](Kernel &k, ExprRef plane, ExprRef blk, ExprRef c0) {
-        unsigned y = k.addBuffer(kir::bufferFor(I.getDest(), plan_));
-        unsigned x = k.addBuffer(kir::bufferFor(I.getInput(), plan_));
+        unsigned y = k.addBuffer(kir::bufferFor(I.getDest(), plan));
+        unsigned x = k.addBuffer(kir::bufferFor(I.getInput(), plan));
         unsigned wb = k.addBuffer(w);
-        unsigned b = k.addBuffer(kir::bufferFor(I.getBias(), plan_));
+        unsigned b = k.addBuffer(kir::bufferFor(I.getBias(), plan));
         return std::vector<CallArg>{
             bufArg(y, k.mul(plane, OHOW)), bufArg(x, k.mul(plane, HW)),
             bufArg(wb, k.mul(blk, T * kDwCVBlock)), bufArg(b, c0),
-            convResidualArg(k, I, plan_, k.mul(plane, OHOW))};
+            convResidualArg(k, I, plan, k.mul(plane, OHOW))};
       },
       [&](Kernel &k) {
         return std::vector<CallArg>{valArg(k.constInt(I.getFusedActivation())),
@@ -195,19 +195,19 @@ static Kernel lowerDepthwiseCV(const ConvInst &I, const MemoryPlan &plan_,
 /// every one, channels takes every float32 one whose rows fit a band).
 std::optional<Kernel> cpu::lowerMaxPoolCV(const MaxPoolInst &I,
                                           const DepthwiseContext &ctx) {
-  const MemoryPlan &plan_ = ctx.plan;
-  ConvPath convPath_ = ctx.path;
+  const MemoryPlan &plan = ctx.plan;
+  ConvPath path = ctx.path;
   CVWindow g = CVWindow::of(I);
   bool f32 = I.getDest()->getType()->getElemKind() == ElemKind::Float32;
-  if (!f32 || g.bandRows() == 0 || convPath_ == ConvPath::Panels ||
-      (convPath_ == ConvPath::Auto && g.OW >= 16))
+  if (!f32 || g.bandRows() == 0 || path == ConvPath::Panels ||
+      (path == ConvPath::Auto && g.OW >= 16))
     return std::nullopt;
   int64_t HW = g.H * g.W, OHOW = g.OH * g.OW;
   return g.tasks(
       I.getName(), "ember_maxpool_cv_f32", /*dilated=*/false,
       [&](Kernel &k, ExprRef plane, ExprRef, ExprRef) {
-        unsigned y = k.addBuffer(kir::bufferFor(I.getDest(), plan_));
-        unsigned x = k.addBuffer(kir::bufferFor(I.getInput(), plan_));
+        unsigned y = k.addBuffer(kir::bufferFor(I.getDest(), plan));
+        unsigned x = k.addBuffer(kir::bufferFor(I.getInput(), plan));
         return std::vector<CallArg>{bufArg(y, k.mul(plane, OHOW)),
                                     bufArg(x, k.mul(plane, HW))};
       },
