@@ -34,6 +34,10 @@ inline kir::CallArg bufArg(unsigned b, kir::ExprRef offset = nullptr) {
 }
 inline kir::CallArg valArg(kir::ExprRef e) { return kir::CallArg{false, 0, e}; }
 
+/// True when \p I's filter is a constant weight (known at compile time, so
+/// it can be packed or transformed then).
+bool hasConstantFilter(const ConvInst &I);
+
 /// Appends \p bytes of \p data to the constant image \p constants, 64-byte
 /// aligned, as a float32 buffer named \p name.
 kir::Buffer appendConstant(std::vector<uint8_t> &constants, const void *data,

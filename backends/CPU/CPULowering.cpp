@@ -89,6 +89,11 @@ bool cpu::cpuSupports(const Node &n) {
   return kir::hasKernelLowering(n);
 }
 
+bool cpu::hasConstantFilter(const ConvInst &I) {
+  auto *w = llvm::dyn_cast<WeightVar>(getOrigin(I.getFilter()));
+  return w && w->isConstant();
+}
+
 kir::Buffer cpu::appendConstant(std::vector<uint8_t> &constants,
                                 const void *data, size_t bytes,
                                 std::string name) {
@@ -197,7 +202,8 @@ public:
 
 private:
   static size_t alignTo64(size_t n) { return (n + 63) / 64 * 64; }
-  kir::Buffer packFilter(const ConvInst &I, int64_t MB);
+  kir::Buffer packFilter(const ConvInst &I, int64_t MB, uint64_t scratchUsed,
+                         std::vector<Kernel> &out);
   void lowerConv(const ConvInst &I, std::vector<Kernel> &out);
   void lowerConvCV(const ConvInst &I, std::vector<Kernel> &out);
   Kernel im2col(const ConvInst &I, int64_t img, const kir::Buffer &patches,
@@ -222,14 +228,43 @@ private:
 } // namespace
 
 /// Re-lays the filter [M][C/g][KH][KW] out as blocks of MB output channels,
-/// [g][block][C/g][KH][KW][MB], zero-padding partial blocks. The packed copy
-/// replaces the original when only this conv reads it and it fits.
-kir::Buffer CPULowering::packFilter(const ConvInst &I, int64_t MB) {
+/// [g][block][C/g][KH][KW][MB], zero-padding partial blocks. A constant
+/// filter is packed here, into the constant image (replacing the original
+/// when only this conv reads it and it fits); a filter computed at run time
+/// (a graph input, say) is packed by a kernel appended to \p out, into
+/// scratch after the conv's own \p scratchUsed bytes.
+kir::Buffer CPULowering::packFilter(const ConvInst &I, int64_t MB,
+                                    uint64_t scratchUsed,
+                                    std::vector<Kernel> &out) {
   Value *filter = I.getFilter();
   auto wd = filter->getType()->dims();
   int64_t M = wd[0], cPerG = wd[1], KH = wd[2], KW = wd[3];
   int64_t group = I.getGroup(), mPerG = M / group;
   int64_t nbg = (mPerG + MB - 1) / MB, K = cPerG * KH * KW;
+  if (!hasConstantFilter(I)) {
+    uint64_t at = alignTo64(scratchUsed), bytes = group * nbg * K * MB * 4;
+    kir::Buffer packed{Region::Activation, patchOffset() + at, bytes,
+                       ElemKind::Float32, "conv.filter.packed"};
+    scratchSize_ = std::max<size_t>(scratchSize_, at + bytes);
+    using kir::BinOp;
+    Kernel k((I.getName() + ".pack").str());
+    unsigned d = k.addBuffer(packed);
+    unsigned src = k.addBuffer(kir::bufferFor(filter, plan_));
+    // e = ((g * nbg + blk) * K + k) * MB + lane.
+    unsigned e = k.newVar();
+    ExprRef lane = k.rem(k.var(e), MB), kk = k.rem(k.div(k.var(e), MB), K);
+    ExprRef gb = k.div(k.var(e), MB * K);
+    ExprRef mg = k.add(k.mul(k.rem(gb, nbg), MB), lane); // channel in group
+    ExprRef real = k.binary(BinOp::Lt, mg, k.constInt(mPerG));
+    ExprRef m = k.add(k.mul(k.div(gb, nbg), mPerG),
+                      k.binary(BinOp::Min, mg, k.constInt(mPerG - 1)));
+    ExprRef v =
+        k.select(real, k.load(src, k.add(k.mul(m, K), kk)), k.constFloat(0));
+    k.body() = {Kernel::loop(e, group * nbg * K * MB, /*parallel=*/true,
+                             {Kernel::store(d, k.var(e), v)})};
+    out.push_back(std::move(k));
+    return packed;
+  }
   std::vector<float> packed(size_t(group * nbg * K * MB), 0.f);
   kir::Buffer src = kir::bufferFor(filter, plan_);
   const float *w =
@@ -446,7 +481,8 @@ void CPULowering::lowerConvCV(const ConvInst &I, std::vector<Kernel> &out) {
   int64_t ldp = PS, rowStride = oneRow ? 0 : st[0] * RS;
   int64_t tileStride = oneRow ? NT : NT * st[1];
   int64_t ps = oneRow ? 1 : st[1];
-  kir::Buffer packed = packFilter(I, MB);
+  uint64_t padBytes = padded ? uint64_t(C * PS * 4) : 0;
+  kir::Buffer packed = packFilter(I, MB, padBytes, out);
   kir::Buffer offsets;
   if (table) {
     std::vector<int32_t> koff;
@@ -461,9 +497,8 @@ void CPULowering::lowerConvCV(const ConvInst &I, std::vector<Kernel> &out) {
     offsets = kir::Buffer{Region::Constant, offset, uint64_t(K * 4),
                           ElemKind::Int32, I.getName().str() + ".koff"};
   }
-  kir::Buffer xpad{Region::Activation, patchOffset(),
-                   padded ? uint64_t(C * PS * 4) : 0, ElemKind::Float32,
-                   "conv.padded"};
+  kir::Buffer xpad{Region::Activation, patchOffset(), padBytes,
+                   ElemKind::Float32, "conv.padded"};
   scratchSize_ = std::max<size_t>(scratchSize_, xpad.size);
   kir::Buffer input = kir::bufferFor(I.getInput(), plan_);
   using kir::BinOp;
@@ -527,7 +562,8 @@ void CPULowering::lowerConv(const ConvInst &I, std::vector<Kernel> &out) {
     out.push_back(lowerDepthwiseConv(I, {plan_, prog_.constants, convPath_}));
     return;
   }
-  if (int64_t tm = winogradTile(I)) {
+  // Winograd transforms the filter at compile time.
+  if (int64_t tm = hasConstantFilter(I) ? winogradTile(I) : 0) {
     lowerWinogradConv(
         I, tm, {plan_, prog_.constants, patchOffset(), scratchSize_}, out);
     return;
@@ -563,9 +599,9 @@ void CPULowering::lowerConv(const ConvInst &I, std::vector<Kernel> &out) {
   int64_t groupStride =
       direct ? K * N : (numPanels + kPatchChunk - 1) / kPatchChunk * K * ldp;
   bool tail = direct && N % kConvNR;
-  kir::Buffer packed = packFilter(I, MB);
   uint64_t scratch =
       direct ? (tail ? group * K * kConvNR * 4 : 0) : groupStride * group * 4;
+  kir::Buffer packed = packFilter(I, MB, scratch, out);
   kir::Buffer patches{Region::Activation, patchOffset(), scratch,
                       ElemKind::Float32, direct ? "conv.tail" : "conv.patches"};
   scratchSize_ = std::max<size_t>(scratchSize_, patches.size);

@@ -215,7 +215,8 @@ std::optional<Kernel> cpu::lowerMaxPoolCV(const MaxPoolInst &I,
 }
 
 Kernel cpu::lowerDepthwiseConv(const ConvInst &I, const DepthwiseContext &ctx) {
-  bool cv = CVWindow::of(I).bandRows() > 0 &&
+  // The channel-vector kernel reads taps packed at compile time.
+  bool cv = hasConstantFilter(I) && CVWindow::of(I).bandRows() > 0 &&
             (ctx.path == ConvPath::Channels ||
              (ctx.path == ConvPath::Auto && preferDepthwiseCV(I)));
   return cv ? lowerDepthwiseCV(I, ctx.plan, ctx.constants)

@@ -32,27 +32,37 @@ namespace {
 class ConvPathTest : public ::testing::TestWithParam<ConvCase> {};
 
 /// Builds the case in a fresh module and runs it on \p backend; \p kernels,
-/// if given, receives the names of the kernels that ran.
+/// if given, receives the names of the kernels that ran. With
+/// \p runtimeFilter the filter is an input of the network rather than a
+/// constant (so the CPU cannot pack it at compile time).
 Tensor runCase(const ConvCase &c, llvm::StringRef backend,
-               std::vector<std::string> *kernels = nullptr) {
+               std::vector<std::string> *kernels = nullptr,
+               bool runtimeFilter = false) {
   Module M;
   Function *F = M.createFunction("conv");
   std::mt19937 gen(7);
   auto *x = M.createPlaceholder(
       "x", Type(ElemKind::Float32, {c.N, c.C, c.H, c.W}), false);
-  Tensor w(ElemKind::Float32, {c.M, c.C / c.group, c.KH, c.KW});
+  Type wty(ElemKind::Float32, {c.M, c.C / c.group, c.KH, c.KW});
+  Tensor w(wty);
   w.randomize(-1.f, 1.f, gen);
   Tensor b(ElemKind::Float32, {c.M});
   b.randomize(-1.f, 1.f, gen);
-  auto *wc = M.createConstant("w", std::move(w));
-  auto *bc = M.createConstant("b", std::move(b));
-  dim_t OH = (c.H + c.pt + c.pb - c.dh * (c.KH - 1) - 1) / c.sh + 1;
-  dim_t OW = (c.W + c.pl + c.pr - c.dw * (c.KW - 1) - 1) / c.sw + 1;
-  llvm::SmallVector<NodeValue, 1> res;
   std::vector<Tensor> inputs;
   Tensor xt(ElemKind::Float32, {c.N, c.C, c.H, c.W});
   xt.randomize(-1.f, 1.f, gen);
   inputs.push_back(std::move(xt));
+  NodeValue wc;
+  if (runtimeFilter) {
+    wc = M.createPlaceholder("w", wty, false);
+    inputs.push_back(std::move(w));
+  } else {
+    wc = M.createConstant("w", std::move(w));
+  }
+  auto *bc = M.createConstant("b", std::move(b));
+  dim_t OH = (c.H + c.pt + c.pb - c.dh * (c.KH - 1) - 1) / c.sh + 1;
+  dim_t OW = (c.W + c.pl + c.pr - c.dw * (c.KW - 1) - 1) / c.sw + 1;
+  llvm::SmallVector<NodeValue, 1> res;
   if (c.residual) {
     res.push_back(M.createPlaceholder(
         "r", Type(ElemKind::Float32, {c.N, c.M, OH, OW}), false));
@@ -164,6 +174,41 @@ TEST_P(ConvPathTest, CPUForcedPathsMatchInterpreter) {
        {cpu::WinogradMode::Off, cpu::WinogradMode::F2, cpu::WinogradMode::F4}) {
     SCOPED_TRACE(int(mode));
     checkCPU(c, ref, mode);
+  }
+}
+
+/// A filter computed at run time (a graph input) is packed by a kernel
+/// before the GEMM instead of at compile time, keeps the per-plane
+/// depthwise kernel and never takes Winograd: every path against the
+/// Interpreter on a few shapes (panels with a partial block and grouped,
+/// a pointwise tail, depthwise on wide and narrow rows, narrow
+/// channel-vector tiles, a Winograd-eligible 3x3).
+TEST(ConvPathRuntimeFilterTest, CPUMatchesInterpreter) {
+  for (const ConvCase &c : kConvCases) {
+    llvm::StringRef name(c.name);
+    if (name != "blocks_partial_relu_res" &&
+        name != "grouped_small_blocks_clip" && name != "pointwise_tail" &&
+        name != "depthwise_strided_dilated_hswish_res" &&
+        name != "dwcv_partial_block_7x7_silu_res" &&
+        name != "cv_width7_7x7_sliced_silu_res" && name != "wino_auto_f4_56x56")
+      continue;
+    SCOPED_TRACE(c.name);
+    Tensor ref = runCase(c, "Interpreter", nullptr, /*runtimeFilter=*/true);
+    ASSERT_GT(ref.size(), 0);
+    double maxRef = 1;
+    for (dim_t i = 0; i < ref.size(); ++i)
+      maxRef = std::max(maxRef, std::fabs(ref.elementAsDouble(i)));
+    float tol =
+        float(1e-5 * maxRef * std::sqrt(double(c.C / c.group * c.KH * c.KW)));
+    for (const char *path : {"auto", "panels", "channels"}) {
+      SCOPED_TRACE(path);
+      ConvPathChoice choice(path);
+      std::vector<std::string> kernels;
+      Tensor got = runCase(c, "CPU", &kernels, /*runtimeFilter=*/true);
+      expectNear(got, ref, tol);
+      for (const std::string &k : kernels)
+        EXPECT_EQ(k.find(".wino"), std::string::npos) << k;
+    }
   }
 }
 
