@@ -39,9 +39,10 @@ inline kir::CallArg valArg(kir::ExprRef e) { return kir::CallArg{false, 0, e}; }
 bool hasConstantFilter(const ConvInst &I);
 
 /// Appends \p bytes of \p data to the constant image \p constants, 64-byte
-/// aligned, as a float32 buffer named \p name.
+/// aligned, as a buffer of \p kind named \p name.
 kir::Buffer appendConstant(std::vector<uint8_t> &constants, const void *data,
-                           size_t bytes, std::string name);
+                           size_t bytes, std::string name,
+                           ElemKind kind = ElemKind::Float32);
 
 /// True if the CPU backend can run node \p n.
 bool cpuSupports(const Node &n);

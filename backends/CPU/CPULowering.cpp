@@ -96,12 +96,11 @@ bool cpu::hasConstantFilter(const ConvInst &I) {
 
 kir::Buffer cpu::appendConstant(std::vector<uint8_t> &constants,
                                 const void *data, size_t bytes,
-                                std::string name) {
+                                std::string name, ElemKind kind) {
   size_t offset = (constants.size() + 63) / 64 * 64;
   constants.resize(offset + bytes, 0);
   std::memcpy(constants.data() + offset, data, bytes);
-  return kir::Buffer{Region::Constant, offset, bytes, ElemKind::Float32,
-                     std::move(name)};
+  return kir::Buffer{Region::Constant, offset, bytes, kind, std::move(name)};
 }
 
 CallArg cpu::convResidualArg(Kernel &k, const ConvInst &I,
@@ -276,16 +275,12 @@ kir::Buffer CPULowering::packFilter(const ConvInst &I, int64_t MB,
       packed[(blk * K + k) * MB + lane] = w[m * K + k];
   }
   size_t bytes = packed.size() * sizeof(float);
-  Value *origin = getOrigin(filter);
-  bool inPlace = readers_.lookup(origin) == 1 && bytes <= src.size;
-  size_t offset = src.offset;
-  if (!inPlace) {
-    offset = alignTo64(prog_.constants.size());
-    prog_.constants.resize(offset + bytes, 0);
-  }
-  std::memcpy(prog_.constants.data() + offset, packed.data(), bytes);
-  return kir::Buffer{Region::Constant, offset, bytes, ElemKind::Float32,
-                     filter->getName().str() + ".packed"};
+  std::string name = filter->getName().str() + ".packed";
+  if (readers_.lookup(getOrigin(filter)) != 1 || bytes > src.size)
+    return appendConstant(prog_.constants, packed.data(), bytes, name);
+  std::memcpy(prog_.constants.data() + src.offset, packed.data(), bytes);
+  return kir::Buffer{Region::Constant, src.offset, bytes, ElemKind::Float32,
+                     name};
 }
 
 /// The im2col kernel of image \p img: one libjit call per input channel
@@ -491,11 +486,8 @@ void CPULowering::lowerConvCV(const ConvInst &I, std::vector<Kernel> &out) {
       for (int64_t kh = 0; kh < KH; ++kh)
         for (int64_t kw = 0; kw < KW; ++kw)
           koff.push_back(int32_t(c * PS + kh * dil[0] * RS + kw * dil[1]));
-    size_t offset = alignTo64(prog_.constants.size());
-    prog_.constants.resize(offset + K * 4, 0);
-    std::memcpy(prog_.constants.data() + offset, koff.data(), K * 4);
-    offsets = kir::Buffer{Region::Constant, offset, uint64_t(K * 4),
-                          ElemKind::Int32, I.getName().str() + ".koff"};
+    offsets = appendConstant(prog_.constants, koff.data(), K * 4,
+                             I.getName().str() + ".koff", ElemKind::Int32);
   }
   kir::Buffer xpad{Region::Activation, patchOffset(), padBytes,
                    ElemKind::Float32, "conv.padded"};
@@ -708,12 +700,9 @@ kir::Buffer CPULowering::packMatMulRHS(const MatMulInst &I) {
       for (int64_t j = 0; j < n; ++j)
         packed[((bi * np + j / kMatMulNR) * K + k) * kMatMulNR +
                j % kMatMulNR] = b[(bi * K + k) * n + j];
-  size_t bytes = packed.size() * sizeof(float);
-  size_t offset = alignTo64(prog_.constants.size());
-  prog_.constants.resize(offset + bytes, 0);
-  std::memcpy(prog_.constants.data() + offset, packed.data(), bytes);
-  return kir::Buffer{Region::Constant, offset, bytes, ElemKind::Float32,
-                     I.getRHS()->getName().str() + ".packed"};
+  return appendConstant(prog_.constants, packed.data(),
+                        packed.size() * sizeof(float),
+                        I.getRHS()->getName().str() + ".packed");
 }
 
 /// C = A * B per batch: tasks of up to kMatMulRows rows times up to

@@ -21,8 +21,9 @@ using kir::ExprRef;
 using kir::Kernel;
 
 namespace {
-/// Channels per call of the channel-vector depthwise kernel (libjit's
-/// kDwCVLanes) and the vectors of its input band (kDwCVBand).
+/// Channels per call of the channel-vector depthwise kernel (the 16 lanes
+/// of DepthwiseCV.inc's vectors), the vectors of its input band and the output
+/// pixels per channel of a band (kDwCVBand, kDwCVOut).
 constexpr int64_t kDwCVBlock = 16, kDwCVBandVectors = 640,
                   kDwCVBandPixels = 512;
 } // namespace
@@ -196,11 +197,10 @@ static Kernel lowerDepthwiseCV(const ConvInst &I, const MemoryPlan &plan,
 std::optional<Kernel> cpu::lowerMaxPoolCV(const MaxPoolInst &I,
                                           const DepthwiseContext &ctx) {
   const MemoryPlan &plan = ctx.plan;
-  ConvPath path = ctx.path;
   CVWindow g = CVWindow::of(I);
   bool f32 = I.getDest()->getType()->getElemKind() == ElemKind::Float32;
-  if (!f32 || g.bandRows() == 0 || path == ConvPath::Panels ||
-      (path == ConvPath::Auto && g.OW >= 16))
+  if (!f32 || g.bandRows() == 0 || ctx.path == ConvPath::Panels ||
+      (ctx.path == ConvPath::Auto && g.OW >= 16))
     return std::nullopt;
   int64_t HW = g.H * g.W, OHOW = g.OH * g.OW;
   return g.tasks(
