@@ -466,6 +466,16 @@ void CPULowering::lowerConvCV(const ConvInst &I, std::vector<Kernel> &out) {
           : std::clamp<int64_t>(
                 kConvCVTaskBytes / std::max<int64_t>(1, K * NT * 4), 1, tiles);
   int64_t chunks = (tiles + perTask - 1) / perTask;
+  // Tasks go pixel chunk by pixel chunk (all blocks of a chunk in a row)
+  // where the filter is smaller than the input: a thread's share of a
+  // team's tasks then reads part of the input and all of the (small)
+  // filter, instead of all of the input. Two threads, MobileNetV2's 14x14
+  // projections 384 -> 64: 0.061 -> 0.049 ms, 576 -> 96: 0.11 -> 0.09;
+  // weight-heavy layers (7x7 planes) keep block-major tasks, each thread
+  // streaming part of the filter.
+  bool pixelMajor = M * K <= C * H * W;
+  if (pixelMajor)
+    chunks = std::max(chunks, std::min<int64_t>(tiles, 2));
   // At least kConvCVMinTasks tasks where there are tiles for them, so that
   // a small plane with few channels still spreads over the threads.
   if (group * nbg * chunks < kConvCVMinTasks)
@@ -513,10 +523,17 @@ void CPULowering::lowerConvCV(const ConvInst &I, std::vector<Kernel> &out) {
     unsigned w = k.addBuffer(packed);
     unsigned p = k.addBuffer(padded ? xpad : input);
     unsigned b = k.addBuffer(kir::bufferFor(I.getBias(), plan_));
-    // e = (g * nbg + blk) * chunks + c.
     unsigned e = k.newVar();
-    ExprRef c = k.rem(k.var(e), chunks);
-    ExprRef b0 = k.rem(k.div(k.var(e), chunks), nbg);
+    ExprRef c, b0;
+    if (pixelMajor) {
+      // e = (g * chunks + c) * nbg + blk.
+      b0 = k.rem(k.var(e), nbg);
+      c = k.rem(k.div(k.var(e), nbg), chunks);
+    } else {
+      // e = (g * nbg + blk) * chunks + c.
+      c = k.rem(k.var(e), chunks);
+      b0 = k.rem(k.div(k.var(e), chunks), nbg);
+    }
     ExprRef g = k.div(k.var(e), chunks * nbg);
     ExprRef t0 = k.div(k.mul(c, tiles), chunks);
     ExprRef t1 = k.div(k.add(k.mul(c, tiles), k.constInt(tiles)), chunks);
