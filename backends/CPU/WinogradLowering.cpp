@@ -70,6 +70,17 @@ int64_t numTiles(const ConvInst &I, int64_t tm) {
   return int64_t(yd[0]) * ((yd[2] + tm - 1) / tm) * ((yd[3] + tm - 1) / tm);
 }
 
+/// Bytes of V and M a set of Winograd kernels may use before the tiles are
+/// split into bands (about half of a 2 MB L2).
+constexpr int64_t kWinoBandBytes = 1 << 20;
+/// V and M up to this size stay whole: their round trip mostly hits the
+/// caches (Inception-v3's 35x35 convolutions, 2-2.5 MB, ran 15-20% slower
+/// in three bands).
+constexpr int64_t kWinoWholeBytes = 4 << 20;
+/// GEMM flops that take about as long as one byte of memory traffic (~150
+/// GFLOP/s against ~15 GB/s per core), for the band estimate.
+constexpr double kWinoFlopsPerByte = 10;
+
 /// \p n floats rounded up to a multiple of 1024 (4 KiB), plus 16 (64 bytes).
 int64_t spreadStride(int64_t n) { return (n + 1023) / 1024 * 1024 + 16; }
 
@@ -153,6 +164,63 @@ static std::vector<float> transformFilter(const float *w, int64_t M, int64_t C,
   return u;
 }
 
+namespace {
+/// A piece of a Winograd convolution whose transforms and GEMMs run as one
+/// set of three kernels: images [img0, img0 + nImg), tile rows [r0, r0 +
+/// TH) of each.
+struct WinoPiece {
+  int64_t img0, nImg, r0, TH;
+};
+} // namespace
+
+/// Bytes of V and M for \p tiles tiles of P points, C input and M output
+/// channels (V's columns rounded up to whole panels).
+static int64_t winoScratchBytes(int64_t tiles, int64_t P, int64_t C,
+                                int64_t M) {
+  int64_t tpad = (tiles + kNR - 1) / kNR * kNR;
+  return 4 * (P * spreadStride(C * tpad) + P * spreadStride(M * tiles));
+}
+
+/// The pieces of a convolution with nImg images of TH x TW tiles. Where V
+/// and M do not fit kWinoBandBytes, the three phases of a band of tile rows
+/// can pass them through the cache instead of memory (Inception-v3's
+/// 147x147 convolutions wrote and read about 25 MB of them), at the price
+/// of narrower GEMMs (panels of 32 tiles fill worse) and of reading the
+/// transformed filter (\p uBytes) once per band. The estimate, in bytes of
+/// memory traffic, counts kWinoFlopsPerByte GEMM flops as one byte; the
+/// cheapest of all at once and each band height that fits is taken.
+static std::vector<WinoPiece> winoPieces(int64_t nImg, int64_t TH, int64_t TW,
+                                         int64_t P, int64_t C, int64_t M,
+                                         int64_t uBytes) {
+  auto gemm = [&](int64_t tiles) {
+    return double(P * gemmCols(tiles) * C * M * 2) / kWinoFlopsPerByte;
+  };
+  int64_t T = nImg * TH * TW, whole = winoScratchBytes(T, P, C, M);
+  if (whole <= kWinoWholeBytes)
+    return {{0, nImg, 0, TH}};
+  double best = gemm(T) + 2 * double(whole) + double(uBytes);
+  int64_t bestRows = 0;
+  for (int64_t rows = 1;
+       rows < TH && winoScratchBytes(rows * TW, P, C, M) <= kWinoBandBytes;
+       ++rows) {
+    int64_t full = TH / rows, rest = TH % rows;
+    double cost = double(nImg) * (double(full) * gemm(rows * TW) +
+                                  (rest ? gemm(rest * TW) : 0.) +
+                                  double((full + (rest ? 1 : 0)) * uBytes));
+    if (cost < best) {
+      best = cost;
+      bestRows = rows;
+    }
+  }
+  if (!bestRows)
+    return {{0, nImg, 0, TH}};
+  std::vector<WinoPiece> pieces;
+  for (int64_t n = 0; n < nImg; ++n)
+    for (int64_t r0 = 0; r0 < TH; r0 += bestRows)
+      pieces.push_back({n, 1, r0, std::min(bestRows, TH - r0)});
+  return pieces;
+}
+
 void cpu::lowerWinogradConv(const ConvInst &I, int64_t tm,
                             const WinogradContext &ctx,
                             std::vector<Kernel> &out) {
@@ -161,9 +229,9 @@ void cpu::lowerWinogradConv(const ConvInst &I, int64_t tm,
   auto yd = I.getDest()->getType()->dims();
   int64_t nImg = xd[0], C = xd[1], H = xd[2], W = xd[3], M = wd[0];
   int64_t OH = yd[2], OW = yd[3], a = tm + 2, P = a * a;
-  int64_t TH = (OH + tm - 1) / tm, TW = (OW + tm - 1) / tm, T = nImg * TH * TW;
-  int64_t numPanels = (T + kNR - 1) / kNR, Tpad = numPanels * kNR;
+  int64_t TH = (OH + tm - 1) / tm, TW = (OW + tm - 1) / tm;
   int64_t nb = (M + kBlock - 1) / kBlock;
+  int64_t pt = I.getPads()[0], pl = I.getPads()[1];
   std::string name = I.getName().str();
 
   kir::Buffer src = kir::bufferFor(I.getFilter(), ctx.plan);
@@ -176,88 +244,102 @@ void cpu::lowerWinogradConv(const ConvInst &I, int64_t tm,
   kir::Buffer zbuf =
       appendConstant(ctx.constants, zeros.data(), zeros.size() * sizeof(float),
                      name + ".wino_zero");
-  // The transforms touch all P matrices at once: their strides are
-  // 4 KiB multiples plus one cache line, so that the P streams fall into
-  // different L1 and L2 sets (a 4 KiB multiple would put them all into one).
-  int64_t vStride = spreadStride(C * Tpad), mStride = spreadStride(M * T);
-  // The output transform reads up to 7 tiles past a row's last one: M
-  // has 64 spare bytes at its end.
-  uint64_t vBytes = uint64_t(P * vStride) * 4,
-           mBytes = uint64_t(P * mStride) * 4 + 64;
-  kir::Buffer vbuf{Region::Activation, ctx.scratchOffset, vBytes,
-                   ElemKind::Float32, "wino.v"};
-  kir::Buffer mbuf{Region::Activation,
-                   ctx.scratchOffset + (vBytes + 63) / 64 * 64, mBytes,
-                   ElemKind::Float32, "wino.m"};
-  ctx.scratchSize =
-      std::max<size_t>(ctx.scratchSize, (vBytes + 63) / 64 * 64 + mBytes);
   using kir::BinOp;
+  for (const WinoPiece &pc :
+       winoPieces(nImg, TH, TW, P, C, M, int64_t(u.size() * sizeof(float)))) {
+    int64_t T = pc.nImg * pc.TH * TW;
+    int64_t numPanels = (T + kNR - 1) / kNR, Tpad = numPanels * kNR;
+    // The transforms touch all P matrices at once: their strides are
+    // 4 KiB multiples plus one cache line, so that the P streams fall into
+    // different L1 and L2 sets (a 4 KiB multiple would put them all into
+    // one).
+    int64_t vStride = spreadStride(C * Tpad), mStride = spreadStride(M * T);
+    // The output transform reads up to 7 tiles past a row's last one: M
+    // has 64 spare bytes at its end.
+    uint64_t vBytes = uint64_t(P * vStride) * 4,
+             mBytes = uint64_t(P * mStride) * 4 + 64;
+    kir::Buffer vbuf{Region::Activation, ctx.scratchOffset, vBytes,
+                     ElemKind::Float32, "wino.v"};
+    kir::Buffer mbuf{Region::Activation,
+                     ctx.scratchOffset + (vBytes + 63) / 64 * 64, mBytes,
+                     ElemKind::Float32, "wino.m"};
+    ctx.scratchSize =
+        std::max<size_t>(ctx.scratchSize, (vBytes + 63) / 64 * 64 + mBytes);
+    // A band starts at input row ih = r0 * tm - pt: the input transform sees
+    // the plane from there (rows above it are real data, not padding).
+    int64_t skip = std::max<int64_t>(0, pc.r0 * tm - pt);
+    int64_t bandPt = pt - (pc.r0 * tm - skip);
+    int64_t xOff = pc.img0 * C * H * W + skip * W;
+    int64_t yOff = pc.img0 * M * OH * OW + pc.r0 * tm * OW;
+    int64_t bandOH = std::min(OH - pc.r0 * tm, pc.TH * tm);
 
-  { // Input transform: one call per input channel.
-    Kernel k(name + ".wino" + std::to_string(tm) + "_in");
-    unsigned x = k.addBuffer(kir::bufferFor(I.getInput(), ctx.plan));
-    unsigned v = k.addBuffer(vbuf);
-    unsigned c = k.newVar();
-    std::vector<CallArg> args = {bufArg(v, k.mul(k.var(c), Tpad)),
-                                 bufArg(x, k.mul(k.var(c), H * W))};
-    for (int64_t val : {tm, nImg, C * H * W, H, W, int64_t(I.getPads()[0]),
-                        int64_t(I.getPads()[1]), TH, TW, vStride, T, Tpad})
-      args.push_back(valArg(k.constInt(val)));
-    k.body() = {Kernel::loop(c, C, /*parallel=*/true,
-                             {Kernel::call("ember_wino_input_f32", args)})};
-    out.push_back(std::move(k));
-  }
-  { // GEMMs: e = ((xi * chunks) + chunk) * nbc + bc.
-    int64_t chunks = (numPanels + kChunk - 1) / kChunk;
-    int64_t nbc = (nb + kBlocksPerCall - 1) / kBlocksPerCall;
-    Kernel k(name);
-    unsigned y = k.addBuffer(mbuf);
-    unsigned w = k.addBuffer(ubuf);
-    unsigned p = k.addBuffer(vbuf);
-    unsigned z = k.addBuffer(zbuf);
-    unsigned e = k.newVar();
-    ExprRef bc = k.rem(k.var(e), nbc);
-    ExprRef xi = k.div(k.var(e), chunks * nbc);
-    ExprRef t0 = k.mul(k.rem(k.div(k.var(e), nbc), chunks), kChunk);
-    ExprRef t1 = k.binary(BinOp::Min, k.add(t0, k.constInt(kChunk)),
-                          k.constInt(numPanels));
-    ExprRef b0 = k.div(k.mul(bc, nb), nbc);
-    ExprRef b1 = k.div(k.add(k.mul(bc, nb), k.constInt(nb)), nbc);
-    std::vector<CallArg> args = {bufArg(y, k.mul(xi, mStride)),
-                                 bufArg(w, k.mul(xi, nb * C * kBlock)),
-                                 bufArg(p, k.mul(xi, vStride)),
-                                 valArg(k.constInt(0)),
-                                 bufArg(z),
-                                 valArg(k.constInt(0))};
-    // One chunk of all panels (G = numPanels, no chunk stride), rows Tpad
-    // floats apart; no activation.
-    for (int64_t val : {C, T, Tpad, numPanels, int64_t(0), M, int64_t(0)})
-      args.push_back(valArg(k.constInt(val)));
-    args.push_back(valArg(k.constFloat(0)));
-    args.push_back(valArg(k.constFloat(0)));
-    for (ExprRef val : {b0, b1, t0, t1})
-      args.push_back(valArg(val));
-    k.body() = {Kernel::loop(e, P * chunks * nbc, /*parallel=*/true,
-                             {Kernel::call("ember_conv_gemm_f32", args)})};
-    out.push_back(std::move(k));
-  }
-  { // Output transform and epilogue: one call per output channel.
-    Kernel k(name + ".wino" + std::to_string(tm) + "_out");
-    unsigned y = k.addBuffer(kir::bufferFor(I.getDest(), ctx.plan));
-    unsigned mo = k.addBuffer(mbuf);
-    unsigned b = k.addBuffer(kir::bufferFor(I.getBias(), ctx.plan));
-    unsigned m = k.newVar();
-    std::vector<CallArg> args = {bufArg(y, k.mul(k.var(m), OH * OW)),
-                                 bufArg(mo, k.mul(k.var(m), T)),
-                                 bufArg(b, k.var(m))};
-    args.push_back(convResidualArg(k, I, ctx.plan, k.mul(k.var(m), OH * OW)));
-    for (int64_t val : {tm, nImg, M * OH * OW, OH, OW, TH, TW, mStride,
-                        int64_t(I.getFusedActivation())})
-      args.push_back(valArg(k.constInt(val)));
-    args.push_back(valArg(k.constFloat(I.getFusedAlpha())));
-    args.push_back(valArg(k.constFloat(I.getFusedBeta())));
-    k.body() = {Kernel::loop(m, M, /*parallel=*/true,
-                             {Kernel::call("ember_wino_output_f32", args)})};
-    out.push_back(std::move(k));
+    { // Input transform: one call per input channel.
+      Kernel k(name + ".wino" + std::to_string(tm) + "_in");
+      unsigned x = k.addBuffer(kir::bufferFor(I.getInput(), ctx.plan));
+      unsigned v = k.addBuffer(vbuf);
+      unsigned c = k.newVar();
+      std::vector<CallArg> args = {
+          bufArg(v, k.mul(k.var(c), Tpad)),
+          bufArg(x, k.add(k.constInt(xOff), k.mul(k.var(c), H * W)))};
+      for (int64_t val : {tm, pc.nImg, C * H * W, H - skip, W, bandPt, pl,
+                          pc.TH, TW, vStride, T, Tpad})
+        args.push_back(valArg(k.constInt(val)));
+      k.body() = {Kernel::loop(c, C, /*parallel=*/true,
+                               {Kernel::call("ember_wino_input_f32", args)})};
+      out.push_back(std::move(k));
+    }
+    { // GEMMs: e = ((xi * chunks) + chunk) * nbc + bc.
+      int64_t chunks = (numPanels + kChunk - 1) / kChunk;
+      int64_t nbc = (nb + kBlocksPerCall - 1) / kBlocksPerCall;
+      Kernel k(name);
+      unsigned y = k.addBuffer(mbuf);
+      unsigned w = k.addBuffer(ubuf);
+      unsigned p = k.addBuffer(vbuf);
+      unsigned z = k.addBuffer(zbuf);
+      unsigned e = k.newVar();
+      ExprRef bc = k.rem(k.var(e), nbc);
+      ExprRef xi = k.div(k.var(e), chunks * nbc);
+      ExprRef t0 = k.mul(k.rem(k.div(k.var(e), nbc), chunks), kChunk);
+      ExprRef t1 = k.binary(BinOp::Min, k.add(t0, k.constInt(kChunk)),
+                            k.constInt(numPanels));
+      ExprRef b0 = k.div(k.mul(bc, nb), nbc);
+      ExprRef b1 = k.div(k.add(k.mul(bc, nb), k.constInt(nb)), nbc);
+      std::vector<CallArg> args = {bufArg(y, k.mul(xi, mStride)),
+                                   bufArg(w, k.mul(xi, nb * C * kBlock)),
+                                   bufArg(p, k.mul(xi, vStride)),
+                                   valArg(k.constInt(0)),
+                                   bufArg(z),
+                                   valArg(k.constInt(0))};
+      // One chunk of all panels (G = numPanels, no chunk stride), rows Tpad
+      // floats apart; no activation.
+      for (int64_t val : {C, T, Tpad, numPanels, int64_t(0), M, int64_t(0)})
+        args.push_back(valArg(k.constInt(val)));
+      args.push_back(valArg(k.constFloat(0)));
+      args.push_back(valArg(k.constFloat(0)));
+      for (ExprRef val : {b0, b1, t0, t1})
+        args.push_back(valArg(val));
+      k.body() = {Kernel::loop(e, P * chunks * nbc, /*parallel=*/true,
+                               {Kernel::call("ember_conv_gemm_f32", args)})};
+      out.push_back(std::move(k));
+    }
+    { // Output transform and epilogue: one call per output channel.
+      Kernel k(name + ".wino" + std::to_string(tm) + "_out");
+      unsigned y = k.addBuffer(kir::bufferFor(I.getDest(), ctx.plan));
+      unsigned mo = k.addBuffer(mbuf);
+      unsigned b = k.addBuffer(kir::bufferFor(I.getBias(), ctx.plan));
+      unsigned m = k.newVar();
+      ExprRef off = k.add(k.constInt(yOff), k.mul(k.var(m), OH * OW));
+      std::vector<CallArg> args = {
+          bufArg(y, off), bufArg(mo, k.mul(k.var(m), T)), bufArg(b, k.var(m))};
+      args.push_back(convResidualArg(k, I, ctx.plan, off));
+      for (int64_t val : {tm, pc.nImg, M * OH * OW, bandOH, OW, pc.TH, TW,
+                          mStride, int64_t(I.getFusedActivation())})
+        args.push_back(valArg(k.constInt(val)));
+      args.push_back(valArg(k.constFloat(I.getFusedAlpha())));
+      args.push_back(valArg(k.constFloat(I.getFusedBeta())));
+      k.body() = {Kernel::loop(m, M, /*parallel=*/true,
+                               {Kernel::call("ember_wino_output_f32", args)})};
+      out.push_back(std::move(k));
+    }
   }
 }
