@@ -33,6 +33,7 @@ const RegistryEntry kRegistry[] = {
     entry<MergeParallelPass>(),
     entry<CastMergePass>(),
     entry<FoldPadIntoConvPass>(),
+    entry<FoldPadIntoPoolPass>(),
     entry<ConcatMergePass>(),
     entry<SliceConcatPass>(),
 };
@@ -68,9 +69,9 @@ Pipeline ember::getDefaultPipeline() {
   return {
       {{"dce"}, false},
       cleanups(/*withFolding=*/true),
-      {{"fold-pad-into-conv", "fold-batchnorm", "channel-shuffle",
-        "merge-matmul-add", "fuse-conv-residual", "fuse-conv-activation",
-        "merge-parallel", "conv-layout", "dce"},
+      {{"fold-pad-into-conv", "fold-pad-into-pool", "fold-batchnorm",
+        "channel-shuffle", "merge-matmul-add", "fuse-conv-residual",
+        "fuse-conv-activation", "merge-parallel", "conv-layout", "dce"},
        false},
       {{"lower"}, false},
       cleanups(/*withFolding=*/true),
