@@ -162,6 +162,12 @@ public:
               out.push_back(std::move(*k));
               return true;
             }
+          if (auto *p = llvm::dyn_cast<AvgPoolInst>(&I))
+            if (auto k = lowerAvgPoolDepthwise(
+                    *p, {plan_, prog_.constants, convPath_})) {
+              out.push_back(std::move(*k));
+              return true;
+            }
           if (auto *m = llvm::dyn_cast<MatMulInst>(&I)) {
             out.push_back(lowerMatMul(*m));
             return true;

@@ -27,6 +27,13 @@ kir::Kernel lowerDepthwiseConv(const ConvInst &I, const DepthwiseContext &ctx);
 std::optional<kir::Kernel> lowerMaxPoolCV(const MaxPoolInst &I,
                                           const DepthwiseContext &ctx);
 
+/// An average pool through the channel-vector depthwise kernel (every tap
+/// 1 / (KH * KW)) where a depthwise convolution of its shape would take it
+/// (or it is forced), or none when it keeps the shared pooling kernel: also
+/// when not float32, or padded without counting the padding in the divisor.
+std::optional<kir::Kernel> lowerAvgPoolDepthwise(const AvgPoolInst &I,
+                                                 const DepthwiseContext &ctx);
+
 } // namespace cpu
 } // namespace ember
 

@@ -1,11 +1,13 @@
-//===- DepthwiseLowering.cpp - Depthwise convolutions and max pools -------===//
+//===- DepthwiseLowering.cpp - Depthwise convolutions and pools
+//------------===//
 //
 // Depthwise convolutions (group == C == M) become one of two libjit
 // kernels: ember_dwconv_f32 per channel plane (Depthwise.inc, vectors along
 // rows), or ember_dwconv_cv_f32 per block of 16 channels and band of output
 // rows (DepthwiseCV.inc, channels as the vector lanes). Max pools on narrow
-// rows take the latter's max-pool form, ember_maxpool_cv_f32; the others
-// keep the shared kernel lowering.
+// rows take the latter's max-pool form, ember_maxpool_cv_f32, and average
+// pools on narrow rows its convolution form with taps 1 / (KH * KW); the
+// others keep the shared kernel lowering.
 //
 //===----------------------------------------------------------------------===//
 #include "Depthwise.h"
@@ -28,34 +30,6 @@ constexpr int64_t kDwCVBlock = 16, kDwCVBandVectors = 640,
                   kDwCVBandPixels = 512;
 } // namespace
 
-/// A depthwise convolution: one direct libjit call per (image, channel).
-static Kernel lowerDepthwisePlanes(const ConvInst &I, const MemoryPlan &plan) {
-  auto xd = I.getInput()->getType()->dims();
-  auto wd = I.getFilter()->getType()->dims();
-  auto yd = I.getDest()->getType()->dims();
-  auto st = I.getStrides(), pads = I.getPads(), dil = I.getDilations();
-  int64_t C = xd[1], HW = xd[2] * xd[3], OHOW = yd[2] * yd[3];
-  Kernel k(I.getName());
-  unsigned y = k.addBuffer(kir::bufferFor(I.getDest(), plan));
-  unsigned x = k.addBuffer(kir::bufferFor(I.getInput(), plan));
-  unsigned w = k.addBuffer(kir::bufferFor(I.getFilter(), plan));
-  unsigned b = k.addBuffer(kir::bufferFor(I.getBias(), plan));
-  unsigned e = k.newVar();
-  ExprRef c = k.rem(k.var(e), C);
-  std::vector<CallArg> args = {
-      bufArg(y, k.mul(k.var(e), OHOW)), bufArg(x, k.mul(k.var(e), HW)),
-      bufArg(w, k.mul(c, wd[2] * wd[3])), bufArg(b, c)};
-  args.push_back(convResidualArg(k, I, plan, k.mul(k.var(e), OHOW)));
-  for (int64_t v : {xd[2], xd[3], wd[2], wd[3], yd[2], yd[3], st[0], st[1],
-                    pads[0], pads[1], dil[0], dil[1], I.getFusedActivation()})
-    args.push_back(valArg(k.constInt(v)));
-  args.push_back(valArg(k.constFloat(I.getFusedAlpha())));
-  args.push_back(valArg(k.constFloat(I.getFusedBeta())));
-  k.body() = {Kernel::loop(e, xd[0] * C, /*parallel=*/true,
-                           {Kernel::call("ember_dwconv_f32", args)})};
-  return k;
-}
-
 /// The window geometry of a channel-vector depthwise convolution or max
 /// pool (libjit's DepthwiseCV.inc): one NCHW image plane to another.
 struct CVWindow {
@@ -68,6 +42,13 @@ struct CVWindow {
     auto st = I.getStrides(), pads = I.getPads(), dil = I.getDilations();
     return {xd[0], xd[1], xd[2], xd[3],   yd[2],   yd[3],  wd[2],
             wd[3], st[0], st[1], pads[0], pads[1], dil[0], dil[1]};
+  }
+  static CVWindow of(const AvgPoolInst &I) {
+    auto xd = I.getInput()->getType()->dims();
+    auto yd = I.getDest()->getType()->dims();
+    auto kn = I.getKernel(), st = I.getStrides(), pads = I.getPads();
+    return {xd[0], xd[1], xd[2], xd[3],   yd[2],   yd[3], kn[0],
+            kn[1], st[0], st[1], pads[0], pads[1], 1,     1};
   }
   static CVWindow of(const MaxPoolInst &I) {
     auto xd = I.getInput()->getType()->dims();
@@ -132,6 +113,53 @@ struct CVWindow {
   }
 };
 
+/// What the depthwise kernels compute, for a convolution or an average
+/// pool: y = act(sum of taps * x + bias + residual) per channel.
+struct DwSpec {
+  llvm::StringRef name;
+  CVWindow g;
+  kir::Buffer y, x;
+  /// The taps, [C][KH * KW], in the constant image; shared: one set for
+  /// every channel ([KH * KW], an average pool's), with a bias of 16 zeros
+  /// (the channel-vector kernel only).
+  kir::Buffer taps, bias;
+  bool shared;
+  /// Adds the convolution's residual, if any (null: none).
+  const ConvInst *conv;
+  int64_t act;
+  float alpha, beta;
+
+  CallArg residual(Kernel &k, const MemoryPlan &plan, ExprRef off) const {
+    return conv ? convResidualArg(k, *conv, plan, off) : valArg(k.constInt(0));
+  }
+};
+
+/// The depthwise window of \p spec (per-channel taps): one direct libjit
+/// call per (image, channel).
+static Kernel lowerDepthwisePlanes(const DwSpec &spec, const MemoryPlan &plan) {
+  const CVWindow &g = spec.g;
+  int64_t T = g.KH * g.KW, HW = g.H * g.W, OHOW = g.OH * g.OW;
+  Kernel k(spec.name);
+  unsigned y = k.addBuffer(spec.y);
+  unsigned x = k.addBuffer(spec.x);
+  unsigned w = k.addBuffer(spec.taps);
+  unsigned b = k.addBuffer(spec.bias);
+  unsigned e = k.newVar();
+  ExprRef c = k.rem(k.var(e), g.C);
+  std::vector<CallArg> args = {bufArg(y, k.mul(k.var(e), OHOW)),
+                               bufArg(x, k.mul(k.var(e), HW)),
+                               bufArg(w, k.mul(c, T)), bufArg(b, c)};
+  args.push_back(spec.residual(k, plan, k.mul(k.var(e), OHOW)));
+  for (int64_t v : {g.H, g.W, g.KH, g.KW, g.OH, g.OW, g.sh, g.sw, g.pt, g.pl,
+                    g.dh, g.dw, spec.act})
+    args.push_back(valArg(k.constInt(v)));
+  args.push_back(valArg(k.constFloat(spec.alpha)));
+  args.push_back(valArg(k.constFloat(spec.beta)));
+  k.body() = {Kernel::loop(e, g.N * g.C, /*parallel=*/true,
+                           {Kernel::call("ember_dwconv_f32", args)})};
+  return k;
+}
+
 /// True when a depthwise convolution should run channel-vector
 /// (EMBER_CPU_CONV=auto): on narrow output rows, where the plane kernel's
 /// row vectors are mostly empty (mobilenet_v2 and efficientnet_b0 layers,
@@ -141,10 +169,8 @@ struct CVWindow {
 /// channels). On wider rows the two transposes per element cost more than
 /// the plane kernel's waste (3x3 on 28x28 0.072 -> 0.089 ms, 3x3 stride 2
 /// from 56x56 0.098 -> 0.150, from 112x112 0.24 -> 0.37).
-static bool preferDepthwiseCV(const ConvInst &I) {
-  auto wd = I.getFilter()->getType()->dims();
-  int64_t OW = I.getDest()->getType()->dims()[3];
-  return OW < 16 || (wd[2] * wd[3] > 9 && OW <= 32);
+static bool preferDepthwiseCV(const CVWindow &g) {
+  return g.OW < 16 || (g.KH * g.KW > 9 && g.OW <= 32);
 }
 
 /// A depthwise convolution through libjit's ember_dwconv_cv_f32 (channels
@@ -152,38 +178,40 @@ static bool preferDepthwiseCV(const ConvInst &I) {
 /// as [block][KH * KW][16] (zero lanes past C), tasks of (image, block of
 /// 16 channels, band of output rows), each band's padded input rows
 /// fitting the kernel's stack buffer.
-static Kernel lowerDepthwiseCV(const ConvInst &I, const MemoryPlan &plan,
+static Kernel lowerDepthwiseCV(const DwSpec &spec, const MemoryPlan &plan,
                                std::vector<uint8_t> &constants) {
-  CVWindow g = CVWindow::of(I);
+  const CVWindow &g = spec.g;
   int64_t T = g.KH * g.KW, nblk = (g.C + kDwCVBlock - 1) / kDwCVBlock;
-  std::vector<float> packed(size_t(nblk * T * kDwCVBlock), 0.f);
-  kir::Buffer src = kir::bufferFor(I.getFilter(), plan);
+  int64_t packs = spec.shared ? 1 : nblk, planes = spec.shared ? 1 : g.C;
+  std::vector<float> packed(size_t(packs * T * kDwCVBlock), 0.f);
   const float *wsrc =
-      reinterpret_cast<const float *>(constants.data() + src.offset);
-  for (int64_t c = 0; c < g.C; ++c)
+      reinterpret_cast<const float *>(constants.data() + spec.taps.offset);
+  for (int64_t c = 0; c < (spec.shared ? kDwCVBlock : planes); ++c)
     for (int64_t t = 0; t < T; ++t)
       packed[size_t(((c / kDwCVBlock) * T + t) * kDwCVBlock + c % kDwCVBlock)] =
-          wsrc[c * T + t];
+          wsrc[(spec.shared ? 0 : c) * T + t];
   kir::Buffer w =
       appendConstant(constants, packed.data(), packed.size() * sizeof(float),
-                     I.getFilter()->getName().str() + ".packed");
+                     spec.taps.name + ".packed");
   int64_t HW = g.H * g.W, OHOW = g.OH * g.OW;
   return g.tasks(
-      I.getName(), "ember_dwconv_cv_f32", /*dilated=*/true,
+      spec.name, "ember_dwconv_cv_f32", /*dilated=*/true,
       [&](Kernel &k, ExprRef plane, ExprRef blk, ExprRef c0) {
-        unsigned y = k.addBuffer(kir::bufferFor(I.getDest(), plan));
-        unsigned x = k.addBuffer(kir::bufferFor(I.getInput(), plan));
+        unsigned y = k.addBuffer(spec.y);
+        unsigned x = k.addBuffer(spec.x);
         unsigned wb = k.addBuffer(w);
-        unsigned b = k.addBuffer(kir::bufferFor(I.getBias(), plan));
+        unsigned b = k.addBuffer(spec.bias);
         return std::vector<CallArg>{
             bufArg(y, k.mul(plane, OHOW)), bufArg(x, k.mul(plane, HW)),
-            bufArg(wb, k.mul(blk, T * kDwCVBlock)), bufArg(b, c0),
-            convResidualArg(k, I, plan, k.mul(plane, OHOW))};
+            bufArg(wb,
+                   spec.shared ? k.constInt(0) : k.mul(blk, T * kDwCVBlock)),
+            bufArg(b, spec.shared ? k.constInt(0) : c0),
+            spec.residual(k, plan, k.mul(plane, OHOW))};
       },
       [&](Kernel &k) {
-        return std::vector<CallArg>{valArg(k.constInt(I.getFusedActivation())),
-                                    valArg(k.constFloat(I.getFusedAlpha())),
-                                    valArg(k.constFloat(I.getFusedBeta()))};
+        return std::vector<CallArg>{valArg(k.constInt(spec.act)),
+                                    valArg(k.constFloat(spec.alpha)),
+                                    valArg(k.constFloat(spec.beta))};
       });
 }
 
@@ -215,10 +243,55 @@ std::optional<Kernel> cpu::lowerMaxPoolCV(const MaxPoolInst &I,
 }
 
 Kernel cpu::lowerDepthwiseConv(const ConvInst &I, const DepthwiseContext &ctx) {
+  DwSpec spec{I.getName(),
+              CVWindow::of(I),
+              kir::bufferFor(I.getDest(), ctx.plan),
+              kir::bufferFor(I.getInput(), ctx.plan),
+              kir::bufferFor(I.getFilter(), ctx.plan),
+              kir::bufferFor(I.getBias(), ctx.plan),
+              /*shared=*/false,
+              &I,
+              int64_t(I.getFusedActivation()),
+              I.getFusedAlpha(),
+              I.getFusedBeta()};
   // The channel-vector kernel reads taps packed at compile time.
-  bool cv = hasConstantFilter(I) && CVWindow::of(I).bandRows() > 0 &&
+  bool cv = hasConstantFilter(I) && spec.g.bandRows() > 0 &&
             (ctx.path == ConvPath::Channels ||
-             (ctx.path == ConvPath::Auto && preferDepthwiseCV(I)));
-  return cv ? lowerDepthwiseCV(I, ctx.plan, ctx.constants)
-            : lowerDepthwisePlanes(I, ctx.plan);
+             (ctx.path == ConvPath::Auto && preferDepthwiseCV(spec.g)));
+  return cv ? lowerDepthwiseCV(spec, ctx.plan, ctx.constants)
+            : lowerDepthwisePlanes(spec, ctx.plan);
+}
+
+std::optional<Kernel> cpu::lowerAvgPoolDepthwise(const AvgPoolInst &I,
+                                                 const DepthwiseContext &ctx) {
+  auto pads = I.getPads();
+  bool padded =
+      std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p != 0; });
+  if (I.getDest()->getType()->getElemKind() != ElemKind::Float32 ||
+      (padded && !I.getCountIncludePad()))
+    return std::nullopt;
+  // On wide rows the per-plane kernel was no faster than the shared one
+  // (Inception-v3's 3x3 pools on 35x35 and 17x17), which stays there.
+  CVWindow g = CVWindow::of(I);
+  if (g.bandRows() == 0 || ctx.path == ConvPath::Panels ||
+      (ctx.path == ConvPath::Auto && !preferDepthwiseCV(g)))
+    return std::nullopt;
+  int64_t T = g.KH * g.KW;
+  std::vector<float> taps(size_t(T), 1.f / float(T));
+  std::vector<float> zeros(size_t(kDwCVBlock), 0.f);
+  std::string name = I.getName().str();
+  DwSpec spec{I.getName(),
+              g,
+              kir::bufferFor(I.getDest(), ctx.plan),
+              kir::bufferFor(I.getInput(), ctx.plan),
+              appendConstant(ctx.constants, taps.data(), T * sizeof(float),
+                             name + ".taps"),
+              appendConstant(ctx.constants, zeros.data(),
+                             zeros.size() * sizeof(float), name + ".bias"),
+              /*shared=*/true,
+              nullptr,
+              int64_t(FusedActivation::None),
+              0.f,
+              0.f};
+  return lowerDepthwiseCV(spec, ctx.plan, ctx.constants);
 }
