@@ -70,13 +70,19 @@ int64_t numTiles(const ConvInst &I, int64_t tm) {
   return int64_t(yd[0]) * ((yd[2] + tm - 1) / tm) * ((yd[3] + tm - 1) / tm);
 }
 
-/// Bytes of V and M a set of Winograd kernels may use before the tiles are
-/// split into bands (about half of a 2 MB L2).
-constexpr int64_t kWinoBandBytes = 1 << 20;
+/// Bytes of V and M a band of Winograd tiles may use (a 2 MB L2; at two
+/// threads each core holds about half of them).
+constexpr int64_t kWinoBandBytes = 2 << 20;
+/// The most bands a convolution is split into: each band is three more
+/// kernels with their own inlined copies of the transforms and the GEMM
+/// (one-row bands of two 147x147 layers doubled inception_v3's compile
+/// time).
+constexpr int64_t kWinoMaxBands = 16;
 /// V and M up to this size stay whole: their round trip mostly hits the
 /// caches (Inception-v3's 35x35 convolutions, 2-2.5 MB, ran 15-20% slower
-/// in three bands).
-constexpr int64_t kWinoWholeBytes = 4 << 20;
+/// in three bands; DenseNet-121's 56x56 ones, 5 MB, gained nothing in
+/// seven).
+constexpr int64_t kWinoWholeBytes = 8 << 20;
 /// GEMM flops that take about as long as one byte of memory traffic (~150
 /// GFLOP/s against ~15 GB/s per core), for the band estimate.
 constexpr double kWinoFlopsPerByte = 10;
@@ -188,7 +194,8 @@ static int64_t winoScratchBytes(int64_t tiles, int64_t P, int64_t C,
 /// of narrower GEMMs (panels of 32 tiles fill worse) and of reading the
 /// transformed filter (\p uBytes) once per band. The estimate, in bytes of
 /// memory traffic, counts kWinoFlopsPerByte GEMM flops as one byte; the
-/// cheapest of all at once and each band height that fits is taken.
+/// cheapest of all at once and each band height that fits and makes at
+/// most kWinoMaxBands bands is taken.
 static std::vector<WinoPiece> winoPieces(int64_t nImg, int64_t TH, int64_t TW,
                                          int64_t P, int64_t C, int64_t M,
                                          int64_t uBytes) {
@@ -200,7 +207,7 @@ static std::vector<WinoPiece> winoPieces(int64_t nImg, int64_t TH, int64_t TW,
     return {{0, nImg, 0, TH}};
   double best = gemm(T) + 2 * double(whole) + double(uBytes);
   int64_t bestRows = 0;
-  for (int64_t rows = 1;
+  for (int64_t rows = (TH + kWinoMaxBands - 1) / kWinoMaxBands;
        rows < TH && winoScratchBytes(rows * TW, P, C, M) <= kWinoBandBytes;
        ++rows) {
     int64_t full = TH / rows, rest = TH % rows;

@@ -173,11 +173,11 @@ inline const ConvCase kConvCases[] = {
      FusedActivation::Sigmoid, 0, 0, true, 0},
     {"wino_auto_f4_56x56", 1, 32, 56, 56, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1,
      FusedActivation::Relu, 0, 0, true, 4},
-    // V and M past 4 MB: bands of tile rows, each band's transforms and
-    // GEMMs in turn (102x102 with pads: a band starts on real rows above
+    // V and M past 8 MB: bands of tile rows, each band's transforms and
+    // GEMMs in turn (126x126 with pads: a band starts on real rows above
     // it, the last band and tile row are partial); two images of 89x96
     // with asymmetric pads, banded per image.
-    {"wino_bands_relu_res", 1, 32, 102, 102, 32, 3, 3,
+    {"wino_bands_relu_res", 1, 32, 126, 126, 48, 3, 3,
      1, 1, 1, 1, 1, 1, 1, 1, 1,
      FusedActivation::Relu, 0, 0, true, 4},
     {"wino_bands_batch_asym", 2, 24, 90, 97, 40, 3, 3,
