@@ -43,14 +43,8 @@ struct CVWindow {
     return {xd[0], xd[1], xd[2], xd[3],   yd[2],   yd[3],  wd[2],
             wd[3], st[0], st[1], pads[0], pads[1], dil[0], dil[1]};
   }
-  static CVWindow of(const AvgPoolInst &I) {
-    auto xd = I.getInput()->getType()->dims();
-    auto yd = I.getDest()->getType()->dims();
-    auto kn = I.getKernel(), st = I.getStrides(), pads = I.getPads();
-    return {xd[0], xd[1], xd[2], xd[3],   yd[2],   yd[3], kn[0],
-            kn[1], st[0], st[1], pads[0], pads[1], 1,     1};
-  }
-  static CVWindow of(const MaxPoolInst &I) {
+  /// A max or average pool's window (no dilation).
+  template <class PoolInst> static CVWindow ofPool(const PoolInst &I) {
     auto xd = I.getInput()->getType()->dims();
     auto yd = I.getDest()->getType()->dims();
     auto kn = I.getKernel(), st = I.getStrides(), pads = I.getPads();
@@ -225,7 +219,7 @@ static Kernel lowerDepthwiseCV(const DwSpec &spec, const MemoryPlan &plan,
 std::optional<Kernel> cpu::lowerMaxPoolCV(const MaxPoolInst &I,
                                           const DepthwiseContext &ctx) {
   const MemoryPlan &plan = ctx.plan;
-  CVWindow g = CVWindow::of(I);
+  CVWindow g = CVWindow::ofPool(I);
   bool f32 = I.getDest()->getType()->getElemKind() == ElemKind::Float32;
   if (!f32 || g.bandRows() == 0 || ctx.path == ConvPath::Panels ||
       (ctx.path == ConvPath::Auto && g.OW >= 16))
@@ -272,7 +266,7 @@ std::optional<Kernel> cpu::lowerAvgPoolDepthwise(const AvgPoolInst &I,
     return std::nullopt;
   // On wide rows the per-plane kernel was no faster than the shared one
   // (Inception-v3's 3x3 pools on 35x35 and 17x17), which stays there.
-  CVWindow g = CVWindow::of(I);
+  CVWindow g = CVWindow::ofPool(I);
   if (g.bandRows() == 0 || ctx.path == ConvPath::Panels ||
       (ctx.path == ConvPath::Auto && !preferDepthwiseCV(g)))
     return std::nullopt;

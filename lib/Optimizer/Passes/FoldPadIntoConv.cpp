@@ -18,18 +18,11 @@ bool FoldPadIntoConvPass::run(Function &F, PassContext &ctx) {
     auto *conv = llvm::dyn_cast<ConvNode>(n);
     if (!conv)
       continue;
-    auto *pad = llvm::dyn_cast<PadNode>(conv->getInput().getNode());
-    if (!pad || pad->getMode() != 0 || pad->getValue() != 0.f)
+    PadNode *pad = spatialZeroPad(conv->getInput());
+    if (!pad)
       continue;
-    // ONNX order: begins of N, C, H, W, then ends.
-    llvm::ArrayRef<int64_t> p = pad->getPads();
-    if (p.size() != 8 || p[0] || p[1] || p[4] || p[5])
-      continue;
-    llvm::ArrayRef<int64_t> cp = conv->getPads(); // top, left, bottom, right
-    llvm::SmallVector<int64_t, 4> pads = {cp[0] + p[2], cp[1] + p[3],
-                                          cp[2] + p[6], cp[3] + p[7]};
     AttrList attrs = conv->getAttrs();
-    attrs[padsIdx] = Attr::makeInts(pads);
+    attrs[padsIdx] = Attr::makeInts(addSpatialPads(conv->getPads(), *pad));
     llvm::SmallVector<NodeValue, 4> ops(conv->getInputs().begin(),
                                         conv->getInputs().end());
     ops[0] = pad->getInput();

@@ -22,20 +22,14 @@ bool FoldPadIntoPoolPass::run(Function &F, PassContext &ctx) {
     auto *pool = llvm::dyn_cast<AvgPoolNode>(n);
     if (!pool)
       continue;
-    auto *pad = llvm::dyn_cast<PadNode>(pool->getInput().getNode());
-    if (!pad || pad->getMode() != 0 || pad->getValue() != 0.f)
-      continue;
-    // ONNX order: begins of N, C, H, W, then ends.
-    llvm::ArrayRef<int64_t> p = pad->getPads();
-    if (p.size() != 8 || p[0] || p[1] || p[4] || p[5] ||
-        llvm::any_of(p, [](int64_t v) { return v < 0; }))
+    PadNode *pad = spatialZeroPad(pool->getInput());
+    if (!pad)
       continue;
     llvm::ArrayRef<int64_t> own = pool->getPads(); // top, left, bottom, right
     bool ownPads = llvm::any_of(own, [](int64_t v) { return v != 0; });
     if (ownPads && !pool->getCountIncludePad())
       continue;
-    llvm::SmallVector<int64_t, 4> pads = {own[0] + p[2], own[1] + p[3],
-                                          own[2] + p[6], own[3] + p[7]};
+    llvm::SmallVector<int64_t, 4> pads = addSpatialPads(own, *pad);
     llvm::ArrayRef<int64_t> k = pool->getKernel();
     if (pads[0] >= k[0] || pads[2] >= k[0] || pads[1] >= k[1] ||
         pads[3] >= k[1])

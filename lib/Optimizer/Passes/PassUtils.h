@@ -39,6 +39,28 @@ unsigned attrIndex(OpKind kind, llvm::StringRef name);
 /// True if \p n has exactly one use, of its result 0.
 inline bool hasOneUse(const Node *n) { return n->getUsers().size() == 1; }
 
+/// The Pad producing \p v if it pads only H and W (4-D, ONNX order: begins
+/// of N, C, H, W, then ends) by non-negative amounts with constant zeros;
+/// else null. What a Conv or AvgPool of it can take as its own padding.
+inline PadNode *spatialZeroPad(NodeValue v) {
+  auto *pad = llvm::dyn_cast<PadNode>(v.getNode());
+  if (!pad || pad->getMode() != 0 || pad->getValue() != 0.f)
+    return nullptr;
+  llvm::ArrayRef<int64_t> p = pad->getPads();
+  if (p.size() != 8 || p[0] || p[1] || p[4] || p[5] ||
+      llvm::any_of(p, [](int64_t x) { return x < 0; }))
+    return nullptr;
+  return pad;
+}
+
+/// \p own (top, left, bottom, right) plus the H and W amounts of the
+/// spatialZeroPad \p pad.
+inline llvm::SmallVector<int64_t, 4> addSpatialPads(llvm::ArrayRef<int64_t> own,
+                                                    const PadNode &pad) {
+  llvm::ArrayRef<int64_t> p = pad.getPads();
+  return {own[0] + p[2], own[1] + p[3], own[2] + p[6], own[3] + p[7]};
+}
+
 /// The Conv behind \p v if it is used once and has no epilogue yet.
 ConvNode *plainSingleUseConv(NodeValue v);
 
