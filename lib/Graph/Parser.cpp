@@ -13,6 +13,19 @@ using namespace ember;
 namespace {
 /// The largest type the parser accepts (the importer's element limit).
 constexpr int64_t kMaxTypeElements = int64_t(1) << 31;
+
+/// True when \p dims hold more than kMaxTypeElements elements (checked
+/// before each multiplication, so the product cannot overflow).
+bool exceedsTypeElements(llvm::ArrayRef<dim_t> dims) {
+  int64_t elements = 1;
+  for (dim_t d : dims) {
+    if (int64_t(d) > kMaxTypeElements ||
+        (d && elements > kMaxTypeElements / int64_t(d)))
+      return true;
+    elements *= int64_t(d);
+  }
+  return false;
+}
 /// The largest Constant the parser fills with values itself (64 MiB of
 /// float): larger ones must come from a model, not a text.
 constexpr int64_t kMaxFilledElements = int64_t(1) << 24;
@@ -93,18 +106,15 @@ llvm::Expected<Type> ember::parseType(llvm::StringRef text) {
   if (parts.size() > kMaxRank)
     return makeErrorF("type '{0}' has rank {1}, more than the maximum {2}",
                       text, parts.size(), kMaxRank);
-  int64_t elements = 1;
   for (llvm::StringRef p : parts) {
     dim_t d;
     if (p.trim().getAsInteger(10, d) || d < 0)
       return makeErrorF("bad dimension '{0}' in type '{1}'", p.trim(), text);
-    // Checked before multiplying, so the product cannot overflow.
-    if (d > kMaxTypeElements || (d && elements > kMaxTypeElements / d))
-      return makeErrorF("type '{0}' has more than {1} elements", text,
-                        kMaxTypeElements);
-    elements *= d;
     dims.push_back(d);
   }
+  if (exceedsTypeElements(dims))
+    return makeErrorF("type '{0}' has more than {1} elements", text,
+                      kMaxTypeElements);
   float scale = 0.f;
   int64_t offset = 0;
   llvm::StringRef q = text.drop_front(gt + 1).trim();
@@ -346,6 +356,14 @@ llvm::Error Parser::opNode(llvm::StringRef name, Cursor &c) {
   } else {
     EMBER_ASSIGN_OR_RETURN(
         n, F_->tryCreateNode(*kind, name, ins, std::move(attrList)));
+    // An inferred result must obey the limit a written type does (a Tile of
+    // a large input otherwise prints a type that does not parse back).
+    for (unsigned r = 0; r < n->getNumResults(); ++r)
+      if (exceedsTypeElements(n->getNthResult(r).dims())) {
+        F_->eraseNode(n);
+        return makeErrorF("%{0}: the result has more than {1} elements", name,
+                          kMaxTypeElements);
+      }
   }
   if (n->getNumResults())
     values_[name] = n;

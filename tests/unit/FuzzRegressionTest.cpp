@@ -53,6 +53,10 @@ const Regression kRegressions[] = {
     // A graph text whose Ints attribute value overflowed int64_t when
     // converted from double (UBSan, ember-fuzz-graph).
     {"graph-ints-attr-overflow.txt", "bad integer '5.88889e+33'"},
+    // A Tile whose inferred result (6.4 G elements) was printed as a type
+    // the parser then refused to read back (ember-fuzz-graph round trip).
+    {"graph-tile-result-too-large.txt",
+     "%r: the result has more than 2147483648 elements"},
     // An input TensorProto with dims [0, 342273571680157688, 44]: empty, so
     // the element check passed, then strides overflowed (UBSan, tensor).
     {"tensorproto-zero-dim-strides.pb", "has more than 2147483648 elements"},
