@@ -1,5 +1,4 @@
-//===- DepthwiseLowering.cpp - Depthwise convolutions and pools
-//------------===//
+//===- DepthwiseLowering.cpp - Depthwise convolutions and pools ----------===//
 //
 // Depthwise convolutions (group == C == M) become one of two libjit
 // kernels: ember_dwconv_f32 per channel plane (Depthwise.inc, vectors along
@@ -113,9 +112,10 @@ struct DwSpec {
   llvm::StringRef name;
   CVWindow g;
   kir::Buffer y, x;
-  /// The taps, [C][KH * KW], in the constant image; shared: one set for
-  /// every channel ([KH * KW], an average pool's), with a bias of 16 zeros
-  /// (the channel-vector kernel only).
+  /// The taps in the layout of the kernel that reads them: [C][KH * KW]
+  /// for the per-plane kernel, [block][KH * KW][16] for the channel-vector
+  /// one; shared: one block for every channel (an average pool's), with a
+  /// bias of 16 zeros (channel-vector only).
   kir::Buffer taps, bias;
   bool shared;
   /// Adds the convolution's residual, if any (null: none).
@@ -168,32 +168,20 @@ static bool preferDepthwiseCV(const CVWindow &g) {
 }
 
 /// A depthwise convolution through libjit's ember_dwconv_cv_f32 (channels
-/// as the vector lanes, DepthwiseCV.inc): the taps packed at compile time
-/// as [block][KH * KW][16] (zero lanes past C), tasks of (image, block of
+/// as the vector lanes, DepthwiseCV.inc) reading spec's taps packed at
+/// compile time as [block][KH * KW][16], tasks of (image, block of
 /// 16 channels, band of output rows), each band's padded input rows
 /// fitting the kernel's stack buffer.
-static Kernel lowerDepthwiseCV(const DwSpec &spec, const MemoryPlan &plan,
-                               std::vector<uint8_t> &constants) {
+static Kernel lowerDepthwiseCV(const DwSpec &spec, const MemoryPlan &plan) {
   const CVWindow &g = spec.g;
-  int64_t T = g.KH * g.KW, nblk = (g.C + kDwCVBlock - 1) / kDwCVBlock;
-  int64_t packs = spec.shared ? 1 : nblk, planes = spec.shared ? 1 : g.C;
-  std::vector<float> packed(size_t(packs * T * kDwCVBlock), 0.f);
-  const float *wsrc =
-      reinterpret_cast<const float *>(constants.data() + spec.taps.offset);
-  for (int64_t c = 0; c < (spec.shared ? kDwCVBlock : planes); ++c)
-    for (int64_t t = 0; t < T; ++t)
-      packed[size_t(((c / kDwCVBlock) * T + t) * kDwCVBlock + c % kDwCVBlock)] =
-          wsrc[(spec.shared ? 0 : c) * T + t];
-  kir::Buffer w =
-      appendConstant(constants, packed.data(), packed.size() * sizeof(float),
-                     spec.taps.name + ".packed");
+  int64_t T = g.KH * g.KW;
   int64_t HW = g.H * g.W, OHOW = g.OH * g.OW;
   return g.tasks(
       spec.name, "ember_dwconv_cv_f32", /*dilated=*/true,
       [&](Kernel &k, ExprRef plane, ExprRef blk, ExprRef c0) {
         unsigned y = k.addBuffer(spec.y);
         unsigned x = k.addBuffer(spec.x);
-        unsigned wb = k.addBuffer(w);
+        unsigned wb = k.addBuffer(spec.taps);
         unsigned b = k.addBuffer(spec.bias);
         return std::vector<CallArg>{
             bufArg(y, k.mul(plane, OHOW)), bufArg(x, k.mul(plane, HW)),
@@ -236,23 +224,44 @@ std::optional<Kernel> cpu::lowerMaxPoolCV(const MaxPoolInst &I,
       [](Kernel &) { return std::vector<CallArg>{}; });
 }
 
+/// \p I's constant taps packed for the channel-vector kernel,
+/// [block][KH * KW][16] (zero lanes past C), appended to \p constants.
+static kir::Buffer packDepthwiseTaps(const ConvInst &I, const MemoryPlan &plan,
+                                     std::vector<uint8_t> &constants) {
+  auto wd = I.getFilter()->getType()->dims();
+  int64_t C = wd[0], T = wd[2] * wd[3];
+  int64_t nblk = (C + kDwCVBlock - 1) / kDwCVBlock;
+  std::vector<float> packed(size_t(nblk * T * kDwCVBlock), 0.f);
+  kir::Buffer src = kir::bufferFor(I.getFilter(), plan);
+  const float *wsrc =
+      reinterpret_cast<const float *>(constants.data() + src.offset);
+  for (int64_t c = 0; c < C; ++c)
+    for (int64_t t = 0; t < T; ++t)
+      packed[size_t(((c / kDwCVBlock) * T + t) * kDwCVBlock + c % kDwCVBlock)] =
+          wsrc[c * T + t];
+  return appendConstant(constants, packed.data(), packed.size() * sizeof(float),
+                        I.getFilter()->getName().str() + ".packed");
+}
+
 Kernel cpu::lowerDepthwiseConv(const ConvInst &I, const DepthwiseContext &ctx) {
+  CVWindow g = CVWindow::of(I);
+  // The channel-vector kernel reads taps packed at compile time.
+  bool cv = hasConstantFilter(I) && g.bandRows() > 0 &&
+            (ctx.path == ConvPath::Channels ||
+             (ctx.path == ConvPath::Auto && preferDepthwiseCV(g)));
   DwSpec spec{I.getName(),
-              CVWindow::of(I),
+              g,
               kir::bufferFor(I.getDest(), ctx.plan),
               kir::bufferFor(I.getInput(), ctx.plan),
-              kir::bufferFor(I.getFilter(), ctx.plan),
+              cv ? packDepthwiseTaps(I, ctx.plan, ctx.constants)
+                 : kir::bufferFor(I.getFilter(), ctx.plan),
               kir::bufferFor(I.getBias(), ctx.plan),
               /*shared=*/false,
               &I,
               int64_t(I.getFusedActivation()),
               I.getFusedAlpha(),
               I.getFusedBeta()};
-  // The channel-vector kernel reads taps packed at compile time.
-  bool cv = hasConstantFilter(I) && spec.g.bandRows() > 0 &&
-            (ctx.path == ConvPath::Channels ||
-             (ctx.path == ConvPath::Auto && preferDepthwiseCV(spec.g)));
-  return cv ? lowerDepthwiseCV(spec, ctx.plan, ctx.constants)
+  return cv ? lowerDepthwiseCV(spec, ctx.plan)
             : lowerDepthwisePlanes(spec, ctx.plan);
 }
 
@@ -270,16 +279,17 @@ std::optional<Kernel> cpu::lowerAvgPoolDepthwise(const AvgPoolInst &I,
   if (g.bandRows() == 0 || ctx.path == ConvPath::Panels ||
       (ctx.path == ConvPath::Auto && !preferDepthwiseCV(g)))
     return std::nullopt;
+  // One block of taps 1 / (KH * KW) in all 16 lanes serves every channel.
   int64_t T = g.KH * g.KW;
-  std::vector<float> taps(size_t(T), 1.f / float(T));
+  std::vector<float> taps(size_t(T * kDwCVBlock), 1.f / float(T));
   std::vector<float> zeros(size_t(kDwCVBlock), 0.f);
   std::string name = I.getName().str();
   DwSpec spec{I.getName(),
               g,
               kir::bufferFor(I.getDest(), ctx.plan),
               kir::bufferFor(I.getInput(), ctx.plan),
-              appendConstant(ctx.constants, taps.data(), T * sizeof(float),
-                             name + ".taps"),
+              appendConstant(ctx.constants, taps.data(),
+                             taps.size() * sizeof(float), name + ".taps"),
               appendConstant(ctx.constants, zeros.data(),
                              zeros.size() * sizeof(float), name + ".bias"),
               /*shared=*/true,
@@ -287,5 +297,5 @@ std::optional<Kernel> cpu::lowerAvgPoolDepthwise(const AvgPoolInst &I,
               int64_t(FusedActivation::None),
               0.f,
               0.f};
-  return lowerDepthwiseCV(spec, ctx.plan, ctx.constants);
+  return lowerDepthwiseCV(spec, ctx.plan);
 }

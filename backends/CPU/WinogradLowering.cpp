@@ -10,7 +10,9 @@
 //
 // Scratch (after the arena, shared with im2col's patch matrices): V, a*a
 // matrices [C][Tpad], then M, a*a matrices [M][T], T the tiles of all
-// images and Tpad = T rounded up to the GEMM's 32-column panels.
+// images and Tpad = T rounded up to the GEMM's 32-column panels. Where V
+// and M would pass kWinoWholeBytes, the three kernels run per band of tile
+// rows instead, T then being the band's tiles (winoPieces).
 //
 //===----------------------------------------------------------------------===//
 #include "Winograd.h"
