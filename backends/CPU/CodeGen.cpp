@@ -162,14 +162,15 @@ static void addEntry(llvm::Module &M, const CPUProgram &prog,
 /// Adds the schedule `void NAME.schedule(ptr team, ptr, ptr, ptr, i64 tid,
 /// i64 numThreads)`: thread tid runs its share of every parallel kernel
 /// through ember_team_for (its static slice first, then chunks left of
-/// late threads' slices; thread 0 runs the sequential ones), and the team
-/// meets at a
-/// barrier after each kernel except between sequential kernels, which all
-/// run on thread 0 anyway. Then `i32 NAME_mt(ptr, ptr, ptr, i32)` hands the
+/// late threads' slices; ember_team_seq runs the sequential ones on thread
+/// 0), and waits for each kernel to be complete (ember_team_wait) before
+/// the next one, except between sequential kernels, which all run on
+/// thread 0 anyway. Then `i32 NAME_mt(ptr, ptr, ptr, i32)` hands the
 /// schedule to ember_team_run (libjit/Runtime.cpp). With \p profile:
 /// `void NAME_mt_profile(ptr, ptr, ptr, i32, ptr hook, ptr ctx)`, whose
-/// schedule calls ember_team_tick(i) before kernel i and, after a final
-/// barrier, with the kernel count (hook as in addEntry, on thread 0).
+/// schedule calls ember_team_tick(i) before kernel i and, after waiting
+/// for the last kernel, with the kernel count (hook as in addEntry, on
+/// thread 0).
 static void addThreadedEntry(llvm::Module &M, const CPUProgram &prog,
                              llvm::ArrayRef<llvm::Function *> fns,
                              llvm::GlobalVariable *weights,
@@ -184,9 +185,10 @@ static void addThreadedEntry(llvm::Module &M, const CPUProgram &prog,
       name + (profile ? ".schedule_profile" : ".schedule"), M);
   b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", sched));
   llvm::Value *team = sched->getArg(0), *tid = sched->getArg(4);
-  llvm::Function *barrier = M.getFunction("ember_team_barrier");
+  llvm::Function *waitFn = M.getFunction("ember_team_wait");
   llvm::Function *tickFn = M.getFunction("ember_team_tick");
   llvm::Function *forFn = M.getFunction("ember_team_for");
+  llvm::Function *seqFn = M.getFunction("ember_team_seq");
   auto tick = [&](size_t i) {
     if (profile)
       b.CreateCall(tickFn, {team, tid, b.getInt64(i)});
@@ -194,26 +196,14 @@ static void addThreadedEntry(llvm::Module &M, const CPUProgram &prog,
   auto isSeq = [&](size_t i) { return !prog.kernels[i].getParallelLoop(); };
   for (size_t i = 0; i < fns.size(); ++i) {
     tick(i);
-    int64_t ext = kernelExtent(prog.kernels[i]);
-    llvm::SmallVector<llvm::Value *, 5> args = {
-        sched->getArg(1), sched->getArg(2), sched->getArg(3)};
-    if (isSeq(i)) {
-      auto *then = llvm::BasicBlock::Create(ctx, "seq", sched);
-      auto *join = llvm::BasicBlock::Create(ctx, "join", sched);
-      b.CreateCondBr(b.CreateICmpEQ(tid, b.getInt64(0)), then, join);
-      b.SetInsertPoint(then);
-      args.append({b.getInt64(0), b.getInt64(ext)});
-      b.CreateCall(fns[i], args);
-      b.CreateBr(join);
-      b.SetInsertPoint(join);
-    } else {
-      b.CreateCall(forFn, {team, tid, fns[i], b.getInt64(ext)});
-    }
-    // The profiling schedule also meets after the last kernel, so that its
+    llvm::Value *ext = b.getInt64(kernelExtent(prog.kernels[i]));
+    llvm::Value *idx = b.getInt64(int64_t(i));
+    b.CreateCall(isSeq(i) ? seqFn : forFn, {team, tid, fns[i], ext, idx});
+    // The profiling schedule also waits for the last kernel, so that its
     // final tick sees the whole team done.
     bool last = i + 1 == fns.size();
     if (last ? profile : !(isSeq(i) && isSeq(i + 1)))
-      b.CreateCall(barrier, {team});
+      b.CreateCall(waitFn, {team, idx, ext});
   }
   tick(fns.size());
   b.CreateRetVoid();

@@ -2,8 +2,16 @@
 //
 // NAME_mt(..., numThreads) calls ember_team_run once: it runs the network's
 // schedule (a generated function that calls every kernel on its share and
-// meets the team at a barrier between dependent kernels) on numThreads - 1
-// workers and on the calling thread, and returns when all are done.
+// waits for a kernel to be complete before the kernels that depend on it)
+// on numThreads - 1 workers and on the calling thread, and returns when
+// all are done.
+//
+// A kernel is complete when all of its iterations are done, whoever did
+// them: threads take chunks of each other's shares, and a thread that
+// arrives late (a worker whose core was idle takes tens of microseconds to
+// wake on a virtual machine, sometimes milliseconds) finds the kernels it
+// missed complete and skips them, instead of holding the team at a barrier
+// that every thread must reach.
 //
 // The workers belong to the network (one pool per compiled network) and
 // outlive the call: created on the first threaded call (more when a later
@@ -15,9 +23,9 @@
 // that), and each creation cost ~45 us. A call that finds the pool in use
 // by another thread creates its own workers as before.
 //
-// The barrier spins for up to a few milliseconds (kernels are often shorter
-// than a wake-up), then blocks on a condition variable, so a waiting thread
-// does not burn a core while another one finishes a long kernel.
+// Waiting for a kernel spins for up to a few milliseconds (kernels are often
+// shorter than a wake-up), then blocks on a condition variable, so a waiting
+// thread does not burn a core while another one finishes a long kernel.
 //
 // pthread symbols are weak: a program that only calls the single-threaded
 // entry links no thread library; without them everything runs on the
@@ -75,16 +83,26 @@ typedef void (*HookFn)(void *, int64_t);
 typedef void (*ScheduleFn)(Team *, uint8_t *, uint8_t *, uint8_t *, int64_t,
                            int64_t);
 
-/// Chunks of one thread's share already taken, on a cache line of its own.
+/// Share cursors and the team's progress hold the number of the kernel
+/// they count for (its index in the schedule plus one) above kCountBits
+/// bits of count, so they need no reset between kernels: a value of an
+/// earlier kernel counts as zero for this one, a value of a later kernel
+/// means this one is complete.
+constexpr int kCountBits = 40;
+constexpr uint64_t kCountMask = (uint64_t(1) << kCountBits) - 1;
+
+/// Chunks of one thread's share already taken (iterations, tagged with the
+/// kernel), on a cache line of its own.
 struct alignas(64) Cursor {
-  int64_t taken;
+  uint64_t taken;
 };
 
 /// One call's threads. Counters that threads write sit on their own cache
 /// lines.
 struct Team {
-  alignas(64) uint32_t arrived;
-  alignas(64) uint32_t generation;
+  /// Iterations of the running kernel that are done, tagged with it.
+  alignas(64) uint64_t progress;
+  alignas(64) uint32_t generation; ///< Bumped once: the start signal.
   alignas(64) uint32_t sleepers;
   int64_t size;
   bool canBlock;
@@ -95,8 +113,7 @@ struct Team {
   // Opaque pthread_mutex_t / pthread_cond_t (larger than any libc's).
   alignas(16) unsigned char mutex[128];
   alignas(16) unsigned char cond[128];
-  /// Per thread share of the running kernel (ember_team_for), zeroed by the
-  /// barrier that ends each kernel.
+  /// Per thread share of the running kernel (ember_team_for).
   Cursor cursors[kMaxThreads];
 };
 
@@ -131,34 +148,71 @@ template <class F> bool pollFor(F done) {
   return done();
 }
 
-void waitForGeneration(Team *t, uint32_t gen) {
-  if (pollFor([&] {
-        return __atomic_load_n(&t->generation, __ATOMIC_ACQUIRE) != gen;
-      }))
+/// Waits until \p done() holds: polls (pollFor), then blocks on the team's
+/// condition variable (the thread that makes it hold wakes the sleepers:
+/// wakeSleepers). \p done must read with sequentially consistent loads,
+/// which pair with that thread's store and its load of the sleeper count:
+/// either it sees us sleeping, or we see the condition hold.
+template <class F> void waitUntil(Team *t, F done) {
+  if (pollFor(done))
     return;
   if (!t->canBlock) {
-    while (__atomic_load_n(&t->generation, __ATOMIC_ACQUIRE) == gen)
+    while (!done())
       cpuRelax();
     return;
   }
   pthread_mutex_lock(t->mutex);
-  // Sequentially consistent with the releaser's generation increment and
-  // sleepers load: either it sees us sleeping, or we see the new generation.
   __atomic_fetch_add(&t->sleepers, 1, __ATOMIC_SEQ_CST);
-  while (__atomic_load_n(&t->generation, __ATOMIC_SEQ_CST) == gen)
+  while (!done())
     pthread_cond_wait(t->cond, t->mutex);
   __atomic_fetch_sub(&t->sleepers, 1, __ATOMIC_SEQ_CST);
   pthread_mutex_unlock(t->mutex);
 }
 
-/// Starts the next generation and wakes the threads that blocked.
-void releaseGeneration(Team *t) {
-  __atomic_fetch_add(&t->generation, 1, __ATOMIC_SEQ_CST);
+/// Wakes the threads blocked in waitUntil (after a sequentially consistent
+/// store that may make their condition hold).
+void wakeSleepers(Team *t) {
   if (t->canBlock && __atomic_load_n(&t->sleepers, __ATOMIC_SEQ_CST)) {
     pthread_mutex_lock(t->mutex);
     pthread_cond_broadcast(t->cond);
     pthread_mutex_unlock(t->mutex);
   }
+}
+
+/// Waits for the start signal (the generation past \p gen).
+void waitForGeneration(Team *t, uint32_t gen) {
+  waitUntil(t, [&] {
+    return __atomic_load_n(&t->generation, __ATOMIC_SEQ_CST) != gen;
+  });
+}
+
+/// Gives the start signal.
+void releaseGeneration(Team *t) {
+  __atomic_fetch_add(&t->generation, 1, __ATOMIC_SEQ_CST);
+  wakeSleepers(t);
+}
+
+/// True when kernel \p idx (\p ext iterations) is complete.
+bool kernelComplete(Team *t, int64_t idx, int64_t ext) {
+  uint64_t v = __atomic_load_n(&t->progress, __ATOMIC_SEQ_CST);
+  uint64_t k = v >> kCountBits, want = uint64_t(idx) + 1;
+  return ext <= 0 || k > want ||
+         (k == want && (v & kCountMask) >= uint64_t(ext));
+}
+
+/// Counts \p n more iterations of kernel \p idx done (the team's progress
+/// still holds an earlier kernel when these are its first), publishing the
+/// writes made for them; wakes the waiting threads when the kernel is
+/// complete.
+void markDone(Team *t, int64_t idx, int64_t n, int64_t ext) {
+  uint64_t tag = (uint64_t(idx) + 1) << kCountBits;
+  uint64_t v = __atomic_load_n(&t->progress, __ATOMIC_RELAXED), nv;
+  do
+    nv = ((v & ~kCountMask) == tag ? v : tag) + uint64_t(n);
+  while (!__atomic_compare_exchange_n(&t->progress, &v, nv, /*weak=*/false,
+                                      __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+  if ((nv & kCountMask) >= uint64_t(ext))
+    wakeSleepers(t);
 }
 
 void *runWorker(void *p) {
@@ -320,59 +374,70 @@ __attribute__((destructor)) static void releasePoolAtUnload() {
   ember_pool_release();
 }
 
-/// Blocks until every thread of \p t has arrived; the writes made before
-/// the barrier by any thread are visible after it to all of them.
-extern "C" __attribute__((used)) void ember_team_barrier(Team *t) {
-  if (t->size <= 1)
-    return;
-  uint32_t gen = __atomic_load_n(&t->generation, __ATOMIC_ACQUIRE);
-  if (__atomic_fetch_add(&t->arrived, 1, __ATOMIC_ACQ_REL) + 1 ==
-      uint32_t(t->size)) {
-    __atomic_store_n(&t->arrived, 0, __ATOMIC_RELAXED);
-    // Every thread is done with the kernel's shares: reset them for the
-    // next one (released with the generation).
-    for (int64_t i = 0; i < t->size; ++i)
-      __atomic_store_n(&t->cursors[i].taken, 0, __ATOMIC_RELAXED);
-    releaseGeneration(t);
-    return;
-  }
-  waitForGeneration(t, gen);
+/// Returns when kernel \p idx (\p ext iterations) is complete; the writes
+/// made for it by any thread are then visible to the caller.
+extern "C" __attribute__((used)) void ember_team_wait(Team *t, int64_t idx,
+                                                      int64_t ext) {
+  if (t->size > 1)
+    waitUntil(t, [&] { return kernelComplete(t, idx, ext); });
 }
 
-/// Runs thread \p tid's part of a kernel of \p ext parallel iterations:
-/// its static share first (thread i owns [ext * i / n, ext * (i + 1) / n),
-/// so consecutive kernels touch the same data on the same thread when the
-/// team keeps pace), in chunks, then whatever chunks of the other shares are
-/// left. A thread that starts late (a worker still being created at the
-/// first kernel) or a share that is slower thus no longer holds up the
-/// team at the barrier. The caller meets the barrier after it.
-extern "C" __attribute__((used)) void ember_team_for(Team *t, int64_t tid,
-                                                     KernelFn fn, int64_t ext) {
+/// Runs thread \p tid's part of kernel \p idx, of \p ext parallel
+/// iterations: its static share first (thread i owns [ext * i / n, ext * (i
+/// + 1) / n), so consecutive kernels touch the same data on the same thread
+/// when the team keeps pace), in chunks, then whatever chunks of the other
+/// shares are left. A thread that starts late or a share that is slower
+/// thus does not hold up the team. The caller waits for the kernel
+/// (ember_team_wait) before a kernel that depends on it.
+extern "C" __attribute__((used)) void
+ember_team_for(Team *t, int64_t tid, KernelFn fn, int64_t ext, int64_t idx) {
   int64_t n = t->size;
   if (n <= 1) {
     fn(t->c, t->m, t->a, 0, ext);
     return;
   }
+  uint64_t want = uint64_t(idx) + 1;
   for (int64_t k = 0; k < n; ++k) {
     int64_t o = tid + k < n ? tid + k : tid + k - n;
     int64_t lo = ext * o / n, len = ext * (o + 1) / n - lo;
     int64_t chunk = (len + kChunksPerShare - 1) / kChunksPerShare;
     if (len <= 0)
       continue;
+    uint64_t *cursor = &t->cursors[o].taken;
+    uint64_t v = __atomic_load_n(cursor, __ATOMIC_RELAXED);
     for (;;) {
-      int64_t s =
-          __atomic_fetch_add(&t->cursors[o].taken, chunk, __ATOMIC_RELAXED);
+      // A later kernel's tag: this one is complete, its chunks all taken.
+      if (v >> kCountBits > want)
+        break;
+      int64_t s = v >> kCountBits == want ? int64_t(v & kCountMask) : 0;
       if (s >= len)
         break;
       int64_t e = s + chunk < len ? s + chunk : len;
+      if (!__atomic_compare_exchange_n(
+              cursor, &v, (want << kCountBits) + uint64_t(e),
+              /*weak=*/false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        continue; // v now holds the cursor's value
       fn(t->c, t->m, t->a, lo + s, lo + e);
+      markDone(t, idx, e - s, ext);
+      v = __atomic_load_n(cursor, __ATOMIC_RELAXED);
     }
   }
 }
 
+/// Runs sequential kernel \p idx (\p ext iterations) on thread 0 and marks
+/// it complete; the other threads go on to wait for it where needed.
+extern "C" __attribute__((used)) void
+ember_team_seq(Team *t, int64_t tid, KernelFn fn, int64_t ext, int64_t idx) {
+  if (tid != 0)
+    return;
+  fn(t->c, t->m, t->a, 0, ext);
+  if (t->size > 1 && ext > 0)
+    markDone(t, idx, ext, ext);
+}
+
 /// Calls the team's profiling hook with \p i on thread 0 (the profiling
-/// schedule calls it after each barrier, so the time between two calls is
-/// a kernel's wall time on the team, waiting included).
+/// schedule calls it once each kernel is complete, so the time between two
+/// calls is a kernel's wall time on the team, waiting included).
 extern "C" __attribute__((used)) void ember_team_tick(Team *t, int64_t tid,
                                                       int64_t i) {
   if (tid == 0 && t->hook)
@@ -390,7 +455,8 @@ ember_team_run(ScheduleFn schedule, uint8_t *c, uint8_t *m, uint8_t *a,
   Team team;
   team.hook = hook;
   team.hookCtx = hookCtx;
-  team.arrived = team.generation = team.sleepers = 0;
+  team.progress = 0;
+  team.generation = team.sleepers = 0;
   for (int64_t i = 0; i < kMaxThreads; ++i)
     team.cursors[i].taken = 0;
   team.schedule = schedule;
