@@ -58,7 +58,7 @@ constexpr std::pair<int64_t, double> kConvCVWidths[] = {
     {12, 0.98}, {9, 0.94}, {8, 0.92}, {7, 0.9}};
 /// K slice of the channel-vector GEMM and the most tiles a call walks K
 /// slice by slice (libjit's kConvCVKC, kConvCVMaxTiles).
-constexpr int64_t kConvCVKC = 128, kConvCVMaxTiles = 16;
+constexpr int64_t kConvCVKC = 64, kConvCVMaxTiles = 16;
 /// Patch bytes one channel-vector task may read (its tiles stay in L2 while
 /// it walks its filter blocks).
 constexpr int64_t kConvCVTaskBytes = 256 << 10;
