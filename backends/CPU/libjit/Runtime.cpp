@@ -8,8 +8,8 @@
 //
 // A kernel is complete when all of its iterations are done, whoever did
 // them: threads take chunks of each other's shares, and a thread that
-// arrives late (a worker whose core was idle takes tens of microseconds to
-// wake on a virtual machine, sometimes milliseconds) finds the kernels it
+// arrives late (a worker whose core was idle takes microseconds to wake on
+// a virtual machine, sometimes milliseconds) finds the kernels it
 // missed complete and skips them, instead of holding the team at a barrier
 // that every thread must reach.
 //
@@ -56,12 +56,12 @@ __attribute__((weak)) int getpid();
 namespace {
 /// The most threads one call uses.
 constexpr int64_t kMaxThreads = 256;
-/// Barrier polls with one pause instruction each (~10-140 cycles depending
+/// A wait polls with one pause instruction each (~10-140 cycles depending
 /// on the core) before a waiting thread starts yielding.
 constexpr int kSpinPolls = 2000;
 /// Then polls after a sched_yield each (about a microsecond when nothing
 /// else wants the core), so up to a few milliseconds, before it blocks.
-/// Blocking costs a futex wake-up (tens of microseconds) per barrier; with a
+/// Blocking costs a futex wake-up (tens of microseconds) per wait; with a
 /// short spin and no yields (1000 polls) shufflenet_v2 at 2 threads took
 /// 5.5 ms instead of 3.8 ms. Yielding rather than pausing matters when the
 /// cores are oversubscribed: a spinning thread would hold the core that the
@@ -335,8 +335,8 @@ void poolRun(Team *t, int64_t n) {
   pthread_mutex_unlock(P.mutex);
   t->schedule(t, t->c, t->m, t->a, 0, size);
   // The workers finish about when the caller does: poll (the call is still
-  // running) before blocking, as the barrier does; a blocked caller's core
-  // can take as long to wake as a whole small network.
+  // running) before blocking, as waiting for a kernel does; a blocked caller's
+  // core can take as long to wake as a whole small network.
   pollFor([&] { return __atomic_load_n(&P.pending, __ATOMIC_ACQUIRE) == 0; });
   pthread_mutex_lock(P.mutex);
   while (P.pending > 0)
@@ -407,9 +407,10 @@ ember_team_for(Team *t, int64_t tid, KernelFn fn, int64_t ext, int64_t idx) {
     uint64_t v = __atomic_load_n(cursor, __ATOMIC_RELAXED);
     for (;;) {
       // A later kernel's tag: this one is complete, its chunks all taken.
-      if (v >> kCountBits > want)
+      uint64_t tag = v >> kCountBits;
+      if (tag > want)
         break;
-      int64_t s = v >> kCountBits == want ? int64_t(v & kCountMask) : 0;
+      int64_t s = tag == want ? int64_t(v & kCountMask) : 0;
       if (s >= len)
         break;
       int64_t e = s + chunk < len ? s + chunk : len;
