@@ -112,6 +112,9 @@ public:
   /// 16.6 -> 15.6 ms (SiLU), squeezenet1_1 6.1 -> 5.5 ms.
   bool supportsFusedActivation(FusedActivation) const override { return true; }
   bool supportsConvResidual() const override { return true; }
+  /// A computed filter is packed by a kernel before its GEMM (Winograd
+  /// only takes constant ones).
+  bool supportsRuntimeConvFilter() const override { return true; }
   llvm::Expected<std::unique_ptr<CompiledFunction>>
   compile(const Module &M, std::shared_ptr<const IRFunction> F,
           const MemoryPlan &plan) const override;

@@ -90,6 +90,7 @@ PassContext ember::makePassContext(const Backend &B,
     return B.supportsFusedActivation(act);
   };
   ctx.supportsConvResidual = B.supportsConvResidual();
+  ctx.supportsRuntimeConvFilter = B.supportsRuntimeConvFilter();
   ctx.convLayout = opts.convLayout.value_or(B.getPreferredConvLayout());
   ctx.evaluate = evaluateConstantValues;
   return ctx;

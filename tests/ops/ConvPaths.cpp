@@ -212,6 +212,72 @@ TEST(ConvPathRuntimeFilterTest, CPUMatchesInterpreter) {
   }
 }
 
+/// A squeeze-and-excitation scale before a pointwise convolution
+/// (Conv(x * Broadcast(s))): on the CPU fold-scale-into-conv moves it into
+/// a filter computed per call (a ".scaled_filter" kernel, then the GEMM with
+/// that filter). Checked against the unfolded sum computed here, with the
+/// GEMM tolerance (1e-5 * max|ref| * sqrt(K)), for each GEMM path.
+TEST(ConvChannelScaleTest, FoldedIntoFilterOnCPU) {
+  constexpr dim_t C = 32, M = 8, H = 28, W = 28;
+  std::mt19937 gen(11);
+  Tensor xt(ElemKind::Float32, {1, C, H, W}),
+      st(ElemKind::Float32, {1, C, 1, 1});
+  Tensor wt(ElemKind::Float32, {M, C, 1, 1}), bt(ElemKind::Float32, {M});
+  xt.randomize(-1.f, 1.f, gen);
+  st.randomize(0.f, 1.f, gen);
+  wt.randomize(-1.f, 1.f, gen);
+  bt.randomize(-1.f, 1.f, gen);
+  auto xh = xt.getHandle<float>(), sh = st.getHandle<float>();
+  auto wh = wt.getHandle<float>(), bh = bt.getHandle<float>();
+  std::vector<float> ref(M * H * W);
+  double maxRef = 1;
+  for (dim_t m = 0; m < M; ++m)
+    for (dim_t p = 0; p < H * W; ++p) {
+      double acc = bh.raw(m);
+      for (dim_t c = 0; c < C; ++c)
+        acc += double(wh.raw(m * C + c)) * sh.raw(c) * xh.raw(c * H * W + p);
+      ref[m * H * W + p] = float(acc);
+      maxRef = std::max(maxRef, std::fabs(acc));
+    }
+  float tol = float(1e-5 * maxRef * std::sqrt(double(C)));
+  registerAllBackends();
+  for (const char *path : {"auto", "panels", "channels"}) {
+    SCOPED_TRACE(path);
+    ConvPathChoice choice(path);
+    Module Mod;
+    Function *F = Mod.createFunction("se");
+    auto *x = Mod.createPlaceholder("x", xt.getType(), false);
+    auto *s = Mod.createPlaceholder("s", st.getType(), false);
+    NodeValue scaled =
+        F->createMul("mul", x, F->createBroadcast("sb", s, {1, C, H, W}));
+    NodeValue y =
+        F->createConv("conv", scaled, Mod.createConstant("w", wt.clone()),
+                      Mod.createConstant("b", bt.clone()), {}, {1, 1},
+                      {0, 0, 0, 0}, {1, 1}, 1, 0, 0.f, 0.f);
+    auto *out = Mod.createPlaceholder("y", *y.getType(), true);
+    F->createSave("save", y, out);
+    auto B = getBackend("CPU");
+    ASSERT_TRUE(bool(B)) << llvm::toString(B.takeError());
+    auto net = compileFunction(*F, **B, CompileOptions());
+    ASSERT_TRUE(bool(net)) << llvm::toString(net.takeError());
+    Bindings bind;
+    bind.insert(x, xt.clone());
+    bind.insert(s, st.clone());
+    Profile prof;
+    ASSERT_FALSE(bool(net->function->runProfiled(bind, prof)));
+    bool folded = false;
+    for (const KernelTime &k : prof.kernels)
+      folded |= k.name.find(".scaled_filter") != std::string::npos;
+    EXPECT_TRUE(folded);
+    auto got = bind.get(out)->getHandle<float>();
+    ASSERT_EQ(got.size(), dim_t(ref.size()));
+    float maxDiff = 0;
+    for (dim_t i = 0; i < got.size(); ++i)
+      maxDiff = std::max(maxDiff, std::fabs(got.raw(i) - ref[i]));
+    EXPECT_LE(maxDiff, tol);
+  }
+}
+
 TEST(ConvPathChoiceTest, BadValueIsAnError) {
   ConvPathChoice choice("sideways");
   const ConvCase &c = kConvCases[0];

@@ -91,6 +91,9 @@ public:
   /// True if the backend's Conv adds its Residual operand (the
   /// fuse-conv-residual pass asks).
   virtual bool supportsConvResidual() const { return false; }
+  /// True if the backend's Conv takes a filter computed at run time at
+  /// little extra cost (the fold-scale-into-conv pass asks).
+  virtual bool supportsRuntimeConvFilter() const { return false; }
   /// The activation layout the backend's convolution prefers (the
   /// conv-layout pass asks). NCHW keeps Conv as imported.
   virtual ConvLayout getPreferredConvLayout() const { return ConvLayout::NCHW; }

@@ -40,6 +40,9 @@ struct PassContext {
       [](FusedActivation) { return false; };
   /// Whether the backend's Conv adds a Residual operand.
   bool supportsConvResidual = false;
+  /// Whether the backend's Conv takes a filter computed at run time at
+  /// little extra cost (fold-scale-into-conv makes such filters).
+  bool supportsRuntimeConvFilter = false;
   /// The activation layout the backend's convolution prefers.
   ConvLayout convLayout = ConvLayout::NCHW;
   /// Constant evaluation; when empty, constant folding does nothing.

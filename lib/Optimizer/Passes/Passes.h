@@ -61,6 +61,8 @@ EMBER_DECLARE_PASS(CastMergePass, "cast-merge",
                    "merge Cast chains whose inner Cast is exact")
 EMBER_DECLARE_PASS(FoldPadIntoConvPass, "fold-pad-into-conv",
                    "fold a zero Pad of the spatial dims into the Conv")
+EMBER_DECLARE_PASS(FoldScaleIntoConvPass, "fold-scale-into-conv",
+                   "move a per-channel scale of a Conv's input into its filter")
 EMBER_DECLARE_PASS(FoldPadIntoPoolPass, "fold-pad-into-pool",
                    "fold a zero Pad of the spatial dims into the AvgPool")
 EMBER_DECLARE_PASS(ConcatMergePass, "concat-merge",
