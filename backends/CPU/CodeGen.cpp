@@ -96,14 +96,14 @@ loadLibjit(llvm::LLVMContext &ctx, const llvm::TargetMachine &TM) {
   return std::move(*M);
 }
 
-/// Defines libjit's ember_wide_simd for \p TM (1: 32 512-bit vector
-/// registers), as a constant the optimizer folds into the kernels' branches.
 /// True for targets with 32 512-bit vector registers (AVX-512).
 static bool wideSimd(const llvm::TargetMachine &TM) {
   return TM.getTargetTriple().isX86() &&
          TM.getMCSubtargetInfo()->checkFeatures("+avx512f");
 }
 
+/// Defines libjit's ember_wide_simd for \p TM (1: 32 512-bit vector
+/// registers), as a constant the optimizer folds into the kernels' branches.
 static void defineTargetConstants(llvm::Module &M,
                                   const llvm::TargetMachine &TM) {
   llvm::GlobalVariable *g = M.getNamedGlobal("ember_wide_simd");

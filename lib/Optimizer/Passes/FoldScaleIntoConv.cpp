@@ -54,9 +54,10 @@ bool FoldScaleIntoConvPass::run(Function &F, PassContext &ctx) {
       x = mul->getNthInput(1 - i);
       s = channelScaleOf(mul->getNthInput(i), x);
     }
+    // Float only: scaling a quantized filter would change its scale.
     NodeValue w = conv->getFilter();
-    if (!s.getNode() ||
-        w.getType()->getElemKind() != x.getType()->getElemKind() ||
+    if (!s.getNode() || x.getType()->getElemKind() != ElemKind::Float32 ||
+        w.getType()->getElemKind() != ElemKind::Float32 ||
         kMinActivationPerFilter * w.getType()->size() > x.getType()->size())
       continue;
     std::string name = conv->getName().str();
