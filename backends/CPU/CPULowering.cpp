@@ -38,7 +38,8 @@ const LibraryOp kLibraryOps[] = {{OpKind::Conv, ElemKind::Float32},
 constexpr int64_t kConvBlock = 12;
 /// Columns per patch panel (libjit's kConvNR).
 constexpr int64_t kConvNR = 32;
-/// Patch panels per conv GEMM task.
+/// Patch panels per conv GEMM task (at most: a plane's panels are split
+/// into an even number of equal chunks).
 constexpr int64_t kConvChunk = 8;
 /// Panels per chunk of im2col's patch matrix (the GEMM reads each panel's
 /// rows at a stride of kPatchChunk * kConvNR floats).

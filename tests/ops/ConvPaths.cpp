@@ -31,6 +31,36 @@ namespace {
 
 class ConvPathTest : public ::testing::TestWithParam<ConvCase> {};
 
+/// Compiles \p F for \p backend, runs it once on \p inputs (in the order of
+/// M's input placeholders) and returns \p out's tensor (empty on a failure,
+/// which is reported); \p kernels receives the names of the kernels that
+/// ran.
+Tensor runWithKernels(Module &M, Function &F, Placeholder *out,
+                      llvm::StringRef backend, std::vector<Tensor> inputs,
+                      std::vector<std::string> &kernels) {
+  registerAllBackends();
+  auto B = getBackend(backend);
+  EXPECT_TRUE(bool(B));
+  if (!B)
+    return Tensor();
+  auto net = compileFunction(F, **B, CompileOptions());
+  EXPECT_TRUE(bool(net)) << llvm::toString(net.takeError());
+  if (!net)
+    return Tensor();
+  Bindings bind;
+  auto phs = M.getInputPlaceholders();
+  for (size_t i = 0; i < phs.size() && i < inputs.size(); ++i)
+    bind.insert(phs[i], std::move(inputs[i]));
+  Profile prof;
+  if (llvm::Error err = net->function->runProfiled(bind, prof)) {
+    ADD_FAILURE() << llvm::toString(std::move(err));
+    return Tensor();
+  }
+  for (const KernelTime &k : prof.kernels)
+    kernels.push_back(k.name);
+  return std::move(*bind.get(out));
+}
+
 /// Builds the case in a fresh module and runs it on \p backend; \p kernels,
 /// if given, receives the names of the kernels that ran. With
 /// \p runtimeFilter the filter is an input of the network rather than a
@@ -79,27 +109,7 @@ Tensor runCase(const ConvCase &c, llvm::StringRef backend,
     auto outs = compileAndRun(M, *F, backend, std::move(inputs));
     return outs.empty() ? Tensor() : std::move(outs[0]);
   }
-  registerAllBackends();
-  auto B = getBackend(backend);
-  EXPECT_TRUE(bool(B));
-  if (!B)
-    return Tensor();
-  auto net = compileFunction(*F, **B, CompileOptions());
-  EXPECT_TRUE(bool(net)) << llvm::toString(net.takeError());
-  if (!net)
-    return Tensor();
-  Bindings bind;
-  auto phs = M.getInputPlaceholders();
-  for (size_t i = 0; i < phs.size() && i < inputs.size(); ++i)
-    bind.insert(phs[i], std::move(inputs[i]));
-  Profile prof;
-  if (llvm::Error err = net->function->runProfiled(bind, prof)) {
-    ADD_FAILURE() << llvm::toString(std::move(err));
-    return Tensor();
-  }
-  for (const KernelTime &k : prof.kernels)
-    kernels->push_back(k.name);
-  return std::move(*bind.get(out));
+  return runWithKernels(M, *F, out, backend, std::move(inputs), *kernels);
 }
 
 /// Runs the case on the CPU with \p mode and compares it with \p ref.
@@ -240,7 +250,6 @@ TEST(ConvChannelScaleTest, FoldedIntoFilterOnCPU) {
       maxRef = std::max(maxRef, std::fabs(acc));
     }
   float tol = float(1e-5 * maxRef * std::sqrt(double(C)));
-  registerAllBackends();
   for (const char *path : {"auto", "panels", "channels"}) {
     SCOPED_TRACE(path);
     ConvPathChoice choice(path);
@@ -256,20 +265,17 @@ TEST(ConvChannelScaleTest, FoldedIntoFilterOnCPU) {
                       {0, 0, 0, 0}, {1, 1}, 1, 0, 0.f, 0.f);
     auto *out = Mod.createPlaceholder("y", *y.getType(), true);
     F->createSave("save", y, out);
-    auto B = getBackend("CPU");
-    ASSERT_TRUE(bool(B)) << llvm::toString(B.takeError());
-    auto net = compileFunction(*F, **B, CompileOptions());
-    ASSERT_TRUE(bool(net)) << llvm::toString(net.takeError());
-    Bindings bind;
-    bind.insert(x, xt.clone());
-    bind.insert(s, st.clone());
-    Profile prof;
-    ASSERT_FALSE(bool(net->function->runProfiled(bind, prof)));
+    std::vector<Tensor> inputs;
+    inputs.push_back(xt.clone());
+    inputs.push_back(st.clone());
+    std::vector<std::string> kernels;
+    Tensor result =
+        runWithKernels(Mod, *F, out, "CPU", std::move(inputs), kernels);
     bool folded = false;
-    for (const KernelTime &k : prof.kernels)
-      folded |= k.name.find(".scaled_filter") != std::string::npos;
+    for (const std::string &k : kernels)
+      folded |= k.find(".scaled_filter") != std::string::npos;
     EXPECT_TRUE(folded);
-    auto got = bind.get(out)->getHandle<float>();
+    auto got = result.getHandle<float>();
     ASSERT_EQ(got.size(), dim_t(ref.size()));
     float maxDiff = 0;
     for (dim_t i = 0; i < got.size(); ++i)
