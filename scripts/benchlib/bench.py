@@ -80,7 +80,7 @@ def model_flops(path):
 def fma_peak(work, threads):
     exe = os.path.join(work, "fma_peak")
     if not os.path.exists(exe):
-        run(["clang-19", "-O2", "-mavx512f", "-mfma", "-pthread",
+        run(["clang-19", "-O2", "-march=native", "-pthread",
              os.path.join(LIB, "fma_peak.c"), "-o", exe])
     return max(float(run([exe, str(threads)])) for _ in range(3))
 
