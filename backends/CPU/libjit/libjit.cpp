@@ -24,15 +24,17 @@ template <class VT> EMBER_HELPER auto toInt32(VT n) {
   return __builtin_convertvector(n, VI);
 }
 
-/// exp(x) as plain arithmetic, for a float (which the loop vectorizer
-/// handles: expf has no vector form here) or a whole vector of them; the
-/// same expansion as FastMath.cpp's emitFastExp: Cody-Waite reduction, a
-/// degree-6 polynomial, the exponent from bits. Within 2 ulp of expf for
-/// results >= 2^-126; x < -87.3 gives 0, x > 88.72 +inf, NaN stays NaN.
-template <class T> EMBER_HELPER T fastExpT(T x) {
-  constexpr float kLo = -87.3f, kHi = 88.72f;
-  T xc = x < kLo ? kLo : (x > kHi ? kHi : x);
-  xc = x != x ? 0.f : xc;
+/// exp(x) as plain arithmetic for the logistic activations, for a float or
+/// a whole vector of them; the expansion of FastMath.cpp's emitFastExp
+/// (Cody-Waite reduction, a degree-6 polynomial, the exponent from bits),
+/// within 2 ulp of expf on [-87.3, 88.3]. x is clamped to that range first
+/// instead of checked after (NaN passes the clamp and stays NaN): 1 / (1 +
+/// e) and x / (1 + e) then differ from their limits by less than 1e-37.
+/// The checks cost a third of a fused SiLU (Zen 3).
+template <class T> EMBER_HELPER T expLogistic(T x) {
+  constexpr float kLo = -87.3f, kHi = 88.3f;
+  T xc = x < kLo ? kLo : x;
+  xc = xc > kHi ? kHi : xc;
   T n = __builtin_elementwise_roundeven(xc * 1.44269504088896341f);
   T r = __builtin_elementwise_fma(n, T{} - 0.693359375f, xc);
   r = __builtin_elementwise_fma(n, T{} + 2.12194440e-4f, r);
@@ -43,21 +45,16 @@ template <class T> EMBER_HELPER T fastExpT(T x) {
   p = __builtin_elementwise_fma(p, r, T{} + 1.6666665459e-1f);
   p = __builtin_elementwise_fma(p, r, T{} + 5.0000001201e-1f);
   T y = __builtin_elementwise_fma(p * r, r, r + 1.f);
-  // y * 2^(n-1) * 2, so that n = 128 does not overflow the exponent.
-  auto bits = (toInt32(n) + 126) << 23;
+  // n is in [-126, 127]: 2^n is a normal float.
+  auto bits = (toInt32(n) + 127) << 23;
   T scale;
   __builtin_memcpy(&scale, &bits, sizeof scale);
-  T res = y * scale * 2.f;
-  res = x < kLo ? 0.f : res;
-  res = x > kHi ? __builtin_inff() : res;
-  return x != x ? x : res;
+  return y * scale;
 }
-
-EMBER_HELPER float fastExp(float x) { return fastExpT(x); }
 
 /// The fused activation \p act of a float or of a whole vector of them
 /// (the piecewise-linear kinds as selects with the same comparisons either
-/// way, so NaN behaves the same; Sigmoid and SiLU through fastExpT).
+/// way, so NaN behaves the same; Sigmoid and SiLU through expLogistic).
 template <class T>
 EMBER_HELPER T activateT(int64_t act, T x, float alpha, float beta) {
   switch (act) {
@@ -66,7 +63,7 @@ EMBER_HELPER T activateT(int64_t act, T x, float alpha, float beta) {
   case Clip:
     return x < alpha ? alpha : (x > beta ? beta : x);
   case Sigmoid:
-    return 1.f / (1.f + fastExpT(-x));
+    return 1.f / (1.f + expLogistic(-x));
   case HardSwish: {
     T t = x * alpha + beta;
     t = t < 0.f ? 0.f : (t > 1.f ? 1.f : t);
@@ -75,7 +72,7 @@ EMBER_HELPER T activateT(int64_t act, T x, float alpha, float beta) {
   case LeakyRelu:
     return x >= 0.f ? x : alpha * x;
   case SiLU:
-    return x / (1.f + fastExpT(-x));
+    return x / (1.f + expLogistic(-x));
   default:
     return x;
   }
