@@ -53,8 +53,13 @@ kir::CallArg convResidualArg(kir::Kernel &k, const ConvInst &I,
                              const MemoryPlan &plan, kir::ExprRef offset);
 
 /// Lowers planned IR to kernels; Conv and MatMul become libjit calls.
+/// \p wideSimd: the target has 32 512-bit vector registers (hasWideSimd),
+/// which some kernel choices depend on.
 llvm::Expected<CPUProgram> lowerForCPU(const IRFunction &F,
-                                       const MemoryPlan &plan);
+                                       const MemoryPlan &plan, bool wideSimd);
+
+/// True for targets with 32 512-bit vector registers (AVX-512).
+bool hasWideSimd(const llvm::TargetMachine &TM);
 
 /// Renders \p k into \p M as `void NAME(ptr constants, ptr mutables,
 /// ptr activations, i64 begin, i64 end)`, where [begin, end) bounds the

@@ -19,6 +19,8 @@ bool CPUBackend::shouldLower(const Node &n) const {
 llvm::Error CPUBackend::saveBundle(const Module &M, const IRFunction &F,
                                    const MemoryPlan &plan,
                                    const BundleOptions &opts) const {
-  EMBER_ASSIGN_OR_RETURN(CPUProgram prog, lowerForCPU(F, plan));
+  EMBER_ASSIGN_OR_RETURN(auto TM, createTargetMachine(opts.target, opts.mcpu));
+  EMBER_ASSIGN_OR_RETURN(CPUProgram prog,
+                         lowerForCPU(F, plan, hasWideSimd(*TM)));
   return writeBundle(M, F, plan, prog, opts);
 }

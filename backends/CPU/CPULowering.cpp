@@ -116,8 +116,8 @@ namespace {
 /// Builds the CPU's kernels and constant image.
 class CPULowering {
 public:
-  CPULowering(const IRFunction &F, const MemoryPlan &plan)
-      : F_(F), plan_(plan) {
+  CPULowering(const IRFunction &F, const MemoryPlan &plan, bool wideSimd)
+      : F_(F), plan_(plan), wideSimd_(wideSimd) {
     for (auto &I : F.getInstrs())
       for (const Operand &op : I->getOperands())
         if (op.role != OperandRole::Out && !llvm::isa<TensorViewInst>(*I))
@@ -158,14 +158,12 @@ public:
             return true;
           }
           if (auto *p = llvm::dyn_cast<MaxPoolInst>(&I))
-            if (auto k =
-                    lowerMaxPoolCV(*p, {plan_, prog_.constants, convPath_})) {
+            if (auto k = lowerMaxPoolCV(*p, dwContext())) {
               out.push_back(std::move(*k));
               return true;
             }
           if (auto *p = llvm::dyn_cast<AvgPoolInst>(&I))
-            if (auto k = lowerAvgPoolDepthwise(
-                    *p, {plan_, prog_.constants, convPath_})) {
+            if (auto k = lowerAvgPoolDepthwise(*p, dwContext())) {
               out.push_back(std::move(*k));
               return true;
             }
@@ -230,6 +228,11 @@ private:
   /// Which vector dimension convolutions and max pools take
   /// (EMBER_CPU_CONV, see ConvPath).
   ConvPath convPath_ = ConvPath::Auto;
+  bool wideSimd_; ///< See lowerForCPU.
+
+  DepthwiseContext dwContext() {
+    return {plan_, prog_.constants, convPath_, wideSimd_};
+  }
 };
 } // namespace
 
@@ -580,7 +583,7 @@ void CPULowering::lowerConv(const ConvInst &I, std::vector<Kernel> &out) {
   auto yd = I.getDest()->getType()->dims();
   int64_t group = I.getGroup(), M = wd[0], mPerG = M / group;
   if (group == xd[1] && group == M) {
-    out.push_back(lowerDepthwiseConv(I, {plan_, prog_.constants, convPath_}));
+    out.push_back(lowerDepthwiseConv(I, dwContext()));
     return;
   }
   // Winograd transforms the filter at compile time.
@@ -789,7 +792,7 @@ Kernel CPULowering::lowerMatMul(const MatMulInst &I) {
   return k;
 }
 
-llvm::Expected<CPUProgram> cpu::lowerForCPU(const IRFunction &F,
-                                            const MemoryPlan &plan) {
-  return CPULowering(F, plan).run();
+llvm::Expected<CPUProgram>
+cpu::lowerForCPU(const IRFunction &F, const MemoryPlan &plan, bool wideSimd) {
+  return CPULowering(F, plan, wideSimd).run();
 }

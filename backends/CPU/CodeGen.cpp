@@ -97,7 +97,7 @@ loadLibjit(llvm::LLVMContext &ctx, const llvm::TargetMachine &TM) {
 }
 
 /// True for targets with 32 512-bit vector registers (AVX-512).
-static bool wideSimd(const llvm::TargetMachine &TM) {
+bool cpu::hasWideSimd(const llvm::TargetMachine &TM) {
   return TM.getTargetTriple().isX86() &&
          TM.getMCSubtargetInfo()->checkFeatures("+avx512f");
 }
@@ -109,7 +109,7 @@ static void defineTargetConstants(llvm::Module &M,
   llvm::GlobalVariable *g = M.getNamedGlobal("ember_wide_simd");
   if (!g)
     return;
-  bool wide = wideSimd(TM);
+  bool wide = hasWideSimd(TM);
   g->setInitializer(
       llvm::ConstantInt::get(llvm::Type::getInt64Ty(M.getContext()), wide));
   g->setConstant(true);
@@ -333,7 +333,7 @@ cpu::buildModule(const CPUProgram &prog, llvm::LLVMContext &ctx,
     addThreadedEntry(*M, prog, fns, weights, opts.name, /*profile=*/true);
   }
   setTargetAttrs(*M, TM);
-  if (wideSimd(TM))
+  if (hasWideSimd(TM))
     preferWideVectors(fns);
   std::string err;
   llvm::raw_string_ostream es(err);

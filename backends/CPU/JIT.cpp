@@ -125,8 +125,9 @@ private:
 llvm::Expected<std::unique_ptr<CompiledFunction>>
 CPUBackend::compile(const Module &M, std::shared_ptr<const IRFunction> F,
                     const MemoryPlan &plan) const {
-  EMBER_ASSIGN_OR_RETURN(CPUProgram prog, lowerForCPU(*F, plan));
   EMBER_ASSIGN_OR_RETURN(auto TM, createTargetMachine("", ""));
+  EMBER_ASSIGN_OR_RETURN(CPUProgram prog,
+                         lowerForCPU(*F, plan, hasWideSimd(*TM)));
   auto ctx = std::make_unique<llvm::LLVMContext>();
   ModuleOptions mo;
   mo.name = "ember_network";
