@@ -387,8 +387,12 @@ static double tileUse(int64_t n, int64_t t) {
 /// downsample convolutions). Every other convolution saves the panels'
 /// im2col copy (a KH*KW-fold copy of the input; measured 30-50% on ResNet's
 /// 3x3 and 7x7 layers), so it takes the channel-vector GEMM unless its
-/// channels waste much more.
-static bool preferChannelVector(const ConvInst &I) {
+/// channels waste much more. With 16 vector registers (\p wideSimd false:
+/// AVX2) the channel-vector tiles' epilogue transposes through memory, which
+/// the shortest K do not amortize: 3x3 convolutions of 3 channels from
+/// 224x224 took 0.45 ms in channel vectors, 0.38 in panels (Zen 3; K = 36
+/// from 112x112 was faster in channel vectors).
+static bool preferChannelVector(const ConvInst &I, bool wideSimd) {
   auto wd = I.getFilter()->getType()->dims();
   auto yd = I.getDest()->getType()->dims();
   int64_t N = yd[2] * yd[3], mPerG = wd[0] / I.getGroup();
@@ -397,7 +401,7 @@ static bool preferChannelVector(const ConvInst &I) {
   double panels = tileUse(N, kConvNR) * tileUse(mPerG, kConvBlock);
   double channels = double(mPerG) / double(cvRows);
   if (!isPointwise(I) && !isStrided1x1(I))
-    return channels * 1.3 > panels;
+    return channels * 1.3 > panels && (wideSimd || wd[1] * wd[2] * wd[3] >= 32);
   // With K past one pass the panels also re-read and re-write the output:
   // ResNet-50's 1x1 1024 -> 512 on 14x14 took 3.0 ms in panels, 1.3 ms in
   // channel vectors (576 -> 96 on 14x14 runs about as fast either way).
@@ -405,9 +409,14 @@ static bool preferChannelVector(const ConvInst &I) {
   // and is streamed from memory, which the channel-vector GEMM prefetches
   // (squeezenet1_1's classifier 512 -> 1000 on 13x13 1.38 -> 1.18 ms,
   // ResNet-50's 256 -> 1024 on 14x14 about 0.84 -> 0.70 ms each; MobileNetV2's
-  // 96 -> 576 on 14x14 ran ~7 % slower at two threads).
-  int64_t K = I.getFilter()->getType()->dims()[1];
-  if ((K > kConvPassK || mPerG > N) && N <= kConvCVMaxPixels)
+  // 96 -> 576 on 14x14 ran ~7 % slower at two threads). With 16 registers
+  // the panels' 6x16 tiles do better on the filter-heavy ones unless the
+  // plane wastes much of its panels (Zen 3: 96 -> 576 on 14x14 0.24 ms in
+  // panels, 0.30 in channel vectors; 256 -> 1024 on 14x14 1.19 against
+  // 1.34; 512 -> 2048 on 7x7 1.59 against 1.35).
+  int64_t K = wd[1];
+  bool filterHeavy = mPerG > N && (wideSimd || tileUse(N, kConvNR) < 0.8);
+  if ((K > kConvPassK || filterHeavy) && N <= kConvCVMaxPixels)
     return true;
   return N <= kConvCVMaxPixels && channels * 0.85 > panels;
 }
@@ -598,8 +607,9 @@ void CPULowering::lowerConv(const ConvInst &I, std::vector<Kernel> &out) {
   int64_t span =
       xd[1] / group * (xd[2] + pads[0] + pads[2]) * (xd[3] + pads[1] + pads[3]);
   bool cvFits = span < (int64_t(1) << 31);
-  if (cvFits && (convPath_ == ConvPath::Channels ||
-                 (convPath_ == ConvPath::Auto && preferChannelVector(I)))) {
+  if (cvFits &&
+      (convPath_ == ConvPath::Channels ||
+       (convPath_ == ConvPath::Auto && preferChannelVector(I, wideSimd_)))) {
     lowerConvCV(I, out);
     return;
   }
