@@ -44,6 +44,12 @@ kir::Buffer appendConstant(std::vector<uint8_t> &constants, const void *data,
                            size_t bytes, std::string name,
                            ElemKind kind = ElemKind::Float32);
 
+/// ReduceSum or ReduceMean \p I of float32 over its input's trailing axes
+/// (runs of at least 16) as libjit calls summing each run with vectors, or
+/// none for any other instruction (ReduceLowering.cpp).
+std::optional<kir::Kernel> lowerTrailingSum(const Instruction &I,
+                                            const MemoryPlan &plan);
+
 /// True if the CPU backend can run node \p n.
 bool cpuSupports(const Node &n);
 

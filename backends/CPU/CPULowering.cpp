@@ -167,6 +167,10 @@ public:
               out.push_back(std::move(*k));
               return true;
             }
+          if (auto k = lowerTrailingSum(I, plan_)) {
+            out.push_back(std::move(*k));
+            return true;
+          }
           if (auto *m = llvm::dyn_cast<MatMulInst>(&I)) {
             out.push_back(lowerMatMul(*m));
             return true;

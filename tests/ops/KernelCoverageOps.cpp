@@ -268,6 +268,30 @@ TEST_P(KernelCoverageTest, ReductionsArgReductionsAndCumSum) {
         elemKindName(k).str());
 }
 
+// Float sums and means over trailing axes take the CPU backend's vector
+// kernel (Reduce.inc): runs of 99 (whole blocks of 64, vectors of 16 and a
+// scalar tail), 20, 297; a run of 11 and non-trailing axes keep the generic
+// kernel. The values are multiples of 1/16 (and 1e-3), so any summation
+// order agrees within the stated tolerance.
+TEST_P(KernelCoverageTest, SumsAndMeansOverTrailingAxes) {
+  check(
+      {in(ElemKind::Float32, {2, 3, 9, 11})},
+      [](Function &F, auto x, auto save) {
+        save(F.createReduceMean("plane_mean", x[0], {2, 3}, 1));
+        save(F.createReduceMean("plane_mean_flat", x[0], {2, 3}, 0));
+        save(F.createReduceSum("all", x[0], {1, 2, 3}, 0));
+        save(F.createReduceSum("short_run", x[0], {3}, 1));
+        save(F.createReduceMean("not_trailing", x[0], {1, 3}, 0));
+      },
+      "run99");
+  check(
+      {in(ElemKind::Float32, {3, 4, 5}, 1)},
+      [](Function &F, auto x, auto save) {
+        save(F.createReduceSum("sum20", x[0], {1, 2}, 0));
+      },
+      "run20");
+}
+
 TEST_P(KernelCoverageTest, GathersWithNegativeAndOutOfRangeIndices) {
   const double idx[] = {0, -1, 2, 5, -4, 1, 3, -3};
   for (ElemKind ik : {ElemKind::Int64, ElemKind::Int32})

@@ -146,4 +146,5 @@ EMBER_HELPER void transpose16(v16 (&r)[16]) {
 #include "Depthwise.inc"
 #include "DepthwiseCV.inc"
 #include "MatMul.inc"
+#include "Reduce.inc"
 #include "Winograd.inc"

@@ -1,0 +1,49 @@
+//===- ReduceLowering.cpp - Sums over trailing axes as libjit calls ------===//
+//
+// ReduceSum and ReduceMean of float32 over a tensor's trailing axes (every
+// global average pool) sum one contiguous run per output: one call of
+// libjit's ember_sum_f32 (Reduce.inc) per output, in a parallel loop.
+// Other reductions keep the generic kernel.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CPU.h"
+#include "ember/Kernel/LowerToKernel.h"
+
+using namespace ember;
+using kir::Kernel;
+
+std::optional<Kernel> cpu::lowerTrailingSum(const Instruction &I,
+                                            const MemoryPlan &plan) {
+  bool mean = I.getKind() == ValueKind::ReduceMeanInst;
+  if (!mean && I.getKind() != ValueKind::ReduceSumInst)
+    return std::nullopt;
+  Value *dest = I.getOperand(0).value, *src = I.getOperand(1).value;
+  TypeRef in = src->getType();
+  if (in->getElemKind() != ElemKind::Float32 ||
+      dest->getType()->getElemKind() != ElemKind::Float32)
+    return std::nullopt;
+  // The reduced axes (sorted, distinct) must be the last ones.
+  llvm::ArrayRef<int64_t> axes = I.attr(0).ints;
+  int64_t rank = in->rank(), r = axes.size();
+  for (int64_t i = 0; i < r; ++i)
+    if (axes[i] != rank - r + i)
+      return std::nullopt;
+  int64_t run = 1;
+  for (int64_t d = rank - r; d < rank; ++d)
+    run *= in->dims()[d];
+  int64_t outputs = in->size() / std::max<int64_t>(run, 1);
+  // Runs shorter than a vector gain nothing from the libjit call.
+  if (run < 16 || outputs < 1)
+    return std::nullopt;
+  Kernel k(I.getName());
+  unsigned y = k.addBuffer(kir::bufferFor(dest, plan));
+  unsigned x = k.addBuffer(kir::bufferFor(src, plan));
+  unsigned o = k.newVar();
+  std::vector<kir::CallArg> args = {
+      bufArg(y, k.var(o)), bufArg(x, k.mul(k.var(o), run)),
+      valArg(k.constInt(run)), valArg(k.constFloat(mean ? double(run) : 1.0))};
+  k.body() = {Kernel::loop(o, outputs, /*parallel=*/true,
+                           {Kernel::call("ember_sum_f32", args)})};
+  return k;
+}
