@@ -32,10 +32,11 @@ std::optional<Kernel> cpu::lowerTrailingSum(const Instruction &I,
   int64_t run = 1;
   for (int64_t d = rank - r; d < rank; ++d)
     run *= in->dims()[d];
-  int64_t outputs = in->size() / std::max<int64_t>(run, 1);
-  // Runs shorter than a vector gain nothing from the libjit call.
-  if (run < 16 || outputs < 1)
+  // Runs shorter than a vector gain nothing from the libjit call; an empty
+  // input keeps the generic kernel.
+  if (run < 16 || in->size() == 0)
     return std::nullopt;
+  int64_t outputs = in->size() / run;
   Kernel k(I.getName());
   unsigned y = k.addBuffer(kir::bufferFor(dest, plan));
   unsigned x = k.addBuffer(kir::bufferFor(src, plan));
