@@ -1,8 +1,11 @@
 //===- CPULowering.cpp - Kernels and constant image for the CPU -----------===//
 //
-// Everything but Conv and MatMul goes through the shared kernel lowering.
 // Conv and MatMul become loops of calls into libjit; conv filters are
 // re-laid out here, at compile time, into the blocked layout libjit wants.
+// Depthwise convolutions and some pools (DepthwiseLowering.cpp), Winograd
+// convolutions (WinogradLowering.cpp) and sums over trailing axes
+// (ReduceLowering.cpp) are claimed here too; everything else goes through
+// the shared kernel lowering.
 //
 //===----------------------------------------------------------------------===//
 #include "CPU.h"
@@ -26,14 +29,6 @@ using kir::Kernel;
 using kir::Stmt;
 
 namespace {
-/// Op kinds the CPU runs through libjit rather than the shared lowering.
-struct LibraryOp {
-  OpKind op;
-  ElemKind kind;
-};
-const LibraryOp kLibraryOps[] = {{OpKind::Conv, ElemKind::Float32},
-                                 {OpKind::MatMul, ElemKind::Float32}};
-
 /// Output channels per packed filter block (libjit's kConvMR).
 constexpr int64_t kConvBlock = 12;
 /// Columns per patch panel (libjit's kConvNR).
@@ -81,38 +76,7 @@ constexpr int64_t kMatMulRows = 24;
 /// The most B panels per MatMul task, and the number of tasks a product
 /// with few rows is split into along n (when it has that many panels).
 constexpr int64_t kMatMulPanels = 8, kMatMulColumnTasks = 8;
-} // namespace
 
-bool cpu::cpuSupports(const Node &n) {
-  for (const LibraryOp &l : kLibraryOps)
-    if (isTableOp(n.getKind()) && l.op == toOpKind(n.getKind()))
-      return l.kind == n.getType()->getElemKind();
-  return kir::hasKernelLowering(n);
-}
-
-bool cpu::hasConstantFilter(const ConvInst &I) {
-  auto *w = llvm::dyn_cast<WeightVar>(getOrigin(I.getFilter()));
-  return w && w->isConstant();
-}
-
-kir::Buffer cpu::appendConstant(std::vector<uint8_t> &constants,
-                                const void *data, size_t bytes,
-                                std::string name, ElemKind kind) {
-  size_t offset = (constants.size() + 63) / 64 * 64;
-  constants.resize(offset + bytes, 0);
-  std::memcpy(constants.data() + offset, data, bytes);
-  return kir::Buffer{Region::Constant, offset, bytes, kind, std::move(name)};
-}
-
-CallArg cpu::convResidualArg(Kernel &k, const ConvInst &I,
-                             const MemoryPlan &plan, ExprRef offset) {
-  auto res = I.getResidual();
-  if (res.empty())
-    return valArg(k.constInt(0));
-  return bufArg(k.addBuffer(kir::bufferFor(res[0], plan)), offset);
-}
-
-namespace {
 /// Builds the CPU's kernels and constant image.
 class CPULowering {
 public:

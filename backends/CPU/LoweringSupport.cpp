@@ -1,0 +1,58 @@
+//===- LoweringSupport.cpp - What the CPU lowerings share -----------------===//
+//
+// Which nodes the CPU backend runs, and the helpers every CPU lowering file
+// (CPULowering.cpp, DepthwiseLowering.cpp, WinogradLowering.cpp,
+// ReduceLowering.cpp) uses: constant filters, the constant image and the
+// fused residual operand.
+//
+//===----------------------------------------------------------------------===//
+#include "CPU.h"
+
+#include "ember/Kernel/LowerToKernel.h"
+
+#include <cstring>
+
+using namespace ember;
+using namespace ember::cpu;
+using kir::CallArg;
+using kir::ExprRef;
+using kir::Kernel;
+
+namespace {
+/// Op kinds the CPU runs through libjit rather than the shared lowering.
+struct LibraryOp {
+  OpKind op;
+  ElemKind kind;
+};
+const LibraryOp kLibraryOps[] = {{OpKind::Conv, ElemKind::Float32},
+                                 {OpKind::MatMul, ElemKind::Float32}};
+} // namespace
+
+bool cpu::cpuSupports(const Node &n) {
+  for (const LibraryOp &l : kLibraryOps)
+    if (isTableOp(n.getKind()) && l.op == toOpKind(n.getKind()))
+      return l.kind == n.getType()->getElemKind();
+  return kir::hasKernelLowering(n);
+}
+
+bool cpu::hasConstantFilter(const ConvInst &I) {
+  auto *w = llvm::dyn_cast<WeightVar>(getOrigin(I.getFilter()));
+  return w && w->isConstant();
+}
+
+kir::Buffer cpu::appendConstant(std::vector<uint8_t> &constants,
+                                const void *data, size_t bytes,
+                                std::string name, ElemKind kind) {
+  size_t offset = (constants.size() + 63) / 64 * 64;
+  constants.resize(offset + bytes, 0);
+  std::memcpy(constants.data() + offset, data, bytes);
+  return kir::Buffer{Region::Constant, offset, bytes, kind, std::move(name)};
+}
+
+CallArg cpu::convResidualArg(Kernel &k, const ConvInst &I,
+                             const MemoryPlan &plan, ExprRef offset) {
+  auto res = I.getResidual();
+  if (res.empty())
+    return valArg(k.constInt(0));
+  return bufArg(k.addBuffer(kir::bufferFor(res[0], plan)), offset);
+}
