@@ -30,17 +30,17 @@ using kir::Stmt;
 
 namespace {
 /// Output channels per packed filter block (libjit's kConvMR).
-constexpr int64_t kConvBlock = 12;
+constexpr int64_t kConvBlock = 6;
 /// Columns per patch panel (libjit's kConvNR).
-constexpr int64_t kConvNR = 32;
+constexpr int64_t kConvNR = 64;
 /// Patch panels per conv GEMM task (at most: a plane's panels are split
 /// into an even number of equal chunks).
-constexpr int64_t kConvChunk = 8;
+constexpr int64_t kConvChunk = 4;
 /// Panels per chunk of im2col's patch matrix (the GEMM reads each panel's
 /// rows at a stride of kPatchChunk * kConvNR floats).
-constexpr int64_t kPatchChunk = 4;
+constexpr int64_t kPatchChunk = 2;
 /// Filter blocks per conv GEMM task (they share the task's panels).
-constexpr int64_t kConvBlocksPerCall = 8;
+constexpr int64_t kConvBlocksPerCall = 16;
 /// Output channels per packed filter block of the channel-vector GEMM
 /// (libjit's kConvCVMR).
 constexpr int64_t kConvCVBlock = 32;

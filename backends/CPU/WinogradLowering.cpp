@@ -6,7 +6,7 @@
 // points, filter blocks and panel chunks), and the output transform with
 // the conv's epilogue (parallel over output channels). The filter transform
 // U = G g G^T is done here, at compile time, in double precision, into the
-// packed layout the GEMM reads: per point xi, [block][C][12].
+// packed layout the GEMM reads: per point xi, [block][C][6].
 //
 // Scratch (after the arena, shared with im2col's patch matrices): V, a*a
 // matrices [C][Tpad], then M, a*a matrices [M][T], T the tiles of all
@@ -48,10 +48,10 @@ llvm::Expected<WinogradMode> cpu::parseWinogradMode(llvm::StringRef s) {
 }
 
 namespace {
-/// libjit's conv GEMM contract: 12-channel filter blocks, 32-column panels.
-constexpr int64_t kBlock = 12, kNR = 32;
+/// libjit's conv GEMM contract: 6-channel filter blocks, 64-column panels.
+constexpr int64_t kBlock = 6, kNR = 64;
 /// Panels and filter blocks per GEMM task (as CPULowering's conv GEMM).
-constexpr int64_t kChunk = 8, kBlocksPerCall = 8;
+constexpr int64_t kChunk = 4, kBlocksPerCall = 16;
 /// Channels below which the transforms are not amortized by the GEMM.
 constexpr int64_t kMinChannels = 16;
 /// The cost of streaming one transformed filter tap in GEMM column steps
@@ -60,11 +60,8 @@ constexpr int64_t kMinChannels = 16;
 constexpr int64_t kWeightCost = 128;
 
 /// Columns the GEMM computes for \p n columns: whole panels, and a tail
-/// panel of 16 or 32 columns.
-int64_t gemmCols(int64_t n) {
-  int64_t tail = n % kNR;
-  return n / kNR * kNR + (tail == 0 ? 0 : tail <= 16 ? 16 : kNR);
-}
+/// panel of whole 16-column vectors.
+int64_t gemmCols(int64_t n) { return (n + 15) / 16 * 16; }
 
 /// Tiles of F(tm x tm, 3x3) over the output planes of \p I.
 int64_t numTiles(const ConvInst &I, int64_t tm) {
