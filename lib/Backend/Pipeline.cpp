@@ -60,6 +60,8 @@ ember::optimizeAndGenerateIR(Function &F, const Backend &B,
   constexpr bool verifyEach = true;
 #endif
   EMBER_RETURN_IF_ERR(optimizeIR(*ir, verifyEach));
+  if (B.convResidualInPlace())
+    EMBER_RETURN_IF_ERR(runIRPasses(*ir, {"reuse-conv-residual"}, verifyEach));
   if (llvm::Error err = verifyIR(*ir))
     return makeErrorF("internal error: the IR optimizer broke the IR: {0}",
                       errorToString(std::move(err)));

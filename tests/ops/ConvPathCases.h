@@ -48,8 +48,9 @@ inline const ConvCase kConvCases[] = {
     {"dilated_multi_block", 1, 5, 12, 12, 17, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1,
      FusedActivation::None, 0, 0, false},
     // K = 576 > 512: two passes over K, the residual added in the first and
-    // the activation applied in the last; 20 channels = a full block and an
-    // 8-row one; 100 pixels = three panels and a 4-column tail.
+    // the activation applied in the last; 20 channels = three full 6-row
+    // blocks and a 2-row one; 100 pixels = a 64-column panel and a 36-column
+    // tail (three vectors).
     {"k_passes_relu_res", 2, 64, 10, 10, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1,
      FusedActivation::Relu, 0, 0, true, 0},
     // Pointwise, read in place: K = 600 (two passes), 13 channels (a 1-row
@@ -57,7 +58,7 @@ inline const ConvCase kConvCases[] = {
     {"pointwise_k_passes_res", 2, 600, 7, 7, 13, 1, 1,
      1, 1, 0, 0, 0, 0, 1, 1, 1,
      FusedActivation::LeakyRelu, 0.1f, 0, true},
-    // Pointwise with groups and 64 pixels (exactly two panels, no tail).
+    // Pointwise with groups and 64 pixels (exactly one panel, no tail).
     {"pointwise_grouped", 1, 12, 8, 8, 9, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 3,
      FusedActivation::None, 0, 0, false},
     // Channel-vector GEMM (ConvGemmCV.inc) shapes, run on both GEMMs below:

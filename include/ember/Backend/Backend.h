@@ -91,6 +91,10 @@ public:
   /// True if the backend's Conv adds its Residual operand (the
   /// fuse-conv-residual pass asks).
   virtual bool supportsConvResidual() const { return false; }
+  /// True if the backend's Conv may write its output over its residual
+  /// (every epilogue reads residual element i before it writes output
+  /// element i): the reuse-conv-residual IR pass then runs for it.
+  virtual bool convResidualInPlace() const { return false; }
   /// True if the backend's Conv takes a filter computed at run time at
   /// little extra cost (the fold-scale-into-conv pass asks).
   virtual bool supportsRuntimeConvFilter() const { return false; }

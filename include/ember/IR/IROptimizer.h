@@ -38,6 +38,12 @@ bool propagateCopies(IRFunction &F);
 /// activation of its result type whose last use it is.
 bool reuseInPlace(IRFunction &F);
 
+/// In-place convolution residuals: a convolution writes over its residual
+/// activation where that is the residual's last use. Not in the default
+/// pipeline: only for backends whose conv epilogues read residual element i
+/// before they write output element i (Backend::convResidualInPlace).
+bool reuseConvResidual(IRFunction &F);
+
 /// Sinks allocations and views to their first use and hoists deallocations
 /// to right after the last use.
 bool shrinkLiveRanges(IRFunction &F);

@@ -14,12 +14,19 @@ static const IRPass kPasses[] = {
     {"shrink-live-ranges", shrinkLiveRanges},
 };
 
+/// Passes run only where a backend asks for them (and by name).
+static const IRPass kOptInPasses[] = {
+    {"reuse-conv-residual", reuseConvResidual},
+};
+
 llvm::ArrayRef<IRPass> ember::getIRPasses() { return kPasses; }
 
 const IRPass *ember::lookupIRPass(llvm::StringRef name) {
-  for (const IRPass &p : kPasses)
-    if (name == p.name)
-      return &p;
+  for (llvm::ArrayRef<IRPass> list :
+       {llvm::ArrayRef<IRPass>(kPasses), llvm::ArrayRef<IRPass>(kOptInPasses)})
+    for (const IRPass &p : list)
+      if (name == p.name)
+        return &p;
   return nullptr;
 }
 
