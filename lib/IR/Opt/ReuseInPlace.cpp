@@ -30,18 +30,21 @@ using namespace ember::iropt;
 /// residual.
 constexpr unsigned kConvResidualOperand = 4;
 
+/// Which operands of an instruction may give their buffer to its result.
+using EligibleFn = std::function<bool(const Instruction *, unsigned)>;
+
 /// The input of \p I (at \p pos) whose buffer the result may take, if any:
 /// one of the operands \p eligible says may be taken.
-static AllocActivationInst *
-reusableInput(const Instruction *I, size_t pos, const UseMap &uses,
-              const std::function<bool(unsigned)> &eligible) {
+static AllocActivationInst *reusableInput(const Instruction *I, size_t pos,
+                                          const UseMap &uses,
+                                          const EligibleFn &eligible) {
   auto *dst = llvm::dyn_cast<AllocActivationInst>(I->getOperand(0).value);
   if (!dst || uses.firstUse(dst) != pos || uses.numWriters(dst) != 1)
     return nullptr;
   for (unsigned i = 1; i < I->getNumOperands(); ++i) {
     auto *in = llvm::dyn_cast<AllocActivationInst>(I->getOperand(i).value);
-    if (!eligible(i) || !in || in == dst || in->getType() != dst->getType() ||
-        uses.lastUse(in) != pos)
+    if (!eligible(I, i) || !in || in == dst ||
+        in->getType() != dst->getType() || uses.lastUse(in) != pos)
       continue;
     // Every operand that touches the input must be an eligible operand
     // that is the input itself, so that element i is read before element i
@@ -50,7 +53,7 @@ reusableInput(const Instruction *I, size_t pos, const UseMap &uses,
     bool exact = true;
     for (unsigned j = 0; j < I->getNumOperands(); ++j)
       if (getOrigin(I->getOperand(j).value) == in &&
-          (I->getOperand(j).value != in || !eligible(j)))
+          (I->getOperand(j).value != in || !eligible(I, j)))
         exact = false;
     if (exact)
       return in;
@@ -61,9 +64,10 @@ reusableInput(const Instruction *I, size_t pos, const UseMap &uses,
 /// Rewrites every candidate instruction whose result can take over the
 /// buffer of one of its dying inputs (\p eligible(I, i): operand i of I
 /// may be taken).
-static bool reuseInputs(
-    IRFunction &F, const std::function<bool(const Instruction *)> &isCandidate,
-    const std::function<bool(const Instruction *, unsigned)> &eligible) {
+static bool
+reuseInputs(IRFunction &F,
+            const std::function<bool(const Instruction *)> &isCandidate,
+            const EligibleFn &eligible) {
   bool changed = false;
   // One forward scan; after each rewrite the use map is updated in place
   // (the merged buffer's uses are the union of both), so later candidates
@@ -89,8 +93,7 @@ static bool reuseInputs(
   for (auto [pos, I] : candidates) {
     if (I->getOperand(0).role != OperandRole::Out)
       continue;
-    AllocActivationInst *in = reusableInput(
-        I, pos, uses, [&, I = I](unsigned i) { return eligible(I, i); });
+    AllocActivationInst *in = reusableInput(I, pos, uses, eligible);
     if (!in)
       continue;
     auto *dst = llvm::cast<AllocActivationInst>(I->getOperand(0).value);
@@ -121,13 +124,13 @@ static bool reuseInputs(
 
 bool ember::reuseInPlace(IRFunction &F) {
   return reuseInputs(F, isElementwise,
-                     [](const Instruction *I, unsigned i) { return i >= 1; });
+                     [](const Instruction *, unsigned i) { return i >= 1; });
 }
 
 bool ember::reuseConvResidual(IRFunction &F) {
   return reuseInputs(
       F, [](const Instruction *I) { return llvm::isa<ConvInst>(I); },
-      [](const Instruction *I, unsigned i) {
-        return i == kConvResidualOperand && I->getNumOperands() > i;
+      [](const Instruction *, unsigned i) {
+        return i == kConvResidualOperand;
       });
 }
