@@ -33,6 +33,9 @@ namespace {
 constexpr int64_t kConvBlock = 6;
 /// Columns per patch panel (libjit's kConvNR).
 constexpr int64_t kConvNR = 64;
+/// Columns per pixel-panel tile on 16-register targets, which walk a panel
+/// in tiles of this width and skip those past its last column.
+constexpr int64_t kConvNarrowNR = 16;
 /// Patch panels per conv GEMM task (at most: a plane's panels are split
 /// into an even number of equal chunks).
 constexpr int64_t kConvChunk = 4;
@@ -345,8 +348,9 @@ static double tileUse(int64_t n, int64_t t) {
 }
 
 /// True when the channel-vector GEMM should run \p I (EMBER_CPU_CONV=auto).
-/// The estimate weighs the padding of both layouts (12-channel blocks and
-/// 32-pixel panels; 32- or 16-channel blocks, pixels exact). A pointwise
+/// The estimate weighs the padding of both layouts (6-channel blocks and
+/// 64-pixel panels, walked in 16-pixel tiles on AVX2; 32- or 16-channel
+/// blocks, pixels exact). A pointwise
 /// convolution reads its activation in place either way; in the
 /// channel-vector layout its tiles' rows are a plane apart (~15% slower when
 /// nothing is wasted), so it needs a clear gain, and large planes keep the
@@ -366,7 +370,8 @@ static bool preferChannelVector(const ConvInst &I, bool wideSimd) {
   int64_t N = yd[2] * yd[3], mPerG = wd[0] / I.getGroup();
   int64_t rest = mPerG % kConvCVBlock;
   int64_t cvRows = mPerG - rest + (rest > 16 ? 32 : rest > 0 ? 16 : 0);
-  double panels = tileUse(N, kConvNR) * tileUse(mPerG, kConvBlock);
+  int64_t panelCols = wideSimd ? kConvNR : kConvNarrowNR;
+  double panels = tileUse(N, panelCols) * tileUse(mPerG, kConvBlock);
   double channels = double(mPerG) / double(cvRows);
   if (!isPointwise(I) && !isStrided1x1(I))
     return channels * 1.3 > panels && (wideSimd || wd[1] * wd[2] * wd[3] >= 32);
@@ -381,9 +386,12 @@ static bool preferChannelVector(const ConvInst &I, bool wideSimd) {
   // the panels' 6x16 tiles do better on the filter-heavy ones unless the
   // plane wastes much of its panels (Zen 3: 96 -> 576 on 14x14 0.24 ms in
   // panels, 0.30 in channel vectors; 256 -> 1024 on 14x14 1.19 against
-  // 1.34; 512 -> 2048 on 7x7 1.59 against 1.35).
+  // 1.34; 512 -> 2048 on 7x7 1.59 against 1.35). Their waste is counted
+  // in 16-pixel tiles there: counted in 64-pixel panels, 14x14 planes
+  // looked filter-heavy (256 -> 1024 on 14x14 1.37 ms in channel vectors,
+  // 1.20 in panels, Zen 3).
   int64_t K = wd[1];
-  bool filterHeavy = mPerG > N && (wideSimd || tileUse(N, kConvNR) < 0.8);
+  bool filterHeavy = mPerG > N && (wideSimd || tileUse(N, panelCols) < 0.8);
   if ((K > kConvPassK || filterHeavy) && N <= kConvCVMaxPixels)
     return true;
   return N <= kConvCVMaxPixels && channels * 0.85 > panels;
