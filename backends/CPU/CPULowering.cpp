@@ -389,9 +389,13 @@ static bool preferChannelVector(const ConvInst &I, bool wideSimd) {
   // 1.34; 512 -> 2048 on 7x7 1.59 against 1.35). Their waste is counted
   // in 16-pixel tiles there: counted in 64-pixel panels, 14x14 planes
   // looked filter-heavy (256 -> 1024 on 14x14 1.37 ms in channel vectors,
-  // 1.20 in panels, Zen 3).
+  // 1.20 in panels, Zen 3). A whole pass of K tips it to the channel
+  // vectors again (Zen 3, interleaved runs: 512 -> 1000 on 13x13 2.33 ->
+  // 2.07 ms, 512 -> 1024 on 14x14 2.82 -> 2.43; with K of 256-384 the two
+  // were even, with 96 the panels 7 % faster).
   int64_t K = wd[1];
-  bool filterHeavy = mPerG > N && (wideSimd || tileUse(N, panelCols) < 0.8);
+  bool filterHeavy =
+      mPerG > N && (wideSimd || tileUse(N, panelCols) < 0.8 || K >= kConvPassK);
   if ((K > kConvPassK || filterHeavy) && N <= kConvCVMaxPixels)
     return true;
   return N <= kConvCVMaxPixels && channels * 0.85 > panels;
