@@ -8,6 +8,7 @@
 
 #include "ember/Base/Error.h"
 
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/InstIterator.h"
@@ -80,7 +81,8 @@ cpu::createTargetMachine(llvm::StringRef triple, llvm::StringRef mcpu) {
   return std::move(TM);
 }
 
-/// Parses the embedded libjit bitcode for \p TM's architecture.
+/// Reads the embedded libjit bitcode for \p TM's architecture lazily: its
+/// functions' bodies stay in the bitcode until materializeUsed asks for them.
 static llvm::Expected<std::unique_ptr<llvm::Module>>
 loadLibjit(llvm::LLVMContext &ctx, const llvm::TargetMachine &TM) {
   bool arm = TM.getTargetTriple().getArch() == llvm::Triple::aarch64;
@@ -89,11 +91,60 @@ loadLibjit(llvm::LLVMContext &ctx, const llvm::TargetMachine &TM) {
   const char *end = arm ? ember_libjit_aarch64_end : ember_libjit_x86_64_end;
   auto buf = llvm::MemoryBuffer::getMemBuffer(
       llvm::StringRef(start, end - start), "libjit.bc", false);
-  auto M = llvm::parseBitcodeFile(buf->getMemBufferRef(), ctx);
+  auto M = llvm::getOwningLazyBitcodeModule(std::move(buf), ctx);
   if (!M)
     return makeErrorF("internal error: cannot read libjit bitcode: {0}",
                       llvm::toString(M.takeError()));
   return std::move(*M);
+}
+
+/// Reads in the bodies of the libjit functions the network's code reaches
+/// and drops the others. A network uses a few dozen of libjit's hundreds of
+/// functions; parsing, verifying and optimizing all of them cost ~0.9 s per
+/// compile, which a one-Relu model paid as much as ResNet-50.
+static llvm::Error materializeUsed(llvm::Module &M) {
+  llvm::SmallPtrSet<const llvm::Value *, 32> seen;
+  llvm::SmallVector<const llvm::Value *, 256> work;
+  auto visit = [&](const llvm::Value *v) {
+    if ((llvm::isa<llvm::GlobalValue>(v) || llvm::isa<llvm::Constant>(v)) &&
+        seen.insert(v).second)
+      work.push_back(v);
+  };
+  // The roots: what buildModule wrote (materialized bodies, the weights).
+  for (llvm::Function &f : M)
+    if (!f.isMaterializable() && !f.isDeclaration())
+      visit(&f);
+  for (llvm::GlobalVariable &g : M.globals())
+    if (!g.hasLocalLinkage())
+      visit(&g);
+  while (!work.empty()) {
+    const llvm::Value *v = work.pop_back_val();
+    if (auto *cf = llvm::dyn_cast<llvm::Function>(v)) {
+      auto *f = const_cast<llvm::Function *>(cf);
+      if (f->isMaterializable())
+        if (llvm::Error e = f->materialize())
+          return e;
+      for (const llvm::Instruction &i : llvm::instructions(*f))
+        for (const llvm::Value *op : i.operands())
+          visit(op);
+    } else if (auto *g = llvm::dyn_cast<llvm::GlobalVariable>(v)) {
+      if (g->hasInitializer())
+        visit(g->getInitializer());
+    } else if (auto *c = llvm::dyn_cast<llvm::Constant>(v)) {
+      for (const llvm::Value *op : c->operands())
+        visit(op);
+    }
+  }
+  llvm::SmallVector<llvm::Function *, 256> unused;
+  for (llvm::Function &f : M)
+    if (!seen.count(&f)) {
+      f.deleteBody();
+      unused.push_back(&f);
+    }
+  for (llvm::Function *f : unused)
+    if (f->use_empty())
+      f->eraseFromParent();
+  return M.materializeAll();
 }
 
 /// True for targets with 32 512-bit vector registers (AVX-512).
@@ -332,6 +383,9 @@ cpu::buildModule(const CPUProgram &prog, llvm::LLVMContext &ctx,
     addEntry(*M, prog, fns, weights, opts.name, /*profile=*/true);
     addThreadedEntry(*M, prog, fns, weights, opts.name, /*profile=*/true);
   }
+  if (llvm::Error e = materializeUsed(*M))
+    return makeErrorF("internal error: cannot read libjit bitcode: {0}",
+                      llvm::toString(std::move(e)));
   setTargetAttrs(*M, TM);
   if (hasWideSimd(TM))
     preferWideVectors(fns);
