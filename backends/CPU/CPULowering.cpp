@@ -184,6 +184,8 @@ private:
   Kernel im2col(const ConvInst &I, int64_t img, const kir::Buffer &patches,
                 int64_t cw, int64_t numCols);
   Kernel packTail(const ConvInst &I, int64_t img, const kir::Buffer &tail);
+  static void appendPatchGeometry(const ConvInst &I, Kernel &k,
+                                  std::vector<CallArg> &args);
   size_t scratchOffset() const { return alignTo64(plan_.activationSize); }
   size_t patchOffset() const { return scratchOffset() + snapshotReserve_; }
   kir::Buffer packMatMulRHS(const MatMulInst &I);
@@ -274,8 +276,6 @@ Kernel CPULowering::im2col(const ConvInst &I, int64_t img,
                            int64_t numCols) {
   auto xd = I.getInput()->getType()->dims();
   auto wd = I.getFilter()->getType()->dims();
-  auto yd = I.getDest()->getType()->dims();
-  auto st = I.getStrides(), pads = I.getPads(), dil = I.getDilations();
   int64_t C = xd[1], H = xd[2], W = xd[3], KH = wd[2], KW = wd[3];
   int64_t cPerG = C / I.getGroup(), K = cPerG * KH * KW;
   Kernel k((I.getName() + ".im2col").str());
@@ -290,12 +290,25 @@ Kernel CPULowering::im2col(const ConvInst &I, int64_t img,
       bufArg(p, k.mul(g, chunks * K * cw)),
       bufArg(x, k.add(k.constInt(img * C * H * W), k.mul(k.var(c), H * W))),
       valArg(k.mul(cg, KH * KW))};
-  for (int64_t v : {cw, K * cw, numCols, H, W, KH, KW, yd[2], yd[3], st[0],
-                    st[1], pads[0], pads[1], dil[0], dil[1]})
+  for (int64_t v : {cw, K * cw, numCols})
     args.push_back(valArg(k.constInt(v)));
+  appendPatchGeometry(I, k, args);
   k.body() = {Kernel::loop(c, C, /*parallel=*/true,
                            {Kernel::call("ember_im2col_f32", args)})};
   return k;
+}
+
+/// libjit's im2col arguments after the destination ones: H, W, KH, KW, OH,
+/// OW, strides, leading pads and dilations of \p I.
+void CPULowering::appendPatchGeometry(const ConvInst &I, Kernel &k,
+                                      std::vector<CallArg> &args) {
+  auto xd = I.getInput()->getType()->dims();
+  auto wd = I.getFilter()->getType()->dims();
+  auto yd = I.getDest()->getType()->dims();
+  auto st = I.getStrides(), pads = I.getPads(), dil = I.getDilations();
+  for (int64_t v : {xd[2], xd[3], wd[2], wd[3], yd[2], yd[3], st[0], st[1],
+                    pads[0], pads[1], dil[0], dil[1]})
+    args.push_back(valArg(k.constInt(v)));
 }
 
 /// The tail panel kernel of image \p img of a pointwise convolution: per
@@ -615,17 +628,27 @@ void CPULowering::lowerConv(const ConvInst &I, std::vector<Kernel> &out) {
   nbc = std::min(nbg, std::max(nbc, (kConvMinTasks + chunks * group - 1) /
                                         (chunks * group)));
   bool direct = isPointwise(I);
+  // When one task covers all of a chunk's filter blocks, it writes the
+  // chunk's panels itself, [K][maxPanels * 64] in a slot of its own, just
+  // before it reads them from cache (MobileNetV2's 3 -> 32 stem on 224x224:
+  // a separate im2col wrote 1.35 MB that the GEMM read back, split over
+  // only 3 input channels).
+  bool own = !direct && nbc == 1;
+  int64_t maxPanels = (numPanels + chunks - 1) / chunks;
   // The patch matrix: the activation itself for a pointwise convolution
-  // (one chunk of panels; only its last partial panel is copied), else
-  // im2col's copy in chunks of kPatchChunk panels.
-  int64_t ldp = direct ? N : kPatchChunk * kConvNR;
-  int64_t panelsPerChunk = direct ? numPanels : kPatchChunk;
-  int64_t chunkStride = direct ? 0 : K * ldp;
+  // (one chunk of panels; only its last partial panel is copied), the
+  // tasks' own panels, or else im2col's copy in chunks of kPatchChunk
+  // panels.
+  int64_t ldp = direct ? N : (own ? maxPanels : kPatchChunk) * kConvNR;
+  int64_t panelsPerChunk = direct || own ? numPanels : kPatchChunk;
+  int64_t chunkStride = direct || own ? 0 : K * ldp;
   int64_t groupStride =
       direct ? K * N : (numPanels + kPatchChunk - 1) / kPatchChunk * K * ldp;
+  int64_t slot = K * ldp;
   bool tail = direct && N % kConvNR;
-  uint64_t scratch =
-      direct ? (tail ? group * K * kConvNR * 4 : 0) : groupStride * group * 4;
+  uint64_t scratch = direct ? (tail ? group * K * kConvNR * 4 : 0)
+                     : own  ? chunks * group * slot * 4
+                            : groupStride * group * 4;
   kir::Buffer packed = packFilter(I, MB, scratch, out);
   kir::Buffer patches{Region::Activation, patchOffset(), scratch,
                       ElemKind::Float32, direct ? "conv.tail" : "conv.patches"};
@@ -634,7 +657,7 @@ void CPULowering::lowerConv(const ConvInst &I, std::vector<Kernel> &out) {
   for (int64_t img = 0; img < xd[0]; ++img) {
     if (tail)
       out.push_back(packTail(I, img, patches));
-    else if (!direct)
+    else if (!direct && !own)
       out.push_back(
           im2col(I, img, patches, kPatchChunk * kConvNR, groupStride / K));
     Kernel k(I.getName());
@@ -658,6 +681,11 @@ void CPULowering::lowerConv(const ConvInst &I, std::vector<Kernel> &out) {
     ExprRef pOff = k.mul(g, groupStride);
     if (direct)
       pOff = k.add(pOff, k.constInt(img * xd[1] * N));
+    // An own slot (e < chunks * group): panel t at slot + (t - t0) * 64,
+    // which stays inside the buffer since t0 <= ch * maxPanels <= e * slot.
+    ExprRef slotOff = k.mul(k.var(e), slot);
+    if (own)
+      pOff = k.add(slotOff, k.mul(t0, -kConvNR));
     std::vector<CallArg> args = {
         bufArg(y, yOff), bufArg(w, k.mul(g, nbg * K * MB)), bufArg(p, pOff)};
     if (tail)
@@ -676,8 +704,24 @@ void CPULowering::lowerConv(const ConvInst &I, std::vector<Kernel> &out) {
     // No prefetch of the next block's filter: each block is reused over a
     // chunk of panels (measured slower on ResNet-50's 1x1 convolutions).
     args.push_back(valArg(k.constInt(0)));
+    std::vector<kir::Stmt> body;
+    if (own) {
+      int64_t cPerG = xd[1] / group, plane = xd[2] * xd[3];
+      std::vector<CallArg> pa = {
+          bufArg(p, slotOff),
+          valArg(k.constInt(ldp)),
+          bufArg(
+              k.addBuffer(kir::bufferFor(I.getInput(), plan_)),
+              k.add(k.constInt(img * xd[1] * plane), k.mul(g, cPerG * plane))),
+          valArg(k.constInt(cPerG)),
+          valArg(k.mul(t0, kConvNR)),
+          valArg(k.mul(t1, kConvNR))};
+      appendPatchGeometry(I, k, pa);
+      body.push_back(Kernel::call("ember_im2col_cols_f32", pa));
+    }
+    body.push_back(Kernel::call("ember_conv_gemm_f32", args));
     k.body() = {Kernel::loop(e, chunks * group * nbc, /*parallel=*/true,
-                             {Kernel::call("ember_conv_gemm_f32", args)})};
+                             std::move(body))};
     out.push_back(std::move(k));
   }
 }

@@ -214,6 +214,16 @@ inline const ConvCase kConvCases[] = {
     {"pointwise_14x14_k1024_clip_res", 1, 1024, 14, 14, 40, 1, 1,
      1, 1, 0, 0, 0, 0, 1, 1, 1,
      FusedActivation::Clip, 0, 6, true},
+    // Pixel-panel tasks that write their own patch panels (enough panels
+    // for 8 chunks, one task per chunk): a stride-2 stem on 45x45 outputs
+    // (31 panels and a 41-column tail, 10 channels = a full and a partial
+    // block), batch 2; grouped, dilated, asymmetric pads.
+    {"own_patches_stem_s2_relu_res", 2, 3, 90, 90, 10, 3, 3,
+     2, 2, 1, 1, 1, 1, 1, 1, 1,
+     FusedActivation::Relu, 0, 0, true},
+    {"own_patches_grouped_dilated", 1, 4, 50, 47, 6, 3, 3,
+     1, 1, 2, 1, 0, 2, 2, 2, 2,
+     FusedActivation::None, 0, 0, false},
 };
 // clang-format on
 

@@ -191,6 +191,27 @@ TEST_P(ConvPathTest, CPUMatchesInterpreter) {
   }
 }
 
+/// Pixel-panel tasks that cover all of a chunk's filter blocks write that
+/// chunk's patch panels themselves; otherwise one im2col kernel writes the
+/// whole patch matrix first (a downsample with 11 blocks on 7x7 outputs).
+TEST(ConvPathPatchesTest, PanelTasksWriteTheirOwnPatches) {
+  ConvPathChoice choice("panels");
+  for (const ConvCase &c : kConvCases) {
+    llvm::StringRef name(c.name);
+    bool own = name.starts_with("own_patches_");
+    if (!own && name != "pointwise_stride2_res")
+      continue;
+    SCOPED_TRACE(c.name);
+    std::vector<std::string> kernels;
+    Tensor got = runCase(c, "CPU", &kernels);
+    ASSERT_GT(got.size(), 0);
+    bool im2col = false;
+    for (const std::string &k : kernels)
+      im2col |= llvm::StringRef(k).ends_with(".im2col");
+    EXPECT_EQ(im2col, !own);
+  }
+}
+
 /// The other -cpu-winograd modes: off (the automatic GEMM choice), and
 /// F(2x2) / F(4x4) forced wherever Winograd is eligible.
 TEST_P(ConvPathTest, CPUForcedPathsMatchInterpreter) {
