@@ -2,9 +2,9 @@
 # model-runner -profile on digits (CPU): the table has one row per
 # instruction group, in execution order with -profile-order=program and
 # slowest first by default, its shares add up to 100 %, and the total line
-# matches the rows; with -num-threads=2 (the threaded schedule) the same
-# table comes out and the outputs equal the 1-thread run's; bad use is a
-# one-line error.
+# matches the rows; with -num-threads=2 (the threaded schedule) and with
+# -profile-stat=min the same table comes out and the outputs equal the
+# 1-thread run's; bad use is a one-line error.
 #   profile_test.sh MODEL_RUNNER SOURCE_DIR
 set -u
 RUNNER=$1
@@ -22,7 +22,10 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 "$RUNNER" -model="$MODEL" -backend=CPU -profile -profile-order=program \
   -iterations=3 -num-threads=2 >"$TMP/program2" 2>&1 ||
   fail "-profile -num-threads=2 exited $?"
-/usr/bin/python3 - "$TMP/program" "$TMP/time" "$TMP/program2" <<'PY' || fails=$((fails + 1))
+"$RUNNER" -model="$MODEL" -backend=CPU -profile -profile-order=program \
+  -iterations=3 -profile-stat=min >"$TMP/min" 2>&1 ||
+  fail "-profile -profile-stat=min exited $?"
+/usr/bin/python3 - "$TMP/program" "$TMP/time" "$TMP/program2" "$TMP/min" <<'PY' || fails=$((fails + 1))
 import re, sys
 
 def table(path, runs):
@@ -60,6 +63,9 @@ rows2 = table(sys.argv[3], 3)
 assert [r[4:] for r in rows2] == [r[4:] for r in rows], "threaded table differs"
 out = lambda p: [l for l in open(p).read().splitlines() if l.startswith("output ")]
 assert out(sys.argv[3]) == out(sys.argv[1]) != [], "threaded outputs differ"
+# Per-kernel minima: the same rows.
+rows3 = table(sys.argv[4], 3)
+assert [r[4:] for r in rows3] == [r[4:] for r in rows], "min table differs"
 rows = table(sys.argv[2], 1)
 ms = [float(r[1]) for r in rows]
 assert ms == sorted(ms, reverse=True), "not slowest first"
@@ -71,6 +77,10 @@ out=$("$RUNNER" -model="$MODEL" -backend=CPU -profile -profile-order=fastest 2>&
 [ $? != 0 ] && [ "$(echo "$out" | wc -l)" = 1 ] &&
   echo "$out" | grep -q "^model-runner: error: -profile-order must be" ||
   fail "bad -profile-order: $out"
+out=$("$RUNNER" -model="$MODEL" -backend=CPU -profile -profile-stat=median 2>&1)
+[ $? != 0 ] && [ "$(echo "$out" | wc -l)" = 1 ] &&
+  echo "$out" | grep -q "^model-runner: error: -profile-stat must be" ||
+  fail "bad -profile-stat: $out"
 out=$("$RUNNER" -model="$MODEL" -backend=CPU -num-threads=0 2>&1)
 [ $? != 0 ] && [ "$(echo "$out" | wc -l)" = 1 ] &&
   echo "$out" | grep -q "^model-runner: error: -num-threads must be at least 1" ||
