@@ -214,6 +214,11 @@ inline const ConvCase kConvCases[] = {
     {"pointwise_14x14_k1024_clip_res", 1, 1024, 14, 14, 40, 1, 1,
      1, 1, 0, 0, 0, 0, 1, 1, 1,
      FusedActivation::Clip, 0, 6, true},
+    // Depthwise with column stride 2 on rows of 9-32 outputs (the plane
+    // kernel's phase bands): row stride 1, no left pad, a right one.
+    {"depthwise_phase_s1x2_asym_res", 1, 5, 11, 40, 5, 3, 3,
+     1, 2, 1, 0, 1, 1, 1, 1, 5,
+     FusedActivation::Relu, 0, 0, true},
     // Pixel-panel tasks that write their own patch panels (enough panels
     // for 8 chunks, one task per chunk): a stride-2 stem on 45x45 outputs
     // (31 panels and a 41-column tail, 10 channels = a full and a partial
