@@ -105,9 +105,9 @@ loadLibjit(llvm::LLVMContext &ctx, const llvm::TargetMachine &TM) {
 static llvm::Error materializeUsed(llvm::Module &M) {
   llvm::SmallPtrSet<const llvm::Value *, 32> seen;
   llvm::SmallVector<const llvm::Value *, 256> work;
+  // Functions and global variables are constants too.
   auto visit = [&](const llvm::Value *v) {
-    if ((llvm::isa<llvm::GlobalValue>(v) || llvm::isa<llvm::Constant>(v)) &&
-        seen.insert(v).second)
+    if (llvm::isa<llvm::Constant>(v) && seen.insert(v).second)
       work.push_back(v);
   };
   // The roots: what buildModule wrote (materialized bodies, the weights).
