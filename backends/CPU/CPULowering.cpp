@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CPU.h"
+#include "ConvTiling.h"
 #include "Depthwise.h"
 #include "Winograd.h"
 
@@ -29,57 +30,6 @@ using kir::Kernel;
 using kir::Stmt;
 
 namespace {
-/// Output channels per packed filter block (libjit's kConvMR).
-constexpr int64_t kConvBlock = 6;
-/// Columns per patch panel (libjit's kConvNR).
-constexpr int64_t kConvNR = 64;
-/// Columns per pixel-panel tile on 16-register targets, which walk a panel
-/// in tiles of this width and skip those past its last column.
-constexpr int64_t kConvNarrowNR = 16;
-/// Patch panels per conv GEMM task (at most: a plane's panels are split
-/// into an even number of equal chunks).
-constexpr int64_t kConvChunk = 4;
-/// Panels per chunk of im2col's patch matrix (the GEMM reads each panel's
-/// rows at a stride of kPatchChunk * kConvNR floats).
-constexpr int64_t kPatchChunk = 2;
-/// Filter blocks per conv GEMM task (they share the task's panels).
-constexpr int64_t kConvBlocksPerCall = 16;
-/// Output channels per packed filter block of the channel-vector GEMM
-/// (libjit's kConvCVMR).
-constexpr int64_t kConvCVBlock = 32;
-/// Pixels per patch tile of the channel-vector GEMM (libjit's kConvCVNR).
-constexpr int64_t kConvCVTile = 14;
-/// The narrower tile widths libjit's channel-vector GEMM has besides
-/// kConvCVTile, with their speed per computed pixel relative to it (3x3
-/// convolutions, one thread: 7-pixel tiles did a 14x14 plane about 10%
-/// slower than 14-pixel ones).
-constexpr std::pair<int64_t, double> kConvCVWidths[] = {
-    {12, 0.98}, {9, 0.94}, {8, 0.92}, {7, 0.9}};
-/// K slice of the channel-vector GEMM and the most tiles a call walks K
-/// slice by slice (libjit's kConvCVKC, kConvCVMaxTiles).
-constexpr int64_t kConvCVKC = 64, kConvCVMaxTiles = 16;
-/// Patch bytes one channel-vector task may read (its tiles stay in L2 while
-/// it walks its filter blocks).
-constexpr int64_t kConvCVTaskBytes = 256 << 10;
-/// Tasks a channel-vector convolution is split into at least (per image).
-constexpr int64_t kConvCVMinTasks = 4;
-/// Pointwise convolutions on planes of more output pixels than this keep
-/// the pixel-panel GEMM.
-constexpr int64_t kConvCVMaxPixels = 1024;
-/// Longest K the pixel-panel GEMM accumulates in one pass (libjit's
-/// kConvKC); longer ones read and write the output once per pass.
-constexpr int64_t kConvPassK = 512;
-/// Conv GEMM tasks a layer is split into at least (when it has the blocks),
-/// so that a team of threads gets balanced shares.
-constexpr int64_t kConvMinTasks = 8;
-/// Columns per MatMul B panel (libjit's kMatMulNR).
-constexpr int64_t kMatMulNR = 32;
-/// MatMul rows per parallel task (a multiple of the 8- and 3-row tiles).
-constexpr int64_t kMatMulRows = 24;
-/// The most B panels per MatMul task, and the number of tasks a product
-/// with few rows is split into along n (when it has that many panels).
-constexpr int64_t kMatMulPanels = 8, kMatMulColumnTasks = 8;
-
 /// Builds the CPU's kernels and constant image.
 class CPULowering {
 public:
@@ -331,93 +281,6 @@ Kernel CPULowering::packTail(const ConvInst &I, int64_t img,
   k.body() = {Kernel::loop(g, I.getGroup(), /*parallel=*/true,
                            {Kernel::call("ember_pack_panel_f32", args)})};
   return k;
-}
-
-/// True for a 1x1, stride-1, unpadded convolution: its patch matrix is the
-/// activation itself, so the GEMM reads it in place.
-static bool isPointwise(const ConvInst &I) {
-  auto xd = I.getInput()->getType()->dims();
-  auto wd = I.getFilter()->getType()->dims();
-  auto yd = I.getDest()->getType()->dims();
-  auto st = I.getStrides();
-  return wd[2] == 1 && wd[3] == 1 && st[0] == 1 && st[1] == 1 &&
-         yd[2] == xd[2] && yd[3] == xd[3] && I.getPads()[0] == 0 &&
-         I.getPads()[1] == 0;
-}
-
-/// True for a 1x1 unpadded convolution with a stride (a ResNet downsample):
-/// the channel-vector GEMM reads its activation at the stride, in place.
-static bool isStrided1x1(const ConvInst &I) {
-  auto wd = I.getFilter()->getType()->dims();
-  auto pads = I.getPads();
-  return wd[2] == 1 && wd[3] == 1 && !isPointwise(I) &&
-         std::all_of(pads.begin(), pads.end(), [](auto p) { return p == 0; });
-}
-
-/// Fraction of the computed tile rows or columns that are real when \p n is
-/// covered by tiles of \p t.
-static double tileUse(int64_t n, int64_t t) {
-  return double(n) / double((n + t - 1) / t * t);
-}
-
-/// True when the channel-vector GEMM should run \p I (EMBER_CPU_CONV=auto).
-/// The estimate weighs the padding of both layouts (6-channel blocks and
-/// 64-pixel panels, walked in 16-pixel tiles on AVX2; 32- or 16-channel
-/// blocks, pixels exact). A pointwise
-/// convolution reads its activation in place either way; in the
-/// channel-vector layout its tiles' rows are a plane apart (~15% slower when
-/// nothing is wasted), so it needs a clear gain, and large planes keep the
-/// panels; a strided 1x1 one too (read at the stride, a tile's rows touch
-/// twice the cache lines: ~20% slower than im2col + panels on ResNet's
-/// downsample convolutions). Every other convolution saves the panels'
-/// im2col copy (a KH*KW-fold copy of the input; measured 30-50% on ResNet's
-/// 3x3 and 7x7 layers), so it takes the channel-vector GEMM unless its
-/// channels waste much more. With 16 vector registers (\p wideSimd false:
-/// AVX2) the channel-vector tiles' epilogue transposes through memory, which
-/// the shortest K do not amortize: 3x3 convolutions of 3 channels from
-/// 224x224 took 0.45 ms in channel vectors, 0.38 in panels (Zen 3; K = 36
-/// from 112x112 was faster in channel vectors).
-static bool preferChannelVector(const ConvInst &I, bool wideSimd) {
-  auto wd = I.getFilter()->getType()->dims();
-  auto yd = I.getDest()->getType()->dims();
-  int64_t N = yd[2] * yd[3], mPerG = wd[0] / I.getGroup();
-  int64_t rest = mPerG % kConvCVBlock;
-  int64_t cvRows = mPerG - rest + (rest > 16 ? 32 : rest > 0 ? 16 : 0);
-  int64_t panelCols = wideSimd ? kConvNR : kConvNarrowNR;
-  double panels = tileUse(N, panelCols) * tileUse(mPerG, kConvBlock);
-  double channels = double(mPerG) / double(cvRows);
-  if (!isPointwise(I) && !isStrided1x1(I))
-    return channels * 1.3 > panels && (wideSimd || wd[1] * wd[2] * wd[3] >= 32);
-  // With K past one pass the panels also re-read and re-write the output:
-  // ResNet-50's 1x1 1024 -> 512 on 14x14 took 3.0 ms in panels, 1.3 ms in
-  // channel vectors (576 -> 96 on 14x14 runs about as fast either way).
-  // With more output channels than pixels the filter outweighs the input
-  // and is streamed from memory, which the channel-vector GEMM prefetches
-  // (squeezenet1_1's classifier 512 -> 1000 on 13x13 1.38 -> 1.18 ms,
-  // ResNet-50's 256 -> 1024 on 14x14 about 0.84 -> 0.70 ms each; MobileNetV2's
-  // 96 -> 576 on 14x14 ran ~7 % slower at two threads). With 16 registers
-  // the panels' 6x16 tiles do better on the filter-heavy ones unless the
-  // plane wastes much of its panels (Zen 3: 96 -> 576 on 14x14 0.24 ms in
-  // panels, 0.30 in channel vectors; 256 -> 1024 on 14x14 1.19 against
-  // 1.34; 512 -> 2048 on 7x7 1.59 against 1.35). Their waste is counted
-  // in 16-pixel tiles there: counted in 64-pixel panels, 14x14 planes
-  // looked filter-heavy (256 -> 1024 on 14x14 1.37 ms in channel vectors,
-  // 1.20 in panels, Zen 3). A whole pass of K tips it to the channel
-  // vectors again (Zen 3, interleaved runs: 512 -> 1000 on 13x13 2.33 ->
-  // 2.07 ms, 512 -> 1024 on 14x14 2.82 -> 2.43; with K of 256-384 the two
-  // were even, with 96 the panels 7 % faster).
-  int64_t K = wd[1];
-  bool filterHeavy =
-      mPerG > N && (wideSimd || tileUse(N, panelCols) < 0.8 || K >= kConvPassK);
-  if ((K > kConvPassK || filterHeavy) && N <= kConvCVMaxPixels)
-    return true;
-  // With 16 registers, long K on planes of 14x14 or less also favours the
-  // channel vectors (Zen 3, interleaved runs on 14x14: 384 -> 64 0.122 ->
-  // 0.113 ms, 480 -> 80 0.213 -> 0.183; with K = 192 the panels were 25 %
-  // faster, on 28x28 even or faster).
-  if (!wideSimd && K >= 384 && N <= 256)
-    return true;
-  return N <= kConvCVMaxPixels && channels * 0.85 > panels;
 }
 
 /// A non-depthwise convolution through the channel-vector GEMM (libjit's

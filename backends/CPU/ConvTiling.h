@@ -1,0 +1,91 @@
+//===- ConvTiling.h - Conv GEMM tile sizes and path choice -----*- C++ -*-===//
+//
+// The block and tile sizes the CPU lowering packs conv filters and MatMul
+// operands for (they mirror libjit's kernels), and the rule that picks the
+// pixel-panel or the channel-vector GEMM for a convolution.
+//
+//===----------------------------------------------------------------------===//
+#ifndef EMBER_BACKENDS_CPU_CONVTILING_H
+#define EMBER_BACKENDS_CPU_CONVTILING_H
+
+#include "CPU.h"
+
+#include <cstdint>
+#include <utility>
+
+namespace ember {
+namespace cpu {
+
+/// Output channels per packed filter block (libjit's kConvMR).
+inline constexpr int64_t kConvBlock = 6;
+/// Columns per patch panel (libjit's kConvNR).
+inline constexpr int64_t kConvNR = 64;
+/// Columns per pixel-panel tile on 16-register targets, which walk a panel
+/// in tiles of this width and skip those past its last column.
+inline constexpr int64_t kConvNarrowNR = 16;
+/// Patch panels per conv GEMM task (at most: a plane's panels are split
+/// into an even number of equal chunks).
+inline constexpr int64_t kConvChunk = 4;
+/// Panels per chunk of im2col's patch matrix (the GEMM reads each panel's
+/// rows at a stride of kPatchChunk * kConvNR floats).
+inline constexpr int64_t kPatchChunk = 2;
+/// Filter blocks per conv GEMM task (they share the task's panels).
+inline constexpr int64_t kConvBlocksPerCall = 16;
+/// Output channels per packed filter block of the channel-vector GEMM
+/// (libjit's kConvCVMR).
+inline constexpr int64_t kConvCVBlock = 32;
+/// Pixels per patch tile of the channel-vector GEMM (libjit's kConvCVNR).
+inline constexpr int64_t kConvCVTile = 14;
+/// The narrower tile widths libjit's channel-vector GEMM has besides
+/// kConvCVTile, with their speed per computed pixel relative to it (3x3
+/// convolutions, one thread: 7-pixel tiles did a 14x14 plane about 10%
+/// slower than 14-pixel ones).
+inline constexpr std::pair<int64_t, double> kConvCVWidths[] = {
+    {12, 0.98}, {9, 0.94}, {8, 0.92}, {7, 0.9}};
+/// K slice of the channel-vector GEMM and the most tiles a call walks K
+/// slice by slice (libjit's kConvCVKC, kConvCVMaxTiles).
+inline constexpr int64_t kConvCVKC = 64, kConvCVMaxTiles = 16;
+/// Patch bytes one channel-vector task may read (its tiles stay in L2 while
+/// it walks its filter blocks).
+inline constexpr int64_t kConvCVTaskBytes = 256 << 10;
+/// Tasks a channel-vector convolution is split into at least (per image).
+inline constexpr int64_t kConvCVMinTasks = 4;
+/// Pointwise convolutions on planes of more output pixels than this keep
+/// the pixel-panel GEMM.
+inline constexpr int64_t kConvCVMaxPixels = 1024;
+/// Longest K the pixel-panel GEMM accumulates in one pass (libjit's
+/// kConvKC); longer ones read and write the output once per pass.
+inline constexpr int64_t kConvPassK = 512;
+/// Conv GEMM tasks a layer is split into at least (when it has the blocks),
+/// so that a team of threads gets balanced shares.
+inline constexpr int64_t kConvMinTasks = 8;
+/// Columns per MatMul B panel (libjit's kMatMulNR).
+inline constexpr int64_t kMatMulNR = 32;
+/// MatMul rows per parallel task (a multiple of the 8- and 3-row tiles).
+inline constexpr int64_t kMatMulRows = 24;
+/// The most B panels per MatMul task, and the number of tasks a product
+/// with few rows is split into along n (when it has that many panels).
+inline constexpr int64_t kMatMulPanels = 8, kMatMulColumnTasks = 8;
+
+/// True for a 1x1, stride-1, unpadded convolution: its patch matrix is the
+/// activation itself, so the GEMM reads it in place.
+bool isPointwise(const ConvInst &I);
+
+/// True for a 1x1 unpadded convolution with a stride (a ResNet downsample):
+/// the channel-vector GEMM reads its activation at the stride, in place.
+bool isStrided1x1(const ConvInst &I);
+
+/// Fraction of the computed tile rows or columns that are real when \p n is
+/// covered by tiles of \p t.
+inline double tileUse(int64_t n, int64_t t) {
+  return double(n) / double((n + t - 1) / t * t);
+}
+
+/// True when the channel-vector GEMM should run \p I (EMBER_CPU_CONV=auto);
+/// \p wideSimd: the target has 32 512-bit vector registers.
+bool preferChannelVector(const ConvInst &I, bool wideSimd);
+
+} // namespace cpu
+} // namespace ember
+
+#endif // EMBER_BACKENDS_CPU_CONVTILING_H
