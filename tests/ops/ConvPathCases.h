@@ -219,6 +219,16 @@ inline const ConvCase kConvCases[] = {
     {"depthwise_phase_s1x2_asym_res", 1, 5, 11, 40, 5, 3, 3,
      1, 2, 1, 0, 1, 1, 1, 1, 5,
      FusedActivation::Relu, 0, 0, true},
+    // Phase bands split as vectors of 8 with an overlapping last one (15
+    // outputs, 5x5, pads of 2, a SiLU) and of 16 (32 outputs from 61
+    // columns, left pad 3: phases start at different columns; top pad 3:
+    // whole input rows in the padding).
+    {"depthwise_phase_5x5_pad2_silu", 1, 7, 27, 29, 7, 5, 5,
+     2, 2, 2, 2, 2, 2, 1, 1, 7,
+     FusedActivation::SiLU, 0, 0, false},
+    {"depthwise_phase_v16_pads_res", 2, 3, 20, 61, 3, 3, 3,
+     2, 2, 3, 3, 1, 0, 1, 1, 3,
+     FusedActivation::None, 0, 0, true},
     // Pixel-panel tasks that write their own patch panels (enough panels
     // for 8 chunks, one task per chunk): a stride-2 stem on 45x45 outputs
     // (31 panels and a 41-column tail, 10 channels = a full and a partial
