@@ -174,6 +174,17 @@ static bool preferDepthwiseCV(const CVWindow &g, bool wideSimd) {
   return g.OW < 16 || (g.KH * g.KW > 9 && g.OW <= 32);
 }
 
+/// True when the plane kernel runs depthwise convolution \p g as phase
+/// bands (libjit's dwPhaseBands: column stride 2, undilated columns, 9-32
+/// outputs per row), which beat the channel-vector kernel there with
+/// 512-bit vectors (Zen 5, one thread: 3x3 stride 2 28x28 -> 14x14 0.028
+/// -> 0.017 ms for 192 channels, 0.046 -> 0.031 for 240 with a SiLU; 5x5
+/// stride 2 56x56 -> 28x28 0.155 -> 0.105 for 144). Rows of up to 8 keep
+/// the channel vectors (5x5 14x14 -> 7x7: 0.035 against 0.165 ms).
+static bool takesPhaseBands(const CVWindow &g, bool wideSimd) {
+  return wideSimd && g.sw == 2 && g.dw == 1 && g.OW > 8 && g.OW <= 32;
+}
+
 /// A depthwise convolution through libjit's ember_dwconv_cv_f32 (channels
 /// as the vector lanes, DepthwiseCV.inc) reading spec's taps packed at
 /// compile time as [block][KH * KW][16], tasks of (image, block of
@@ -256,7 +267,8 @@ Kernel cpu::lowerDepthwiseConv(const ConvInst &I, const DepthwiseContext &ctx) {
   bool cv =
       hasConstantFilter(I) && g.bandRows() > 0 &&
       (ctx.path == ConvPath::Channels ||
-       (ctx.path == ConvPath::Auto && preferDepthwiseCV(g, ctx.wideSimd)));
+       (ctx.path == ConvPath::Auto && preferDepthwiseCV(g, ctx.wideSimd) &&
+        !takesPhaseBands(g, ctx.wideSimd)));
   DwSpec spec{I.getName(),
               g,
               kir::bufferFor(I.getDest(), ctx.plan),
