@@ -458,7 +458,7 @@ void CPULowering::lowerConv(const ConvInst &I, std::vector<Kernel> &out) {
     return;
   }
   // Winograd transforms the filter at compile time.
-  if (int64_t tm = hasConstantFilter(I) ? winogradTile(I) : 0) {
+  if (int64_t tm = hasConstantFilter(I) ? winogradTile(I, wideSimd_) : 0) {
     lowerWinogradConv(
         I, tm, {plan_, prog_.constants, patchOffset(), scratchSize_}, out);
     return;

@@ -25,6 +25,9 @@ struct ConvCase {
   /// The Winograd output tile the CPU picks automatically (0: a GEMM path;
   /// the forced modes still run Winograd on every eligible case).
   int winograd;
+  /// The tile it picks on a host without AVX-512 (16 registers: the
+  /// transformed filters weigh less there), where that differs; -1: same.
+  int winogradNarrow = -1;
 };
 
 // clang-format off
@@ -52,7 +55,7 @@ inline const ConvCase kConvCases[] = {
     // blocks and a 2-row one; 100 pixels = a 64-column panel and a 36-column
     // tail (three vectors).
     {"k_passes_relu_res", 2, 64, 10, 10, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-     FusedActivation::Relu, 0, 0, true, 0},
+     FusedActivation::Relu, 0, 0, true, 0, 2},
     // Pointwise, read in place: K = 600 (two passes), 13 channels (a 1-row
     // last block), 49 pixels (a 17-column tail panel copied per image).
     {"pointwise_k_passes_res", 2, 600, 7, 7, 13, 1, 1,
@@ -158,7 +161,7 @@ inline const ConvCase kConvCases[] = {
     // of 38 F(4x4) tiles (two transform chunks); 56x56, where auto picks
     // F(4x4).
     {"wino_relu_res", 1, 32, 20, 20, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-     FusedActivation::Relu, 0, 0, true, 0},
+     FusedActivation::Relu, 0, 0, true, 0, 4},
     {"wino_odd_batch_clip", 2, 17, 13, 11, 30, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1,
      FusedActivation::Clip, -0.5f, 0.5f, false, 0},
     {"wino_unpadded_leaky", 1, 20, 18, 18, 16, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 1,
@@ -166,7 +169,7 @@ inline const ConvCase kConvCases[] = {
     {"wino_7x7_relu_res", 1, 64, 7, 7, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1,
      FusedActivation::Relu, 0, 0, true, 0},
     {"wino_k_passes", 1, 520, 12, 12, 25, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-     FusedActivation::None, 0, 0, true, 0},
+     FusedActivation::None, 0, 0, true, 0, 2},
     {"wino_asym_pads", 1, 16, 9, 14, 16, 3, 3, 1, 1, 0, 1, 2, 0, 1, 1, 1,
      FusedActivation::None, 0, 0, false, 0},
     {"wino_wide_row_sigmoid", 1, 16, 6, 150, 16, 3, 3,
@@ -200,7 +203,7 @@ inline const ConvCase kConvCases[] = {
      FusedActivation::None, 0, 0, true},
     {"cv_width12_12x12_sliced_hswish", 1, 70, 12, 12, 33, 3, 3,
      1, 1, 1, 1, 1, 1, 1, 1, 1,
-     FusedActivation::HardSwish, 1.f / 6, 0.5f, false},
+     FusedActivation::HardSwish, 1.f / 6, 0.5f, false, 0, 2},
     // Flat walks (wasted pixels between rows, no narrower tile fits
     // better): dilation and asymmetric pads (rows 4 pixels wide); 3x3 on
     // 17x17 (19 pixels apart).

@@ -145,8 +145,12 @@ void checkCPU(const ConvCase &c, const Tensor &ref, cpu::WinogradMode mode) {
   bool eligible = c.KH == 3 && c.KW == 3 && c.sh == 1 && c.sw == 1 &&
                   c.dh == 1 && c.dw == 1 && c.group == 1 && c.C >= 16 &&
                   c.M >= 16;
+  // The JIT compiles for the host: its vector width picks the rule.
+  bool narrow = !__builtin_cpu_supports("avx512f");
+  int autoTile =
+      narrow && c.winogradNarrow >= 0 ? c.winogradNarrow : c.winograd;
   int wino = mode == cpu::WinogradMode::Off    ? 0
-             : mode == cpu::WinogradMode::Auto ? c.winograd
+             : mode == cpu::WinogradMode::Auto ? autoTile
              : !eligible                       ? 0
              : mode == cpu::WinogradMode::F4   ? 4
                                                : 2;
