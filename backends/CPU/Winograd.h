@@ -13,7 +13,7 @@ namespace cpu {
 /// channels, Winograd not turned off (-cpu-winograd=off; f2 / f4 force the
 /// tile). In auto mode a cost estimate per channel pair (GEMM columns
 /// computed, transformed filter taps streamed, transforms) picks F(4x4) or
-/// F(2x2), and im2col when both estimates exceed 1.5x its own: F(4x4) on
+/// F(2x2), and im2col when both estimates exceed 1.2x its own: F(4x4) on
 /// planes of about 56x56 and more, F(2x2) on 28x28 down to 7x7. \p wideSimd:
 /// the target has 32 512-bit registers (its GEMM is faster, so streaming
 /// the transformed filters weighs more).
