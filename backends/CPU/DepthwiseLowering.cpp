@@ -180,9 +180,12 @@ static bool preferDepthwiseCV(const CVWindow &g, bool wideSimd) {
 /// 512-bit vectors (Zen 5, one thread: 3x3 stride 2 28x28 -> 14x14 0.028
 /// -> 0.017 ms for 192 channels, 0.046 -> 0.031 for 240 with a SiLU; 5x5
 /// stride 2 56x56 -> 28x28 0.155 -> 0.105 for 144). Rows of up to 8 keep
-/// the channel vectors (5x5 14x14 -> 7x7: 0.035 against 0.165 ms).
-static bool takesPhaseBands(const CVWindow &g, bool wideSimd) {
-  return wideSimd && g.sw == 2 && g.dw == 1 && g.OW > 8 && g.OW <= 32;
+/// the channel vectors (5x5 14x14 -> 7x7: 0.035 against 0.165 ms). With
+/// 8-lane vectors too (Zen 3, one thread, 5x5 stride 2: 144 channels 56x56
+/// -> 28x28 with SiLU 0.37 -> 0.28 ms, 96 channels 64x64 -> 32x32 0.24 ->
+/// 0.17, 240 channels 28x28 -> 14x14 even).
+static bool takesPhaseBands(const CVWindow &g) {
+  return g.sw == 2 && g.dw == 1 && g.OW > 8 && g.OW <= 32;
 }
 
 /// A depthwise convolution through libjit's ember_dwconv_cv_f32 (channels
@@ -268,7 +271,7 @@ Kernel cpu::lowerDepthwiseConv(const ConvInst &I, const DepthwiseContext &ctx) {
       hasConstantFilter(I) && g.bandRows() > 0 &&
       (ctx.path == ConvPath::Channels ||
        (ctx.path == ConvPath::Auto && preferDepthwiseCV(g, ctx.wideSimd) &&
-        !takesPhaseBands(g, ctx.wideSimd)));
+        !takesPhaseBands(g)));
   DwSpec spec{I.getName(),
               g,
               kir::bufferFor(I.getDest(), ctx.plan),
