@@ -267,11 +267,10 @@ static kir::Buffer packDepthwiseTaps(const ConvInst &I, const MemoryPlan &plan,
 Kernel cpu::lowerDepthwiseConv(const ConvInst &I, const DepthwiseContext &ctx) {
   CVWindow g = CVWindow::of(I);
   // The channel-vector kernel reads taps packed at compile time.
-  bool cv =
-      hasConstantFilter(I) && g.bandRows() > 0 &&
-      (ctx.path == ConvPath::Channels ||
-       (ctx.path == ConvPath::Auto && preferDepthwiseCV(g, ctx.wideSimd) &&
-        !takesPhaseBands(g)));
+  bool cv = hasConstantFilter(I) && g.bandRows() > 0 &&
+            (ctx.path == ConvPath::Channels ||
+             (ctx.path == ConvPath::Auto &&
+              preferDepthwiseCV(g, ctx.wideSimd) && !takesPhaseBands(g)));
   DwSpec spec{I.getName(),
               g,
               kir::bufferFor(I.getDest(), ctx.plan),
