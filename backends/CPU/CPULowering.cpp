@@ -490,6 +490,11 @@ void CPULowering::lowerConv(const ConvInst &I, std::vector<Kernel> &out) {
   int64_t nbc = (nbg + kConvBlocksPerCall - 1) / kConvBlocksPerCall;
   nbc = std::min(nbg, std::max(nbc, (kConvMinTasks + chunks * group - 1) /
                                         (chunks * group)));
+  // An even number of tasks, so that two threads split them evenly
+  // (ResNet-50's 1x1 256 -> 1024 on 14x14 made 11 tasks of one chunk; one
+  // thread did 6 of them).
+  if (chunks * group * nbc % 2 && nbc < nbg)
+    ++nbc;
   bool direct = isPointwise(I);
   // When one task covers all of a chunk's filter blocks, it writes the
   // chunk's panels itself, [K][maxPanels * 64] in a slot of its own, just
