@@ -31,7 +31,8 @@ std::optional<kir::Kernel> lowerMaxPoolCV(const MaxPoolInst &I,
 
 /// An average pool through the channel-vector depthwise kernel (every tap
 /// 1 / (KH * KW)) where a depthwise convolution of its shape would take it
-/// (or it is forced), or none when it keeps the shared pooling kernel: also
+/// (or it is forced), through the per-plane one (same taps) at stride 1 on
+/// rows up to 32, or none when it keeps the shared pooling kernel: also
 /// when not float32, or padded without counting the padding in the divisor.
 std::optional<kir::Kernel> lowerAvgPoolDepthwise(const AvgPoolInst &I,
                                                  const DepthwiseContext &ctx);

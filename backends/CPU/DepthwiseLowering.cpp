@@ -5,8 +5,9 @@
 // rows), or ember_dwconv_cv_f32 per block of 16 channels and band of output
 // rows (DepthwiseCV.inc, channels as the vector lanes). Max pools on narrow
 // rows take the latter's max-pool form, ember_maxpool_cv_f32, and average
-// pools on narrow rows its convolution form with taps 1 / (KH * KW); the
-// others keep the shared kernel lowering.
+// pools on narrow rows its convolution form with taps 1 / (KH * KW) (and
+// stride-1 ones on rows up to 32 the per-plane kernel, with the same taps);
+// the others keep the shared kernel lowering.
 //
 //===----------------------------------------------------------------------===//
 #include "Depthwise.h"
@@ -128,8 +129,8 @@ struct DwSpec {
   }
 };
 
-/// The depthwise window of \p spec (per-channel taps): one direct libjit
-/// call per (image, channel).
+/// The depthwise window of \p spec (per-channel taps, or one set for every
+/// channel when shared): one direct libjit call per (image, channel).
 static Kernel lowerDepthwisePlanes(const DwSpec &spec, const MemoryPlan &plan) {
   const CVWindow &g = spec.g;
   int64_t T = g.KH * g.KW, HW = g.H * g.W, OHOW = g.OH * g.OW;
@@ -140,9 +141,11 @@ static Kernel lowerDepthwisePlanes(const DwSpec &spec, const MemoryPlan &plan) {
   unsigned b = k.addBuffer(spec.bias);
   unsigned e = k.newVar();
   ExprRef c = k.rem(k.var(e), g.C);
+  ExprRef tapOff = spec.shared ? k.constInt(0) : k.mul(c, T);
+  ExprRef biasOff = spec.shared ? k.constInt(0) : c;
   std::vector<CallArg> args = {bufArg(y, k.mul(k.var(e), OHOW)),
                                bufArg(x, k.mul(k.var(e), HW)),
-                               bufArg(w, k.mul(c, T)), bufArg(b, c)};
+                               bufArg(w, tapOff), bufArg(b, biasOff)};
   args.push_back(spec.residual(k, plan, k.mul(k.var(e), OHOW)));
   for (int64_t v : {g.H, g.W, g.KH, g.KW, g.OH, g.OW, g.sh, g.sw, g.pt, g.pl,
                     g.dh, g.dw, spec.act})
@@ -295,14 +298,19 @@ std::optional<Kernel> cpu::lowerAvgPoolDepthwise(const AvgPoolInst &I,
   if (I.getDest()->getType()->getElemKind() != ElemKind::Float32 ||
       (padded && !I.getCountIncludePad()))
     return std::nullopt;
-  // On wide rows the per-plane kernel was no faster than the shared one
-  // (Inception-v3's 3x3 pools on 35x35 and 17x17), which stays there. On
-  // narrow rows the channel-vector kernel beats the shared one with 16
+  // On narrow rows the channel-vector kernel beats the shared one with 16
   // registers too (3x3 on 8x8, 2048 channels, Zen 3: 0.105 against 0.19
-  // ms), so the AVX-512 rule serves every target.
+  // ms), so the AVX-512 rule serves every target. Stride-1 rows of up to 32
+  // take the per-plane kernel's flat bands (Inception-v3's 3x3 on 17x17,
+  // 768 channels, Zen 3: 0.256 -> 0.135 ms); on 35x35 it was no faster than
+  // the shared kernel, which keeps wider rows and other strides.
   CVWindow g = CVWindow::ofPool(I);
-  if (g.bandRows() == 0 || ctx.path == ConvPath::Panels ||
-      (ctx.path == ConvPath::Auto && !preferDepthwiseCV(g, /*wideSimd=*/true)))
+  bool planes = g.sh == 1 && g.sw == 1 && g.OW <= 32;
+  bool cv =
+      g.bandRows() > 0 &&
+      (ctx.path == ConvPath::Channels ||
+       (ctx.path == ConvPath::Auto && preferDepthwiseCV(g, /*wideSimd=*/true)));
+  if (!cv && !(planes && ctx.path == ConvPath::Auto))
     return std::nullopt;
   // One block of taps 1 / (KH * KW) in all 16 lanes serves every channel.
   int64_t T = g.KH * g.KW;
@@ -322,5 +330,6 @@ std::optional<Kernel> cpu::lowerAvgPoolDepthwise(const AvgPoolInst &I,
               int64_t(FusedActivation::None),
               0.f,
               0.f};
-  return lowerDepthwiseCV(spec, ctx.plan);
+  return cv ? lowerDepthwiseCV(spec, ctx.plan)
+            : lowerDepthwisePlanes(spec, ctx.plan);
 }

@@ -7,7 +7,8 @@
 // both see the taps of an output in the same order, so results must be
 // bit-identical. Average pools whose divisor is the window (padding
 // counted, or none) on narrow rows run as channel-vector depthwise
-// convolutions with taps 1 / (KH * KW):
+// convolutions with taps 1 / (KH * KW), stride-1 ones on rows of up to 32
+// (the 17x17 case under auto) as per-plane ones with the same taps:
 // a sum of products rounds differently from a sum divided once, by at
 // most about (KH * KW + 1) float epsilons of max|x| = 1 (2e-6 allowed).
 //
