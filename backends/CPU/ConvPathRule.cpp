@@ -79,6 +79,12 @@ bool preferChannelVector(const ConvInst &I, bool wideSimd) {
   // vectors again (Zen 3, interleaved runs: 512 -> 1000 on 13x13 2.33 ->
   // 2.07 ms, 512 -> 1024 on 14x14 2.82 -> 2.43; with K of 256-384 the two
   // were even, with 96 the panels 7 % faster).
+  // Strided 1x1 convolutions on 16-register targets keep the panels (im2col
+  // of the strided pixels) even where the filter dominates (Zen 3, ResNet-50
+  // downsamples: 512 -> 1024 from 28x28 2.86 -> 2.51 ms at one thread, 1.84
+  // -> 1.43 at two; 1024 -> 2048 from 14x14 3.40 -> 3.14, 2.07 -> 1.86).
+  if (!wideSimd && isStrided1x1(I))
+    return false;
   int64_t K = wd[1];
   bool filterHeavy =
       mPerG > N && (wideSimd || tileUse(N, panelCols) < 0.8 || K >= kConvPassK);
