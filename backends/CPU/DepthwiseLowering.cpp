@@ -302,7 +302,7 @@ std::optional<Kernel> cpu::lowerAvgPoolDepthwise(const AvgPoolInst &I,
   // registers too (3x3 on 8x8, 2048 channels, Zen 3: 0.105 against 0.19
   // ms), so the AVX-512 rule serves every target. Stride-1 rows of up to 32
   // take the per-plane kernel's flat bands (Inception-v3's 3x3 on 17x17,
-  // 768 channels, Zen 3: 0.256 -> 0.135 ms); on 35x35 it was no faster than
+  // 768 channels, Zen 3: 0.256 -> 0.117 ms); on 35x35 it was no faster than
   // the shared kernel, which keeps wider rows and other strides.
   CVWindow g = CVWindow::ofPool(I);
   bool planes = g.sh == 1 && g.sw == 1 && g.OW <= 32;

@@ -145,8 +145,13 @@ void checkCPU(const ConvCase &c, const Tensor &ref, cpu::WinogradMode mode) {
   bool eligible = c.KH == 3 && c.KW == 3 && c.sh == 1 && c.sw == 1 &&
                   c.dh == 1 && c.dw == 1 && c.group == 1 && c.C >= 16 &&
                   c.M >= 16;
-  // The JIT compiles for the host: its vector width picks the rule.
+  // The JIT compiles for the host: its vector width picks the rule (wide:
+  // x86 with AVX-512, as cpu::hasWideSimd has it).
+#if defined(__x86_64__)
   bool narrow = !__builtin_cpu_supports("avx512f");
+#else
+  bool narrow = true;
+#endif
   int autoTile =
       narrow && c.winogradNarrow >= 0 ? c.winogradNarrow : c.winograd;
   int wino = mode == cpu::WinogradMode::Off    ? 0
