@@ -128,6 +128,15 @@ inline const ConvCase kConvCases[] = {
     {"depthwise_s2_wide_dilated_asym_res", 1, 2, 33, 70, 2, 3, 3,
      2, 2, 0, 1, 1, 0, 2, 2, 2,
      FusedActivation::HardSwish, 1.f / 6, 0.5f, true},
+    // Wide stride 2, undilated: phase bands on 8-lane targets (65 outputs
+    // per row, asymmetric pads, a residual); a 5x5 row of 550 outputs too
+    // long for the phase buffer (the interior-rows path).
+    {"depthwise_s2_wide_phase_asym_res", 1, 3, 21, 131, 3, 3, 3,
+     2, 2, 1, 0, 0, 1, 1, 1, 3,
+     FusedActivation::Clip, 0.f, 6.f, true},
+    {"depthwise_s2_5x5_row_past_phase_buffer", 1, 2, 6, 1100, 2, 5, 5,
+     2, 2, 2, 2, 2, 2, 1, 1, 2,
+     FusedActivation::None, 0, 0, false},
     {"depthwise_stride3_fallback", 1, 2, 20, 23, 2, 3, 3,
      3, 3, 1, 1, 1, 1, 1, 1, 2,
      FusedActivation::None, 0, 0, false},
