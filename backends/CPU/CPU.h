@@ -21,9 +21,10 @@ struct CPUProgram {
   size_t activationSize = 0;
 };
 
-/// Which vector dimension convolutions and max pools take (EMBER_CPU_CONV):
-/// Auto picks per layer; Panels (pixels as the vector dimension: the panel
-/// GEMM of ConvGemm.inc, per-plane depthwise and shared pooling kernels) or
+/// Which vector dimension convolutions and pools take (EMBER_CPU_CONV):
+/// Auto picks per layer (pools: the separable per-plane kernel of Pool.inc
+/// where it fits); Panels (pixels as the vector dimension: the panel GEMM
+/// of ConvGemm.inc, per-plane depthwise and shared pooling kernels) or
 /// Channels (channels as the vector lanes: ConvGemmCV.inc, DepthwiseCV.inc)
 /// force one, for tests and measurements.
 enum class ConvPath { Auto, Panels, Channels };

@@ -74,6 +74,10 @@ public:
             lowerConv(*c, out);
             return true;
           }
+          if (auto k = lowerPoolPlanes(I, dwContext())) {
+            out.push_back(std::move(*k));
+            return true;
+          }
           if (auto *p = llvm::dyn_cast<MaxPoolInst>(&I))
             if (auto k = lowerMaxPoolCV(*p, dwContext())) {
               out.push_back(std::move(*k));

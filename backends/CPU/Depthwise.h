@@ -37,6 +37,11 @@ std::optional<kir::Kernel> lowerMaxPoolCV(const MaxPoolInst &I,
 std::optional<kir::Kernel> lowerAvgPoolDepthwise(const AvgPoolInst &I,
                                                  const DepthwiseContext &ctx);
 
+/// Max or average pool \p I (float32, 2-D) as one separable libjit call
+/// per channel plane (PoolLowering.cpp), or none: another instruction, a
+/// forced ConvPath, or a row too wide for the kernel's band.
+std::optional<kir::Kernel> lowerPoolPlanes(const Instruction &I,
+                                           const DepthwiseContext &ctx);
 } // namespace cpu
 } // namespace ember
 

@@ -4,10 +4,12 @@
 // kernels: ember_dwconv_f32 per channel plane (Depthwise.inc, vectors along
 // rows), or ember_dwconv_cv_f32 per block of 16 channels and band of output
 // rows (DepthwiseCV.inc, channels as the vector lanes). Max pools on narrow
-// rows take the latter's max-pool form, ember_maxpool_cv_f32, and average
-// pools on narrow rows its convolution form with taps 1 / (KH * KW) (and
-// stride-1 ones on rows up to 32 the per-plane kernel, with the same taps);
-// the others keep the shared kernel lowering.
+// rows can take the latter's max-pool form, ember_maxpool_cv_f32, and
+// average pools on narrow rows its convolution form with taps 1 / (KH * KW)
+// (and stride-1 ones on rows up to 32 the per-plane kernel, with the same
+// taps): under EMBER_CPU_CONV=channels, or where the separable pool kernel
+// (PoolLowering.cpp, tried first) does not fit; the others keep the shared
+// kernel lowering.
 //
 //===----------------------------------------------------------------------===//
 #include "Depthwise.h"

@@ -1,16 +1,18 @@
 //===- PoolPaths.cpp - CPU pooling kernels against the Interpreter --------===//
 //
-// The shared pooling kernel runs each filter tap as a run of an input row
-// with compile-time bounds (edges, strides, padding, count_include_pad);
-// max pools on narrow rows take the CPU's channel-vector kernel instead.
-// Each case runs random data through the CPU backend and the Interpreter;
-// both see the taps of an output in the same order, so results must be
-// bit-identical. Average pools whose divisor is the window (padding
-// counted, or none) on narrow rows run as channel-vector depthwise
-// convolutions with taps 1 / (KH * KW), stride-1 ones on rows of up to 32
-// (the 17x17 case under auto) as per-plane ones with the same taps:
-// a sum of products rounds differently from a sum divided once, by at
-// most about (KH * KW + 1) float epsilons of max|x| = 1 (2e-6 allowed).
+// Under auto, float32 2-D pools take the CPU's separable per-plane kernel
+// (libjit/Pool.inc: each output row's input rows reduced column by column,
+// then along the row) wherever a padded row fits its band; forced paths take
+// the shared pooling kernel (panels: each filter tap a run of an input row
+// with compile-time bounds) or the channel-vector ones (channels: max pools
+// in 16-channel lanes, average pools as channel-vector depthwise
+// convolutions with taps 1 / (KH * KW) where the divisor is the window).
+// Each case runs random data through the CPU backend and the Interpreter.
+// A max is the same whatever the order of its taps, so max pools must be
+// bit-identical; the separable kernel sums an average's rows before its
+// columns and the depthwise forms multiply each tap by 1 / (KH * KW), which
+// rounds differently from the Interpreter's sum divided once, by at most
+// about (KH * KW + 1) float epsilons of max|x| = 1 (2e-6 allowed).
 //
 //===----------------------------------------------------------------------===//
 #include "../unit/TestUtils.h"
@@ -55,6 +57,18 @@ const PoolCase kCases[] = {
     {"avg_dw_3x3_s1_pad1_17x17", false, 1, 20, 17, 17, 3, 3, 1, 1, 1, 1, 1, 1, true},
     {"avg_dw_3x3_s1_pad1_8x8", false, 2, 35, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, true},
     {"avg_dw_5x5_s2_pad2_20", false, 1, 18, 20, 20, 5, 5, 2, 2, 2, 2, 2, 2, true},
+    // The separable kernel's own corners: stride 3 (rows reduced one output
+    // at a time), a ceil-mode average whose last windows pass the padding,
+    // five bands of rows, a 2x2 stride-2 window on rows of 16+ vectors, a
+    // 5x5 stride-2 window with asymmetric pads, rows too wide for its band
+    // (the shared kernel under auto), an average over rows of 1-7 outputs.
+    {"max_s3_window_4", true, 1, 3, 20, 26, 4, 4, 3, 3, 1, 2, 1, 0, false},
+    {"avg_ceil_past_padding_include", false, 1, 3, 10, 12, 3, 3, 2, 2, 1, 1, 2, 2, true},
+    {"max_s1_many_bands", true, 1, 2, 90, 100, 3, 3, 1, 1, 1, 1, 1, 1, false},
+    {"max_2x2_s2_wide", true, 2, 3, 34, 70, 2, 2, 2, 2, 0, 0, 0, 0, false},
+    {"avg_5x5_s2_asym_exclude", false, 1, 4, 31, 45, 5, 5, 2, 2, 2, 1, 1, 2, false},
+    {"max_row_past_band", true, 1, 2, 4, 2100, 3, 3, 1, 1, 1, 1, 1, 1, false},
+    {"avg_narrow_rows_exclude", false, 1, 5, 9, 13, 3, 3, 2, 2, 1, 1, 1, 1, false},
 };
 // clang-format on
 
@@ -89,8 +103,7 @@ TEST_P(PoolPathTest, CPUMatchesInterpreter) {
   Tensor ref = runCase(c, "Interpreter");
   Tensor got = runCase(c, "CPU");
   ASSERT_GT(ref.size(), 0);
-  bool padded = c.pt || c.pl || c.pb || c.pr;
-  float tol = c.isMax || (padded && !c.countPad) ? 0.f : 2e-6f;
+  float tol = c.isMax ? 0.f : 2e-6f;
   expectNear(got, ref, tol);
   // Also forced through the generic or per-plane kernel and the
   // channel-vector one (EMBER_CPU_CONV selects both conv and pool paths).

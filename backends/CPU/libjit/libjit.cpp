@@ -146,5 +146,6 @@ EMBER_HELPER void transpose16(v16 (&r)[16]) {
 #include "Depthwise.inc"
 #include "DepthwiseCV.inc"
 #include "MatMul.inc"
+#include "Pool.inc"
 #include "Reduce.inc"
 #include "Winograd.inc"
