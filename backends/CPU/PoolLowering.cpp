@@ -14,7 +14,6 @@
 using namespace ember;
 using namespace ember::cpu;
 using kir::CallArg;
-using kir::ExprRef;
 using kir::Kernel;
 
 namespace {
