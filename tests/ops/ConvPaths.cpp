@@ -23,6 +23,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <random>
+#include <string>
 
 using namespace ember;
 using namespace ember::test;
@@ -152,6 +153,9 @@ void checkCPU(const ConvCase &c, const Tensor &ref, cpu::WinogradMode mode) {
 #else
   bool narrow = true;
 #endif
+  // EMBER_CPU_WIDE_SIMD=1 forces the 16-lane kernels (ops.wide-simd-paths).
+  if (const char *w = std::getenv("EMBER_CPU_WIDE_SIMD"))
+    narrow = narrow && std::string(w) != "1";
   int autoTile =
       narrow && c.winogradNarrow >= 0 ? c.winogradNarrow : c.winograd;
   int wino = mode == cpu::WinogradMode::Off    ? 0
