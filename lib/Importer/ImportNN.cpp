@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ImportHelpers.h"
+#include "ember/Base/ElemAccess.h"
 
 #include <cmath>
 
@@ -79,6 +80,56 @@ void applyCeil(WindowND &w, llvm::ArrayRef<dim_t> dims) {
   }
 }
 
+/// Taps of a window along one axis that output \p o reads at positions in
+/// [0, end) (starting at o * stride - padBegin, dilated).
+int64_t tapsBelow(int64_t o, int64_t k, int64_t stride, int64_t dil,
+                  int64_t padBegin, int64_t end) {
+  int64_t n = 0;
+  for (int64_t t = 0; t < k; ++t) {
+    int64_t p = o * stride - padBegin + t * dil;
+    n += p >= 0 && p < end;
+  }
+  return n;
+}
+
+/// Per output position of an average pool over \p w (end pads grown for
+/// ceil_mode beyond \p explicitPads): the taps inside the input over the
+/// taps inside the explicitly padded input (left padding counts in the
+/// latter), shaped [1, 1, spatial dims of \p y] in \p y's kind. An average
+/// over the input times it is the average count_include_pad asks for: the
+/// positions past the explicit padding do not count (onnxruntime's rule).
+NodeValue explicitPadRescale(ImportContext &ctx, const onnx::NodeProto &node,
+                             const WindowND &w, const Ints &explicitPads,
+                             NodeValue x, NodeValue y) {
+  size_t n = w.kernel.size();
+  std::vector<dim_t> dims = {1, 1};
+  for (size_t i = 0; i < n; ++i)
+    dims.push_back(y.dims()[2 + i]);
+  Tensor t(y.getElemKind(), dims);
+  std::vector<dim_t> o(n, 0);
+  for (dim_t e = 0, end = t.size(); e < end; ++e) {
+    double inside = 1, padded = 1;
+    for (size_t i = 0; i < n; ++i) {
+      int64_t size = x.dims()[2 + i];
+      inside *= double(tapsBelow(o[i], w.kernel[i], w.strides[i],
+                                 w.dilations[i], w.pads[i], size));
+      // Measured from the start of the leading padding, which every tap
+      // is past: those before the input's end plus the explicit end pad.
+      padded *=
+          double(tapsBelow(o[i], w.kernel[i], w.strides[i], w.dilations[i], 0,
+                           size + w.pads[i] + explicitPads[i + n]));
+    }
+    storeElement(t.data(), t.getElemKind(), e,
+                 padded > 0 ? inside / padded : 0.0);
+    for (size_t i = n; i-- > 0;)
+      if (++o[i] < dims[2 + i])
+        break;
+      else
+        o[i] = 0;
+  }
+  return ctx.module().createConstant(nameOf(node) + ".pad_count", std::move(t));
+}
+
 template <bool IsMax>
 llvm::Error importPoolND(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(NodeValue x, ctx.input(node, 0));
@@ -93,6 +144,11 @@ llvm::Error importPoolND(ImportContext &ctx, const onnx::NodeProto &node) {
   Ints explicitPads = w.pads;
   if (ceilMode)
     applyCeil(w, x.dims());
+  // ceil_mode grew the end pads past the explicit ones, which alone count
+  // with count_include_pad: average over the input, then rescale.
+  bool rescale = !IsMax && countPad && w.pads != explicitPads;
+  if (rescale)
+    countPad = 0;
   size_t n = w.kernel.size();
   bool plain2D = n == 2 && x.getElemKind() == ElemKind::Float32 &&
                  w.dilations == Ints{1, 1} && w.pads[0] < w.kernel[0] &&
@@ -112,6 +168,10 @@ llvm::Error importPoolND(ImportContext &ctx, const onnx::NodeProto &node) {
                 {Attr::makeInts(w.kernel), Attr::makeInts(w.strides),
                  Attr::makeInts(w.pads), Attr::makeInts(w.dilations),
                  Attr::makeInt(!IsMax), Attr::makeInt(countPad)}));
+  }
+  if (rescale) {
+    TRY(y, binary(ctx, node, OpKind::Mul, y,
+                  explicitPadRescale(ctx, node, w, explicitPads, x, y)));
   }
   return ctx.setOutput(node, y);
 }

@@ -6,6 +6,8 @@
 #include "ONNXBuilder.h"
 #include "TestUtils.h"
 
+#include <algorithm>
+
 using namespace ember;
 using namespace ember::test;
 
@@ -100,6 +102,55 @@ TEST(Importer, SoftmaxBeforeOpset13CoercesTo2D) {
              1e-6f);
 }
 
+// AveragePool with ceil_mode and count_include_pad: a window that passes the
+// explicit end padding divides by the taps inside the explicitly padded
+// input only (onnxruntime's rule; the oracle below computes it the way
+// onnxruntime's pooling does), on both backends.
+TEST(Importer, AveragePoolCeilCountsOnlyExplicitPadding) {
+  const int64_t H = 6, W = 7, K = 3, S = 2, P = 1;
+  ONNXBuilder b(17);
+  b.input("x", {1, 2, H, W});
+  auto &n = b.node("AveragePool", {"x"}, {"y"});
+  ONNXBuilder::attrInts(n, "kernel_shape", {K, K});
+  ONNXBuilder::attrInts(n, "strides", {S, S});
+  ONNXBuilder::attrInts(n, "pads", {P, P, P, P});
+  ONNXBuilder::attrInt(n, "ceil_mode", 1);
+  ONNXBuilder::attrInt(n, "count_include_pad", 1);
+  b.output("y");
+  // Ceil: (6 + 2 - 3) / 2 rounded up + 1 = 4 rows, (7 + 2 - 3) / 2 + 1 = 4
+  // columns; the last row's windows pass the end padding by one.
+  const int64_t OH = 4, OW = 4;
+  std::vector<float> xs(2 * H * W);
+  for (size_t i = 0; i < xs.size(); ++i)
+    xs[i] = float(i % 11) - 4.f;
+  std::vector<float> want;
+  for (int64_t c = 0; c < 2; ++c)
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        int64_t h0 = oh * S - P, w0 = ow * S - P;
+        int64_t h1 = std::min(h0 + K, H + P), w1 = std::min(w0 + K, W + P);
+        double count = double((h1 - h0) * (w1 - w0)), sum = 0;
+        for (int64_t h = std::max<int64_t>(h0, 0); h < std::min(h1, H); ++h)
+          for (int64_t w = std::max<int64_t>(w0, 0); w < std::min(w1, W); ++w)
+            sum += xs[size_t((c * H + h) * W + w)];
+        want.push_back(float(sum / count));
+      }
+  auto fill = [](llvm::ArrayRef<dim_t> dims, const std::vector<float> &v) {
+    Tensor t(ElemKind::Float32, dims);
+    std::copy(v.begin(), v.end(), t.getHandle<float>().begin());
+    return t;
+  };
+  for (const char *backend : {"Interpreter", "CPU"}) {
+    SCOPED_TRACE(backend);
+    Module M;
+    auto F = importONNXBuffer(b.serialize(), "m", M);
+    ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
+    auto out = compileAndRun(M, **F, backend, tensors(fill({1, 2, H, W}, xs)));
+    ASSERT_EQ(out.size(), 1u);
+    expectNear(out[0], fill({1, 2, OH, OW}, want), 1e-6f);
+  }
+}
+
 TEST(Importer, CleanErrors) {
   EXPECT_NE(importError("this is not a protobuf").find("not a valid ONNX"),
             std::string::npos);
@@ -162,8 +213,12 @@ TEST(Importer, CleanErrors) {
 TEST(Importer, SymbolicDimsNeedAValue) {
   ONNXBuilder b;
   b.input("x", {1, 4});
-  auto *dim = b.graph().mutable_input(0)->mutable_type()->mutable_tensor_type()
-                  ->mutable_shape()->mutable_dim(0);
+  auto *dim = b.graph()
+                  .mutable_input(0)
+                  ->mutable_type()
+                  ->mutable_tensor_type()
+                  ->mutable_shape()
+                  ->mutable_dim(0);
   dim->set_dim_param("batch");
   b.node("Relu", {"x"}, {"y"});
   b.output("y");
