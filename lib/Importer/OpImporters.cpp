@@ -177,47 +177,6 @@ llvm::Error importConv(ImportContext &ctx, const onnx::NodeProto &node) {
   return ctx.setOutput(node, n);
 }
 
-/// Grows the end pads so that the floor formula gives the ceil_mode size;
-/// a last window must still start inside the input or leading padding.
-void applyCeilMode(Window &w, llvm::ArrayRef<dim_t> dims) {
-  for (int i = 0; i < 2; ++i) {
-    int64_t in = dims[2 + i] + w.pads[i] + w.pads[i + 2];
-    int64_t k = w.kernel[i], s = w.strides[i];
-    int64_t out = (in - k + s - 1) / s + 1;
-    if ((out - 1) * s >= dims[2 + i] + w.pads[i])
-      --out;
-    w.pads[i + 2] += std::max<int64_t>((out - 1) * s + k - in, 0);
-  }
-}
-
-template <bool IsMax>
-llvm::Error importPool(ImportContext &ctx, const onnx::NodeProto &node) {
-  ASSIGN_OR_RETURN(NodeValue x, ctx.input(node, 0));
-  AttrReader attrs(node);
-  if (!attrs.has("kernel_shape"))
-    return ImportContext::nodeError(node, "missing attribute 'kernel_shape'");
-  ASSIGN_OR_RETURN(Window win, readWindow(node, x, {}));
-  if (win.dilations[0] != 1 || win.dilations[1] != 1)
-    return ImportContext::nodeError(node, "dilated pooling is not supported");
-  ASSIGN_OR_RETURN(int64_t ceilMode, attrs.getInt("ceil_mode", 0));
-  if (ceilMode)
-    applyCeilMode(win, x.dims());
-  if (IsMax) {
-    if (node.output_size() > 1 && !node.output(1).empty())
-      return ImportContext::nodeError(node,
-                                      "the Indices output is not supported");
-    ASSIGN_OR_RETURN(auto *n, wrap(node, ctx.fn().tryCreateMaxPool(
-                                             nameOf(node), x, win.kernel,
-                                             win.strides, win.pads)));
-    return ctx.setOutput(node, n);
-  }
-  ASSIGN_OR_RETURN(int64_t countPad, attrs.getInt("count_include_pad", 0));
-  ASSIGN_OR_RETURN(auto *n, wrap(node, ctx.fn().tryCreateAvgPool(
-                                           nameOf(node), x, win.kernel,
-                                           win.strides, win.pads, countPad)));
-  return ctx.setOutput(node, n);
-}
-
 llvm::Error importGlobalAveragePool(ImportContext &ctx,
                                     const onnx::NodeProto &node) {
   ASSIGN_OR_RETURN(NodeValue x, ctx.input(node, 0));
@@ -480,8 +439,6 @@ const ImportRule kRules[] = {
     {"Tanh", 6, 17, importUnary<OpKind::Tanh>},
     {"Clip", 6, 17, importClip},
     {"Conv", 1, 17, importConv},
-    {"MaxPool", 1, 17, importPool<true>},
-    {"AveragePool", 7, 17, importPool<false>},
     {"GlobalAveragePool", 1, 17, importGlobalAveragePool},
     {"BatchNormalization", 6, 17, importBatchNorm},
     {"Gemm", 6, 17, importGemm},
