@@ -45,6 +45,12 @@ kir::Buffer appendConstant(std::vector<uint8_t> &constants, const void *data,
                            size_t bytes, std::string name,
                            ElemKind kind = ElemKind::Float32);
 
+/// Drops from \p prog's constant image every byte no kernel reads (weights
+/// that lowering repacked or transformed into a new constant leave their
+/// original behind) and moves the buffers that remain to their new offsets,
+/// keeping each one's offset modulo 64 (ConstantCompaction.cpp).
+void compactConstants(CPUProgram &prog);
+
 /// ReduceSum or ReduceMean \p I of float32 over its input's trailing axes
 /// (runs of at least 16) as libjit calls summing each run with vectors, or
 /// none for any other instruction (ReduceLowering.cpp).

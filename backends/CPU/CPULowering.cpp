@@ -123,6 +123,7 @@ public:
       }
     prog_.kernels = std::move(*kernels);
     prog_.constants.resize(alignTo64(prog_.constants.size()), 0);
+    compactConstants(prog_);
     size_t scratchEnd = patchOffset() + alignTo64(scratchSize_);
     if (scratchEnd > alignTo64(plan_.activationSize))
       prog_.activationSize = scratchEnd;

@@ -59,6 +59,12 @@ check() {
 
 check digits "-bundle-shared"
 check mlp ""
+check gemv ""
+# The weights file holds the packed classifier weight (1000 columns padded
+# to 1024) and the bias, not also the original the packing replaced.
+gemv_bytes=$(stat -c %s "$TMP/gemv.b/gemv.weights.bin")
+[ "$gemv_bytes" -le $(((1024 * 256 + 1024) * 4 + 4096)) ] ||
+  fail "gemv: weights file of $gemv_bytes bytes keeps unread constants"
 check convnet "-embed-weights"
 # Without AVX-512 libjit's convolutions take their narrow-vector path.
 check convnet "-mcpu=haswell"

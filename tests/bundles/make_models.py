@@ -48,6 +48,13 @@ save("mlp",
      [vi("in:0", [3, 20]), vi("2nd", [3, 24])], [vi("prob-out", [3, 24])],
      [init("w1", [40, 20]), init("b1", [40]), init("w2", [40, 24])])
 
+# A classifier head: its weight is transposed and packed at compile time,
+# and only the packed copy ships (bundle_test.sh checks the weights size).
+save("gemv",
+     [helper.make_node("Gemm", ["feat", "fcw", "fcb"], ["logits"], transB=1)],
+     [vi("feat", [1, 256])], [vi("logits", [1, 1000])],
+     [init("fcw", [1000, 256]), init("fcb", [1000])])
+
 # A convnet: plain, strided, grouped, depthwise and 1x1 convolutions, pools,
 # concat, transpose, and two outputs.
 save("convnet",

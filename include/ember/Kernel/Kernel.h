@@ -165,6 +165,9 @@ public:
 
   llvm::StringRef getName() const { return name_; }
   const std::vector<Buffer> &getBuffers() const { return buffers_; }
+  /// The buffers, for a backend that relocates a region after lowering
+  /// (two entries must not become equal: addBuffer would have merged them).
+  std::vector<Buffer> &buffers() { return buffers_; }
   const std::vector<ScalarKind> &getLocals() const { return locals_; }
   unsigned getNumVars() const { return numVars_; }
   std::vector<Stmt> &body() { return body_; }

@@ -1,0 +1,73 @@
+//===- ConstantCompaction.cpp - Drop constants no kernel reads ----------===//
+//
+// The memory plan places every constant weight of the IR in the constant
+// image, and lowering appends what it derives from them at compile time:
+// packed GEMM panels, Winograd-transformed filters, depthwise taps, folded
+// transposes. The originals those replace are never read again, yet they
+// would ship in NAME.weights.bin (a Gemm's weight twice, say). After
+// lowering, the image keeps only the 64-byte blocks some kernel buffer
+// covers, in their old order, and every constant buffer moves with its
+// block, so its offset keeps its alignment.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CPU.h"
+
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <cstring>
+
+using namespace ember;
+
+namespace {
+/// Bytes [begin, end) of the old image, placed at \p to in the new one.
+struct Span {
+  uint64_t begin, end, to;
+};
+} // namespace
+
+void cpu::compactConstants(CPUProgram &prog) {
+  constexpr uint64_t kBlock = 64;
+  uint64_t size = prog.constants.size();
+  std::vector<Span> spans;
+  for (const kir::Kernel &k : prog.kernels)
+    for (const kir::Buffer &b : k.getBuffers()) {
+      if (b.region != Region::Constant)
+        continue;
+      uint64_t begin = b.offset / kBlock * kBlock;
+      // A whole block at least, so that a read up to the end of the block
+      // (a vector over a buffer's tail) stays inside the image as before.
+      uint64_t end = std::max(begin + kBlock, (b.offset + b.size + kBlock - 1) /
+                                                  kBlock * kBlock);
+      spans.push_back({begin, std::min(end, size), 0});
+    }
+  std::sort(spans.begin(), spans.end(),
+            [](const Span &a, const Span &b) { return a.begin < b.begin; });
+  std::vector<Span> merged;
+  for (const Span &s : spans) {
+    if (!merged.empty() && s.begin <= merged.back().end)
+      merged.back().end = std::max(merged.back().end, s.end);
+    else
+      merged.push_back(s);
+  }
+  std::vector<uint8_t> image;
+  for (Span &s : merged) {
+    s.to = image.size();
+    image.insert(image.end(), prog.constants.begin() + s.begin,
+                 prog.constants.begin() + std::max(s.begin, s.end));
+    image.resize((image.size() + kBlock - 1) / kBlock * kBlock, 0);
+  }
+  for (kir::Kernel &k : prog.kernels)
+    for (kir::Buffer &b : k.buffers()) {
+      if (b.region != Region::Constant)
+        continue;
+      auto it = std::upper_bound(
+          merged.begin(), merged.end(), b.offset,
+          [](uint64_t off, const Span &s) { return off < s.begin; });
+      CHECK(it != merged.begin()) << "constant buffer outside every span";
+      --it;
+      b.offset = it->to + (b.offset - it->begin);
+    }
+  prog.constants = std::move(image);
+}
