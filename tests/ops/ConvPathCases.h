@@ -122,6 +122,15 @@ inline const ConvCase kConvCases[] = {
     {"depthwise_5x5_valid_wide", 2, 2, 9, 40, 2, 5, 5,
      1, 1, 0, 0, 0, 0, 1, 1, 2,
      FusedActivation::None, 0, 0, false},
+    // Short padded rows (up to 32) take explicit vectors in the bands:
+    // three bands of 20-wide rows, dilated and asymmetric; a 4x5 plane
+    // (one vector ending at the band's last output over an 8-wide row).
+    {"depthwise_short_rows_three_bands_res", 1, 3, 400, 20, 3, 3, 3,
+     1, 1, 2, 1, 0, 2, 2, 2, 3,
+     FusedActivation::Clip, 0.f, 6.f, true},
+    {"depthwise_short_rows_one_vector", 2, 4, 4, 5, 4, 3, 3,
+     1, 1, 1, 1, 1, 2, 1, 1, 4,
+     FusedActivation::None, 0, 0, true},
     {"depthwise_row_longer_than_band", 1, 2, 3, 5000, 2, 3, 3,
      1, 1, 1, 1, 1, 1, 1, 1, 2,
      FusedActivation::Relu, 0, 0, true},
