@@ -16,7 +16,6 @@
 #include <glog/logging.h>
 
 #include <algorithm>
-#include <cstring>
 
 using namespace ember;
 
@@ -40,7 +39,7 @@ void cpu::compactConstants(CPUProgram &prog) {
       // (a vector over a buffer's tail) stays inside the image as before.
       uint64_t end = std::max(begin + kBlock, (b.offset + b.size + kBlock - 1) /
                                                   kBlock * kBlock);
-      spans.push_back({begin, std::min(end, size), 0});
+      spans.push_back({begin, std::max(begin, std::min(end, size)), 0});
     }
   std::sort(spans.begin(), spans.end(),
             [](const Span &a, const Span &b) { return a.begin < b.begin; });
@@ -55,7 +54,7 @@ void cpu::compactConstants(CPUProgram &prog) {
   for (Span &s : merged) {
     s.to = image.size();
     image.insert(image.end(), prog.constants.begin() + s.begin,
-                 prog.constants.begin() + std::max(s.begin, s.end));
+                 prog.constants.begin() + s.end);
     image.resize((image.size() + kBlock - 1) / kBlock * kBlock, 0);
   }
   for (kir::Kernel &k : prog.kernels)
