@@ -138,7 +138,6 @@ private:
   void lowerConvCV(const ConvInst &I, std::vector<Kernel> &out);
   Kernel im2col(const ConvInst &I, int64_t img, const kir::Buffer &patches,
                 int64_t cw, int64_t numCols);
-  Kernel packTail(const ConvInst &I, int64_t img, const kir::Buffer &tail);
   static void appendPatchGeometry(const ConvInst &I, Kernel &k,
                                   std::vector<CallArg> &args);
   size_t scratchOffset() const { return alignTo64(plan_.activationSize); }
@@ -264,28 +263,6 @@ void CPULowering::appendPatchGeometry(const ConvInst &I, Kernel &k,
   for (int64_t v : {xd[2], xd[3], wd[2], wd[3], yd[2], yd[3], st[0], st[1],
                     pads[0], pads[1], dil[0], dil[1]})
     args.push_back(valArg(k.constInt(v)));
-}
-
-/// The tail panel kernel of image \p img of a pointwise convolution: per
-/// group, columns [N - N % NR, N) of its K input channels, zero-padded to a
-/// [K][NR] panel (NR = kConvNR).
-Kernel CPULowering::packTail(const ConvInst &I, int64_t img,
-                             const kir::Buffer &tail) {
-  auto xd = I.getInput()->getType()->dims();
-  int64_t C = xd[1], N = xd[2] * xd[3], K = C / I.getGroup();
-  Kernel k((I.getName() + ".tail").str());
-  unsigned x = k.addBuffer(kir::bufferFor(I.getInput(), plan_));
-  unsigned t = k.addBuffer(tail);
-  unsigned g = k.newVar();
-  std::vector<CallArg> args = {
-      bufArg(t, k.mul(k.var(g), K * kConvNR)),
-      bufArg(x, k.add(k.constInt(img * C * N + N / kConvNR * kConvNR),
-                      k.mul(k.var(g), K * N)))};
-  for (int64_t v : {K, N, N % kConvNR})
-    args.push_back(valArg(k.constInt(v)));
-  k.body() = {Kernel::loop(g, I.getGroup(), /*parallel=*/true,
-                           {Kernel::call("ember_pack_panel_f32", args)})};
-  return k;
 }
 
 /// A non-depthwise convolution through the channel-vector GEMM (libjit's
@@ -518,19 +495,16 @@ void CPULowering::lowerConv(const ConvInst &I, std::vector<Kernel> &out) {
   int64_t groupStride =
       direct ? K * N : (numPanels + kPatchChunk - 1) / kPatchChunk * K * ldp;
   int64_t slot = K * ldp;
-  bool tail = direct && N % kConvNR;
-  uint64_t scratch = direct ? (tail ? group * K * kConvNR * 4 : 0)
+  uint64_t scratch = direct ? 0
                      : own  ? chunks * group * slot * 4
                             : groupStride * group * 4;
   kir::Buffer packed = packFilter(I, MB, scratch, out);
   kir::Buffer patches{Region::Activation, patchOffset(), scratch,
-                      ElemKind::Float32, direct ? "conv.tail" : "conv.patches"};
+                      ElemKind::Float32, "conv.patches"};
   scratchSize_ = std::max<size_t>(scratchSize_, patches.size);
   using kir::BinOp;
   for (int64_t img = 0; img < xd[0]; ++img) {
-    if (tail)
-      out.push_back(packTail(I, img, patches));
-    else if (!direct && !own)
+    if (!direct && !own)
       out.push_back(
           im2col(I, img, patches, kPatchChunk * kConvNR, groupStride / K));
     Kernel k(I.getName());
@@ -561,10 +535,6 @@ void CPULowering::lowerConv(const ConvInst &I, std::vector<Kernel> &out) {
       pOff = k.add(slotOff, k.mul(t0, -kConvNR));
     std::vector<CallArg> args = {
         bufArg(y, yOff), bufArg(w, k.mul(g, nbg * K * MB)), bufArg(p, pOff)};
-    if (tail)
-      args.push_back(bufArg(k.addBuffer(patches), k.mul(g, K * kConvNR)));
-    else
-      args.push_back(valArg(k.constInt(0)));
     args.push_back(bufArg(b, k.mul(g, mPerG)));
     args.push_back(convResidualArg(k, I, plan_, yOff));
     for (int64_t v : {K, N, ldp, panelsPerChunk, chunkStride, mPerG,

@@ -316,12 +316,9 @@ void cpu::lowerWinogradConv(const ConvInst &I, int64_t tm,
                             k.constInt(numPanels));
       ExprRef b0 = k.div(k.mul(bc, nb), nbc);
       ExprRef b1 = k.div(k.add(k.mul(bc, nb), k.constInt(nb)), nbc);
-      std::vector<CallArg> args = {bufArg(y, k.mul(xi, mStride)),
-                                   bufArg(w, k.mul(xi, nb * C * kBlock)),
-                                   bufArg(p, k.mul(xi, vStride)),
-                                   valArg(k.constInt(0)),
-                                   bufArg(z),
-                                   valArg(k.constInt(0))};
+      std::vector<CallArg> args = {
+          bufArg(y, k.mul(xi, mStride)), bufArg(w, k.mul(xi, nb * C * kBlock)),
+          bufArg(p, k.mul(xi, vStride)), bufArg(z), valArg(k.constInt(0))};
       // One chunk of all panels (G = numPanels, no chunk stride), rows Tpad
       // floats apart; no activation.
       for (int64_t val : {C, T, Tpad, numPanels, int64_t(0), M, int64_t(0)})

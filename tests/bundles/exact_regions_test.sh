@@ -10,7 +10,7 @@
 # The exact runs must succeed and give bit-identical outputs to the padded
 # run, single- and multi-threaded.
 #   exact_regions_test.sh MODEL_COMPILER SOURCE_DIR [ZOO_DIR]
-# Models: digits, the generated mlp and convnet of the bundle test, and
+# Models: digits, the generated mlp, convnet and pwtail of the bundle test, and
 # squeezenet1_1 when ZOO_DIR holds squeezenet1_1.onnx and .input.pb.
 set -u
 COMPILER=$1
@@ -40,7 +40,7 @@ numpy_helper.to_array(onnx.load_tensor(sys.argv[1])).tofile(sys.argv[2])
 PYEOF
 }
 toBin "$SRC/models/digits/test_data/digit-3.input.pb" "$TMP/m/digits.in0.bin"
-models="digits mlp convnet"
+models="digits mlp convnet pwtail"
 if [ -n "$ZOO" ] && [ -f "$ZOO/squeezenet1_1.onnx" ] && [ -f "$ZOO/squeezenet1_1.input.pb" ]; then
   cp "$ZOO/squeezenet1_1.onnx" "$TMP/m/squeezenet1_1.onnx"
   toBin "$ZOO/squeezenet1_1.input.pb" "$TMP/m/squeezenet1_1.in0.bin"

@@ -109,3 +109,13 @@ for b in range(6):
 nodes.append(helper.make_node("Identity", [x], ["y"]))
 save("seblocks", nodes, [vi("x", [1, C, S, S])], [vi("y", [1, C, S, S])],
      inits)
+
+# A pointwise convolution read in place, whose input fills the activation
+# region (2688 bytes, no alignment slack): 28 pixels end in a 12-pixel
+# tile, two vectors of 8, and those of its last row must not run past the
+# tensor (exact_regions_test.sh maps the region against a guard page).
+save("pwtail",
+     [helper.make_node("Relu", ["x"], ["t"]),
+      helper.make_node("Conv", ["t", "pw", "pb"], ["y"])],
+     [vi("x", [1, 24, 4, 7])], [vi("y", [1, 10, 4, 7])],
+     [init("pw", [10, 24, 1, 1]), init("pb", [10])])

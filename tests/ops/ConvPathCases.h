@@ -57,13 +57,17 @@ inline const ConvCase kConvCases[] = {
     {"k_passes_relu_res", 2, 64, 10, 10, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1,
      FusedActivation::Relu, 0, 0, true, 0, 2},
     // Pointwise, read in place: K = 600 (two passes), 13 channels (a 1-row
-    // last block), 49 pixels (a 17-column tail panel copied per image).
+    // last block), 49 pixels (a 17-column partial panel, read in place).
     {"pointwise_k_passes_res", 2, 600, 7, 7, 13, 1, 1,
      1, 1, 0, 0, 0, 0, 1, 1, 1,
      FusedActivation::LeakyRelu, 0.1f, 0, true},
     // Pointwise with groups and 64 pixels (exactly one panel, no tail).
     {"pointwise_grouped", 1, 12, 8, 8, 9, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 3,
      FusedActivation::None, 0, 0, false},
+    // Grouped pointwise, batch 2, 49 pixels: each group's partial panel is
+    // read in place next to the following group's channels.
+    {"pointwise_grouped_tail_res", 2, 12, 7, 7, 9, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1,
+     3, FusedActivation::Relu, 0, 0, true},
     // Channel-vector GEMM (ConvGemmCV.inc) shapes, run on both GEMMs below:
     // 40 channels = a 32-channel block and an 8-channel (one-vector) tail;
     // 50 = a block and an 18-channel (two-vector) tail; 15 pixels = a
