@@ -57,7 +57,7 @@ inline const ConvCase kConvCases[] = {
     {"k_passes_relu_res", 2, 64, 10, 10, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1,
      FusedActivation::Relu, 0, 0, true, 0, 2},
     // Pointwise, read in place: K = 600 (two passes), 13 channels (a 1-row
-    // last block), 49 pixels (a 17-column partial panel, read in place).
+    // last block), 49 pixels (a 17-column partial panel).
     {"pointwise_k_passes_res", 2, 600, 7, 7, 13, 1, 1,
      1, 1, 0, 0, 0, 0, 1, 1, 1,
      FusedActivation::LeakyRelu, 0.1f, 0, true},
