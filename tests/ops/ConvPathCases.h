@@ -153,6 +153,22 @@ inline const ConvCase kConvCases[] = {
     {"depthwise_stride3_fallback", 1, 2, 20, 23, 2, 3, 3,
      3, 3, 1, 1, 1, 1, 1, 1, 2,
      FusedActivation::None, 0, 0, false},
+    // Stride-2 rows of one 8-lane vector (shuffled vectors on 8-lane
+    // targets): 14x14 -> 7x7 with Clip and a batch; 5x5 with a residual;
+    // 8 outputs whose last reads the right pad, row stride 1 and dilated
+    // rows with asymmetric pads; rows of 2 outputs from a 3-wide plane.
+    {"depthwise_s2_one_vector_clip", 2, 6, 14, 14, 6, 3, 3,
+     2, 2, 1, 1, 1, 1, 1, 1, 6,
+     FusedActivation::Clip, 0.f, 6.f, false},
+    {"depthwise_s2_one_vector_5x5_res", 1, 5, 14, 13, 5, 5, 5,
+     2, 2, 2, 2, 2, 2, 1, 1, 5,
+     FusedActivation::None, 0, 0, true},
+    {"depthwise_s2_full_vector_dilated_rows", 1, 3, 11, 16, 3, 3, 3,
+     1, 2, 2, 0, 1, 1, 2, 1, 3,
+     FusedActivation::Relu, 0, 0, true},
+    {"depthwise_s2_narrow_plane", 1, 4, 5, 3, 4, 3, 3,
+     2, 2, 1, 1, 0, 1, 1, 1, 4,
+     FusedActivation::None, 0, 0, false},
     // Channel-vector depthwise (auto on narrow rows and 5x5 up to 32
     // wide; every depthwise case also runs forced both ways): 40 channels
     // (a partial 16-channel block) on 7x7 in chunks of two rows with SiLU
