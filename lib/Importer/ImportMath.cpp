@@ -224,6 +224,8 @@ struct SoftmaxAxis {
 llvm::Expected<SoftmaxAxis>
 softmaxAxes(ImportContext &ctx, const onnx::NodeProto &node, NodeValue x) {
   int64_t rank = x.dims().size();
+  if (rank == 0)
+    return fail(node, "input must have rank >= 1");
   bool coerce = ctx.opset() < 13;
   TRY(int64_t axis, AttrReader(node).getInt("axis", coerce ? 1 : -1));
   TRY(axis, normAxis(node, axis, std::max<int64_t>(rank, 1)));

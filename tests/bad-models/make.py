@@ -128,6 +128,8 @@ case("conv-bad-auto-pad", "unknown auto_pad 'SIDEWAYS'",
      conv([1, 1, 5, 5], [1, 1, 3, 3], auto_pad="SIDEWAYS"))
 case("softmax-axis-out-of-range", "axis 5 is out of range for rank 2",
      unary("Softmax", [1, 4], [1, 4], axis=5))
+case("hardmax-scalar", "input must have rank >= 1",
+     unary("Hardmax", [], []))
 case("constant-without-value", "has no supported value attribute",
      model([helper.make_node("Constant", [], ["y"], name="c1")], [], [Y]))
 

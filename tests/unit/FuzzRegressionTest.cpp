@@ -72,6 +72,9 @@ const Regression kRegressions[] = {
     // ConvTranspose whose output_shape had fewer values than spatial dims
     // was read past its end (ASan, import).
     {"convtranspose-output-shape-rank.onnx", "output_shape has 1 values"},
+    // Hardmax of a scalar took the front of an empty list of axes (UBSan,
+    // import).
+    {"hardmax-scalar.onnx", "(Hardmax): input must have rank >= 1"},
 };
 
 /// The error of importing and compiling \p bytes, or "" on success.
