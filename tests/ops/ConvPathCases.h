@@ -135,6 +135,12 @@ inline const ConvCase kConvCases[] = {
     {"depthwise_short_rows_one_vector", 2, 4, 4, 5, 4, 3, 3,
      1, 1, 1, 1, 1, 2, 1, 1, 4,
      FusedActivation::None, 0, 0, true},
+    // Wide undilated rows go straight to the output, two rows at a time:
+    // three bands (65, 65 and 21 rows), a tail of 5 past whole
+    // vectors, dilated columns with asymmetric pads.
+    {"depthwise_direct_rows_dilated_cols_res", 1, 3, 151, 61, 3, 3, 3,
+     1, 1, 1, 2, 1, 0, 1, 2, 3,
+     FusedActivation::Clip, 0.f, 6.f, true},
     {"depthwise_row_longer_than_band", 1, 2, 3, 5000, 2, 3, 3,
      1, 1, 1, 1, 1, 1, 1, 1, 2,
      FusedActivation::Relu, 0, 0, true},
