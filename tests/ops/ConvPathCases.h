@@ -136,11 +136,15 @@ inline const ConvCase kConvCases[] = {
      1, 1, 1, 1, 1, 2, 1, 1, 4,
      FusedActivation::None, 0, 0, true},
     // Wide undilated rows go straight to the output, two rows at a time:
-    // three bands (65, 65 and 21 rows), a tail of 5 past whole
-    // vectors, dilated columns with asymmetric pads.
+    // three bands (65, 65 and 21 rows), a tail of 3 past whole
+    // vectors, dilated columns with asymmetric pads; on 8-lane targets a
+    // 17-wide row (two vectors and a tail of one).
     {"depthwise_direct_rows_dilated_cols_res", 1, 3, 151, 61, 3, 3, 3,
      1, 1, 1, 2, 1, 0, 1, 2, 3,
      FusedActivation::Clip, 0.f, 6.f, true},
+    {"depthwise_direct_rows_17_wide_relu_res", 1, 5, 16, 17, 5, 3, 3,
+     1, 1, 1, 1, 1, 1, 1, 1, 5,
+     FusedActivation::Relu, 0, 0, true},
     {"depthwise_row_longer_than_band", 1, 2, 3, 5000, 2, 3, 3,
      1, 1, 1, 1, 1, 1, 1, 1, 2,
      FusedActivation::Relu, 0, 0, true},
