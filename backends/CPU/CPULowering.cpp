@@ -325,6 +325,10 @@ void CPULowering::lowerConvCV(const ConvInst &I, std::vector<Kernel> &out) {
     rowPixels = flatPixels;
     rows = 1;
   }
+  // The walk is chosen by 14-pixel tiles; 16-register targets compute those
+  // strip by strip, so the widest tile there is three whole strips.
+  if (!wideSimd_ && NT == kConvCVTile)
+    NT = kConvCVNarrowTile;
   int64_t tiles = rows * ((rowPixels + NT - 1) / NT);
   // Past kConvCVKC, libjit walks K in slices over all tiles of a call, so
   // a call may hold up to kConvCVMaxTiles of them whatever K is.

@@ -89,6 +89,12 @@ inline const ConvCase kConvCases[] = {
     {"pointwise_7x7_long_k_hswish", 1, 520, 7, 7, 36, 1, 1,
      1, 1, 0, 0, 0, 0, 1, 1, 1,
      FusedActivation::HardSwish, 1.f / 6, 0.5f, false},
+    // 14x14 with K sliced (400) and a residual: on 16-register targets ten
+    // 18-pixel tiles and one of 16, whose strips store whole vectors into
+    // the next strip's or tile's pixels but never past the call's last.
+    {"pointwise_18_wide_tiles_sliced_res", 1, 400, 14, 14, 40, 1, 1,
+     1, 1, 0, 0, 0, 0, 1, 1, 1,
+     FusedActivation::Relu, 0, 0, true},
     // Direct convolutions of the channel-vector GEMM: unpadded (read in
     // place through the offset table; stride 2 leaves the last input row
     // unread), and padded with stride 2 (its zero-padded copy is shorter
