@@ -72,7 +72,8 @@ llvm::Expected<CPUProgram> lowerForCPU(const IRFunction &F,
                                        const MemoryPlan &plan, bool wideSimd);
 
 /// True for targets with 32 512-bit vector registers (AVX-512), or for any
-/// target when EMBER_CPU_WIDE_SIMD=1 (tests of the 16-lane kernels).
+/// target when EMBER_CPU_WIDE_SIMD=1 (tests of the 16-lane kernels); false
+/// for any target when it is 0 (tests of the 8-lane ones).
 bool hasWideSimd(const llvm::TargetMachine &TM);
 
 /// Renders \p k into \p M as `void NAME(ptr constants, ptr mutables,

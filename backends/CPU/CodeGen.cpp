@@ -154,10 +154,13 @@ static llvm::Error materializeUsed(llvm::Module &M) {
 bool cpu::hasWideSimd(const llvm::TargetMachine &TM) {
   // EMBER_CPU_WIDE_SIMD=1 forces the 16-lane kernels and tiles on any
   // target (LLVM splits their vectors), so that an AVX2 host's tests check
-  // them too.
-  if (const char *w = std::getenv("EMBER_CPU_WIDE_SIMD"))
+  // them too; 0 forces the 8-lane ones (an AVX-512 host's tests).
+  if (const char *w = std::getenv("EMBER_CPU_WIDE_SIMD")) {
     if (std::string(w) == "1")
       return true;
+    if (std::string(w) == "0")
+      return false;
+  }
   return TM.getTargetTriple().isX86() &&
          TM.getMCSubtargetInfo()->checkFeatures("+avx512f");
 }

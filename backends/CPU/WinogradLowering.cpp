@@ -62,11 +62,27 @@ constexpr int64_t kMinChannels = 16;
 /// and ResNet-18's 7x7 and 14x14 layers into F(2x2) (Zen 3, one thread,
 /// whole networks: resnet50 82.5 -> 79.6 ms, resnet18 31.6 -> 26.2,
 /// googlenet 26.4 -> 25.3, inception_v3 127 -> 125, densenet121 even).
-constexpr int64_t kWeightCostWide = 128, kWeightCostNarrow = 48;
+constexpr int64_t kWeightCostNarrow = 48;
+/// With 32 registers of 16 lanes the taps stream in while the GEMM
+/// computes: a point costs the larger of its columns and kWeightCostWide.
+/// Fit, with the transform and direct-GEMM terms of winogradTile, to the
+/// 3x3 layers of six zoo networks run whole (Zen 4, one thread: the
+/// choices come within 0.1 % of the best per layer, where the additive
+/// model of the narrow targets was 14 % over it, missing F(4x4) on 28x28
+/// and 14x14 planes and F(2x2) on 7x7 ones).
+constexpr int64_t kWeightCostWide = 16;
+/// The direct GEMM's per-tap weight cost in the same fit.
+constexpr int64_t kDirectWeightCostWide = 32;
 
 /// Columns the GEMM computes for \p n columns: whole panels, and a tail
 /// panel of whole 16-column vectors.
 int64_t gemmCols(int64_t n) { return (n + 15) / 16 * 16; }
+
+/// Tiles a transform computes for a tile row of \p tw tiles on 16-lane
+/// targets (libjit's winoRound8 / winoRound16).
+int64_t transformLanes(int64_t tw) {
+  return tw <= 8 ? (tw + 7) / 8 * 8 : (tw + 15) / 16 * 16;
+}
 
 /// Tiles of F(tm x tm, 3x3) over the output planes of \p I.
 int64_t numTiles(const ConvInst &I, int64_t tm) {
@@ -112,19 +128,36 @@ int64_t cpu::winogradTile(const ConvInst &I, bool wideSimd) {
     return getWinogradMode() == WinogradMode::F4 ? 4 : 2;
   // Estimated cost per (input, output) channel pair, in GEMM column steps
   // (see gemmCols), of the P points: the GEMM, streaming the P transformed
-  // filter taps (kWeightCost each: the filters of a network do not stay in
-  // cache, and F(4x4)'s are 4x the original), and the transforms (per tile
-  // and point about 16 / M + 30 / C column steps, measured).
+  // filter taps (kWeightCostWide / kWeightCostNarrow: the filters of a
+  // network do not stay in cache, and F(4x4)'s are 4x the original), and
+  // the transforms (per tile and point, column steps per output and per
+  // input channel).
   double M = double(wd[0]), C = double(xd[1]);
-  int64_t kWeightCost = wideSimd ? kWeightCostWide : kWeightCostNarrow;
+  if (wideSimd) {
+    // The transforms compute whole vectors of tiles per tile row (8 lanes
+    // up to 8 tiles, else 16: transformLanes).
+    auto winograd = [&](int64_t tm) {
+      int64_t TH = (yd[2] + tm - 1) / tm, TW = (yd[3] + tm - 1) / tm;
+      double P = double((tm + 2) * (tm + 2));
+      double computed = double(int64_t(yd[0]) * TH * transformLanes(TW));
+      return P * double(std::max(gemmCols(numTiles(I, tm)), kWeightCostWide)) +
+             P * computed * (16 / M + 16 / C);
+    };
+    double cost4 = winograd(4), cost2 = winograd(2);
+    double direct = 9 * double(int64_t(yd[0]) * gemmCols(yd[2] * yd[3]) +
+                               kDirectWeightCostWide);
+    if (std::min(cost4, cost2) > direct)
+      return 0;
+    return cost4 < cost2 ? 4 : 2;
+  }
   auto winograd = [&](int64_t tm) {
     double P = double((tm + 2) * (tm + 2)), T = double(numTiles(I, tm));
-    return P * double(gemmCols(int64_t(T)) + kWeightCost) +
+    return P * double(gemmCols(int64_t(T)) + kWeightCostNarrow) +
            P * T * (16 / M + 30 / C);
   };
   double cost4 = winograd(4), cost2 = winograd(2);
   double im2col =
-      9 * double(int64_t(yd[0]) * gemmCols(yd[2] * yd[3]) + kWeightCost);
+      9 * double(int64_t(yd[0]) * gemmCols(yd[2] * yd[3]) + kWeightCostNarrow);
   // im2col's copy and its long K passes are not counted in that estimate;
   // the alternative is now the direct channel-vector GEMM, measured about
   // 1.3-1.4x faster than im2col on 3x3 convolutions. F(2x2) at 1.06x the

@@ -215,15 +215,15 @@ inline const ConvCase kConvCases[] = {
     // of 38 F(4x4) tiles (two transform chunks); 56x56, where auto picks
     // F(4x4).
     {"wino_relu_res", 1, 32, 20, 20, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-     FusedActivation::Relu, 0, 0, true, 0, 4},
+     FusedActivation::Relu, 0, 0, true, 4},
     {"wino_odd_batch_clip", 2, 17, 13, 11, 30, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1,
      FusedActivation::Clip, -0.5f, 0.5f, false, 0},
     {"wino_unpadded_leaky", 1, 20, 18, 18, 16, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 1,
      FusedActivation::LeakyRelu, 0.1f, 0, false, 0},
     {"wino_7x7_relu_res", 1, 64, 7, 7, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-     FusedActivation::Relu, 0, 0, true, 0},
+     FusedActivation::Relu, 0, 0, true, 2, 0},
     {"wino_k_passes", 1, 520, 12, 12, 25, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-     FusedActivation::None, 0, 0, true, 0, 2},
+     FusedActivation::None, 0, 0, true, 4, 2},
     {"wino_asym_pads", 1, 16, 9, 14, 16, 3, 3, 1, 1, 0, 1, 2, 0, 1, 1, 1,
      FusedActivation::None, 0, 0, false, 0},
     {"wino_wide_row_sigmoid", 1, 16, 6, 150, 16, 3, 3,
@@ -245,19 +245,21 @@ inline const ConvCase kConvCases[] = {
     // (channel-vector GEMM): 7x7 in 7-pixel tiles with K = 360 walked in
     // slices over all tiles of a call; 8x8 in 8-pixel tiles; a 1x7 window
     // on 17x17 in 9-pixel tiles (a 9 + 8 row); 12x12 in 12-pixel tiles with
-    // sliced K = 630.
+    // sliced K = 630. (With 16 lanes auto takes Winograd for the 3x3 ones;
+    // the runs with the GEMMs forced and Winograd off keep these tiles
+    // covered there.)
     {"cv_width7_7x7_sliced_silu_res", 1, 40, 7, 7, 40, 3, 3,
      1, 1, 1, 1, 1, 1, 1, 1, 1,
-     FusedActivation::SiLU, 0, 0, true},
+     FusedActivation::SiLU, 0, 0, true, 2, 0},
     {"cv_width8_8x8_relu", 1, 24, 8, 8, 36, 3, 3,
      1, 1, 1, 1, 1, 1, 1, 1, 1,
-     FusedActivation::Relu, 0, 0, false},
+     FusedActivation::Relu, 0, 0, false, 2, 0},
     {"cv_width9_1x7_17x17_res", 1, 20, 17, 17, 40, 1, 7,
      1, 1, 0, 3, 0, 3, 1, 1, 1,
      FusedActivation::None, 0, 0, true},
     {"cv_width12_12x12_sliced_hswish", 1, 70, 12, 12, 33, 3, 3,
      1, 1, 1, 1, 1, 1, 1, 1, 1,
-     FusedActivation::HardSwish, 1.f / 6, 0.5f, false, 0, 2},
+     FusedActivation::HardSwish, 1.f / 6, 0.5f, false, 4, 2},
     // Flat walks (wasted pixels between rows, no narrower tile fits
     // better): dilation and asymmetric pads (rows 4 pixels wide); 3x3 on
     // 17x17 (19 pixels apart).

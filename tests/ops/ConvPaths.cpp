@@ -153,9 +153,10 @@ void checkCPU(const ConvCase &c, const Tensor &ref, cpu::WinogradMode mode) {
 #else
   bool narrow = true;
 #endif
-  // EMBER_CPU_WIDE_SIMD=1 forces the 16-lane kernels (ops.wide-simd-paths).
+  // EMBER_CPU_WIDE_SIMD=1 forces the 16-lane kernels (ops.wide-simd-paths),
+  // 0 the 8-lane ones (ops.narrow-simd-paths).
   if (const char *w = std::getenv("EMBER_CPU_WIDE_SIMD"))
-    narrow = narrow && std::string(w) != "1";
+    narrow = std::string(w) == "1" ? false : std::string(w) == "0" || narrow;
   int autoTile =
       narrow && c.winogradNarrow >= 0 ? c.winogradNarrow : c.winograd;
   int wino = mode == cpu::WinogradMode::Off    ? 0
