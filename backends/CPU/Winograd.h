@@ -12,11 +12,11 @@ namespace cpu {
 /// stride 1, dilation 1, one group, at least 16 input and 16 output
 /// channels, Winograd not turned off (-cpu-winograd=off; f2 / f4 force the
 /// tile). In auto mode a cost estimate per channel pair (GEMM columns
-/// computed, transformed filter taps streamed, transforms) picks F(4x4) or
-/// F(2x2), and im2col when both estimates exceed 1.2x its own: F(4x4) on
-/// planes of about 56x56 and more, F(2x2) on 28x28 down to 7x7. \p wideSimd:
-/// the target has 32 512-bit registers (its GEMM is faster, so streaming
-/// the transformed filters weighs more).
+/// computed or transformed filter taps streamed, whichever is longer, and
+/// the transforms) picks F(4x4) or F(2x2), and the direct GEMM when both
+/// estimates exceed its own: F(4x4) on planes of about 14x14 and more (with
+/// enough channels), F(2x2) on 7x7. \p wideSimd: the target has 32 512-bit
+/// registers (its transforms compute 16 tiles of a row at once).
 int64_t winogradTile(const ConvInst &I, bool wideSimd);
 
 /// What lowerWinogradConv needs of the CPU lowering.

@@ -54,34 +54,30 @@ constexpr int64_t kBlock = 6, kNR = 64;
 constexpr int64_t kChunk = 4, kBlocksPerCall = 16;
 /// Channels below which the transforms are not amortized by the GEMM.
 constexpr int64_t kMinChannels = 16;
-/// The cost of streaming one transformed filter tap in GEMM column steps
-/// (fit to chains of 3x3 convolutions: F(4x4) on 14x14 planes, 256
-/// channels, is 1.7x slower than F(2x2), on 56x56 planes 1.2x faster).
-/// With 16 registers of 8 lanes the GEMM computes about 2.7x fewer columns
-/// in the time a tap streams in: 48 there took ResNet-50's 7x7 512-channel
-/// and ResNet-18's 7x7 and 14x14 layers into F(2x2) (Zen 3, one thread,
-/// whole networks: resnet50 82.5 -> 79.6 ms, resnet18 31.6 -> 26.2,
-/// googlenet 26.4 -> 25.3, inception_v3 127 -> 125, densenet121 even).
-constexpr int64_t kWeightCostNarrow = 48;
-/// With 32 registers of 16 lanes the taps stream in while the GEMM
-/// computes: a point costs the larger of its columns and kWeightCostWide.
-/// Fit, with the transform and direct-GEMM terms of winogradTile, to the
-/// 3x3 layers of six zoo networks run whole (Zen 4, one thread: the
-/// choices come within 0.1 % of the best per layer, where the additive
-/// model of the narrow targets was 14 % over it, missing F(4x4) on 28x28
-/// and 14x14 planes and F(2x2) on 7x7 ones).
-constexpr int64_t kWeightCostWide = 16;
+/// The cost of streaming one transformed filter tap, in GEMM column steps:
+/// the taps stream in while the GEMM computes, so a point costs the larger
+/// of its columns and kWeightCost. Fit, with the transform and direct-GEMM
+/// terms of winogradTile, to the 3x3 layers of six zoo networks run whole
+/// (Zen 4, one thread: the choices come within 0.1 % of the best per
+/// layer, where the earlier additive model, fit before the transforms were
+/// vectorized, was 14 % over it, missing F(4x4) on 28x28 and 14x14 planes
+/// and F(2x2) on 7x7 ones). With the 8-lane kernels (AVX2 code on the same
+/// host) the same rule beat that model's 8-lane fit by 2-6 % on whole
+/// networks (resnet50, resnet18, googlenet, squeezenet1_1; densenet121
+/// even).
+constexpr int64_t kWeightCost = 16;
 /// The direct GEMM's per-tap weight cost in the same fit.
-constexpr int64_t kDirectWeightCostWide = 32;
+constexpr int64_t kDirectWeightCost = 32;
 
 /// Columns the GEMM computes for \p n columns: whole panels, and a tail
 /// panel of whole 16-column vectors.
 int64_t gemmCols(int64_t n) { return (n + 15) / 16 * 16; }
 
-/// Tiles a transform computes for a tile row of \p tw tiles on 16-lane
-/// targets (libjit's winoRound8 / winoRound16).
-int64_t transformLanes(int64_t tw) {
-  return tw <= 8 ? (tw + 7) / 8 * 8 : (tw + 15) / 16 * 16;
+/// Tiles a transform computes for a tile row of \p tw tiles: whole vectors
+/// of 8, or of 16 past 8 tiles on 16-lane targets (libjit's winoRound8 /
+/// winoRound16).
+int64_t transformLanes(int64_t tw, bool wideSimd) {
+  return wideSimd && tw > 8 ? (tw + 15) / 16 * 16 : (tw + 7) / 8 * 8;
 }
 
 /// Tiles of F(tm x tm, 3x3) over the output planes of \p I.
@@ -127,44 +123,25 @@ int64_t cpu::winogradTile(const ConvInst &I, bool wideSimd) {
   if (getWinogradMode() != WinogradMode::Auto)
     return getWinogradMode() == WinogradMode::F4 ? 4 : 2;
   // Estimated cost per (input, output) channel pair, in GEMM column steps
-  // (see gemmCols), of the P points: the GEMM, streaming the P transformed
-  // filter taps (kWeightCostWide / kWeightCostNarrow: the filters of a
-  // network do not stay in cache, and F(4x4)'s are 4x the original), and
-  // the transforms (per tile and point, column steps per output and per
-  // input channel).
+  // (see gemmCols), of the P points: the GEMM or, if longer, streaming the
+  // P transformed filter taps (kWeightCost each: the filters of a network
+  // do not stay in cache, and F(4x4)'s are 4x the original); the
+  // transforms, per computed tile and point (whole vectors of tiles per
+  // tile row), 16 column steps per output and per input channel; and the
+  // direct channel-vector GEMM, 9 taps of the plane's columns.
   double M = double(wd[0]), C = double(xd[1]);
-  if (wideSimd) {
-    // The transforms compute whole vectors of tiles per tile row (8 lanes
-    // up to 8 tiles, else 16: transformLanes).
-    auto winograd = [&](int64_t tm) {
-      int64_t TH = (yd[2] + tm - 1) / tm, TW = (yd[3] + tm - 1) / tm;
-      double P = double((tm + 2) * (tm + 2));
-      double computed = double(int64_t(yd[0]) * TH * transformLanes(TW));
-      return P * double(std::max(gemmCols(numTiles(I, tm)), kWeightCostWide)) +
-             P * computed * (16 / M + 16 / C);
-    };
-    double cost4 = winograd(4), cost2 = winograd(2);
-    double direct = 9 * double(int64_t(yd[0]) * gemmCols(yd[2] * yd[3]) +
-                               kDirectWeightCostWide);
-    if (std::min(cost4, cost2) > direct)
-      return 0;
-    return cost4 < cost2 ? 4 : 2;
-  }
   auto winograd = [&](int64_t tm) {
-    double P = double((tm + 2) * (tm + 2)), T = double(numTiles(I, tm));
-    return P * double(gemmCols(int64_t(T)) + kWeightCostNarrow) +
-           P * T * (16 / M + 30 / C);
+    int64_t TH = (yd[2] + tm - 1) / tm, TW = (yd[3] + tm - 1) / tm;
+    double P = double((tm + 2) * (tm + 2));
+    double computed =
+        double(int64_t(yd[0]) * TH * transformLanes(TW, wideSimd));
+    return P * double(std::max(gemmCols(numTiles(I, tm)), kWeightCost)) +
+           P * computed * (16 / M + 16 / C);
   };
   double cost4 = winograd(4), cost2 = winograd(2);
-  double im2col =
-      9 * double(int64_t(yd[0]) * gemmCols(yd[2] * yd[3]) + kWeightCostNarrow);
-  // im2col's copy and its long K passes are not counted in that estimate;
-  // the alternative is now the direct channel-vector GEMM, measured about
-  // 1.3-1.4x faster than im2col on 3x3 convolutions. F(2x2) at 1.06x the
-  // estimate (14x14 planes, 256 channels) ran 1.5x faster than im2col, so
-  // it beats the direct GEMM; at 1.35x (7x7, 512 channels) it ran only
-  // 1.05x faster, so the direct GEMM takes those.
-  if (std::min(cost4, cost2) > 1.2 * im2col)
+  double direct =
+      9 * double(int64_t(yd[0]) * gemmCols(yd[2] * yd[3]) + kDirectWeightCost);
+  if (std::min(cost4, cost2) > direct)
     return 0;
   return cost4 < cost2 ? 4 : 2;
 }

@@ -25,8 +25,9 @@ struct ConvCase {
   /// The Winograd output tile the CPU picks automatically (0: a GEMM path;
   /// the forced modes still run Winograd on every eligible case).
   int winograd;
-  /// The tile it picks on a host without AVX-512 (16 registers: the
-  /// transformed filters weigh less there), where that differs; -1: same.
+  /// The tile it picks with the 8-lane kernels (a host without AVX-512:
+  /// the transforms compute 8 tiles of a row at a time), where that
+  /// differs; -1: same.
   int winogradNarrow = -1;
 };
 
@@ -55,7 +56,7 @@ inline const ConvCase kConvCases[] = {
     // blocks and a 2-row one; 100 pixels = a 64-column panel and a 36-column
     // tail (three vectors).
     {"k_passes_relu_res", 2, 64, 10, 10, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-     FusedActivation::Relu, 0, 0, true, 0, 2},
+     FusedActivation::Relu, 0, 0, true, 0},
     // Pointwise, read in place: K = 600 (two passes), 13 channels (a 1-row
     // last block), 49 pixels (a 17-column partial panel).
     {"pointwise_k_passes_res", 2, 600, 7, 7, 13, 1, 1,
@@ -221,9 +222,9 @@ inline const ConvCase kConvCases[] = {
     {"wino_unpadded_leaky", 1, 20, 18, 18, 16, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 1,
      FusedActivation::LeakyRelu, 0.1f, 0, false, 0},
     {"wino_7x7_relu_res", 1, 64, 7, 7, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-     FusedActivation::Relu, 0, 0, true, 2, 0},
+     FusedActivation::Relu, 0, 0, true, 2},
     {"wino_k_passes", 1, 520, 12, 12, 25, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-     FusedActivation::None, 0, 0, true, 4, 2},
+     FusedActivation::None, 0, 0, true, 4},
     {"wino_asym_pads", 1, 16, 9, 14, 16, 3, 3, 1, 1, 0, 1, 2, 0, 1, 1, 1,
      FusedActivation::None, 0, 0, false, 0},
     {"wino_wide_row_sigmoid", 1, 16, 6, 150, 16, 3, 3,
@@ -245,21 +246,20 @@ inline const ConvCase kConvCases[] = {
     // (channel-vector GEMM): 7x7 in 7-pixel tiles with K = 360 walked in
     // slices over all tiles of a call; 8x8 in 8-pixel tiles; a 1x7 window
     // on 17x17 in 9-pixel tiles (a 9 + 8 row); 12x12 in 12-pixel tiles with
-    // sliced K = 630. (With 16 lanes auto takes Winograd for the 3x3 ones;
-    // the runs with the GEMMs forced and Winograd off keep these tiles
-    // covered there.)
+    // sliced K = 630. (Auto takes Winograd for the 3x3 ones; the runs with
+    // the GEMMs forced and Winograd off keep these tiles covered.)
     {"cv_width7_7x7_sliced_silu_res", 1, 40, 7, 7, 40, 3, 3,
      1, 1, 1, 1, 1, 1, 1, 1, 1,
-     FusedActivation::SiLU, 0, 0, true, 2, 0},
+     FusedActivation::SiLU, 0, 0, true, 2},
     {"cv_width8_8x8_relu", 1, 24, 8, 8, 36, 3, 3,
      1, 1, 1, 1, 1, 1, 1, 1, 1,
-     FusedActivation::Relu, 0, 0, false, 2, 0},
+     FusedActivation::Relu, 0, 0, false, 2},
     {"cv_width9_1x7_17x17_res", 1, 20, 17, 17, 40, 1, 7,
      1, 1, 0, 3, 0, 3, 1, 1, 1,
      FusedActivation::None, 0, 0, true},
     {"cv_width12_12x12_sliced_hswish", 1, 70, 12, 12, 33, 3, 3,
      1, 1, 1, 1, 1, 1, 1, 1, 1,
-     FusedActivation::HardSwish, 1.f / 6, 0.5f, false, 4, 2},
+     FusedActivation::HardSwish, 1.f / 6, 0.5f, false, 4},
     // Flat walks (wasted pixels between rows, no narrower tile fits
     // better): dilation and asymmetric pads (rows 4 pixels wide); 3x3 on
     // 17x17 (19 pixels apart).
