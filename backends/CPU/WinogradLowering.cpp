@@ -74,8 +74,7 @@ constexpr int64_t kDirectWeightCost = 32;
 int64_t gemmCols(int64_t n) { return (n + 15) / 16 * 16; }
 
 /// Tiles a transform computes for a tile row of \p tw tiles: whole vectors
-/// of 8, or of 16 past 8 tiles on 16-lane targets (libjit's winoRound8 /
-/// winoRound16).
+/// of 8, or of 16 past 8 tiles on 16-lane targets (libjit's winoRowTiles).
 int64_t transformLanes(int64_t tw, bool wideSimd) {
   return wideSimd && tw > 8 ? (tw + 15) / 16 * 16 : (tw + 7) / 8 * 8;
 }
