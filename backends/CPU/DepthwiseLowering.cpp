@@ -179,18 +179,22 @@ static bool preferDepthwiseCV(const CVWindow &g, bool wideSimd) {
   return g.OW < 16 || (g.KH * g.KW > 9 && g.OW <= 32);
 }
 
-/// True when the plane kernel runs depthwise convolution \p g as phase
-/// bands (libjit's dwPhaseBands: column stride 2, undilated columns, 9-32
-/// outputs per row), which beat the channel-vector kernel there with
-/// 512-bit vectors (Zen 5, one thread: 3x3 stride 2 28x28 -> 14x14 0.028
-/// -> 0.017 ms for 192 channels, 0.046 -> 0.031 for 240 with a SiLU; 5x5
-/// stride 2 56x56 -> 28x28 0.155 -> 0.105 for 144). Rows of up to 8 keep
-/// the channel vectors (5x5 14x14 -> 7x7: 0.035 against 0.165 ms). With
-/// 8-lane vectors too (Zen 3, one thread, 5x5 stride 2: 144 channels 56x56
-/// -> 28x28 with SiLU 0.37 -> 0.28 ms, 96 channels 64x64 -> 32x32 0.24 ->
-/// 0.17, 240 channels 28x28 -> 14x14 even).
-static bool takesPhaseBands(const CVWindow &g) {
-  return g.sw == 2 && g.dw == 1 && g.OW > 8 && g.OW <= 32;
+/// True when the plane kernel runs depthwise convolution \p g with column
+/// stride 2 (undilated columns) on rows of 9-32 outputs, which beats the
+/// channel-vector kernel there: with 512-bit vectors straight from the
+/// rows (libjit's dwStride2Rows; Zen 4, one thread, 3x3 stride 2 28x28 ->
+/// 14x14 0.030 -> 0.018 ms for 192 channels; phase bands before: Zen 5
+/// 0.028 -> 0.017, 5x5 stride 2 56x56 -> 28x28 0.155 -> 0.105 for 144),
+/// and also 3x3 windows on rows of up to 8 (576 channels 14x14 -> 7x7:
+/// 0.0196 -> 0.0177 ms; 5x5 keeps the channel vectors, 0.041 against
+/// 0.054 for 672); with 8-lane vectors as phase bands (Zen 3, one thread,
+/// 5x5 stride 2: 144 channels 56x56 -> 28x28 with SiLU 0.37 -> 0.28 ms, 96
+/// channels 64x64 -> 32x32 0.24 -> 0.17, 240 channels 28x28 -> 14x14
+/// even), rows of up to 8 keeping the channel vectors (5x5 14x14 -> 7x7:
+/// 0.035 against 0.165 ms).
+static bool takesPlaneStride2(const CVWindow &g, bool wideSimd) {
+  bool narrowRowsToo = wideSimd && g.KH * g.KW <= 9;
+  return g.sw == 2 && g.dw == 1 && g.OW <= 32 && (g.OW > 8 || narrowRowsToo);
 }
 
 /// A depthwise convolution through libjit's ember_dwconv_cv_f32 (channels
@@ -272,10 +276,11 @@ static kir::Buffer packDepthwiseTaps(const ConvInst &I, const MemoryPlan &plan,
 Kernel cpu::lowerDepthwiseConv(const ConvInst &I, const DepthwiseContext &ctx) {
   CVWindow g = CVWindow::of(I);
   // The channel-vector kernel reads taps packed at compile time.
-  bool cv = hasConstantFilter(I) && g.bandRows() > 0 &&
-            (ctx.path == ConvPath::Channels ||
-             (ctx.path == ConvPath::Auto &&
-              preferDepthwiseCV(g, ctx.wideSimd) && !takesPhaseBands(g)));
+  bool cv =
+      hasConstantFilter(I) && g.bandRows() > 0 &&
+      (ctx.path == ConvPath::Channels ||
+       (ctx.path == ConvPath::Auto && preferDepthwiseCV(g, ctx.wideSimd) &&
+        !takesPlaneStride2(g, ctx.wideSimd)));
   DwSpec spec{I.getName(),
               g,
               kir::bufferFor(I.getDest(), ctx.plan),

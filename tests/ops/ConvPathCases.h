@@ -288,6 +288,32 @@ inline const ConvCase kConvCases[] = {
     {"depthwise_phase_v16_pads_res", 2, 3, 20, 61, 3, 3, 3,
      2, 2, 3, 3, 1, 0, 1, 1, 3,
      FusedActivation::None, 0, 0, true},
+    // Column stride 2 straight from the rows on 16-lane targets (rows of
+    // 9-32 outputs): no pads (taps from the next column pair); 5x5 with
+    // pads 1 / 3 (an odd tap from the next pair, the right pad: every
+    // row's last block from a zero-padded copy); 17 outputs (a block of
+    // 16 and one of 8) on dilated rows, batch 2; 30 outputs from 60
+    // columns at row stride 3 (the last block reads past the row: from
+    // the next row, on the plane's last row a copy); pads of 2 on 3x3;
+    // 9 outputs (one block).
+    {"depthwise_s2_rows_valid_res", 1, 5, 30, 30, 5, 3, 3,
+     2, 2, 0, 0, 0, 0, 1, 1, 5,
+     FusedActivation::None, 0, 0, true},
+    {"depthwise_s2_rows_5x5_pads_1_3", 1, 3, 21, 40, 3, 5, 5,
+     2, 2, 1, 1, 3, 3, 1, 1, 3,
+     FusedActivation::Clip, 0.f, 6.f, false},
+    {"depthwise_s2_rows_17_dilated_hswish", 2, 4, 23, 34, 4, 3, 3,
+     2, 2, 2, 1, 2, 1, 2, 1, 4,
+     FusedActivation::HardSwish, 1.f / 6, 0.5f, true},
+    {"depthwise_s2_rows_30_row_stride3_relu", 1, 3, 9, 60, 3, 3, 3,
+     3, 2, 1, 1, 1, 1, 1, 1, 3,
+     FusedActivation::Relu, 0, 0, false},
+    {"depthwise_s2_rows_pads2_silu_res", 1, 2, 12, 26, 2, 3, 3,
+     2, 2, 2, 2, 2, 2, 1, 1, 2,
+     FusedActivation::SiLU, 0, 0, true},
+    {"depthwise_s2_rows_9_wide", 1, 6, 5, 18, 6, 3, 3,
+     2, 2, 1, 1, 1, 1, 1, 1, 6,
+     FusedActivation::None, 0, 0, false},
     // Pixel-panel tasks that write their own patch panels (enough panels
     // for 8 chunks, one task per chunk): a stride-2 stem on 45x45 outputs
     // (31 panels and a 41-column tail, 10 channels = a full and a partial
