@@ -1,6 +1,7 @@
 //===- Tensor.cpp - Owning tensors ----------------------------------------===//
 #include "ember/Base/Tensor.h"
 #include "ember/Base/ElemAccess.h"
+#include "ember/Base/Memory.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -8,11 +9,11 @@
 using namespace ember;
 
 Tensor::Tensor(const Type &ty) : type_(ty) {
-  size_t bytes = alignTo(std::max<size_t>(ty.sizeInBytes(), 1), kTensorAlignment);
-  char *p = static_cast<char *>(std::aligned_alloc(kTensorAlignment, bytes));
+  size_t bytes =
+      alignTo(std::max<size_t>(ty.sizeInBytes(), 1), kTensorAlignment);
+  char *p = static_cast<char *>(allocateZeroed(bytes, kTensorAlignment));
   if (!p)
     llvm::report_bad_alloc_error("tensor allocation failed");
-  std::memset(p, 0, bytes);
   data_.reset(p);
 }
 

@@ -9,6 +9,7 @@
 #include "Runner.h"
 
 #include "ember/Base/Error.h"
+#include "ember/Base/Memory.h"
 #include "ember/Bundle/EmberBundle.h"
 
 #include "llvm/Support/MemoryBuffer.h"
@@ -30,11 +31,9 @@ struct Region {
   };
   std::unique_ptr<uint8_t, Free> data;
   llvm::Error allocate(uint64_t size, uint64_t align) {
-    size_t bytes = (std::max<uint64_t>(size, 1) + align - 1) / align * align;
-    data.reset(static_cast<uint8_t *>(std::aligned_alloc(align, bytes)));
+    data.reset(static_cast<uint8_t *>(allocateZeroed(size, align)));
     if (!data)
-      return makeErrorF("cannot allocate {0} bytes for a bundle region", bytes);
-    std::memset(data.get(), 0, bytes);
+      return makeErrorF("cannot allocate {0} bytes for a bundle region", size);
     return llvm::Error::success();
   }
 };
