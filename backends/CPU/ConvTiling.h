@@ -58,6 +58,9 @@ inline constexpr int64_t kConvCVKC = 64, kConvCVMaxTiles = 16;
 inline constexpr int64_t kConvCVTaskBytes = 256 << 10;
 /// Tasks a channel-vector convolution is split into at least (per image).
 inline constexpr int64_t kConvCVMinTasks = 4;
+/// Channel-vector convolutions split into an odd number of tasks below
+/// this get twice the pixel chunks (see lowerConvCV).
+inline constexpr int64_t kConvCVEvenTasks = 16;
 /// Pointwise convolutions on planes of more output pixels than this keep
 /// the pixel-panel GEMM.
 inline constexpr int64_t kConvCVMaxPixels = 1024;
