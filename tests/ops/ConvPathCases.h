@@ -314,6 +314,11 @@ inline const ConvCase kConvCases[] = {
     {"depthwise_s2_rows_9_wide", 1, 6, 5, 18, 6, 3, 3,
      2, 2, 1, 1, 1, 1, 1, 1, 6,
      FusedActivation::None, 0, 0, false},
+    // A right pad of 30 on 20 columns: 25 outputs, the first block of 16
+    // already reads past the row (a zero-padded copy).
+    {"depthwise_s2_rows_right_pad_past_first_block", 1, 2, 6, 20, 2, 3, 3,
+     2, 2, 1, 1, 1, 30, 1, 1, 2,
+     FusedActivation::None, 0, 0, true},
     // Pixel-panel tasks that write their own patch panels (enough panels
     // for 8 chunks, one task per chunk): a stride-2 stem on 45x45 outputs
     // (31 panels and a 41-column tail, 10 channels = a full and a partial
