@@ -357,8 +357,8 @@ void CPULowering::lowerConvCV(const ConvInst &I, std::vector<Kernel> &out) {
   // equal shares: MobileNetV2's 7x7 projections 960 -> 160 made 5 tasks
   // of 32 channels, three on one thread (1.63x at two threads); as 10
   // tasks of half a block's tiles each, EVEN.
-  if (group * nbg * chunks % 2 && group * nbg * chunks < kConvCVEvenTasks &&
-      chunks < tiles)
+  if (int64_t tasks = group * nbg * chunks;
+      tasks % 2 && tasks < kConvCVEvenTasks && chunks < tiles)
     chunks = std::min(tiles, chunks * 2);
   // A pointwise or flat walk reads consecutive pixels along one row.
   bool oneRow = pointwise || vw;
