@@ -11,6 +11,7 @@
 #include "CPU.h"
 #include "ConvTiling.h"
 #include "Depthwise.h"
+#include "MatMulTiling.h"
 #include "Winograd.h"
 
 #include "glog/logging.h"
@@ -142,7 +143,7 @@ private:
                                   std::vector<CallArg> &args);
   size_t scratchOffset() const { return alignTo64(plan_.activationSize); }
   size_t patchOffset() const { return scratchOffset() + snapshotReserve_; }
-  kir::Buffer packMatMulRHS(const MatMulInst &I);
+  kir::Buffer packMatMulRHS(const MatMulInst &I, int64_t nr);
   Kernel lowerMatMul(const MatMulInst &I);
   std::optional<Kernel> foldConstantTranspose(const TransposeInst &I);
 
@@ -619,48 +620,49 @@ CPULowering::foldConstantTranspose(const TransposeInst &I) {
 }
 
 /// Packs a constant B [batch][K][n] into panels [batch][n / NR][K][NR]
-/// (NR = kMatMulNR), zero-padded: each panel is one contiguous stream.
-kir::Buffer CPULowering::packMatMulRHS(const MatMulInst &I) {
+/// (NR = \p nr), zero-padded: each panel is one contiguous stream.
+kir::Buffer CPULowering::packMatMulRHS(const MatMulInst &I, int64_t nr) {
   TypeRef tb = I.getRHS()->getType();
   unsigned r = tb->rank();
   int64_t K = tb->dims()[r - 2], n = tb->dims()[r - 1];
   int64_t batch = K * n != 0 ? tb->size() / (K * n) : 0;
-  int64_t np = (n + kMatMulNR - 1) / kMatMulNR;
-  std::vector<float> packed(size_t(batch * np * K * kMatMulNR), 0.f);
+  int64_t np = (n + nr - 1) / nr;
+  std::vector<float> packed(size_t(batch * np * K * nr), 0.f);
   kir::Buffer src = kir::bufferFor(I.getRHS(), plan_);
   const float *b =
       reinterpret_cast<const float *>(prog_.constants.data() + src.offset);
   for (int64_t bi = 0; bi < batch; ++bi)
     for (int64_t k = 0; k < K; ++k)
       for (int64_t j = 0; j < n; ++j)
-        packed[((bi * np + j / kMatMulNR) * K + k) * kMatMulNR +
-               j % kMatMulNR] = b[(bi * K + k) * n + j];
+        packed[((bi * np + j / nr) * K + k) * nr + j % nr] =
+            b[(bi * K + k) * n + j];
   return appendConstant(prog_.constants, packed.data(),
                         packed.size() * sizeof(float),
                         I.getRHS()->getName().str() + ".packed");
 }
 
-/// C = A * B per batch: tasks of up to kMatMulRows rows times up to
-/// kMatMulPanels panels of B; a product with few rows (a classifier) is
-/// split along n instead, so that its threads share the weight stream. A
-/// constant B is packed at compile time.
+/// C = A * B per batch, in the tasks of splitMatMul with the tiles of
+/// chooseMatMulTiling (MatMulTiling.h). A constant B is packed at compile
+/// time.
 Kernel CPULowering::lowerMatMul(const MatMulInst &I) {
   TypeRef ta = I.getLHS()->getType(), tb = I.getRHS()->getType();
   unsigned r = ta->rank();
   int64_t m = ta->dims()[r - 2], kk = ta->dims()[r - 1], n = tb->dims()[r - 1];
   int64_t batch = m * kk != 0 ? ta->size() / (m * kk) : 0;
-  int64_t np = (n + kMatMulNR - 1) / kMatMulNR;
+  MatMulTarget target = matMulTarget(wideSimd_);
+  MatMulTiling tiling = chooseMatMulTiling(target);
+  int64_t nr = tiling.panelCols;
+  int64_t np = (n + nr - 1) / nr;
   auto *w = llvm::dyn_cast<WeightVar>(getOrigin(I.getRHS()));
   bool packed = w && w->isConstant() && kk * n > 0;
-  int64_t rowTasks = std::max<int64_t>(1, (m + kMatMulRows - 1) / kMatMulRows);
-  int64_t panels = std::min<int64_t>(
-      kMatMulPanels,
-      std::max<int64_t>(1, (np + kMatMulColumnTasks - 1) / kMatMulColumnTasks));
-  int64_t colTasks = std::max<int64_t>(1, (np + panels - 1) / panels);
+  int64_t kc = tiling.kBlock;
+  MatMulTasks tasks = splitMatMul(m, np, tiling, target);
+  int64_t rows = tasks.rowsPerTask, panels = tasks.panelsPerTask;
+  int64_t rowTasks = tasks.rowTasks, colTasks = tasks.colTasks;
   Kernel k(I.getName());
   unsigned c = k.addBuffer(kir::bufferFor(I.getDest(), plan_));
   unsigned a = k.addBuffer(kir::bufferFor(I.getLHS(), plan_));
-  unsigned b = k.addBuffer(packed ? packMatMulRHS(I)
+  unsigned b = k.addBuffer(packed ? packMatMulRHS(I, nr)
                                   : kir::bufferFor(I.getRHS(), plan_));
   unsigned e = k.newVar();
   using kir::BinOp;
@@ -669,16 +671,16 @@ Kernel CPULowering::lowerMatMul(const MatMulInst &I) {
   };
   // e = (bi * rowTasks + rt) * colTasks + ct.
   ExprRef bi = k.div(k.var(e), rowTasks * colTasks);
-  ExprRef i0 = k.mul(k.rem(k.div(k.var(e), colTasks), rowTasks), kMatMulRows);
+  ExprRef i0 = k.mul(k.rem(k.div(k.var(e), colTasks), rowTasks), rows);
   ExprRef t0 = k.mul(k.rem(k.var(e), colTasks), panels);
-  int64_t bStride = packed ? np * kk * kMatMulNR : kk * n;
+  int64_t bStride = packed ? np * kk * nr : kk * n;
   std::vector<CallArg> args = {bufArg(c, k.mul(bi, m * n)),
                                bufArg(a, k.mul(bi, m * kk)),
                                bufArg(b, k.mul(bi, bStride))};
-  for (int64_t v : {m, n, kk, packed ? kMatMulNR : n,
-                    packed ? kk * kMatMulNR : kMatMulNR, int64_t(packed)})
+  for (int64_t v :
+       {n, kk, packed ? nr : n, packed ? kk * nr : nr, int64_t(packed), kc})
     args.push_back(valArg(k.constInt(v)));
-  for (ExprRef v : {i0, min(k.add(i0, k.constInt(kMatMulRows)), m), t0,
+  for (ExprRef v : {i0, min(k.add(i0, k.constInt(rows)), m), t0,
                     min(k.add(t0, k.constInt(panels)), np)})
     args.push_back(valArg(v));
   k.body() = {Kernel::loop(e, batch * rowTasks * colTasks, /*parallel=*/true,

@@ -1,7 +1,7 @@
 //===- ConvTiling.h - Conv GEMM tile sizes and path choice -----*- C++ -*-===//
 //
-// The block and tile sizes the CPU lowering packs conv filters and MatMul
-// operands for (they mirror libjit's kernels), and the rule that picks the
+// The block and tile sizes the CPU lowering packs conv filters for (they
+// mirror libjit's kernels), and the rule that picks the
 // pixel-panel or the channel-vector GEMM for a convolution.
 //
 //===----------------------------------------------------------------------===//
@@ -70,14 +70,6 @@ inline constexpr int64_t kConvPassK = 512;
 /// Conv GEMM tasks a layer is split into at least (when it has the blocks),
 /// so that a team of threads gets balanced shares.
 inline constexpr int64_t kConvMinTasks = 8;
-/// Columns per MatMul B panel (libjit's kMatMulNR).
-inline constexpr int64_t kMatMulNR = 32;
-/// MatMul rows per parallel task (a multiple of the 8- and 3-row tiles).
-inline constexpr int64_t kMatMulRows = 24;
-/// The most B panels per MatMul task, and the number of tasks a product
-/// with few rows is split into along n (when it has that many panels).
-inline constexpr int64_t kMatMulPanels = 8, kMatMulColumnTasks = 8;
-
 /// True for a 1x1, stride-1, unpadded convolution: its patch matrix is the
 /// activation itself, so the GEMM reads it in place.
 bool isPointwise(const ConvInst &I);

@@ -1,0 +1,71 @@
+//===- MatMulTiling.h - MatMul tile, block and task rule -------*- C++ -*-===//
+//
+// The shape of libjit's MatMul micro-kernel, its K block and the split of
+// a product into parallel tasks, as pure functions of the target's vector
+// lanes, vector registers and cache sizes.
+//
+//===----------------------------------------------------------------------===//
+#ifndef EMBER_BACKENDS_CPU_MATMULTILING_H
+#define EMBER_BACKENDS_CPU_MATMULTILING_H
+
+#include <cstdint>
+
+namespace ember {
+namespace cpu {
+
+/// What the MatMul rule reads of the target.
+struct MatMulTarget {
+  int64_t lanes;   ///< floats per vector register
+  int64_t vregs;   ///< vector registers
+  int64_t l1Bytes; ///< L1 data cache per core
+  int64_t l2Bytes; ///< L2 cache per core
+};
+
+/// The target the CPU backend describes today: 32 512-bit registers when
+/// \p wideSimd (hasWideSimd), else 16 256-bit ones; the smallest per-core
+/// caches of such targets (32 KiB L1d; 1 MiB L2 with AVX-512, 256 KiB
+/// without), so that blocks chosen from them fit wherever the code runs.
+MatMulTarget matMulTarget(bool wideSimd);
+
+/// Tile and block sizes of one MatMul (libjit's MatMul.inc).
+struct MatMulTiling {
+  int64_t rows;      ///< MR: rows of A per tile (broadcast operands)
+  int64_t vectors;   ///< V: vectors of B per tile row
+  int64_t panelCols; ///< NR = V * lanes: columns per B panel
+  int64_t kBlock;    ///< K rows per block (a panel block stays in L1)
+};
+
+/// The longest K block libjit copies an unpacked B's partial panel in.
+inline constexpr int64_t kMatMulMaxKC = 256;
+
+/// The tile that does the most multiply-adds per load (MR * V FMAs per
+/// MR broadcasts plus V vector loads) with MR * V accumulators, V vectors
+/// of B and one broadcast in registers (V a power of two, MR at most 6);
+/// K blocked so that a panel block
+/// (kBlock x NR floats) fills half of L1, leaving the rest to the rows of
+/// A and the tile of C.
+MatMulTiling chooseMatMulTiling(const MatMulTarget &T);
+
+/// The parallel tasks of an m-row product of \p panels B panels: each task
+/// is rowsPerTask rows (a multiple of the tile rows) of panelsPerTask
+/// panels.
+struct MatMulTasks {
+  int64_t rowsPerTask, rowTasks, panelsPerTask, colTasks;
+};
+
+/// One panel per task (so that every row of a task passes over the same
+/// panel block in L1 and B is read once per row task); rows split so that
+/// the rows of A a task reads per K block stay in half of L2 and so that
+/// there are at least kMatMulMinTasks tasks where the rows allow, an even
+/// number where there are few (two threads then get equal shares).
+MatMulTasks splitMatMul(int64_t m, int64_t panels, const MatMulTiling &t,
+                        const MatMulTarget &T);
+
+/// Tasks a product is split into at least (when it has the rows), so that
+/// a team of threads gets balanced shares (as kConvMinTasks).
+inline constexpr int64_t kMatMulMinTasks = 8;
+
+} // namespace cpu
+} // namespace ember
+
+#endif // EMBER_BACKENDS_CPU_MATMULTILING_H
