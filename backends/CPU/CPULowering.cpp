@@ -651,6 +651,10 @@ Kernel CPULowering::lowerMatMul(const MatMulInst &I) {
   int64_t batch = m * kk != 0 ? ta->size() / (m * kk) : 0;
   MatMulTarget target = matMulTarget(wideSimd_);
   MatMulTiling tiling = chooseMatMulTiling(target);
+  // libjit instantiates the rule's tile of each target kind (MatMul.inc's
+  // kMatMulWide* / kMatMulNarrow*); a new target kind needs its own.
+  CHECK(tiling.rows == 6 && tiling.panelCols == (wideSimd_ ? 64 : 16))
+      << "no libjit MatMul kernel for this tile";
   int64_t nr = tiling.panelCols;
   int64_t np = (n + nr - 1) / nr;
   auto *w = llvm::dyn_cast<WeightVar>(getOrigin(I.getRHS()));

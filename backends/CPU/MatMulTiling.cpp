@@ -22,7 +22,9 @@ MatMulTiling cpu::chooseMatMulTiling(const MatMulTarget &T) {
     int64_t mr = (T.vregs - v - 1) / v;
     if (mr < 1)
       break;
-    // libjit instantiates tiles of up to 6 rows.
+    // At most 6 rows: libjit instantiates a remainder tile per row count
+    // below MR (and no target here gains from taller tiles: with 32
+    // registers V = 4 allows exactly 6, with 16 V = 2 does).
     mr = std::min<int64_t>(mr, 6);
     double perLoad = double(mr * v) / double(mr + v);
     if (perLoad > best) {
