@@ -15,7 +15,9 @@ against a measured FMA peak, and compile times; its header names every
 engine's version, Ember's commit and the CPU. An engine that cannot compile
 or run a model gets a labelled cell and a note; the table goes on. Writes
 docs/Performance.md: the cnn set the part above the hand-written notes, the
-transformer set its own section below them.
+transformer set its own section below them. The peers' versions are pinned
+in scripts/requirements-bench.txt (scripts/bench installs them into
+.venv-bench).
 """
 import argparse
 import glob
@@ -230,7 +232,8 @@ def parse_args():
         description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=__doc__.split("\n\n", 1)[1])
-    p.add_argument("--build-dir", default="build")
+    p.add_argument("--build-dir", default="build",
+                   help="Ember build with bin/model-compiler")
     p.add_argument("--set", choices=sorted(SETS), default="cnn",
                    help="model set: cnn (%s) or transformers (%s); it picks "
                    "the default --models and the report section" %
@@ -239,26 +242,34 @@ def parse_args():
                    help="comma-separated models of the set (default: all; "
                    "transformers also accepts the test sizes %s)" %
                    ", ".join(TRANSFORMERS_MINI))
-    p.add_argument("--threads", default="1,2")
+    p.add_argument("--threads", default="1,2",
+                   help="comma-separated thread counts, one table each")
     p.add_argument("--engines", default=",".join(ENGINES),
                    help="comma-separated subset of " + ",".join(ENGINES) +
                    " (ov: OpenVINO)")
-    p.add_argument("--rounds", type=int, default=3)
-    p.add_argument("--warmup", type=int, default=3)
-    p.add_argument("--iters", type=int, default=10)
+    p.add_argument("--rounds", type=int, default=3,
+                   help="interleaved rounds (a fresh process per engine, "
+                   "model and thread count in each)")
+    p.add_argument("--warmup", type=int, default=3,
+                   help="untimed runs at the start of each process")
+    p.add_argument("--iters", type=int, default=10,
+                   help="timed runs per process (their median counts)")
     p.add_argument("--tvm-iters", type=int, default=2,
                    help="TVM's untuned builds are slow: fewer timed runs")
     p.add_argument("--compile-timeout", type=int, default=1800,
                    help="seconds an export, Ember or TVM compile or a "
-                   "TorchScript freeze may take; a slower one gets the cell "
-                   "'compile > N s'")
+                   "TorchScript freeze may take; a slower one gets a cell "
+                   "like 'compile > N s' and the table goes on")
     p.add_argument("--run-timeout", type=int, default=3600,
                    help="seconds one timing process may take")
     p.add_argument("--mcpu", default="native",
                    help="CPU for TVM's llvm target ('native': the host's)")
-    p.add_argument("--work-dir", default=None)
+    p.add_argument("--work-dir", default=None,
+                   help="exports, bundles and inputs (default: "
+                   "BUILD_DIR/bench; exports are reused)")
     p.add_argument("--out", default=os.path.join(ROOT, "docs",
-                                                 "Performance.md"))
+                                                 "Performance.md"),
+                   help="the report to update (default: docs/Performance.md)")
     args = p.parse_args()
     args.build_dir = os.path.abspath(args.build_dir)
     args.engines = args.engines.split(",")
