@@ -92,7 +92,8 @@ def fma_peak(work, threads):
 
 
 def export_inputs(args, name, work, export=True):
-    """Exports NAME if needed; returns (onnx path, [(input name, array)])."""
+    """Exports NAME unless an export newer than the export code is there;
+    returns (onnx path, [(input name, array)])."""
     import onnx
     import onnx.numpy_helper as nh
     kind = SETS[args.set][0]
@@ -104,7 +105,10 @@ def export_inputs(args, name, work, export=True):
         pbs = [os.path.join(out, "%s.input_%d.pb" % (name, k))
                for k in range(len(glob.glob(
                    os.path.join(out, name + ".input_*.pb"))))]
-    if not all(os.path.exists(p) for p in [onnx_path] + pbs) or not pbs:
+    code = max(os.path.getmtime(p) for p in
+               glob.glob(os.path.join(ROOT, "models", kind, "*.py")))
+    if not all(os.path.exists(p) for p in [onnx_path] + pbs) or not pbs or \
+            os.path.getmtime(onnx_path) < code:
         if not export:
             raise Failed("export error", "no %s or its inputs" % onnx_path)
         run(["/usr/bin/python3", os.path.join(ROOT, "models", kind,
