@@ -4,8 +4,10 @@
 # model-runner on each backend and compares (tests/transformers/compare.py:
 # max|d| <= 1e-4 * max|ref|).
 #
-# transformer_test.sh RUNNER SRC OUTDIR BACKENDS MODEL
+# transformer_test.sh RUNNER SRC OUTDIR BACKENDS MODEL [heavy]
 #   BACKENDS: comma-separated list.
+#   heavy: skip (exit 77) unless EMBER_TRANSFORMERS_HEAVY=1 is set (the
+#   full-size benchmark models: minutes each).
 # Exit status: 1 when an enabled case fails; else 77 (ctest: "Skipped", so
 # it stays visible) when a case of the DISABLED list below was run but not
 # counted; else 0. Exports are redone when the export code is newer.
@@ -15,10 +17,15 @@ RUNNER=$1 SRC=$2 OUT=$3 BACKENDS=$4 MODEL=$5
 # Known failures, MODEL:BACKEND -> reason. They still run and print their
 # result, which does not count; delete an entry once the case passes (the
 # run says so).
+DROPOUT="importer rejects torchvision's Dropout(ratio 0, training_mode=true), an identity"
 declare -A DISABLED=(
-  [swin_mini:Interpreter]="importer rejects torchvision's Dropout(ratio 0, training_mode=true), an identity"
-  [swin_mini:CPU]="importer rejects torchvision's Dropout(ratio 0, training_mode=true), an identity"
+  [swin_mini:Interpreter]=$DROPOUT [swin_mini:CPU]=$DROPOUT
+  [swin_t:Interpreter]=$DROPOUT [swin_t:CPU]=$DROPOUT
 )
+if [ "${6:-}" = heavy ] && [ "${EMBER_TRANSFORMERS_HEAVY:-0}" != 1 ]; then
+  echo "skipped: set EMBER_TRANSFORMERS_HEAVY=1 to run the full-size $MODEL"
+  exit 77
+fi
 
 VPY=$SRC/.venv/bin/python
 EXPORT=$SRC/models/transformers
