@@ -88,13 +88,13 @@ static llvm::Error linkShared(llvm::StringRef obj, llvm::StringRef so) {
 
 llvm::Error cpu::writeBundle(const Module &, const IRFunction &F,
                              const MemoryPlan &plan, const CPUProgram &prog,
+                             llvm::TargetMachine &TM, bool wideKernels,
                              const BundleOptions &opts) {
   llvm::StringRef name = opts.networkName;
   if (!isCIdentifier(name))
     return makeErrorF("network name '{0}' is not a C identifier", name);
-  EMBER_ASSIGN_OR_RETURN(auto TM, createTargetMachine(opts.target, opts.mcpu));
   if (opts.sharedObject &&
-      TM->getTargetTriple().getArch() !=
+      TM.getTargetTriple().getArch() !=
           llvm::Triple(llvm::sys::getProcessTriple()).getArch())
     return makeError("-bundle-shared needs the host architecture");
   if (std::error_code ec = llvm::sys::fs::create_directories(opts.outputDir))
@@ -103,7 +103,8 @@ llvm::Error cpu::writeBundle(const Module &, const IRFunction &F,
   ModuleOptions mo;
   mo.name = name.str();
   mo.embedWeights = opts.embedWeights;
-  EMBER_ASSIGN_OR_RETURN(auto M, buildModule(prog, ctx, *TM, mo));
+  mo.wideKernels = wideKernels;
+  EMBER_ASSIGN_OR_RETURN(auto M, buildModule(prog, ctx, TM, mo));
   std::vector<BundleTensorDesc> ins, outs;
   describeBundleIO(F, plan, ins, outs);
   addBundleInfo(*M, name,
@@ -118,7 +119,7 @@ llvm::Error cpu::writeBundle(const Module &, const IRFunction &F,
     auto clone = llvm::CloneModule(*M);
     llvm::buffer_ostream asmOs(*opts.dumpLLVMAsm);
     EMBER_RETURN_IF_ERR(
-        emitFile(*clone, *TM, asmOs, llvm::CodeGenFileType::AssemblyFile));
+        emitFile(*clone, TM, asmOs, llvm::CodeGenFileType::AssemblyFile));
   }
   auto path = [&](llvm::StringRef ext) {
     llvm::SmallString<256> p(opts.outputDir);
@@ -131,7 +132,7 @@ llvm::Error cpu::writeBundle(const Module &, const IRFunction &F,
     if (ec)
       return makeErrorF("cannot write '{0}': {1}", path(".o"), ec.message());
     EMBER_RETURN_IF_ERR(
-        emitFile(*M, *TM, os, llvm::CodeGenFileType::ObjectFile));
+        emitFile(*M, TM, os, llvm::CodeGenFileType::ObjectFile));
   }
   EMBER_RETURN_IF_ERR(
       writeBundleFile(path(".h"), headerText(name, plan, prog, ins, outs)));

@@ -337,14 +337,15 @@ llvm::Error cuda::writeCUDABundle(const IRFunction &F, const MemoryPlan &plan,
                      "(constants live in device memory)");
   if (opts.sharedObject)
     return makeError("-bundle-shared is not supported by the CUDA backend");
-  std::string mcpu = opts.mcpu;
-  if (mcpu.empty()) // launch code only: no need for the build host's CPU
-    mcpu = llvm::Triple(opts.target.empty() ? llvm::sys::getProcessTriple()
-                                            : opts.target)
-                       .getArch() == llvm::Triple::x86_64
-               ? "x86-64"
-               : "generic";
-  EMBER_ASSIGN_OR_RETURN(auto TM, cpu::createTargetMachine(opts.target, mcpu));
+  TargetOptions host = opts.codegen.target;
+  if (host.cpu.empty()) // launch code only: no need for the build host's CPU
+    host.cpu = llvm::Triple(host.triple.empty() ? llvm::sys::getProcessTriple()
+                                                : host.triple)
+                           .getArch() == llvm::Triple::x86_64
+                   ? "x86-64"
+                   : "generic";
+  EMBER_ASSIGN_OR_RETURN(TargetDesc desc, TargetDesc::create(host));
+  EMBER_ASSIGN_OR_RETURN(auto TM, cpu::createTargetMachine(desc));
   if (std::error_code ec = llvm::sys::fs::create_directories(opts.outputDir))
     return makeErrorF("cannot create '{0}': {1}", opts.outputDir, ec.message());
   llvm::LLVMContext ctx;
