@@ -88,10 +88,6 @@ const kir::Stmt *splitLoop(const kir::Kernel &k);
 /// The number of iterations a rendered kernel's [begin, end) spans.
 int64_t kernelExtent(const kir::Kernel &k);
 
-/// A target machine for \p T's triple, CPU and features.
-llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
-createTargetMachine(const TargetDesc &T);
-
 /// Options of buildModule.
 struct ModuleOptions {
   std::string name;          ///< Entry point name.

@@ -48,12 +48,7 @@ public:
   }
 
   llvm::Expected<CPUProgram> run() {
-    prog_.constants.assign(plan_.constantSize, 0);
-    for (auto &w : F_.getWeights())
-      if (w->isConstant())
-        std::memcpy(prog_.constants.data() +
-                        plan_.placements.lookup(w.get()).offset,
-                    w->getPayload()->data(), w->getType()->sizeInBytes());
+    prog_.constants = makeConstantImage(F_, plan_);
     prog_.mutableSize = plan_.mutableSize;
     prog_.activationSize = plan_.activationSize;
     auto kernels = kir::lowerToKernels(

@@ -14,7 +14,6 @@
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/Linker/Linker.h"
-#include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -26,22 +25,6 @@ using namespace ember::cpu;
 
 extern "C" const char ember_libjit_x86_64_start[], ember_libjit_x86_64_end[];
 extern "C" const char ember_libjit_aarch64_start[], ember_libjit_aarch64_end[];
-
-llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
-cpu::createTargetMachine(const TargetDesc &T) {
-  std::string err;
-  const llvm::Target *target =
-      llvm::TargetRegistry::lookupTarget(T.triple, err);
-  if (!target)
-    return makeErrorF("unknown target '{0}': {1}", T.triple, err);
-  llvm::TargetOptions opts;
-  std::unique_ptr<llvm::TargetMachine> TM(target->createTargetMachine(
-      T.triple, T.cpu, T.features, opts, llvm::Reloc::PIC_, std::nullopt,
-      llvm::CodeGenOptLevel::Aggressive));
-  if (!TM)
-    return makeErrorF("cannot create a target machine for '{0}'", T.triple);
-  return std::move(TM);
-}
 
 TargetDesc cpu::kernelTarget(const TargetDesc &T,
                              const CPUCodegenOptions &opts) {

@@ -381,12 +381,7 @@ llvm::Expected<CUDAProgram> cuda::lowerForCUDA(const IRFunction &F,
                                                const MemoryPlan &plan,
                                                const CUDACodegenOptions &opts) {
   CUDAProgram prog;
-  prog.constants.assign(plan.constantSize, 0);
-  for (auto &w : F.getWeights())
-    if (w->isConstant())
-      std::memcpy(prog.constants.data() +
-                      plan.placements.lookup(w.get()).offset,
-                  w->getPayload()->data(), w->getType()->sizeInBytes());
+  prog.constants = makeConstantImage(F, plan);
   prog.mutableSize = plan.mutableSize;
   prog.activationSize = plan.activationSize;
   Lowering L(F, plan, opts, prog);

@@ -21,6 +21,8 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
 #include "llvm/TargetParser/Triple.h"
@@ -172,6 +174,23 @@ llvm::Expected<TargetDesc> TargetDesc::create(const TargetOptions &opts) {
   if (!T.isHost || !readSysfsCaches("/sys/devices/system/cpu/cpu0/cache", T))
     setDefaultCaches(T);
   return T;
+}
+
+llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
+ember::createTargetMachine(const TargetDesc &T) {
+  initTargets();
+  std::string err;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(T.triple, err);
+  if (!target)
+    return makeErrorF("unknown target '{0}': {1}", T.triple, err);
+  llvm::TargetOptions opts;
+  std::unique_ptr<llvm::TargetMachine> TM(target->createTargetMachine(
+      T.triple, T.cpu, T.features, opts, llvm::Reloc::PIC_, std::nullopt,
+      llvm::CodeGenOptLevel::Aggressive));
+  if (!TM)
+    return makeErrorF("cannot create a target machine for '{0}'", T.triple);
+  return std::move(TM);
 }
 
 void ember::setDefaultCaches(TargetDesc &T) {

@@ -31,6 +31,12 @@ private:
   std::vector<std::pair<const Placeholder *, Tensor>> entries_;
 };
 
+/// The constant region's image: every constant weight of \p F at its planned
+/// offset, zeros between (plan.constantSize bytes). Shared by the backends
+/// that own a constant region.
+std::vector<uint8_t> makeConstantImage(const IRFunction &F,
+                                       const MemoryPlan &plan);
+
 /// Copies the input tensors bound in \p b into the mutable-weights region
 /// \p mutables, each at its planned offset; an error names an input that is
 /// not bound or has the wrong type. Shared by every in-process backend.

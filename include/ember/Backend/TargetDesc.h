@@ -15,7 +15,12 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
+
+namespace llvm {
+class TargetMachine;
+} // namespace llvm
 
 namespace ember {
 
@@ -91,6 +96,11 @@ struct TargetDesc {
   /// Prints one "field: value" line per field.
   void print(llvm::raw_ostream &os) const;
 };
+
+/// An LLVM target machine for \p T's triple, CPU and features (PIC,
+/// aggressive optimization): what bundles' code generators emit with.
+llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
+createTargetMachine(const TargetDesc &T);
 
 /// Cache sizes of the host read from \p sysfsCacheDir (a directory like
 /// /sys/devices/system/cpu/cpu0/cache with index*/{level,type,size,
