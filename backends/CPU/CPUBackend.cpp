@@ -19,8 +19,11 @@ bool CPUBackend::shouldLower(const Node &n) const {
 llvm::Error CPUBackend::saveBundle(const Module &M, const IRFunction &F,
                                    const MemoryPlan &plan,
                                    const BundleOptions &opts) const {
-  EMBER_ASSIGN_OR_RETURN(auto TM, createTargetMachine(opts.target, opts.mcpu));
+  EMBER_ASSIGN_OR_RETURN(TargetDesc desc,
+                         TargetDesc::create(opts.codegen.target));
+  EMBER_ASSIGN_OR_RETURN(auto TM, createTargetMachine(desc));
+  TargetDesc kt = kernelTarget(desc, opts.codegen.cpu);
   EMBER_ASSIGN_OR_RETURN(CPUProgram prog,
-                         lowerForCPU(F, plan, hasWideSimd(*TM)));
-  return writeBundle(M, F, plan, prog, opts);
+                         lowerForCPU(F, plan, kt, opts.codegen.cpu));
+  return writeBundle(M, F, plan, prog, *TM, useWideKernels(kt), opts);
 }

@@ -19,7 +19,6 @@
 #include "ember/Kernel/LowerToKernel.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 
 using namespace ember;
@@ -33,8 +32,9 @@ namespace {
 /// Builds the CPU's kernels and constant image.
 class CPULowering {
 public:
-  CPULowering(const IRFunction &F, const MemoryPlan &plan, bool wideSimd)
-      : F_(F), plan_(plan), wideSimd_(wideSimd) {
+  CPULowering(const IRFunction &F, const MemoryPlan &plan,
+              const TargetDesc &target, const CPUCodegenOptions &opts)
+      : F_(F), plan_(plan), target_(target), opts_(opts) {
     for (auto &I : F.getInstrs())
       for (const Operand &op : I->getOperands())
         if (op.role != OperandRole::Out && !llvm::isa<TensorViewInst>(*I))
@@ -48,22 +48,7 @@ public:
   }
 
   llvm::Expected<CPUProgram> run() {
-    if (const char *e = std::getenv("EMBER_CPU_CONV")) {
-      llvm::StringRef v(e);
-      if (v == "panels")
-        convPath_ = ConvPath::Panels;
-      else if (v == "channels")
-        convPath_ = ConvPath::Channels;
-      else if (!v.empty() && v != "auto")
-        return makeErrorF(
-            "EMBER_CPU_CONV '{0}' is not auto, panels or channels", v);
-    }
-    prog_.constants.assign(plan_.constantSize, 0);
-    for (auto &w : F_.getWeights())
-      if (w->isConstant())
-        std::memcpy(prog_.constants.data() +
-                        plan_.placements.lookup(w.get()).offset,
-                    w->getPayload()->data(), w->getType()->sizeInBytes());
+    prog_.constants = makeConstantImage(F_, plan_);
     prog_.mutableSize = plan_.mutableSize;
     prog_.activationSize = plan_.activationSize;
     auto kernels = kir::lowerToKernels(
@@ -152,13 +137,11 @@ private:
   CPUProgram prog_;
   size_t scratchSize_ = 0; ///< Conv patch matrices, after the snapshots.
   size_t snapshotReserve_ = 0, snapshotUsed_ = 0; ///< After the arena.
-  /// Which vector dimension convolutions and max pools take
-  /// (EMBER_CPU_CONV, see ConvPath).
-  ConvPath convPath_ = ConvPath::Auto;
-  bool wideSimd_; ///< See lowerForCPU.
+  const TargetDesc &target_;      ///< The kernel target (see lowerForCPU).
+  const CPUCodegenOptions &opts_; ///< Forced paths.
 
   DepthwiseContext dwContext() {
-    return {plan_, prog_.constants, convPath_, wideSimd_};
+    return {plan_, prog_.constants, opts_.convPath, target_};
   }
 };
 } // namespace
@@ -327,7 +310,7 @@ void CPULowering::lowerConvCV(const ConvInst &I, std::vector<Kernel> &out) {
   }
   // The walk is chosen by 14-pixel tiles; 16-register targets compute those
   // strip by strip, so the widest tile there is three whole strips.
-  if (!wideSimd_ && NT == kConvCVTile)
+  if (!useWideKernels(target_) && NT == kConvCVTile)
     NT = kConvCVNarrowTile;
   int64_t tiles = rows * ((rowPixels + NT - 1) / NT);
   // Past kConvCVKC, libjit walks K in slices over all tiles of a call, so
@@ -451,7 +434,8 @@ void CPULowering::lowerConv(const ConvInst &I, std::vector<Kernel> &out) {
     return;
   }
   // Winograd transforms the filter at compile time.
-  if (int64_t tm = hasConstantFilter(I) ? winogradTile(I, wideSimd_) : 0) {
+  if (int64_t tm =
+          hasConstantFilter(I) ? winogradTile(I, target_, opts_.winograd) : 0) {
     lowerWinogradConv(
         I, tm, {plan_, prog_.constants, patchOffset(), scratchSize_}, out);
     return;
@@ -463,8 +447,8 @@ void CPULowering::lowerConv(const ConvInst &I, std::vector<Kernel> &out) {
       xd[1] / group * (xd[2] + pads[0] + pads[2]) * (xd[3] + pads[1] + pads[3]);
   bool cvFits = span < (int64_t(1) << 31);
   if (cvFits &&
-      (convPath_ == ConvPath::Channels ||
-       (convPath_ == ConvPath::Auto && preferChannelVector(I, wideSimd_)))) {
+      (opts_.convPath == ConvPath::Channels ||
+       (opts_.convPath == ConvPath::Auto && preferChannelVector(I, target_)))) {
     lowerConvCV(I, out);
     return;
   }
@@ -686,7 +670,9 @@ Kernel CPULowering::lowerMatMul(const MatMulInst &I) {
   return k;
 }
 
-llvm::Expected<CPUProgram>
-cpu::lowerForCPU(const IRFunction &F, const MemoryPlan &plan, bool wideSimd) {
-  return CPULowering(F, plan, wideSimd).run();
+llvm::Expected<CPUProgram> cpu::lowerForCPU(const IRFunction &F,
+                                            const MemoryPlan &plan,
+                                            const TargetDesc &T,
+                                            const CPUCodegenOptions &opts) {
+  return CPULowering(F, plan, T, opts).run();
 }

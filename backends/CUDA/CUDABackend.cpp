@@ -30,18 +30,15 @@ bool CUDABackend::supportsFusedActivation(FusedActivation act) const {
 llvm::Error CUDABackend::saveBundle(const Module &M, const IRFunction &F,
                                     const MemoryPlan &plan,
                                     const BundleOptions &opts) const {
-  std::string arch = opts.cudaArch.empty() ? kDefaultArch : opts.cudaArch;
+  const CUDACodegenOptions &cudaOpts = opts.codegen.cuda;
+  std::string arch = cudaOpts.arch.empty() ? kDefaultArch : cudaOpts.arch;
   if (!isValidArch(arch))
     return makeErrorF("-cuda-arch '{0}' is not an architecture like sm_90",
                       arch);
-  CUDAOptions copts;
-  EMBER_ASSIGN_OR_RETURN(
-      copts.gemm, parseLibChoice("-cuda-gemm", opts.cudaGemm, "cublaslt"));
-  EMBER_ASSIGN_OR_RETURN(copts.conv,
-                         parseLibChoice("-cuda-conv", opts.cudaConv, "cudnn"));
+  CUDACodegenOptions copts = cudaOpts;
   // The library-op host code exists as x86_64 bitcode only.
-  llvm::Triple triple(opts.target.empty() ? llvm::sys::getProcessTriple()
-                                          : opts.target);
+  const std::string &target = opts.codegen.target.triple;
+  llvm::Triple triple(target.empty() ? llvm::sys::getProcessTriple() : target);
   if (triple.getArch() != llvm::Triple::x86_64) {
     if (copts.gemm == LibChoice::Library || copts.conv == LibChoice::Library)
       return makeErrorF("cuBLASLt/cuDNN calls in CUDA bundles need an x86_64 "

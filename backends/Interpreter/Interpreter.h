@@ -21,7 +21,7 @@ public:
   bool supportsRuntimeConvFilter() const override { return true; }
   llvm::Expected<std::unique_ptr<CompiledFunction>>
   compile(const Module &M, std::shared_ptr<const IRFunction> F,
-          const MemoryPlan &plan) const override;
+          const MemoryPlan &plan, const CodegenOptions &opts) const override;
 };
 
 } // namespace ember

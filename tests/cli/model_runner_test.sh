@@ -56,4 +56,24 @@ grep -q "output '" "$TMP/out" && fail "-compile-only ran the model"
 check "optimize-ir=false keeps the output copy" 0 "= copy @out %logits" \
   "$RUNNER" -model="$DIGITS/digits.onnx" -dump-ir -compile-only -optimize-ir=false
 
+# The target description and the code generation flags (one error line).
+check "print-target needs no model" 0 "^vector-registers: (16|32)$" "$RUNNER" -print-target
+check "print-target of the host" 0 "^host: yes$" "$RUNNER" -print-target
+check "bad -cpu-winograd" 1 "^model-runner: error: -cpu-winograd 'f3' is not auto, off, f2 or f4$" \
+  "$RUNNER" -model="$DIGITS/digits.onnx" -cpu-winograd=f3
+check "bad -mattr" 1 "^model-runner: error: -mattr entry 'avx2' is not \+FEATURE or -FEATURE" \
+  "$RUNNER" -model="$DIGITS/digits.onnx" -mattr=avx2
+[ "$(wc -l <"$TMP/out")" = 1 ] || fail "bad -mattr printed more than one line"
+if [ "$(uname -m)" = x86_64 ]; then
+  check "print-target -mcpu -mattr" 0 "^float-lanes: 8$" \
+    "$RUNNER" -print-target -mcpu=znver4 -mattr=-avx512f
+  # The JIT runs what it compiles: another architecture is an error.
+  check "JIT needs the host architecture" 1 "in-process runs need the host's architecture" \
+    "$RUNNER" -model="$DIGITS/digits.onnx" -backend=CPU -target=aarch64-unknown-linux-gnu
+fi
+# The forced paths and 8-lane kernels through flags give the same answer.
+check "forced paths" 0 "top 1: index 7 value" \
+  "$RUNNER" -model="$DIGITS/digits.onnx" -backend=CPU -input="$DIGITS/test_data/digit-7.input.pb" -topk=1 \
+  -cpu-conv-path=channels -cpu-simd-width=256 -cpu-winograd=off
+
 finish "model-runner CLI"

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "../unit/TestUtils.h"
+#include "PathOptions.h"
 
 #include <cmath>
 #include <random>
@@ -66,7 +67,7 @@ Tensor runCase(const MatMulCase &c, llvm::StringRef backend) {
   NodeValue y = F->createMatMul("mm", a, b);
   auto *out = M.createPlaceholder("y", *y.getType(), true);
   F->createSave("save", y, out);
-  auto outs = compileAndRun(M, *F, backend, std::move(inputs));
+  auto outs = compileAndRun(M, *F, backend, std::move(inputs), pathOptions());
   return outs.empty() ? Tensor() : std::move(outs[0]);
 }
 } // namespace

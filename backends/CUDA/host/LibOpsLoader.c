@@ -39,13 +39,13 @@ const char *ember_lib_load(int cublasLt, int cudnn) {
   if (cublasLt && !ember_lib_fns.p_cublasLtCreate) {
     if (!(h = openAny(ltNames)))
       return "cannot load libcublasLt.so.13 (cuBLASLt); compile with "
-             "EMBER_CUDA_GEMM=generated to do without";
+             "-cuda-gemm=generated to do without";
     EMBER_CUBLASLT_FNS(EMBER_LOAD_FN)
   }
   if (cudnn && !ember_lib_fns.p_cudnnCreate) {
     if (!(h = openAny(dnnNames)))
       return "cannot load libcudnn.so.9 (cuDNN); compile with "
-             "EMBER_CUDA_CONV=generated to do without";
+             "-cuda-conv=generated to do without";
     EMBER_CUDNN_FNS(EMBER_LOAD_FN)
   }
   return NULL;
