@@ -3,8 +3,25 @@
 
 #include "ember/Base/Error.h"
 
+#include <algorithm>
+
 using namespace ember;
 using namespace ember::cpu;
+
+TargetDesc cpu::kernelTarget(const TargetDesc &T,
+                             const CPUCodegenOptions &opts) {
+  TargetDesc K = T;
+  if (opts.simdWidth) {
+    K.vectorBits = opts.simdWidth;
+    if (opts.simdWidth >= 512)
+      K.vectorRegisters = std::max(K.vectorRegisters, 32u);
+  }
+  return K;
+}
+
+bool cpu::useWideKernels(const TargetDesc &T) {
+  return T.floatLanes() >= 16 && T.vectorRegisters >= 32;
+}
 
 bool CPUBackend::isOpSupported(const Node &n) const {
   return isTableOp(n.getKind()) && cpuSupports(n);

@@ -17,7 +17,6 @@
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/MemoryBuffer.h"
 
-#include <algorithm>
 #include <string>
 
 using namespace ember;
@@ -25,21 +24,6 @@ using namespace ember::cpu;
 
 extern "C" const char ember_libjit_x86_64_start[], ember_libjit_x86_64_end[];
 extern "C" const char ember_libjit_aarch64_start[], ember_libjit_aarch64_end[];
-
-TargetDesc cpu::kernelTarget(const TargetDesc &T,
-                             const CPUCodegenOptions &opts) {
-  TargetDesc K = T;
-  if (opts.simdWidth) {
-    K.vectorBits = opts.simdWidth;
-    if (opts.simdWidth >= 512)
-      K.vectorRegisters = std::max(K.vectorRegisters, 32u);
-  }
-  return K;
-}
-
-bool cpu::useWideKernels(const TargetDesc &T) {
-  return T.floatLanes() >= 16 && T.vectorRegisters >= 32;
-}
 
 /// Reads the embedded libjit bitcode for \p TM's architecture lazily: its
 /// functions' bodies stay in the bitcode until materializeUsed asks for them.
