@@ -81,7 +81,7 @@ cpu::createTargetMachine(llvm::StringRef triple, llvm::StringRef mcpu) {
       llvm::CodeGenOptLevel::Aggressive));
   if (!TM)
     return makeErrorF("cannot create a target machine for '{0}'", tt);
-  return std::move(TM);
+  return TM;
 }
 
 /// Reads the embedded libjit bitcode for \p TM's architecture lazily: its
@@ -406,5 +406,5 @@ cpu::buildModule(const CPUProgram &prog, llvm::LLVMContext &ctx,
   if (llvm::verifyModule(*M, &es))
     return makeErrorF("internal error: invalid LLVM module: {0}", es.str());
   optimize(*M, TM);
-  return std::move(M);
+  return M;
 }
