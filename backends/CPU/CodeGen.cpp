@@ -331,5 +331,5 @@ cpu::buildModule(const CPUProgram &prog, llvm::LLVMContext &ctx,
   if (llvm::verifyModule(*M, &es))
     return makeErrorF("internal error: invalid LLVM module: {0}", es.str());
   optimize(*M, TM);
-  return std::move(M);
+  return M;
 }

@@ -27,7 +27,7 @@ bool CUDABackend::supportsFusedActivation(FusedActivation act) const {
   return act != FusedActivation::NumKinds;
 }
 
-llvm::Error CUDABackend::saveBundle(const Module &M, const IRFunction &F,
+llvm::Error CUDABackend::saveBundle(const Module & /*M*/, const IRFunction &F,
                                     const MemoryPlan &plan,
                                     const BundleOptions &opts) const {
   const CUDACodegenOptions &cudaOpts = opts.codegen.cuda;

@@ -393,5 +393,5 @@ llvm::Expected<CUDAProgram> cuda::lowerForCUDA(const IRFunction &F,
     return kernels.takeError();
   L.finish(std::move(*kernels));
   prog.constants.resize((prog.constants.size() + 63) / 64 * 64, 0);
-  return std::move(prog);
+  return prog;
 }

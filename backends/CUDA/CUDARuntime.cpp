@@ -218,5 +218,5 @@ CUDABackend::compile(const Module &M, std::shared_ptr<const IRFunction> F,
       M, std::move(F), plan, std::move(src), std::move(prog.steps),
       std::move(prog.libOps), opts.cuda.graph);
   EMBER_RETURN_IF_ERR(fn->init(bin, prog.constants));
-  return std::move(fn);
+  return fn;
 }

@@ -190,7 +190,7 @@ ember::createTargetMachine(const TargetDesc &T) {
       llvm::CodeGenOptLevel::Aggressive));
   if (!TM)
     return makeErrorF("cannot create a target machine for '{0}'", T.triple);
-  return std::move(TM);
+  return TM;
 }
 
 void ember::setDefaultCaches(TargetDesc &T) {

@@ -212,7 +212,7 @@ static ExprRef computeValue(Kernel &k, const Instruction &I, OpKind op,
   }
 }
 
-ExprRef kir::elementwiseValue(Kernel &k, const Instruction &I, ExprRef idx,
+ExprRef kir::elementwiseValue(Kernel &k, const Instruction &I, ExprRef /*idx*/,
                               llvm::function_ref<ExprRef(unsigned)> operand) {
   OpKind op = *opKindForInstr(I.getKind());
   ScalarKind kind = I.getOperand(0).value->getType()->getElemKind();

@@ -14,6 +14,10 @@ check "unsupported ops are all listed" 1 "3 unsupported node\(s\) of 2 op type\(
   "$RUNNER" -model="$TMP/unsupported.onnx"
 check "unsupported listing names each node" 1 "Det \(node 'det2', opset 13\)" \
   "$RUNNER" -model="$TMP/unsupported.onnx"
+check "custom-domain ops are listed with the rest" 1 "2 unsupported node\(s\) of 2 op type\(s\) \[Det, com.example::MyOp\]" \
+  "$RUNNER" -model="$TMP/custom_domain.onnx"
+check "custom-domain nodes name their domain and opset" 1 "MyOp \(node 'custom1', domain 'com.example', opset 1\)" \
+  "$RUNNER" -model="$TMP/custom_domain.onnx"
 check "bad -model-input" 1 "^model-runner: error: -model-input expects NAME,TYPE" \
   "$RUNNER" -model="$DIGITS/digits.onnx" -model-input=x,float
 check "absurd result size" 1 "^model-runner: error: .*more than the maximum of 2147483648 elements" \

@@ -50,11 +50,14 @@ Tensor runWithKernels(Module &M, Function &F, Placeholder *out,
   if (!net)
     return Tensor();
   // A residual that dies at its conv is overwritten by the conv's output.
-  if (backend == "CPU")
-    for (const auto &I : net->ir->getInstrs())
-      if (auto *conv = llvm::dyn_cast<ConvInst>(I.get()))
-        if (!conv->getResidual().empty())
-          EXPECT_EQ(conv->getDest(), conv->getResidual()[0]);
+  if (backend == "CPU") {
+    for (const auto &I : net->ir->getInstrs()) {
+      auto *conv = llvm::dyn_cast<ConvInst>(I.get());
+      if (conv && !conv->getResidual().empty()) {
+        EXPECT_EQ(conv->getDest(), conv->getResidual()[0]);
+      }
+    }
+  }
   Bindings bind;
   auto phs = M.getInputPlaceholders();
   for (size_t i = 0; i < phs.size() && i < inputs.size(); ++i)

@@ -5,7 +5,9 @@
  * and dlsym, so the compiler and tools do not depend on those libraries.
  *
  *===----------------------------------------------------------------------===*/
+#ifndef _GNU_SOURCE /* LLVM_DEFINITIONS may put it on the command line */
 #define _GNU_SOURCE
+#endif
 #define EMBER_LIBOPS_DYNAMIC 1
 #include "LibOps.c"
 

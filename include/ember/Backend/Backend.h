@@ -88,7 +88,7 @@ public:
   virtual bool shouldLower(const Node &n) const = 0;
   /// True if the backend's Conv applies \p act in its epilogue (the
   /// fuse-conv-activation pass asks).
-  virtual bool supportsFusedActivation(FusedActivation act) const {
+  virtual bool supportsFusedActivation(FusedActivation /*act*/) const {
     return false;
   }
   /// True if the backend's Conv adds its Residual operand (the

@@ -111,7 +111,7 @@ static bool isProfitable(llvm::ArrayRef<Node *> group) {
   for (Node *n : group)
     outputs += n->getType()->size();
   dim_t input = group[0]->getNthInput(0).getType()->size();
-  return group.size() >= 2 && (group.size() - 1) * input >= outputs;
+  return group.size() >= 2 && dim_t(group.size() - 1) * input >= outputs;
 }
 
 /// Builds the merged node of \p group; its results concatenate theirs
