@@ -52,10 +52,9 @@ llvm::Error importBinary(ImportContext &ctx, const onnx::NodeProto &node) {
   ASSIGN_OR_RETURN(NodeValue a, ctx.input(node, 0));
   ASSIGN_OR_RETURN(NodeValue b, ctx.input(node, 1));
   if (a.getElemKind() != b.getElemKind())
-    return ImportContext::nodeError(node, "operand element types differ: " +
-                                              a.getType()->toString() +
-                                              " and " +
-                                              b.getType()->toString());
+    return ImportContext::nodeError(
+        node, "operand element types differ: " + a.getType()->toString() +
+                  " and " + b.getType()->toString());
   ASSIGN_OR_RETURN(auto ab, ctx.broadcastPair(node, a, b));
   return ctx.setOutput(node, Make(ctx.fn(), nameOf(node), ab.first, ab.second));
 }
@@ -74,8 +73,8 @@ BINARY_MAKER(Div)
 template <OpKind K>
 llvm::Error importUnary(ImportContext &ctx, const onnx::NodeProto &node) {
   ASSIGN_OR_RETURN(NodeValue x, ctx.input(node, 0));
-  ASSIGN_OR_RETURN(Node * n, wrap(node, ctx.fn().tryCreateNode(
-                                            K, nameOf(node), {x}, {})));
+  ASSIGN_OR_RETURN(
+      Node * n, wrap(node, ctx.fn().tryCreateNode(K, nameOf(node), {x}, {})));
   return ctx.setOutput(node, n);
 }
 
@@ -97,8 +96,8 @@ llvm::Error importClip(ImportContext &ctx, const onnx::NodeProto &node) {
       (i == 1 ? lo : hi) = t->getHandle<float>().raw(0);
     }
   }
-  ASSIGN_OR_RETURN(auto *n, wrap(node, ctx.fn().tryCreateClip(nameOf(node), x,
-                                                              lo, hi)));
+  ASSIGN_OR_RETURN(auto *n,
+                   wrap(node, ctx.fn().tryCreateClip(nameOf(node), x, lo, hi)));
   return ctx.setOutput(node, n);
 }
 
@@ -113,8 +112,8 @@ llvm::Expected<Window> readWindow(const onnx::NodeProto &node, NodeValue x,
   Window w;
   if (x.dims().size() != 4)
     return ImportContext::nodeError(
-        node, "only 2-D (NCHW) inputs are supported, got " +
-                  x.getType()->toString());
+        node,
+        "only 2-D (NCHW) inputs are supported, got " + x.getType()->toString());
   ASSIGN_OR_RETURN(w.kernel, attrs.getInts("kernel_shape", kernel));
   ASSIGN_OR_RETURN(w.strides, attrs.getInts("strides", {{1, 1}}));
   ASSIGN_OR_RETURN(w.dilations, attrs.getInts("dilations", {{1, 1}}));
@@ -155,8 +154,7 @@ llvm::Error importConv(ImportContext &ctx, const onnx::NodeProto &node) {
   if (w.dims().size() != 4)
     return ImportContext::nodeError(node, "filter must be 4-D, got " +
                                               w.getType()->toString());
-  ASSIGN_OR_RETURN(Window win,
-                   readWindow(node, x, {w.dims()[2], w.dims()[3]}));
+  ASSIGN_OR_RETURN(Window win, readWindow(node, x, {w.dims()[2], w.dims()[3]}));
   if (win.kernel[0] != w.dims()[2] || win.kernel[1] != w.dims()[3])
     return ImportContext::nodeError(node, "kernel_shape does not match the "
                                           "filter " +
@@ -168,12 +166,11 @@ llvm::Error importConv(ImportContext &ctx, const onnx::NodeProto &node) {
   } else {
     bias = ctx.splatConstant(nameOf(node) + ".bias", {w.dims()[0]}, 0.f);
   }
-  ASSIGN_OR_RETURN(auto *n, wrap(node, ctx.fn().tryCreateConv(
-                                           nameOf(node), x, w, bias, {},
-                                           win.strides, win.pads,
-                                           win.dilations, group,
-                                           int64_t(FusedActivation::None), 0.f,
-                                           0.f)));
+  ASSIGN_OR_RETURN(auto *n,
+                   wrap(node, ctx.fn().tryCreateConv(
+                                  nameOf(node), x, w, bias, {}, win.strides,
+                                  win.pads, win.dilations, group,
+                                  int64_t(FusedActivation::None), 0.f, 0.f)));
   return ctx.setOutput(node, n);
 }
 
@@ -182,10 +179,10 @@ llvm::Error importGlobalAveragePool(ImportContext &ctx,
   ASSIGN_OR_RETURN(NodeValue x, ctx.input(node, 0));
   if (x.dims().size() != 4)
     return ImportContext::nodeError(node, "only 4-D inputs are supported");
-  ASSIGN_OR_RETURN(auto *n, wrap(node, ctx.fn().tryCreateAvgPool(
-                                           nameOf(node), x,
-                                           {x.dims()[2], x.dims()[3]}, {1, 1},
-                                           {0, 0, 0, 0}, 0)));
+  ASSIGN_OR_RETURN(
+      auto *n, wrap(node, ctx.fn().tryCreateAvgPool(nameOf(node), x,
+                                                    {x.dims()[2], x.dims()[3]},
+                                                    {1, 1}, {0, 0, 0, 0}, 0)));
   return ctx.setOutput(node, n);
 }
 
@@ -229,9 +226,9 @@ llvm::Error importGemm(ImportContext &ctx, const onnx::NodeProto &node) {
     c = ctx.splatConstant(nameOf(node) + ".c", {m, n}, 0.f);
     beta = 0.f;
   }
-  ASSIGN_OR_RETURN(auto *g, wrap(node, ctx.fn().tryCreateGemm(
-                                           nameOf(node), a, b, c, alpha, beta,
-                                           transA, transB)));
+  ASSIGN_OR_RETURN(
+      auto *g, wrap(node, ctx.fn().tryCreateGemm(nameOf(node), a, b, c, alpha,
+                                                 beta, transA, transB)));
   return ctx.setOutput(node, g);
 }
 
@@ -241,11 +238,13 @@ llvm::Expected<NodeValue> reshape(ImportContext &ctx,
                                   llvm::ArrayRef<int64_t> dims) {
   if (x.dims() == dims)
     return x;
-  ASSIGN_OR_RETURN(auto *r, wrap(node, ctx.fn().tryCreateReshape(
-                                           nameOf(node), x, dims)));
+  ASSIGN_OR_RETURN(
+      auto *r, wrap(node, ctx.fn().tryCreateReshape(nameOf(node), x, dims)));
   return NodeValue(r);
 }
 
+/// ONNX MatMul: 1-D operands become matrices, both operands get the same
+/// rank, and batch dims broadcast inside the MatMul node (never copied).
 llvm::Error importMatMul(ImportContext &ctx, const onnx::NodeProto &node) {
   ASSIGN_OR_RETURN(NodeValue a, ctx.input(node, 0));
   ASSIGN_OR_RETURN(NodeValue b, ctx.input(node, 1));
@@ -258,23 +257,13 @@ llvm::Error importMatMul(ImportContext &ctx, const onnx::NodeProto &node) {
     ad.insert(ad.begin(), 1);
   if (vecB)
     bd.push_back(1);
-  // Broadcast batch dims.
   size_t r = std::max(ad.size(), bd.size());
   ad.insert(ad.begin(), r - ad.size(), 1);
   bd.insert(bd.begin(), r - bd.size(), 1);
-  std::vector<int64_t> outA = ad, outB = bd;
-  for (size_t i = 0; i + 2 < r; ++i) {
-    if (ad[i] != bd[i] && ad[i] != 1 && bd[i] != 1)
-      return ImportContext::nodeError(node, "batch dims are not "
-                                            "broadcastable");
-    outA[i] = outB[i] = std::max(ad[i], bd[i]);
-  }
   ASSIGN_OR_RETURN(a, reshape(ctx, node, a, ad));
   ASSIGN_OR_RETURN(b, reshape(ctx, node, b, bd));
-  ASSIGN_OR_RETURN(a, ctx.broadcastTo(node, a, outA));
-  ASSIGN_OR_RETURN(b, ctx.broadcastTo(node, b, outB));
-  ASSIGN_OR_RETURN(auto *mm, wrap(node, ctx.fn().tryCreateMatMul(nameOf(node),
-                                                                 a, b)));
+  ASSIGN_OR_RETURN(auto *mm,
+                   wrap(node, ctx.fn().tryCreateMatMul(nameOf(node), a, b, 0)));
   std::vector<int64_t> out(mm->getResult().dims().begin(),
                            mm->getResult().dims().end());
   if (vecB)
@@ -322,8 +311,8 @@ llvm::Error importReshape(ImportContext &ctx, const onnx::NodeProto &node) {
         return ImportContext::nodeError(node, "more than one -1 in shape");
       inferAt = i;
     } else if (shape[i] <= 0 || known > kMaxTensorElements / shape[i]) {
-      return ImportContext::nodeError(node, "invalid shape " +
-                                                dimsToString(shape));
+      return ImportContext::nodeError(node,
+                                      "invalid shape " + dimsToString(shape));
     } else {
       known *= shape[i];
     }
@@ -344,8 +333,8 @@ llvm::Error importTranspose(ImportContext &ctx, const onnx::NodeProto &node) {
   std::iota(rev.rbegin(), rev.rend(), 0);
   ASSIGN_OR_RETURN(std::vector<int64_t> perm,
                    AttrReader(node).getInts("perm", rev));
-  ASSIGN_OR_RETURN(auto *t, wrap(node, ctx.fn().tryCreateTranspose(
-                                           nameOf(node), x, perm)));
+  ASSIGN_OR_RETURN(
+      auto *t, wrap(node, ctx.fn().tryCreateTranspose(nameOf(node), x, perm)));
   return ctx.setOutput(node, t);
 }
 
@@ -357,13 +346,12 @@ llvm::Error importConcat(ImportContext &ctx, const onnx::NodeProto &node) {
   }
   if (ins.empty())
     return ImportContext::nodeError(node, "needs at least one input");
-  ASSIGN_OR_RETURN(int64_t axis, AttrReader(node).getInt("axis",
-                                                         std::nullopt));
+  ASSIGN_OR_RETURN(int64_t axis, AttrReader(node).getInt("axis", std::nullopt));
   ASSIGN_OR_RETURN(axis, normAxis(node, axis, ins[0].dims().size()));
   if (ins.size() == 1)
     return ctx.setOutput(node, ins[0]);
-  ASSIGN_OR_RETURN(auto *c, wrap(node, ctx.fn().tryCreateConcat(nameOf(node),
-                                                                ins, axis)));
+  ASSIGN_OR_RETURN(
+      auto *c, wrap(node, ctx.fn().tryCreateConcat(nameOf(node), ins, axis)));
   return ctx.setOutput(node, c);
 }
 
@@ -375,8 +363,8 @@ llvm::Error importSoftmax(ImportContext &ctx, const onnx::NodeProto &node) {
                    AttrReader(node).getInt("axis", coerce2D ? 1 : -1));
   ASSIGN_OR_RETURN(axis, normAxis(node, axis, rank));
   if (!coerce2D) {
-    ASSIGN_OR_RETURN(auto *s, wrap(node, ctx.fn().tryCreateSoftmax(
-                                             nameOf(node), x, axis)));
+    ASSIGN_OR_RETURN(
+        auto *s, wrap(node, ctx.fn().tryCreateSoftmax(nameOf(node), x, axis)));
     return ctx.setOutput(node, s);
   }
   // Before opset 13 the input is treated as 2-D [outer, inner] at axis.
@@ -384,8 +372,8 @@ llvm::Error importSoftmax(ImportContext &ctx, const onnx::NodeProto &node) {
   for (int64_t i = 0; i < rank; ++i)
     (i < axis ? outer : inner) *= x.dims()[i];
   ASSIGN_OR_RETURN(NodeValue flat, reshape(ctx, node, x, {outer, inner}));
-  ASSIGN_OR_RETURN(auto *s, wrap(node, ctx.fn().tryCreateSoftmax(
-                                           nameOf(node), flat, 1)));
+  ASSIGN_OR_RETURN(
+      auto *s, wrap(node, ctx.fn().tryCreateSoftmax(nameOf(node), flat, 1)));
   std::vector<int64_t> dims(x.dims().begin(), x.dims().end());
   ASSIGN_OR_RETURN(NodeValue y, reshape(ctx, node, s->getResult(), dims));
   return ctx.setOutput(node, y);
@@ -425,8 +413,8 @@ llvm::Error importConstant(ImportContext &ctx, const onnx::NodeProto &node) {
   } else {
     return ImportContext::nodeError(node, "has no supported value attribute");
   }
-  return ctx.setOutput(node, ctx.module().createConstant(nameOf(node),
-                                                         std::move(t)));
+  return ctx.setOutput(node,
+                       ctx.module().createConstant(nameOf(node), std::move(t)));
 }
 
 const ImportRule kRules[] = {
