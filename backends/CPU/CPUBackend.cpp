@@ -28,9 +28,10 @@ bool CPUBackend::isOpSupported(const Node &n) const {
 }
 
 bool CPUBackend::shouldLower(const Node &n) const {
-  // Conv has its own libjit kernel; everything else with a lowering rule is
-  // lowered exactly as for the Interpreter.
-  return !llvm::isa<ConvNode>(n);
+  // Conv has its own libjit kernel and MatMul reads broadcast and transposed
+  // operands in place; everything else with a lowering rule is lowered
+  // exactly as for the Interpreter.
+  return !llvm::isa<ConvNode>(n) && !llvm::isa<MatMulNode>(n);
 }
 
 llvm::Error CPUBackend::saveBundle(const Module &M, const IRFunction &F,

@@ -78,7 +78,7 @@ public:
             return true;
           }
           if (auto *m = llvm::dyn_cast<MatMulInst>(&I)) {
-            out.push_back(lowerMatMul(*m));
+            lowerMatMul(*m, out);
             return true;
           }
           if (auto *t = llvm::dyn_cast<TransposeInst>(&I))
@@ -127,15 +127,15 @@ private:
                                   std::vector<CallArg> &args);
   size_t scratchOffset() const { return alignTo64(plan_.activationSize); }
   size_t patchOffset() const { return scratchOffset() + snapshotReserve_; }
-  kir::Buffer packMatMulRHS(const MatMulInst &I);
-  Kernel lowerMatMul(const MatMulInst &I);
+  kir::Buffer packMatMulRHS(const MatMulInst &I, std::vector<Kernel> &out);
+  void lowerMatMul(const MatMulInst &I, std::vector<Kernel> &out);
   std::optional<Kernel> foldConstantTranspose(const TransposeInst &I);
 
   const IRFunction &F_;
   const MemoryPlan &plan_;
   llvm::DenseMap<const Value *, unsigned> readers_;
   CPUProgram prog_;
-  size_t scratchSize_ = 0; ///< Conv patch matrices, after the snapshots.
+  size_t scratchSize_ = 0; ///< Conv patches, packed B, after the snapshots.
   size_t snapshotReserve_ = 0, snapshotUsed_ = 0; ///< After the arena.
   const TargetDesc &target_;      ///< The kernel target (see lowerForCPU).
   const CPUCodegenOptions &opts_; ///< Forced paths.
@@ -602,23 +602,53 @@ CPULowering::foldConstantTranspose(const TransposeInst &I) {
   return k;
 }
 
-/// Packs a constant B [batch][K][n] into panels [batch][n / NR][K][NR]
-/// (NR = kMatMulNR), zero-padded: each panel is one contiguous stream.
-kir::Buffer CPULowering::packMatMulRHS(const MatMulInst &I) {
+/// Packs B [batch][K][n] (a transposed one: [batch][n][K]) into panels
+/// [batch][n / NR][K][NR] (NR = kMatMulNR), zero-padded: each panel is one
+/// contiguous stream. A constant B is packed here, into the constant image;
+/// a transposed B computed at run time is packed by a kernel appended to
+/// \p out, into scratch, so the product reads it without a transpose copy.
+kir::Buffer CPULowering::packMatMulRHS(const MatMulInst &I,
+                                       std::vector<Kernel> &out) {
   TypeRef tb = I.getRHS()->getType();
-  unsigned r = tb->rank();
-  int64_t K = tb->dims()[r - 2], n = tb->dims()[r - 1];
+  bool transB = I.getTransB();
+  int64_t K = I.getLHS()->getType()->dims().back();
+  int64_t n = I.getDest()->getType()->dims().back();
   int64_t batch = K * n != 0 ? tb->size() / (K * n) : 0;
   int64_t np = (n + kMatMulNR - 1) / kMatMulNR;
-  std::vector<float> packed(size_t(batch * np * K * kMatMulNR), 0.f);
+  int64_t kStride = transB ? 1 : n, jStride = transB ? K : 1;
   kir::Buffer src = kir::bufferFor(I.getRHS(), plan_);
+  auto *w = llvm::dyn_cast<WeightVar>(getOrigin(I.getRHS()));
+  if (!w || !w->isConstant()) {
+    uint64_t bytes = batch * np * K * kMatMulNR * 4;
+    kir::Buffer packed{Region::Activation, patchOffset(), bytes,
+                       ElemKind::Float32, "matmul.rhs.packed"};
+    scratchSize_ = std::max<size_t>(scratchSize_, bytes);
+    Kernel k((I.getName() + ".pack").str());
+    unsigned d = k.addBuffer(packed), b = k.addBuffer(src);
+    // e = ((bi * np + panel) * K + kk) * NR + lane.
+    unsigned e = k.newVar();
+    ExprRef lane = k.rem(k.var(e), kMatMulNR);
+    ExprRef kk = k.rem(k.div(k.var(e), kMatMulNR), K);
+    ExprRef panel = k.div(k.var(e), kMatMulNR * K);
+    ExprRef j = k.add(k.mul(k.rem(panel, np), kMatMulNR), lane);
+    ExprRef jc = k.binary(kir::BinOp::Min, j, k.constInt(n - 1));
+    ExprRef at = k.add(k.mul(k.div(panel, np), K * n),
+                       k.add(k.mul(kk, kStride), k.mul(jc, jStride)));
+    ExprRef v = k.select(k.binary(kir::BinOp::Lt, j, k.constInt(n)),
+                         k.load(b, at), k.constFloat(0));
+    k.body() = {Kernel::loop(e, batch * np * K * kMatMulNR, /*parallel=*/true,
+                             {Kernel::store(d, k.var(e), v)})};
+    out.push_back(std::move(k));
+    return packed;
+  }
+  std::vector<float> packed(size_t(batch * np * K * kMatMulNR), 0.f);
   const float *b =
       reinterpret_cast<const float *>(prog_.constants.data() + src.offset);
   for (int64_t bi = 0; bi < batch; ++bi)
     for (int64_t k = 0; k < K; ++k)
       for (int64_t j = 0; j < n; ++j)
         packed[((bi * np + j / kMatMulNR) * K + k) * kMatMulNR +
-               j % kMatMulNR] = b[(bi * K + k) * n + j];
+               j % kMatMulNR] = b[bi * K * n + k * kStride + j * jStride];
   return appendConstant(prog_.constants, packed.data(),
                         packed.size() * sizeof(float),
                         I.getRHS()->getName().str() + ".packed");
@@ -627,25 +657,27 @@ kir::Buffer CPULowering::packMatMulRHS(const MatMulInst &I) {
 /// C = A * B per batch: tasks of up to kMatMulRows rows times up to
 /// kMatMulPanels panels of B; a product with few rows (a classifier) is
 /// split along n instead, so that its threads share the weight stream. A
-/// constant B is packed at compile time.
-Kernel CPULowering::lowerMatMul(const MatMulInst &I) {
-  TypeRef ta = I.getLHS()->getType(), tb = I.getRHS()->getType();
+/// constant or transposed B is packed (packMatMulRHS); a broadcast batch dim
+/// of either operand is read with batch stride 0.
+void CPULowering::lowerMatMul(const MatMulInst &I, std::vector<Kernel> &out) {
+  TypeRef ta = I.getLHS()->getType(), tc = I.getDest()->getType();
   unsigned r = ta->rank();
-  int64_t m = ta->dims()[r - 2], kk = ta->dims()[r - 1], n = tb->dims()[r - 1];
-  int64_t batch = m * kk != 0 ? ta->size() / (m * kk) : 0;
+  int64_t m = ta->dims()[r - 2], kk = ta->dims()[r - 1], n = tc->dims()[r - 1];
+  int64_t batch = m * n != 0 ? tc->size() / (m * n) : 0;
   int64_t np = (n + kMatMulNR - 1) / kMatMulNR;
   auto *w = llvm::dyn_cast<WeightVar>(getOrigin(I.getRHS()));
-  bool packed = w && w->isConstant() && kk * n > 0;
+  bool packed = ((w && w->isConstant()) || I.getTransB()) && kk * n > 0;
   int64_t rowTasks = std::max<int64_t>(1, (m + kMatMulRows - 1) / kMatMulRows);
   int64_t panels = std::min<int64_t>(
       kMatMulPanels,
       std::max<int64_t>(1, (np + kMatMulColumnTasks - 1) / kMatMulColumnTasks));
   int64_t colTasks = std::max<int64_t>(1, (np + panels - 1) / panels);
+  kir::Buffer bBuf =
+      packed ? packMatMulRHS(I, out) : kir::bufferFor(I.getRHS(), plan_);
   Kernel k(I.getName());
   unsigned c = k.addBuffer(kir::bufferFor(I.getDest(), plan_));
   unsigned a = k.addBuffer(kir::bufferFor(I.getLHS(), plan_));
-  unsigned b = k.addBuffer(packed ? packMatMulRHS(I)
-                                  : kir::bufferFor(I.getRHS(), plan_));
+  unsigned b = k.addBuffer(bBuf);
   unsigned e = k.newVar();
   using kir::BinOp;
   auto min = [&](ExprRef x, int64_t v) {
@@ -655,10 +687,14 @@ Kernel CPULowering::lowerMatMul(const MatMulInst &I) {
   ExprRef bi = k.div(k.var(e), rowTasks * colTasks);
   ExprRef i0 = k.mul(k.rem(k.div(k.var(e), colTasks), rowTasks), kMatMulRows);
   ExprRef t0 = k.mul(k.rem(k.var(e), colTasks), panels);
-  int64_t bStride = packed ? np * kk * kMatMulNR : kk * n;
-  std::vector<CallArg> args = {bufArg(c, k.mul(bi, m * n)),
-                               bufArg(a, k.mul(bi, m * kk)),
-                               bufArg(b, k.mul(bi, bStride))};
+  auto outBatch = tc->dims().drop_back(2);
+  auto offset = [&](Value *v, int64_t matrix) {
+    return kir::matMulBatchOffset(k, bi, outBatch,
+                                  v->getType()->dims().drop_back(2), matrix);
+  };
+  std::vector<CallArg> args = {
+      bufArg(c, k.mul(bi, m * n)), bufArg(a, offset(I.getLHS(), m * kk)),
+      bufArg(b, offset(I.getRHS(), packed ? np * kk * kMatMulNR : kk * n))};
   for (int64_t v : {m, n, kk, packed ? kMatMulNR : n,
                     packed ? kk * kMatMulNR : kMatMulNR, int64_t(packed)})
     args.push_back(valArg(k.constInt(v)));
@@ -667,7 +703,7 @@ Kernel CPULowering::lowerMatMul(const MatMulInst &I) {
     args.push_back(valArg(v));
   k.body() = {Kernel::loop(e, batch * rowTasks * colTasks, /*parallel=*/true,
                            {Kernel::call("ember_matmul_f32", args)})};
-  return k;
+  out.push_back(std::move(k));
 }
 
 llvm::Expected<CPUProgram> cpu::lowerForCPU(const IRFunction &F,

@@ -17,7 +17,10 @@ bool CUDABackend::isOpSupported(const Node &n) const {
 
 bool CUDABackend::shouldLower(const Node &n) const {
   // Conv keeps its fused epilogue and runs on cuDNN or as a generated
-  // direct convolution; everything else is lowered as for the Interpreter.
+  // direct convolution; everything else is lowered as for the Interpreter,
+  // MatMul included: the cuBLASLt descriptor has one batch stride per
+  // operand and no transpose, so broadcast and transposed operands are
+  // materialized by the lowering rule.
   return !llvm::isa<ConvNode>(n);
 }
 

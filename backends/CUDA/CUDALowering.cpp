@@ -270,20 +270,28 @@ std::optional<Epilogue> Lowering::findEpilogue(const MatMulInst &I) {
 bool Lowering::lowerMatMul(const MatMulInst &I, std::vector<Kernel> &out) {
   TypeRef ta = I.getLHS()->getType(), tb = I.getRHS()->getType();
   unsigned r = ta->rank();
-  int64_t m = ta->dims()[r - 2], k = ta->dims()[r - 1], n = tb->dims()[r - 1];
+  int64_t m = ta->dims()[r - 2], k = ta->dims()[r - 1];
+  int64_t n = I.getDest()->getType()->dims()[r - 1];
   int64_t batch = ta->size() / std::max<int64_t>(m * k, 1);
+  // The lowering rule makes broadcast and transposed operands explicit for
+  // this backend; IR written by hand may still hold them, and the generated
+  // kernel reads them in place.
+  bool plain =
+      !I.getTransB() && ta->dims().drop_back(2) == tb->dims().drop_back(2);
   bool big = batch * m * n * k >= kMinLibraryMacs;
   bool lib = opts_.gemm == LibChoice::Library ||
              (opts_.gemm == LibChoice::Auto && big);
-  if (!lib || m * n * k == 0 || ta->getElemKind() != ElemKind::Float32) {
-    prog_.choices.push_back(
-        (I.getName() +
-         ": MatMul -> generated kernel (one thread per output "
-         "element; " +
-         (opts_.gemm == LibChoice::Generated ? "-cuda-gemm=generated"
-                                             : "too small for cuBLASLt") +
-         ")")
-            .str());
+  if (!lib || !plain || m * n * k == 0 ||
+      ta->getElemKind() != ElemKind::Float32) {
+    const char *why = opts_.gemm == LibChoice::Generated
+                          ? "-cuda-gemm=generated"
+                      : !plain ? "broadcast or transposed operand"
+                               : "too small for cuBLASLt";
+    prog_.choices.push_back((I.getName() +
+                             ": MatMul -> generated kernel (one thread per "
+                             "output element; " +
+                             why + ")")
+                                .str());
     return false;
   }
   std::optional<Epilogue> epi = findEpilogue(I);

@@ -12,9 +12,10 @@ class InterpreterBackend final : public Backend {
 public:
   llvm::StringRef getName() const override { return "Interpreter"; }
   bool isOpSupported(const Node &n) const override;
-  /// Everything with a rule, except Conv: its kernel handles groups.
+  /// Everything with a rule, except Conv (its kernel handles groups) and
+  /// MatMul (it reads broadcast and transposed operands in place).
   bool shouldLower(const Node &n) const override {
-    return !llvm::isa<ConvNode>(n);
+    return !llvm::isa<ConvNode>(n) && !llvm::isa<MatMulNode>(n);
   }
   bool supportsFusedActivation(FusedActivation) const override { return true; }
   bool supportsConvResidual() const override { return true; }

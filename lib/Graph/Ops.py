@@ -45,9 +45,13 @@ op("Clip", ["Input"], [("Min", "float"), ("Max", "float")],
 op("Splat", [], [("Dims", "ints"), ("ElemTy", "elemkind"), ("Value", "float")],
    infer="Splat", elementwise=True, doc="A tensor of shape Dims filled with Value.")
 
-op("MatMul", ["LHS", "RHS"], infer="MatMul",
+# MatMul reads broadcast batch dims and a transposed RHS in place, so neither
+# is ever copied; a backend that cannot lowers them (lowerMatMulOperands).
+op("MatMul", ["LHS", "RHS"], [("TransB", "int")], infer="MatMul",
    rules=[("minRank", "LHS", 2), ("float", "LHS")],
-   doc="Matrix product over the last two dims; leading (batch) dims equal.")
+   doc="Matrix product over the last two dims: LHS [..., M, K] times RHS "
+       "[..., K, N] ([..., N, K] when TransB); same rank, each batch dim "
+       "equal or 1 on one side (broadcast).")
 
 op("Gemm", ["A", "B", "C"],
    [("Alpha", "float"), ("Beta", "float"), ("TransA", "int"), ("TransB", "int")],

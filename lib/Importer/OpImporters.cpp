@@ -88,6 +88,8 @@ llvm::Expected<NodeValue> reshape(ImportContext &ctx,
   return NodeValue(r);
 }
 
+/// ONNX MatMul: 1-D operands become matrices, both operands get the same
+/// rank, and batch dims broadcast inside the MatMul node (never copied).
 llvm::Error importMatMul(ImportContext &ctx, const onnx::NodeProto &node) {
   ASSIGN_OR_RETURN(NodeValue a, ctx.input(node, 0));
   ASSIGN_OR_RETURN(NodeValue b, ctx.input(node, 1));
@@ -100,23 +102,13 @@ llvm::Error importMatMul(ImportContext &ctx, const onnx::NodeProto &node) {
     ad.insert(ad.begin(), 1);
   if (vecB)
     bd.push_back(1);
-  // Broadcast batch dims.
   size_t r = std::max(ad.size(), bd.size());
   ad.insert(ad.begin(), r - ad.size(), 1);
   bd.insert(bd.begin(), r - bd.size(), 1);
-  std::vector<int64_t> outA = ad, outB = bd;
-  for (size_t i = 0; i + 2 < r; ++i) {
-    if (ad[i] != bd[i] && ad[i] != 1 && bd[i] != 1)
-      return ImportContext::nodeError(node, "batch dims are not "
-                                            "broadcastable");
-    outA[i] = outB[i] = std::max(ad[i], bd[i]);
-  }
   ASSIGN_OR_RETURN(a, reshape(ctx, node, a, ad));
   ASSIGN_OR_RETURN(b, reshape(ctx, node, b, bd));
-  ASSIGN_OR_RETURN(a, ctx.broadcastTo(node, a, outA));
-  ASSIGN_OR_RETURN(b, ctx.broadcastTo(node, b, outB));
   ASSIGN_OR_RETURN(auto *mm,
-                   wrap(node, ctx.fn().tryCreateMatMul(nameOf(node), a, b)));
+                   wrap(node, ctx.fn().tryCreateMatMul(nameOf(node), a, b, 0)));
   std::vector<int64_t> out(mm->getResult().dims().begin(),
                            mm->getResult().dims().end());
   if (vecB)

@@ -140,7 +140,7 @@ TEST(CUDALibraries, ChoiceRulesAndFlags) {
   Builder tiny = [](Module &M, Function &F) {
     auto *a = M.createPlaceholder("a", Type(ElemKind::Float32, {2, 3}), false);
     auto *b = M.createPlaceholder("b", Type(ElemKind::Float32, {3, 4}), false);
-    NodeValue y = F.createMatMul("mm", a, b);
+    NodeValue y = F.createMatMul("mm", a, b, 0);
     F.createSave("s", y, M.createPlaceholder("y", *y.getType(), true));
   };
   EXPECT_TRUE(anyContains(choicesFor(tiny, CUDACodegenOptions()),

@@ -47,6 +47,9 @@ EMBER_DECLARE_PASS(ArithSimplifyPass, "arith-simplify",
                    "x*1, x+0, x-0, x/1, --x and arithmetic on splats")
 EMBER_DECLARE_PASS(SplatFoldPass, "splat-fold",
                    "fold Reshape/Broadcast/Transpose of a Splat into a Splat")
+EMBER_DECLARE_PASS(MatMulFormPass, "matmul-form",
+                   "fold last-two-dim Transposes into MatMul's TransB and "
+                   "flatten N-D x 2-D MatMuls into one 2-D MatMul")
 EMBER_DECLARE_PASS(MergeMatMulAddPass, "merge-matmul-add",
                    "merge MatMul + Add (and Gemm + Add) into one Gemm")
 EMBER_DECLARE_PASS(ChannelShufflePass, "channel-shuffle",
