@@ -17,11 +17,7 @@ RUNNER=$1 SRC=$2 OUT=$3 BACKENDS=$4 MODEL=$5
 # Known failures, MODEL:BACKEND -> reason. They still run and print their
 # result, which does not count; delete an entry once the case passes (the
 # run says so).
-DROPOUT="importer rejects torchvision's Dropout(ratio 0, training_mode=true), an identity"
-declare -A DISABLED=(
-  [swin_mini:Interpreter]=$DROPOUT [swin_mini:CPU]=$DROPOUT
-  [swin_t:Interpreter]=$DROPOUT [swin_t:CPU]=$DROPOUT
-)
+declare -A DISABLED=()
 if [ "${6:-}" = heavy ] && [ "${EMBER_TRANSFORMERS_HEAVY:-0}" != 1 ]; then
   echo "skipped: set EMBER_TRANSFORMERS_HEAVY=1 to run the full-size $MODEL"
   exit 77
