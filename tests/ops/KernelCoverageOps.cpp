@@ -161,6 +161,9 @@ TEST_P(KernelCoverageTest, FloatArithmeticAndMathEveryKind) {
           save(F.createSign("sign", x[0]));
           save(F.createTanh("tanh", x[0]));
           save(F.createSigmoid("sigmoid", x[0]));
+          save(F.createGelu("gelu", x[0], 0));
+          save(F.createGelu("gelutanh", x[0], 1));
+          save(F.createLog("log", F.createAbs("abs", x[0])));
           save(F.createClip("clip", x[0], -1, 2));
         },
         elemKindName(k).str());
