@@ -28,6 +28,7 @@ const RegistryEntry kRegistry[] = {
     entry<ChannelShufflePass>(),
     entry<FuseConvResidualPass>(),
     entry<FuseConvActivationPass>(),
+    entry<FuseGeluPass>(),
     entry<LowerPass>(),
     entry<ConvLayoutPass>(),
     entry<MergeParallelPass>(),
@@ -70,6 +71,7 @@ Pipeline ember::getDefaultPipeline() {
   return {
       {{"dce"}, false},
       cleanups(/*withFolding=*/true),
+      {{"fuse-gelu"}, false},
       {{"fold-pad-into-conv", "fold-pad-into-pool", "fold-batchnorm",
         "fold-scale-into-conv", "channel-shuffle", "merge-matmul-add",
         "fuse-conv-residual", "fuse-conv-activation", "merge-parallel",
