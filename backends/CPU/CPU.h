@@ -82,6 +82,13 @@ llvm::Function *renderKernel(const kir::Kernel &k, llvm::Module &M);
 /// types: llvm.exp). See FastMath.cpp for its accuracy.
 llvm::Value *emitFastExp(llvm::IRBuilder<> &b, llvm::Value *x);
 
+/// log, tanh and erf of a float \p x as inline arithmetic that vectorizes,
+/// like emitFastExp; null for other types (the caller emits the libm
+/// call). The error bounds are in docs/Math.md.
+llvm::Value *emitFastLog(llvm::IRBuilder<> &b, llvm::Value *x);
+llvm::Value *emitFastTanh(llvm::IRBuilder<> &b, llvm::Value *x);
+llvm::Value *emitFastErf(llvm::IRBuilder<> &b, llvm::Value *x);
+
 /// The loop a rendered kernel's [begin, end) bounds (null: sequential).
 const kir::Stmt *splitLoop(const kir::Kernel &k);
 

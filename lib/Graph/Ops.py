@@ -128,6 +128,12 @@ for n in ["Erf", "Floor", "Ceil", "Round", "Reciprocal", "Sin", "Cos", "Tan",
        doc="Elementwise %s (Round: halves to even; Softplus: log(1+e^x); "
            "Softsign: x/(1+|x|))." % n)
 
+# Made by the gelu-fusion pass from the erf or tanh pattern exporters write.
+op("Gelu", ["Input"], [("Approximate", "int")], rules=[("float", "Input")],
+   elementwise=True,
+   doc="x * Phi(x). Approximate=0: x/2 * (1 + erf(x / sqrt 2)); "
+       "Approximate=1: x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))).")
+
 op("Sign", ["Input"], elementwise=True, doc="Elementwise sign (-1, 0, 1) of any numeric kind.")
 
 op("Mod", ["LHS", "RHS"], [("Fmod", "int")],

@@ -29,6 +29,7 @@ const RegistryEntry kRegistry[] = {
     entry<ChannelShufflePass>(),
     entry<FuseConvResidualPass>(),
     entry<FuseConvActivationPass>(),
+    entry<FuseGeluPass>(),
     entry<LowerPass>(),
     entry<ConvLayoutPass>(),
     entry<MergeParallelPass>(),
@@ -71,6 +72,7 @@ Pipeline ember::getDefaultPipeline() {
   return {
       {{"dce"}, false},
       cleanups(/*withFolding=*/true),
+      {{"fuse-gelu"}, false},
       {{"fold-pad-into-conv", "fold-pad-into-pool", "fold-batchnorm",
         "fold-scale-into-conv", "channel-shuffle", "matmul-form",
         "merge-matmul-add", "fuse-conv-residual", "fuse-conv-activation",

@@ -37,6 +37,8 @@ EMBER_DECLARE_PASS(FuseConvActivationPass, "fuse-conv-activation",
                    "fuse Relu/Clip/Sigmoid after a Conv into its epilogue")
 EMBER_DECLARE_PASS(FuseConvResidualPass, "fuse-conv-residual",
                    "fuse Add(Conv, x) into the Conv's Residual operand")
+EMBER_DECLARE_PASS(FuseGeluPass, "fuse-gelu",
+                   "recognize the erf and tanh GELU patterns as one Gelu")
 EMBER_DECLARE_PASS(TransposeOptPass, "transpose-opt",
                    "merge, cancel and sink Transposes")
 EMBER_DECLARE_PASS(ReshapeMergePass, "reshape-merge",
