@@ -10,5 +10,5 @@ export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$SANITIZER_ROOT/scripts/lsan.su
 configure_sanitizer_build() { # build dir
   CC=clang-19 CXX=clang++-19 cmake -S "$SANITIZER_ROOT" -B "$1" -G Ninja \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBER_SANITIZE=ON -DEMBER_FUZZ=ON \
-    >/dev/null
+    ${EMBER_WERROR:+-DEMBER_WERROR=$EMBER_WERROR} >/dev/null
 }

@@ -29,11 +29,16 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # The venv sees Debian's torch (numpy 1.x), so numpy stays below 2 there.
+# Versions: scripts/requirements-tests.txt; a copy in the venv marks them
+# installed, so a changed pin reinstalls.
 VENV=.venv
+REQ=scripts/requirements-tests.txt
 if [ ! -x "$VENV/bin/python" ]; then
   /usr/bin/python3 -m venv --system-site-packages "$VENV"
 fi
-if ! "$VENV/bin/python" -c "import onnxruntime, onnx, numpy; assert numpy.__version__ < '2'" 2>/dev/null; then
-  "$VENV/bin/pip" install -q --disable-pip-version-check "numpy<2" "onnx<1.17" "onnxruntime<1.20"
+if ! cmp -s "$REQ" "$VENV/requirements-tests.txt" ||
+  ! "$VENV/bin/python" -c "import onnxruntime, onnx, numpy" 2>/dev/null; then
+  "$VENV/bin/pip" install -q --disable-pip-version-check -r "$REQ"
+  cp "$REQ" "$VENV/requirements-tests.txt"
 fi
 echo "setup: done"

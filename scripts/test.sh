@@ -7,6 +7,8 @@
 #                                         the CLI, bad-model and determinism
 #                                         tests (what CI runs)
 #   BUILD_DIR=dir scripts/test.sh
+#   EMBER_WERROR=ON scripts/test.sh       warnings are errors (what CI runs;
+#                                         see .ci/run)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -32,7 +34,8 @@ export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
 
 if [ $SANITIZE = 0 ]; then
   BUILD_DIR=${BUILD_DIR:-build}
-  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    ${EMBER_WERROR:+-DEMBER_WERROR=$EMBER_WERROR} >/dev/null
   cmake --build "$BUILD_DIR" -j "$JOBS"
   cd "$BUILD_DIR"
   ctest --output-on-failure -j "$JOBS"

@@ -14,7 +14,6 @@
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DerivedTypes.h"
 #include "llvm/IR/GlobalVariable.h"
-#include "llvm/IR/LegacyPassManager.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
@@ -63,16 +62,6 @@ static std::string headerText(llvm::StringRef name, const MemoryPlan &plan,
   return os.str();
 }
 
-static llvm::Error emitFile(llvm::Module &M, llvm::TargetMachine &TM,
-                            llvm::raw_pwrite_stream &os,
-                            llvm::CodeGenFileType type) {
-  llvm::legacy::PassManager pm;
-  if (TM.addPassesToEmitFile(pm, os, nullptr, type))
-    return makeError("the target cannot emit this file type");
-  pm.run(M);
-  return llvm::Error::success();
-}
-
 /// Links NAME.o into NAME.so with the system C compiler.
 static llvm::Error linkShared(llvm::StringRef obj, llvm::StringRef so) {
   auto cc = llvm::sys::findProgramByName("cc");
@@ -88,13 +77,13 @@ static llvm::Error linkShared(llvm::StringRef obj, llvm::StringRef so) {
 
 llvm::Error cpu::writeBundle(const Module &, const IRFunction &F,
                              const MemoryPlan &plan, const CPUProgram &prog,
+                             llvm::TargetMachine &TM, bool wideKernels,
                              const BundleOptions &opts) {
   llvm::StringRef name = opts.networkName;
   if (!isCIdentifier(name))
     return makeErrorF("network name '{0}' is not a C identifier", name);
-  EMBER_ASSIGN_OR_RETURN(auto TM, createTargetMachine(opts.target, opts.mcpu));
   if (opts.sharedObject &&
-      TM->getTargetTriple().getArch() !=
+      TM.getTargetTriple().getArch() !=
           llvm::Triple(llvm::sys::getProcessTriple()).getArch())
     return makeError("-bundle-shared needs the host architecture");
   if (std::error_code ec = llvm::sys::fs::create_directories(opts.outputDir))
@@ -103,7 +92,8 @@ llvm::Error cpu::writeBundle(const Module &, const IRFunction &F,
   ModuleOptions mo;
   mo.name = name.str();
   mo.embedWeights = opts.embedWeights;
-  EMBER_ASSIGN_OR_RETURN(auto M, buildModule(prog, ctx, *TM, mo));
+  mo.wideKernels = wideKernels;
+  EMBER_ASSIGN_OR_RETURN(auto M, buildModule(prog, ctx, TM, mo));
   std::vector<BundleTensorDesc> ins, outs;
   describeBundleIO(F, plan, ins, outs);
   addBundleInfo(*M, name,
@@ -118,21 +108,14 @@ llvm::Error cpu::writeBundle(const Module &, const IRFunction &F,
     auto clone = llvm::CloneModule(*M);
     llvm::buffer_ostream asmOs(*opts.dumpLLVMAsm);
     EMBER_RETURN_IF_ERR(
-        emitFile(*clone, *TM, asmOs, llvm::CodeGenFileType::AssemblyFile));
+        emitCode(*clone, TM, asmOs, llvm::CodeGenFileType::AssemblyFile));
   }
   auto path = [&](llvm::StringRef ext) {
     llvm::SmallString<256> p(opts.outputDir);
     llvm::sys::path::append(p, name + ext);
     return std::string(p);
   };
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(path(".o"), ec);
-    if (ec)
-      return makeErrorF("cannot write '{0}': {1}", path(".o"), ec.message());
-    EMBER_RETURN_IF_ERR(
-        emitFile(*M, *TM, os, llvm::CodeGenFileType::ObjectFile));
-  }
+  EMBER_RETURN_IF_ERR(emitObjectFile(*M, TM, path(".o")));
   EMBER_RETURN_IF_ERR(
       writeBundleFile(path(".h"), headerText(name, plan, prog, ins, outs)));
   if (!opts.embedWeights)

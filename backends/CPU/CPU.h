@@ -21,14 +21,6 @@ struct CPUProgram {
   size_t activationSize = 0;
 };
 
-/// Which vector dimension convolutions and pools take (EMBER_CPU_CONV):
-/// Auto picks per layer (pools: the separable per-plane kernel of Pool.inc
-/// where it fits); Panels (pixels as the vector dimension: the panel GEMM
-/// of ConvGemm.inc, per-plane depthwise and shared pooling kernels) or
-/// Channels (channels as the vector lanes: ConvGemmCV.inc, DepthwiseCV.inc)
-/// force one, for tests and measurements.
-enum class ConvPath { Auto, Panels, Channels };
-
 /// A libjit call argument: buffer \p b at element \p offset, or a value.
 inline kir::CallArg bufArg(unsigned b, kir::ExprRef offset = nullptr) {
   return kir::CallArg{true, b, offset};
@@ -65,16 +57,21 @@ bool cpuSupports(const Node &n);
 kir::CallArg convResidualArg(kir::Kernel &k, const ConvInst &I,
                              const MemoryPlan &plan, kir::ExprRef offset);
 
-/// Lowers planned IR to kernels; Conv and MatMul become libjit calls.
-/// \p wideSimd: the target has 32 512-bit vector registers (hasWideSimd),
-/// which some kernel choices depend on.
-llvm::Expected<CPUProgram> lowerForCPU(const IRFunction &F,
-                                       const MemoryPlan &plan, bool wideSimd);
+/// The target as the CPU's kernel rules see it: \p T with \p opts'
+/// simdWidth (if set) as its vector width, 512 bits with 32 registers.
+TargetDesc kernelTarget(const TargetDesc &T, const CPUCodegenOptions &opts);
 
-/// True for targets with 32 512-bit vector registers (AVX-512), or for any
-/// target when EMBER_CPU_WIDE_SIMD=1 (tests of the 16-lane kernels); false
-/// for any target when it is 0 (tests of the 8-lane ones).
-bool hasWideSimd(const llvm::TargetMachine &TM);
+/// True when libjit's 16-lane kernels and tiles suit \p T: 16 float lanes
+/// and 32 vector registers (AVX-512); otherwise the 8-lane ones, whose tiles
+/// fit 16 registers.
+bool useWideKernels(const TargetDesc &T);
+
+/// Lowers planned IR to kernels for \p T (a kernelTarget); Conv and MatMul
+/// become libjit calls, along the paths \p opts force.
+llvm::Expected<CPUProgram> lowerForCPU(const IRFunction &F,
+                                       const MemoryPlan &plan,
+                                       const TargetDesc &T,
+                                       const CPUCodegenOptions &opts);
 
 /// Renders \p k into \p M as `void NAME(ptr constants, ptr mutables,
 /// ptr activations, i64 begin, i64 end)`, where [begin, end) bounds the
@@ -85,16 +82,18 @@ llvm::Function *renderKernel(const kir::Kernel &k, llvm::Module &M);
 /// types: llvm.exp). See FastMath.cpp for its accuracy.
 llvm::Value *emitFastExp(llvm::IRBuilder<> &b, llvm::Value *x);
 
+/// log, tanh and erf of a float \p x as inline arithmetic that vectorizes,
+/// like emitFastExp; null for other types (the caller emits the libm
+/// call). The error bounds are in docs/Math.md.
+llvm::Value *emitFastLog(llvm::IRBuilder<> &b, llvm::Value *x);
+llvm::Value *emitFastTanh(llvm::IRBuilder<> &b, llvm::Value *x);
+llvm::Value *emitFastErf(llvm::IRBuilder<> &b, llvm::Value *x);
+
 /// The loop a rendered kernel's [begin, end) bounds (null: sequential).
 const kir::Stmt *splitLoop(const kir::Kernel &k);
 
 /// The number of iterations a rendered kernel's [begin, end) spans.
 int64_t kernelExtent(const kir::Kernel &k);
-
-/// A target machine for \p triple and \p cpu (empty: the host and its
-/// features).
-llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
-createTargetMachine(llvm::StringRef triple, llvm::StringRef cpu);
 
 /// Options of buildModule.
 struct ModuleOptions {
@@ -102,6 +101,9 @@ struct ModuleOptions {
   bool embedWeights = false; ///< Put the constant image in the module.
   /// Also add NAME_profile, which calls a timer hook between kernels.
   bool profileEntry = false;
+  /// libjit's 16-lane kernels (useWideKernels of the kernel target): sets
+  /// its ember_wide_simd, and lets the loop vectorizer use 512-bit vectors.
+  bool wideKernels = false;
 };
 
 /// Builds the network's module for \p TM: libjit linked in, one function per
@@ -111,9 +113,11 @@ llvm::Expected<std::unique_ptr<llvm::Module>>
 buildModule(const CPUProgram &prog, llvm::LLVMContext &ctx,
             llvm::TargetMachine &TM, const ModuleOptions &opts);
 
-/// Writes the bundle files for \p prog (see docs/Bundle.md).
+/// Writes the bundle files for \p prog, compiled by \p TM with libjit's
+/// 16-lane kernels if \p wideKernels (see docs/Bundle.md).
 llvm::Error writeBundle(const Module &M, const IRFunction &F,
                         const MemoryPlan &plan, const CPUProgram &prog,
+                        llvm::TargetMachine &TM, bool wideKernels,
                         const BundleOptions &opts);
 
 } // namespace cpu
@@ -141,7 +145,7 @@ public:
   bool supportsRuntimeConvFilter() const override { return true; }
   llvm::Expected<std::unique_ptr<CompiledFunction>>
   compile(const Module &M, std::shared_ptr<const IRFunction> F,
-          const MemoryPlan &plan) const override;
+          const MemoryPlan &plan, const CodegenOptions &opts) const override;
   llvm::Error saveBundle(const Module &M, const IRFunction &F,
                          const MemoryPlan &plan,
                          const BundleOptions &opts) const override;

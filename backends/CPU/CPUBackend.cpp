@@ -3,24 +3,45 @@
 
 #include "ember/Base/Error.h"
 
+#include <algorithm>
+
 using namespace ember;
 using namespace ember::cpu;
+
+TargetDesc cpu::kernelTarget(const TargetDesc &T,
+                             const CPUCodegenOptions &opts) {
+  TargetDesc K = T;
+  if (opts.simdWidth) {
+    K.vectorBits = opts.simdWidth;
+    if (opts.simdWidth >= 512)
+      K.vectorRegisters = std::max(K.vectorRegisters, 32u);
+  }
+  return K;
+}
+
+bool cpu::useWideKernels(const TargetDesc &T) {
+  return T.floatLanes() >= 16 && T.vectorRegisters >= 32;
+}
 
 bool CPUBackend::isOpSupported(const Node &n) const {
   return isTableOp(n.getKind()) && cpuSupports(n);
 }
 
 bool CPUBackend::shouldLower(const Node &n) const {
-  // Conv has its own libjit kernel; everything else with a lowering rule is
-  // lowered exactly as for the Interpreter.
-  return !llvm::isa<ConvNode>(n);
+  // Conv has its own libjit kernel and MatMul reads broadcast and transposed
+  // operands in place; everything else with a lowering rule is lowered
+  // exactly as for the Interpreter.
+  return !llvm::isa<ConvNode>(n) && !llvm::isa<MatMulNode>(n);
 }
 
 llvm::Error CPUBackend::saveBundle(const Module &M, const IRFunction &F,
                                    const MemoryPlan &plan,
                                    const BundleOptions &opts) const {
-  EMBER_ASSIGN_OR_RETURN(auto TM, createTargetMachine(opts.target, opts.mcpu));
+  EMBER_ASSIGN_OR_RETURN(TargetDesc desc,
+                         TargetDesc::create(opts.codegen.target));
+  EMBER_ASSIGN_OR_RETURN(auto TM, createTargetMachine(desc));
+  TargetDesc kt = kernelTarget(desc, opts.codegen.cpu);
   EMBER_ASSIGN_OR_RETURN(CPUProgram prog,
-                         lowerForCPU(F, plan, hasWideSimd(*TM)));
-  return writeBundle(M, F, plan, prog, opts);
+                         lowerForCPU(F, plan, kt, opts.codegen.cpu));
+  return writeBundle(M, F, plan, prog, *TM, useWideKernels(kt), opts);
 }

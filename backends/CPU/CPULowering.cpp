@@ -20,7 +20,6 @@
 #include "ember/Kernel/LowerToKernel.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 
 using namespace ember;
@@ -34,8 +33,9 @@ namespace {
 /// Builds the CPU's kernels and constant image.
 class CPULowering {
 public:
-  CPULowering(const IRFunction &F, const MemoryPlan &plan, bool wideSimd)
-      : F_(F), plan_(plan), wideSimd_(wideSimd) {
+  CPULowering(const IRFunction &F, const MemoryPlan &plan,
+              const TargetDesc &target, const CPUCodegenOptions &opts)
+      : F_(F), plan_(plan), target_(target), opts_(opts) {
     for (auto &I : F.getInstrs())
       for (const Operand &op : I->getOperands())
         if (op.role != OperandRole::Out && !llvm::isa<TensorViewInst>(*I))
@@ -49,22 +49,7 @@ public:
   }
 
   llvm::Expected<CPUProgram> run() {
-    if (const char *e = std::getenv("EMBER_CPU_CONV")) {
-      llvm::StringRef v(e);
-      if (v == "panels")
-        convPath_ = ConvPath::Panels;
-      else if (v == "channels")
-        convPath_ = ConvPath::Channels;
-      else if (!v.empty() && v != "auto")
-        return makeErrorF(
-            "EMBER_CPU_CONV '{0}' is not auto, panels or channels", v);
-    }
-    prog_.constants.assign(plan_.constantSize, 0);
-    for (auto &w : F_.getWeights())
-      if (w->isConstant())
-        std::memcpy(prog_.constants.data() +
-                        plan_.placements.lookup(w.get()).offset,
-                    w->getPayload()->data(), w->getType()->sizeInBytes());
+    prog_.constants = makeConstantImage(F_, plan_);
     prog_.mutableSize = plan_.mutableSize;
     prog_.activationSize = plan_.activationSize;
     auto kernels = kir::lowerToKernels(
@@ -94,7 +79,7 @@ public:
             return true;
           }
           if (auto *m = llvm::dyn_cast<MatMulInst>(&I)) {
-            out.push_back(lowerMatMul(*m));
+            lowerMatMul(*m, out);
             return true;
           }
           if (auto *t = llvm::dyn_cast<TransposeInst>(&I))
@@ -143,23 +128,22 @@ private:
                                   std::vector<CallArg> &args);
   size_t scratchOffset() const { return alignTo64(plan_.activationSize); }
   size_t patchOffset() const { return scratchOffset() + snapshotReserve_; }
-  kir::Buffer packMatMulRHS(const MatMulInst &I, int64_t nr);
-  Kernel lowerMatMul(const MatMulInst &I);
+  kir::Buffer packMatMulRHS(const MatMulInst &I, int64_t nr,
+                            std::vector<Kernel> &out);
+  void lowerMatMul(const MatMulInst &I, std::vector<Kernel> &out);
   std::optional<Kernel> foldConstantTranspose(const TransposeInst &I);
 
   const IRFunction &F_;
   const MemoryPlan &plan_;
   llvm::DenseMap<const Value *, unsigned> readers_;
   CPUProgram prog_;
-  size_t scratchSize_ = 0; ///< Conv patch matrices, after the snapshots.
+  size_t scratchSize_ = 0; ///< Conv patches, packed B, after the snapshots.
   size_t snapshotReserve_ = 0, snapshotUsed_ = 0; ///< After the arena.
-  /// Which vector dimension convolutions and max pools take
-  /// (EMBER_CPU_CONV, see ConvPath).
-  ConvPath convPath_ = ConvPath::Auto;
-  bool wideSimd_; ///< See lowerForCPU.
+  const TargetDesc &target_;      ///< The kernel target (see lowerForCPU).
+  const CPUCodegenOptions &opts_; ///< Forced paths.
 
   DepthwiseContext dwContext() {
-    return {plan_, prog_.constants, convPath_, wideSimd_};
+    return {plan_, prog_.constants, opts_.convPath, target_};
   }
 };
 } // namespace
@@ -328,7 +312,7 @@ void CPULowering::lowerConvCV(const ConvInst &I, std::vector<Kernel> &out) {
   }
   // The walk is chosen by 14-pixel tiles; 16-register targets compute those
   // strip by strip, so the widest tile there is three whole strips.
-  if (!wideSimd_ && NT == kConvCVTile)
+  if (!useWideKernels(target_) && NT == kConvCVTile)
     NT = kConvCVNarrowTile;
   int64_t tiles = rows * ((rowPixels + NT - 1) / NT);
   // Past kConvCVKC, libjit walks K in slices over all tiles of a call, so
@@ -452,7 +436,8 @@ void CPULowering::lowerConv(const ConvInst &I, std::vector<Kernel> &out) {
     return;
   }
   // Winograd transforms the filter at compile time.
-  if (int64_t tm = hasConstantFilter(I) ? winogradTile(I, wideSimd_) : 0) {
+  if (int64_t tm =
+          hasConstantFilter(I) ? winogradTile(I, target_, opts_.winograd) : 0) {
     lowerWinogradConv(
         I, tm, {plan_, prog_.constants, patchOffset(), scratchSize_}, out);
     return;
@@ -464,8 +449,8 @@ void CPULowering::lowerConv(const ConvInst &I, std::vector<Kernel> &out) {
       xd[1] / group * (xd[2] + pads[0] + pads[2]) * (xd[3] + pads[1] + pads[3]);
   bool cvFits = span < (int64_t(1) << 31);
   if (cvFits &&
-      (convPath_ == ConvPath::Channels ||
-       (convPath_ == ConvPath::Auto && preferChannelVector(I, wideSimd_)))) {
+      (opts_.convPath == ConvPath::Channels ||
+       (opts_.convPath == ConvPath::Auto && preferChannelVector(I, target_)))) {
     lowerConvCV(I, out);
     return;
   }
@@ -619,55 +604,88 @@ CPULowering::foldConstantTranspose(const TransposeInst &I) {
   return k;
 }
 
-/// Packs a constant B [batch][K][n] into panels [batch][n / NR][K][NR]
-/// (NR = \p nr), zero-padded: each panel is one contiguous stream.
-kir::Buffer CPULowering::packMatMulRHS(const MatMulInst &I, int64_t nr) {
+/// Packs B [batch][K][n] (a transposed one: [batch][n][K]) into panels
+/// [batch][n / NR][K][NR] (NR = \p nr), zero-padded: each panel is one
+/// contiguous stream. A constant B is packed here, into the constant image;
+/// a transposed B computed at run time is packed by a kernel appended to
+/// \p out, into scratch, so the product reads it without a transpose copy.
+kir::Buffer CPULowering::packMatMulRHS(const MatMulInst &I, int64_t nr,
+                                       std::vector<Kernel> &out) {
   TypeRef tb = I.getRHS()->getType();
-  unsigned r = tb->rank();
-  int64_t K = tb->dims()[r - 2], n = tb->dims()[r - 1];
+  bool transB = I.getTransB();
+  int64_t K = I.getLHS()->getType()->dims().back();
+  int64_t n = I.getDest()->getType()->dims().back();
   int64_t batch = K * n != 0 ? tb->size() / (K * n) : 0;
   int64_t np = (n + nr - 1) / nr;
-  std::vector<float> packed(size_t(batch * np * K * nr), 0.f);
+  int64_t kStride = transB ? 1 : n, jStride = transB ? K : 1;
   kir::Buffer src = kir::bufferFor(I.getRHS(), plan_);
+  auto *w = llvm::dyn_cast<WeightVar>(getOrigin(I.getRHS()));
+  if (!w || !w->isConstant()) {
+    uint64_t bytes = batch * np * K * nr * 4;
+    kir::Buffer packed{Region::Activation, patchOffset(), bytes,
+                       ElemKind::Float32, "matmul.rhs.packed"};
+    scratchSize_ = std::max<size_t>(scratchSize_, bytes);
+    Kernel k((I.getName() + ".pack").str());
+    unsigned d = k.addBuffer(packed), b = k.addBuffer(src);
+    // e = ((bi * np + panel) * K + kk) * NR + lane.
+    unsigned e = k.newVar();
+    ExprRef lane = k.rem(k.var(e), nr);
+    ExprRef kk = k.rem(k.div(k.var(e), nr), K);
+    ExprRef panel = k.div(k.var(e), nr * K);
+    ExprRef j = k.add(k.mul(k.rem(panel, np), nr), lane);
+    ExprRef jc = k.binary(kir::BinOp::Min, j, k.constInt(n - 1));
+    ExprRef at = k.add(k.mul(k.div(panel, np), K * n),
+                       k.add(k.mul(kk, kStride), k.mul(jc, jStride)));
+    ExprRef v = k.select(k.binary(kir::BinOp::Lt, j, k.constInt(n)),
+                         k.load(b, at), k.constFloat(0));
+    k.body() = {Kernel::loop(e, batch * np * K * nr, /*parallel=*/true,
+                             {Kernel::store(d, k.var(e), v)})};
+    out.push_back(std::move(k));
+    return packed;
+  }
+  std::vector<float> packed(size_t(batch * np * K * nr), 0.f);
   const float *b =
       reinterpret_cast<const float *>(prog_.constants.data() + src.offset);
   for (int64_t bi = 0; bi < batch; ++bi)
     for (int64_t k = 0; k < K; ++k)
       for (int64_t j = 0; j < n; ++j)
         packed[((bi * np + j / nr) * K + k) * nr + j % nr] =
-            b[(bi * K + k) * n + j];
+            b[bi * K * n + k * kStride + j * jStride];
   return appendConstant(prog_.constants, packed.data(),
                         packed.size() * sizeof(float),
                         I.getRHS()->getName().str() + ".packed");
 }
 
 /// C = A * B per batch, in the tasks of splitMatMul with the tiles of
-/// chooseMatMulTiling (MatMulTiling.h). A constant B is packed at compile
-/// time.
-Kernel CPULowering::lowerMatMul(const MatMulInst &I) {
-  TypeRef ta = I.getLHS()->getType(), tb = I.getRHS()->getType();
+/// chooseMatMulTiling (MatMulTiling.h). A constant or transposed B is packed
+/// (packMatMulRHS); a broadcast batch dim of either operand is read with
+/// batch stride 0.
+void CPULowering::lowerMatMul(const MatMulInst &I, std::vector<Kernel> &out) {
+  TypeRef ta = I.getLHS()->getType(), tc = I.getDest()->getType();
   unsigned r = ta->rank();
-  int64_t m = ta->dims()[r - 2], kk = ta->dims()[r - 1], n = tb->dims()[r - 1];
-  int64_t batch = m * kk != 0 ? ta->size() / (m * kk) : 0;
-  MatMulTarget target = matMulTarget(wideSimd_);
+  int64_t m = ta->dims()[r - 2], kk = ta->dims()[r - 1], n = tc->dims()[r - 1];
+  int64_t batch = m * n != 0 ? tc->size() / (m * n) : 0;
+  bool wide = useWideKernels(target_);
+  MatMulTarget target = matMulTarget(target_);
   MatMulTiling tiling = chooseMatMulTiling(target);
   // libjit instantiates the rule's tile of each target kind (MatMul.inc's
   // kMatMulWide* / kMatMulNarrow*); a new target kind needs its own.
-  CHECK(tiling.rows == 6 && tiling.panelCols == (wideSimd_ ? 64 : 16))
+  CHECK(tiling.rows == 6 && tiling.panelCols == (wide ? 64 : 16))
       << "no libjit MatMul kernel for this tile";
   int64_t nr = tiling.panelCols;
   int64_t np = (n + nr - 1) / nr;
   auto *w = llvm::dyn_cast<WeightVar>(getOrigin(I.getRHS()));
-  bool packed = w && w->isConstant() && kk * n > 0;
+  bool packed = ((w && w->isConstant()) || I.getTransB()) && kk * n > 0;
   int64_t kc = tiling.kBlock;
   MatMulTasks tasks = splitMatMul(m, np, tiling, target);
   int64_t rows = tasks.rowsPerTask, panels = tasks.panelsPerTask;
   int64_t rowTasks = tasks.rowTasks, colTasks = tasks.colTasks;
+  kir::Buffer bBuf =
+      packed ? packMatMulRHS(I, nr, out) : kir::bufferFor(I.getRHS(), plan_);
   Kernel k(I.getName());
   unsigned c = k.addBuffer(kir::bufferFor(I.getDest(), plan_));
   unsigned a = k.addBuffer(kir::bufferFor(I.getLHS(), plan_));
-  unsigned b = k.addBuffer(packed ? packMatMulRHS(I, nr)
-                                  : kir::bufferFor(I.getRHS(), plan_));
+  unsigned b = k.addBuffer(bBuf);
   unsigned e = k.newVar();
   using kir::BinOp;
   auto min = [&](ExprRef x, int64_t v) {
@@ -677,10 +695,14 @@ Kernel CPULowering::lowerMatMul(const MatMulInst &I) {
   ExprRef bi = k.div(k.var(e), rowTasks * colTasks);
   ExprRef i0 = k.mul(k.rem(k.div(k.var(e), colTasks), rowTasks), rows);
   ExprRef t0 = k.mul(k.rem(k.var(e), colTasks), panels);
-  int64_t bStride = packed ? np * kk * nr : kk * n;
-  std::vector<CallArg> args = {bufArg(c, k.mul(bi, m * n)),
-                               bufArg(a, k.mul(bi, m * kk)),
-                               bufArg(b, k.mul(bi, bStride))};
+  auto outBatch = tc->dims().drop_back(2);
+  auto offset = [&](Value *v, int64_t matrix) {
+    return kir::matMulBatchOffset(k, bi, outBatch,
+                                  v->getType()->dims().drop_back(2), matrix);
+  };
+  std::vector<CallArg> args = {
+      bufArg(c, k.mul(bi, m * n)), bufArg(a, offset(I.getLHS(), m * kk)),
+      bufArg(b, offset(I.getRHS(), packed ? np * kk * nr : kk * n))};
   for (int64_t v :
        {n, kk, packed ? nr : n, packed ? kk * nr : nr, int64_t(packed), kc})
     args.push_back(valArg(k.constInt(v)));
@@ -689,10 +711,12 @@ Kernel CPULowering::lowerMatMul(const MatMulInst &I) {
     args.push_back(valArg(v));
   k.body() = {Kernel::loop(e, batch * rowTasks * colTasks, /*parallel=*/true,
                            {Kernel::call("ember_matmul_f32", args)})};
-  return k;
+  out.push_back(std::move(k));
 }
 
-llvm::Expected<CPUProgram>
-cpu::lowerForCPU(const IRFunction &F, const MemoryPlan &plan, bool wideSimd) {
-  return CPULowering(F, plan, wideSimd).run();
+llvm::Expected<CPUProgram> cpu::lowerForCPU(const IRFunction &F,
+                                            const MemoryPlan &plan,
+                                            const TargetDesc &T,
+                                            const CPUCodegenOptions &opts) {
+  return CPULowering(F, plan, T, opts).run();
 }

@@ -14,15 +14,9 @@
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/Linker/Linker.h"
-#include "llvm/MC/MCSubtargetInfo.h"
-#include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/TargetSelect.h"
-#include "llvm/TargetParser/Host.h"
-#include "llvm/TargetParser/SubtargetFeature.h"
 
-#include <cstdlib>
 #include <string>
 
 using namespace ember;
@@ -30,59 +24,6 @@ using namespace ember::cpu;
 
 extern "C" const char ember_libjit_x86_64_start[], ember_libjit_x86_64_end[];
 extern "C" const char ember_libjit_aarch64_start[], ember_libjit_aarch64_end[];
-
-static void initTargets() {
-  static bool done = [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-    llvm::InitializeNativeTargetAsmParser();
-    LLVMInitializeAArch64TargetInfo();
-    LLVMInitializeAArch64Target();
-    LLVMInitializeAArch64TargetMC();
-    LLVMInitializeAArch64AsmPrinter();
-    return true;
-  }();
-  (void)done;
-}
-
-llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
-cpu::createTargetMachine(llvm::StringRef triple, llvm::StringRef mcpu) {
-  initTargets();
-  std::string tt = triple.empty() ? llvm::sys::getProcessTriple()
-                                  : llvm::Triple::normalize(triple);
-  std::string err;
-  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(tt, err);
-  if (!target)
-    return makeErrorF("unknown target '{0}': {1}", tt, err);
-  llvm::Triple t(tt);
-  if (t.getArch() != llvm::Triple::x86_64 &&
-      t.getArch() != llvm::Triple::aarch64)
-    return makeErrorF("target '{0}' is not supported (x86_64 and aarch64 are)",
-                      tt);
-  bool host =
-      triple.empty() ||
-      t.getArch() == llvm::Triple(llvm::sys::getProcessTriple()).getArch();
-  std::string cpu = mcpu.str(), features;
-  if (cpu.empty())
-    cpu = host ? llvm::sys::getHostCPUName().str() : "generic";
-  if (host && (mcpu.empty() || cpu == llvm::sys::getHostCPUName())) {
-    llvm::SubtargetFeatures f;
-    for (auto &kv : llvm::sys::getHostCPUFeatures())
-      f.AddFeature(kv.first(), kv.second);
-    features = f.getString();
-  }
-  std::unique_ptr<llvm::MCSubtargetInfo> sti(
-      target->createMCSubtargetInfo(tt, "", ""));
-  if (!sti || !sti->isCPUStringValid(cpu))
-    return makeErrorF("unknown CPU '{0}' for target '{1}'", cpu, tt);
-  llvm::TargetOptions opts;
-  std::unique_ptr<llvm::TargetMachine> TM(target->createTargetMachine(
-      tt, cpu, features, opts, llvm::Reloc::PIC_, std::nullopt,
-      llvm::CodeGenOptLevel::Aggressive));
-  if (!TM)
-    return makeErrorF("cannot create a target machine for '{0}'", tt);
-  return std::move(TM);
-}
 
 /// Reads the embedded libjit bitcode for \p TM's architecture lazily: its
 /// functions' bodies stay in the bitcode until materializeUsed asks for them.
@@ -150,29 +91,13 @@ static llvm::Error materializeUsed(llvm::Module &M) {
   return M.materializeAll();
 }
 
-/// True for targets with 32 512-bit vector registers (AVX-512).
-bool cpu::hasWideSimd(const llvm::TargetMachine &TM) {
-  // EMBER_CPU_WIDE_SIMD=1 forces the 16-lane kernels and tiles on any
-  // target (LLVM splits their vectors), so that an AVX2 host's tests check
-  // them too; 0 forces the 8-lane ones (an AVX-512 host's tests).
-  if (const char *w = std::getenv("EMBER_CPU_WIDE_SIMD")) {
-    if (std::string(w) == "1")
-      return true;
-    if (std::string(w) == "0")
-      return false;
-  }
-  return TM.getTargetTriple().isX86() &&
-         TM.getMCSubtargetInfo()->checkFeatures("+avx512f");
-}
-
-/// Defines libjit's ember_wide_simd for \p TM (1: 32 512-bit vector
-/// registers), as a constant the optimizer folds into the kernels' branches.
-static void defineTargetConstants(llvm::Module &M,
-                                  const llvm::TargetMachine &TM) {
+/// Defines libjit's ember_wide_simd (1: the 16-lane kernels, see
+/// useWideKernels), as a constant the optimizer folds into the kernels'
+/// branches.
+static void defineTargetConstants(llvm::Module &M, bool wide) {
   llvm::GlobalVariable *g = M.getNamedGlobal("ember_wide_simd");
   if (!g)
     return;
-  bool wide = hasWideSimd(TM);
   g->setInitializer(
       llvm::ConstantInt::get(llvm::Type::getInt64Ty(M.getContext()), wide));
   g->setConstant(true);
@@ -375,7 +300,7 @@ cpu::buildModule(const CPUProgram &prog, llvm::LLVMContext &ctx,
   // ones may go.
   if (auto *used = M->getNamedGlobal("llvm.compiler.used"))
     used->eraseFromParent();
-  defineTargetConstants(*M, TM);
+  defineTargetConstants(*M, opts.wideKernels);
   std::vector<llvm::Function *> fns;
   for (const kir::Kernel &k : prog.kernels)
     fns.push_back(renderKernel(k, *M));
@@ -399,12 +324,12 @@ cpu::buildModule(const CPUProgram &prog, llvm::LLVMContext &ctx,
     return makeErrorF("internal error: cannot read libjit bitcode: {0}",
                       llvm::toString(std::move(e)));
   setTargetAttrs(*M, TM);
-  if (hasWideSimd(TM))
+  if (opts.wideKernels)
     preferWideVectors(fns);
   std::string err;
   llvm::raw_string_ostream es(err);
   if (llvm::verifyModule(*M, &es))
     return makeErrorF("internal error: invalid LLVM module: {0}", es.str());
   optimize(*M, TM);
-  return std::move(M);
+  return M;
 }

@@ -1,7 +1,7 @@
 //===- ConvPathRule.cpp - Pixel panels or channel vectors -----------------===//
 //
 // Which of the two conv GEMMs the CPU lowering runs a convolution through
-// when EMBER_CPU_CONV is auto; the measurements behind each threshold are
+// when -cpu-conv-path is auto; the measurements behind each threshold are
 // kept next to it.
 //
 //===----------------------------------------------------------------------===//
@@ -33,7 +33,7 @@ bool isStrided1x1(const ConvInst &I) {
          std::all_of(pads.begin(), pads.end(), [](auto p) { return p == 0; });
 }
 
-/// True when the channel-vector GEMM should run \p I (EMBER_CPU_CONV=auto).
+/// True when the channel-vector GEMM should run \p I (-cpu-conv-path=auto).
 /// The estimate weighs the padding of both layouts (6-channel blocks and
 /// 64-pixel panels, walked in 16-pixel tiles on AVX2; 32- or 16-channel
 /// blocks, pixels exact). A pointwise
@@ -45,12 +45,13 @@ bool isStrided1x1(const ConvInst &I) {
 /// downsample convolutions). Every other convolution saves the panels'
 /// im2col copy (a KH*KW-fold copy of the input; measured 30-50% on ResNet's
 /// 3x3 and 7x7 layers), so it takes the channel-vector GEMM unless its
-/// channels waste much more. With 16 vector registers (\p wideSimd false:
+/// channels waste much more. With 16 vector registers (8-lane kernels:
 /// AVX2) the channel-vector tiles' epilogue transposes through memory, which
 /// the shortest K do not amortize: 3x3 convolutions of 3 channels from
 /// 224x224 took 0.45 ms in channel vectors, 0.38 in panels (Zen 3; K = 36
 /// from 112x112 was faster in channel vectors).
-bool preferChannelVector(const ConvInst &I, bool wideSimd) {
+bool preferChannelVector(const ConvInst &I, const TargetDesc &T) {
+  bool wideSimd = useWideKernels(T);
   auto wd = I.getFilter()->getType()->dims();
   auto yd = I.getDest()->getType()->dims();
   int64_t N = yd[2] * yd[3], mPerG = wd[0] / I.getGroup();

@@ -84,9 +84,9 @@ inline double tileUse(int64_t n, int64_t t) {
   return double(n) / double((n + t - 1) / t * t);
 }
 
-/// True when the channel-vector GEMM should run \p I (EMBER_CPU_CONV=auto);
-/// \p wideSimd: the target has 32 512-bit vector registers.
-bool preferChannelVector(const ConvInst &I, bool wideSimd);
+/// True when the channel-vector GEMM should run \p I on kernel target \p T
+/// (-cpu-conv-path=auto).
+bool preferChannelVector(const ConvInst &I, const TargetDesc &T);
 
 } // namespace cpu
 } // namespace ember

@@ -13,8 +13,8 @@ struct DepthwiseContext {
   /// The constant image: packed filters are appended.
   std::vector<uint8_t> &constants;
   ConvPath path;
-  /// The target has 32 512-bit vector registers (cpu::hasWideSimd).
-  bool wideSimd;
+  /// The kernel target (see lowerForCPU).
+  const TargetDesc &target;
 };
 
 /// The kernel of depthwise convolution \p I: per channel plane (vectors

@@ -7,7 +7,7 @@
 // rows can take the latter's max-pool form, ember_maxpool_cv_f32, and
 // average pools on narrow rows its convolution form with taps 1 / (KH * KW)
 // (and stride-1 ones on rows up to 32 the per-plane kernel, with the same
-// taps): under EMBER_CPU_CONV=channels, or where the separable pool kernel
+// taps): under -cpu-conv-path=channels, or where the separable pool kernel
 // (PoolLowering.cpp, tried first) does not fit; the others keep the shared
 // kernel lowering.
 //
@@ -160,7 +160,7 @@ static Kernel lowerDepthwisePlanes(const DwSpec &spec, const MemoryPlan &plan) {
 }
 
 /// True when a depthwise convolution should run channel-vector
-/// (EMBER_CPU_CONV=auto): on narrow output rows, where the plane kernel's
+/// (-cpu-conv-path=auto): on narrow output rows, where the plane kernel's
 /// row vectors are mostly empty (mobilenet_v2 and efficientnet_b0 layers,
 /// one thread: 3x3 on 14x14 0.060 -> 0.034 ms for 384 channels, 3x3 on 7x7
 /// 0.040 -> 0.024 for 960, 5x5 on 7x7 0.204 -> 0.064 for 1152), and for
@@ -232,7 +232,7 @@ static Kernel lowerDepthwiseCV(const DwSpec &spec, const MemoryPlan &plan) {
 /// with output rows narrower than 16 pixels, where the generic kernel
 /// vectorizes along mostly empty rows (GoogLeNet's 3x3 pools, one thread:
 /// 7x7 0.040 -> 0.023 ms for 832 channels, 14x14 0.070 -> 0.055 for 512).
-/// None when the pool keeps the generic kernel (EMBER_CPU_CONV=panels keeps
+/// None when the pool keeps the generic kernel (-cpu-conv-path=panels keeps
 /// every one, channels takes every float32 one whose rows fit a band).
 std::optional<Kernel> cpu::lowerMaxPoolCV(const MaxPoolInst &I,
                                           const DepthwiseContext &ctx) {
@@ -276,11 +276,11 @@ static kir::Buffer packDepthwiseTaps(const ConvInst &I, const MemoryPlan &plan,
 Kernel cpu::lowerDepthwiseConv(const ConvInst &I, const DepthwiseContext &ctx) {
   CVWindow g = CVWindow::of(I);
   // The channel-vector kernel reads taps packed at compile time.
-  bool cv =
-      hasConstantFilter(I) && g.bandRows() > 0 &&
-      (ctx.path == ConvPath::Channels ||
-       (ctx.path == ConvPath::Auto && preferDepthwiseCV(g, ctx.wideSimd) &&
-        !takesPlaneStride2(g, ctx.wideSimd)));
+  bool cv = hasConstantFilter(I) && g.bandRows() > 0 &&
+            (ctx.path == ConvPath::Channels ||
+             (ctx.path == ConvPath::Auto &&
+              preferDepthwiseCV(g, useWideKernels(ctx.target)) &&
+              !takesPlaneStride2(g, useWideKernels(ctx.target))));
   DwSpec spec{I.getName(),
               g,
               kir::bufferFor(I.getDest(), ctx.plan),

@@ -6,6 +6,8 @@
 
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
 
 #include <algorithm>
 #include <chrono>
@@ -124,14 +126,21 @@ private:
 
 llvm::Expected<std::unique_ptr<CompiledFunction>>
 CPUBackend::compile(const Module &M, std::shared_ptr<const IRFunction> F,
-                    const MemoryPlan &plan) const {
-  EMBER_ASSIGN_OR_RETURN(auto TM, createTargetMachine("", ""));
-  EMBER_ASSIGN_OR_RETURN(CPUProgram prog,
-                         lowerForCPU(*F, plan, hasWideSimd(*TM)));
+                    const MemoryPlan &plan, const CodegenOptions &opts) const {
+  EMBER_ASSIGN_OR_RETURN(TargetDesc desc, TargetDesc::create(opts.target));
+  if (llvm::Triple(desc.triple).getArch() !=
+      llvm::Triple(llvm::sys::getProcessTriple()).getArch())
+    return makeErrorF("CPU: in-process runs need the host's architecture, "
+                      "not target '{0}'",
+                      desc.triple);
+  EMBER_ASSIGN_OR_RETURN(auto TM, createTargetMachine(desc));
+  TargetDesc kt = kernelTarget(desc, opts.cpu);
+  EMBER_ASSIGN_OR_RETURN(CPUProgram prog, lowerForCPU(*F, plan, kt, opts.cpu));
   auto ctx = std::make_unique<llvm::LLVMContext>();
   ModuleOptions mo;
   mo.name = "ember_network";
   mo.profileEntry = true;
+  mo.wideKernels = useWideKernels(kt);
   std::vector<KernelTime> kernels;
   for (const kir::Kernel &k : prog.kernels)
     kernels.push_back(KernelTime{
@@ -141,6 +150,8 @@ CPUBackend::compile(const Module &M, std::shared_ptr<const IRFunction> F,
   if (!jtmb)
     return jtmb.takeError();
   jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  jtmb->setCPU(desc.cpu);
+  jtmb->getFeatures() = llvm::SubtargetFeatures(desc.features);
   auto jit = llvm::orc::LLJITBuilder()
                  .setJITTargetMachineBuilder(std::move(*jtmb))
                  .create();

@@ -164,10 +164,14 @@ llvm::Value *Renderer::emitUnary(ExprRef e) {
   case UnOp::Exp:
     return cpu::emitFastExp(b_, a);
   case UnOp::Log:
+    if (llvm::Value *v = cpu::emitFastLog(b_, a))
+      return v;
     return intrinsic(llvm::Intrinsic::log, {a});
   case UnOp::Sqrt:
     return intrinsic(llvm::Intrinsic::sqrt, {a});
   case UnOp::Tanh:
+    if (llvm::Value *v = cpu::emitFastTanh(b_, a))
+      return v;
     return libm("tanhf", a);
   case UnOp::Floor:
     return intrinsic(llvm::Intrinsic::floor, {a});
@@ -176,6 +180,8 @@ llvm::Value *Renderer::emitUnary(ExprRef e) {
   case UnOp::Round:
     return intrinsic(llvm::Intrinsic::roundeven, {a});
   case UnOp::Erf:
+    if (llvm::Value *v = cpu::emitFastErf(b_, a))
+      return v;
     return libm("erff", a);
   case UnOp::Sin:
     return libm("sinf", a);

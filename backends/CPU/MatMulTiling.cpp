@@ -1,15 +1,23 @@
 //===- MatMulTiling.cpp - MatMul tile, block and task rule ----------------===//
 #include "MatMulTiling.h"
 
+#include "CPU.h"
+
 #include <algorithm>
 
 using namespace ember;
 using namespace ember::cpu;
 
-MatMulTarget cpu::matMulTarget(bool wideSimd) {
-  if (wideSimd)
-    return {16, 32, 32 << 10, 1 << 20};
-  return {8, 16, 32 << 10, 256 << 10};
+MatMulTarget cpu::matMulTarget(const TargetDesc &T) {
+  bool wide = useWideKernels(T);
+  // A target without cache sizes takes the smallest per-core caches of its
+  // kernel family's CPUs, so that blocks chosen from them fit wherever the
+  // code runs.
+  int64_t l1 = T.l1dBytes ? int64_t(T.l1dBytes) : 32 << 10;
+  int64_t l2 = T.l2Bytes ? int64_t(T.l2Bytes) : (wide ? 1 << 20 : 256 << 10);
+  if (wide)
+    return {16, 32, l1, l2};
+  return {8, 16, l1, l2};
 }
 
 MatMulTiling cpu::chooseMatMulTiling(const MatMulTarget &T) {

@@ -11,6 +11,8 @@
 #include <cstdint>
 
 namespace ember {
+struct TargetDesc;
+
 namespace cpu {
 
 /// What the MatMul rule reads of the target.
@@ -21,11 +23,11 @@ struct MatMulTarget {
   int64_t l2Bytes; ///< L2 cache per core
 };
 
-/// The target the CPU backend describes today: 32 512-bit registers when
-/// \p wideSimd (hasWideSimd), else 16 256-bit ones; the smallest per-core
-/// caches of such targets (32 KiB L1d; 1 MiB L2 with AVX-512, 256 KiB
-/// without), so that blocks chosen from them fit wherever the code runs.
-MatMulTarget matMulTarget(bool wideSimd);
+/// What the rule reads of \p T: the lanes and registers of the libjit
+/// kernel family \p T runs (useWideKernels: 16 lanes and 32 registers, or
+/// 8 and 16) and its per-core L1d and L2 (TargetDesc: read from sysfs for
+/// the host, the ISA level's documented defaults otherwise).
+MatMulTarget matMulTarget(const TargetDesc &T);
 
 /// Tile and block sizes of one MatMul (libjit's MatMul.inc).
 struct MatMulTiling {

@@ -15,9 +15,9 @@ namespace cpu {
 /// computed or transformed filter taps streamed, whichever is longer, and
 /// the transforms) picks F(4x4) or F(2x2), and the direct GEMM when both
 /// estimates exceed its own: F(4x4) on planes of about 14x14 and more (with
-/// enough channels), F(2x2) on 7x7. \p wideSimd: the target has 32 512-bit
-/// registers (its transforms compute 16 tiles of a row at once).
-int64_t winogradTile(const ConvInst &I, bool wideSimd);
+/// enough channels), F(2x2) on 7x7. On kernel targets with 16-lane kernels
+/// (useWideKernels of \p T) the transforms compute 16 tiles of a row at once.
+int64_t winogradTile(const ConvInst &I, const TargetDesc &T, WinogradMode mode);
 
 /// What lowerWinogradConv needs of the CPU lowering.
 struct WinogradContext {

@@ -17,11 +17,9 @@
 //===----------------------------------------------------------------------===//
 #include "Winograd.h"
 
-#include "ember/Backend/CPUOptions.h"
 #include "ember/Base/Error.h"
 #include "ember/Kernel/LowerToKernel.h"
 
-#include <atomic>
 #include <cstring>
 
 using namespace ember;
@@ -29,23 +27,6 @@ using namespace ember::cpu;
 using kir::CallArg;
 using kir::ExprRef;
 using kir::Kernel;
-
-static std::atomic<WinogradMode> gMode{WinogradMode::Auto};
-
-void cpu::setWinogradMode(WinogradMode mode) { gMode = mode; }
-WinogradMode cpu::getWinogradMode() { return gMode; }
-
-llvm::Expected<WinogradMode> cpu::parseWinogradMode(llvm::StringRef s) {
-  if (s == "auto")
-    return WinogradMode::Auto;
-  if (s == "off")
-    return WinogradMode::Off;
-  if (s == "f2")
-    return WinogradMode::F2;
-  if (s == "f4")
-    return WinogradMode::F4;
-  return makeErrorF("-cpu-winograd '{0}' is not auto, off, f2 or f4", s);
-}
 
 namespace {
 /// libjit's conv GEMM contract: 6-channel filter blocks, 64-column panels.
@@ -107,8 +88,9 @@ int64_t spreadStride(int64_t n) { return (n + 1023) / 1024 * 1024 + 16; }
 
 } // namespace
 
-int64_t cpu::winogradTile(const ConvInst &I, bool wideSimd) {
-  if (getWinogradMode() == WinogradMode::Off)
+int64_t cpu::winogradTile(const ConvInst &I, const TargetDesc &T,
+                          WinogradMode mode) {
+  if (mode == WinogradMode::Off)
     return 0;
   auto xd = I.getInput()->getType()->dims();
   auto wd = I.getFilter()->getType()->dims();
@@ -119,8 +101,8 @@ int64_t cpu::winogradTile(const ConvInst &I, bool wideSimd) {
       I.getDilations()[1] != 1 || int64_t(xd[1]) < kMinChannels ||
       int64_t(wd[0]) < kMinChannels || yd[2] == 0 || yd[3] == 0)
     return 0;
-  if (getWinogradMode() != WinogradMode::Auto)
-    return getWinogradMode() == WinogradMode::F4 ? 4 : 2;
+  if (mode != WinogradMode::Auto)
+    return mode == WinogradMode::F4 ? 4 : 2;
   // Estimated cost per (input, output) channel pair, in GEMM column steps
   // (see gemmCols), of the P points: the GEMM or, if longer, streaming the
   // P transformed filter taps (kWeightCost each: the filters of a network
@@ -133,7 +115,7 @@ int64_t cpu::winogradTile(const ConvInst &I, bool wideSimd) {
     int64_t TH = (yd[2] + tm - 1) / tm, TW = (yd[3] + tm - 1) / tm;
     double P = double((tm + 2) * (tm + 2));
     double computed =
-        double(int64_t(yd[0]) * TH * transformLanes(TW, wideSimd));
+        double(int64_t(yd[0]) * TH * transformLanes(TW, useWideKernels(T)));
     return P * double(std::max(gemmCols(numTiles(I, tm)), kWeightCost)) +
            P * computed * (16 / M + 16 / C);
   };

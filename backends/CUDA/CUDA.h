@@ -20,25 +20,6 @@ constexpr int64_t kBlockSize = 256;
 /// The most blocks a launch uses; kernels loop over the rest (grid-stride).
 constexpr int64_t kMaxBlocks = 65536;
 
-/// Where MatMul and Conv go (-cuda-gemm, -cuda-conv). Auto: the library
-/// where it can express the op (and, for MatMul, the product is not tiny);
-/// see docs/CUDA.md.
-enum class LibChoice { Auto, Library, Generated };
-
-/// Code generation options of the CUDA backend.
-struct CUDAOptions {
-  LibChoice gemm = LibChoice::Auto; ///< cuBLASLt or generated MatMul.
-  LibChoice conv = LibChoice::Auto; ///< cuDNN or generated Conv.
-};
-
-/// Parses "auto", \p library ("cublaslt", "cudnn") or "generated".
-llvm::Expected<LibChoice> parseLibChoice(llvm::StringRef flag,
-                                         llvm::StringRef value,
-                                         llvm::StringRef library);
-
-/// The options in EMBER_CUDA_GEMM / EMBER_CUDA_CONV (in-process runs).
-llvm::Expected<CUDAOptions> optionsFromEnvironment();
-
 /// A call into cuBLASLt or cuDNN: the int64 descriptor of
 /// backends/CUDA/host/LibOps.h.
 struct LibOp {
@@ -76,7 +57,7 @@ bool cudaSupports(const Node &n);
 /// as \p opts and the op's parameters allow.
 llvm::Expected<CUDAProgram> lowerForCUDA(const IRFunction &F,
                                          const MemoryPlan &plan,
-                                         const CUDAOptions &opts = {});
+                                         const CUDACodegenOptions &opts = {});
 
 /// How to launch one rendered kernel.
 struct LaunchInfo {
@@ -139,7 +120,7 @@ public:
   bool supportsConvResidual() const override { return true; }
   llvm::Expected<std::unique_ptr<CompiledFunction>>
   compile(const Module &M, std::shared_ptr<const IRFunction> F,
-          const MemoryPlan &plan) const override;
+          const MemoryPlan &plan, const CodegenOptions &opts) const override;
   llvm::Error saveBundle(const Module &M, const IRFunction &F,
                          const MemoryPlan &plan,
                          const BundleOptions &opts) const override;

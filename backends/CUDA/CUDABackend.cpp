@@ -17,7 +17,10 @@ bool CUDABackend::isOpSupported(const Node &n) const {
 
 bool CUDABackend::shouldLower(const Node &n) const {
   // Conv keeps its fused epilogue and runs on cuDNN or as a generated
-  // direct convolution; everything else is lowered as for the Interpreter.
+  // direct convolution; everything else is lowered as for the Interpreter,
+  // MatMul included: the cuBLASLt descriptor has one batch stride per
+  // operand and no transpose, so broadcast and transposed operands are
+  // materialized by the lowering rule.
   return !llvm::isa<ConvNode>(n);
 }
 
@@ -27,21 +30,18 @@ bool CUDABackend::supportsFusedActivation(FusedActivation act) const {
   return act != FusedActivation::NumKinds;
 }
 
-llvm::Error CUDABackend::saveBundle(const Module &M, const IRFunction &F,
+llvm::Error CUDABackend::saveBundle(const Module & /*M*/, const IRFunction &F,
                                     const MemoryPlan &plan,
                                     const BundleOptions &opts) const {
-  std::string arch = opts.cudaArch.empty() ? kDefaultArch : opts.cudaArch;
+  const CUDACodegenOptions &cudaOpts = opts.codegen.cuda;
+  std::string arch = cudaOpts.arch.empty() ? kDefaultArch : cudaOpts.arch;
   if (!isValidArch(arch))
     return makeErrorF("-cuda-arch '{0}' is not an architecture like sm_90",
                       arch);
-  CUDAOptions copts;
-  EMBER_ASSIGN_OR_RETURN(
-      copts.gemm, parseLibChoice("-cuda-gemm", opts.cudaGemm, "cublaslt"));
-  EMBER_ASSIGN_OR_RETURN(copts.conv,
-                         parseLibChoice("-cuda-conv", opts.cudaConv, "cudnn"));
+  CUDACodegenOptions copts = cudaOpts;
   // The library-op host code exists as x86_64 bitcode only.
-  llvm::Triple triple(opts.target.empty() ? llvm::sys::getProcessTriple()
-                                          : opts.target);
+  const std::string &target = opts.codegen.target.triple;
+  llvm::Triple triple(target.empty() ? llvm::sys::getProcessTriple() : target);
   if (triple.getArch() != llvm::Triple::x86_64) {
     if (copts.gemm == LibChoice::Library || copts.conv == LibChoice::Library)
       return makeErrorF("cuBLASLt/cuDNN calls in CUDA bundles need an x86_64 "

@@ -1,9 +1,9 @@
 //===- CUDABundle.cpp - CUDA bundles: NAME.o, NAME.h, weights -------------===//
 //
 // NAME.o holds the NVRTC cubin and PTX as read-only data and host launch
-// code generated as LLVM IR and emitted with the CPU backend's target
-// machines, so no C compiler is needed at bundle time. The host code calls
-// the CUDA runtime (cudaLibraryLoadData, cudaLibraryGetKernel,
+// code generated as LLVM IR and emitted through lib/Backend's target
+// machine and object writer, so no C compiler is needed at bundle time. The
+// host code calls the CUDA runtime (cudaLibraryLoadData, cudaLibraryGetKernel,
 // cudaLaunchKernelExC) and, for MatMul/Conv on cuBLASLt/cuDNN, the
 // library-op code of host/LibOps.c, linked in as bitcode and made internal:
 // a bundle links with -lcudart (or cudart_static), plus -lcublasLt and
@@ -11,7 +11,6 @@
 // The ABI is in docs/Bundle.md and docs/CUDA.md.
 //
 //===----------------------------------------------------------------------===//
-#include "../CPU/CPU.h"
 #include "CUDA.h"
 #include "host/LibOps.h"
 
@@ -22,7 +21,6 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/IRBuilder.h"
-#include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/Linker/Linker.h"
 #include "llvm/Support/FileSystem.h"
@@ -337,14 +335,15 @@ llvm::Error cuda::writeCUDABundle(const IRFunction &F, const MemoryPlan &plan,
                      "(constants live in device memory)");
   if (opts.sharedObject)
     return makeError("-bundle-shared is not supported by the CUDA backend");
-  std::string mcpu = opts.mcpu;
-  if (mcpu.empty()) // launch code only: no need for the build host's CPU
-    mcpu = llvm::Triple(opts.target.empty() ? llvm::sys::getProcessTriple()
-                                            : opts.target)
-                       .getArch() == llvm::Triple::x86_64
-               ? "x86-64"
-               : "generic";
-  EMBER_ASSIGN_OR_RETURN(auto TM, cpu::createTargetMachine(opts.target, mcpu));
+  TargetOptions host = opts.codegen.target;
+  if (host.cpu.empty()) // launch code only: no need for the build host's CPU
+    host.cpu = llvm::Triple(host.triple.empty() ? llvm::sys::getProcessTriple()
+                                                : host.triple)
+                           .getArch() == llvm::Triple::x86_64
+                   ? "x86-64"
+                   : "generic";
+  EMBER_ASSIGN_OR_RETURN(TargetDesc desc, TargetDesc::create(host));
+  EMBER_ASSIGN_OR_RETURN(auto TM, createTargetMachine(desc));
   if (std::error_code ec = llvm::sys::fs::create_directories(opts.outputDir))
     return makeErrorF("cannot create '{0}': {1}", opts.outputDir, ec.message());
   llvm::LLVMContext ctx;
@@ -375,17 +374,7 @@ llvm::Error cuda::writeCUDABundle(const IRFunction &F, const MemoryPlan &plan,
     llvm::sys::path::append(p, name + ext);
     return std::string(p);
   };
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(path(".o"), ec);
-    if (ec)
-      return makeErrorF("cannot write '{0}': {1}", path(".o"), ec.message());
-    llvm::legacy::PassManager pm;
-    if (TM->addPassesToEmitFile(pm, os, nullptr,
-                                llvm::CodeGenFileType::ObjectFile))
-      return makeError("the target cannot emit an object file");
-    pm.run(M);
-  }
+  EMBER_RETURN_IF_ERR(emitObjectFile(M, *TM, path(".o")));
   EMBER_RETURN_IF_ERR(
       writeBundleFile(path(".h"), headerText(name, prog, ins, outs)));
   return writeBundleFile(

@@ -19,7 +19,6 @@
 
 #include "llvm/ADT/StringSet.h"
 
-#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <variant>
@@ -50,30 +49,6 @@ bool CUDAProgram::usesCublasLt() const {
 bool CUDAProgram::usesCudnn() const {
   return llvm::any_of(
       libOps, [](const LibOp &o) { return o.desc[0] == EMBER_LIB_CONV; });
-}
-
-llvm::Expected<LibChoice> cuda::parseLibChoice(llvm::StringRef flag,
-                                               llvm::StringRef value,
-                                               llvm::StringRef library) {
-  if (value.empty() || value == "auto")
-    return LibChoice::Auto;
-  if (value == library)
-    return LibChoice::Library;
-  if (value == "generated")
-    return LibChoice::Generated;
-  return makeErrorF("{0} '{1}' is not auto, {2} or generated", flag, value,
-                    library);
-}
-
-llvm::Expected<CUDAOptions> cuda::optionsFromEnvironment() {
-  CUDAOptions o;
-  const char *g = std::getenv("EMBER_CUDA_GEMM");
-  const char *c = std::getenv("EMBER_CUDA_CONV");
-  EMBER_ASSIGN_OR_RETURN(
-      o.gemm, parseLibChoice("EMBER_CUDA_GEMM", g ? g : "", "cublaslt"));
-  EMBER_ASSIGN_OR_RETURN(
-      o.conv, parseLibChoice("EMBER_CUDA_CONV", c ? c : "", "cudnn"));
-  return o;
 }
 
 static CallArg bufArg(unsigned b) { return CallArg{true, b, nullptr}; }
@@ -176,8 +151,8 @@ struct Epilogue {
 /// Lowers one network; see the file comment.
 class Lowering {
 public:
-  Lowering(const IRFunction &F, const MemoryPlan &plan, const CUDAOptions &o,
-           CUDAProgram &prog)
+  Lowering(const IRFunction &F, const MemoryPlan &plan,
+           const CUDACodegenOptions &o, CUDAProgram &prog)
       : F_(F), plan_(plan), opts_(o), prog_(prog) {}
   llvm::Expected<bool> claim(const Instruction &I, std::vector<Kernel> &out);
   void finish(std::vector<Kernel> kernels);
@@ -193,7 +168,7 @@ private:
 
   const IRFunction &F_;
   const MemoryPlan &plan_;
-  CUDAOptions opts_;
+  CUDACodegenOptions opts_;
   CUDAProgram &prog_;
   std::vector<Epilogue> epilogues_;
 };
@@ -295,20 +270,28 @@ std::optional<Epilogue> Lowering::findEpilogue(const MatMulInst &I) {
 bool Lowering::lowerMatMul(const MatMulInst &I, std::vector<Kernel> &out) {
   TypeRef ta = I.getLHS()->getType(), tb = I.getRHS()->getType();
   unsigned r = ta->rank();
-  int64_t m = ta->dims()[r - 2], k = ta->dims()[r - 1], n = tb->dims()[r - 1];
+  int64_t m = ta->dims()[r - 2], k = ta->dims()[r - 1];
+  int64_t n = I.getDest()->getType()->dims()[r - 1];
   int64_t batch = ta->size() / std::max<int64_t>(m * k, 1);
+  // The lowering rule makes broadcast and transposed operands explicit for
+  // this backend; IR written by hand may still hold them, and the generated
+  // kernel reads them in place.
+  bool plain =
+      !I.getTransB() && ta->dims().drop_back(2) == tb->dims().drop_back(2);
   bool big = batch * m * n * k >= kMinLibraryMacs;
   bool lib = opts_.gemm == LibChoice::Library ||
              (opts_.gemm == LibChoice::Auto && big);
-  if (!lib || m * n * k == 0 || ta->getElemKind() != ElemKind::Float32) {
-    prog_.choices.push_back(
-        (I.getName() +
-         ": MatMul -> generated kernel (one thread per output "
-         "element; " +
-         (opts_.gemm == LibChoice::Generated ? "-cuda-gemm=generated"
-                                             : "too small for cuBLASLt") +
-         ")")
-            .str());
+  if (!lib || !plain || m * n * k == 0 ||
+      ta->getElemKind() != ElemKind::Float32) {
+    const char *why = opts_.gemm == LibChoice::Generated
+                          ? "-cuda-gemm=generated"
+                      : !plain ? "broadcast or transposed operand"
+                               : "too small for cuBLASLt";
+    prog_.choices.push_back((I.getName() +
+                             ": MatMul -> generated kernel (one thread per "
+                             "output element; " +
+                             why + ")")
+                                .str());
     return false;
   }
   std::optional<Epilogue> epi = findEpilogue(I);
@@ -404,14 +387,9 @@ void Lowering::finish(std::vector<Kernel> kernels) {
 
 llvm::Expected<CUDAProgram> cuda::lowerForCUDA(const IRFunction &F,
                                                const MemoryPlan &plan,
-                                               const CUDAOptions &opts) {
+                                               const CUDACodegenOptions &opts) {
   CUDAProgram prog;
-  prog.constants.assign(plan.constantSize, 0);
-  for (auto &w : F.getWeights())
-    if (w->isConstant())
-      std::memcpy(prog.constants.data() +
-                      plan.placements.lookup(w.get()).offset,
-                  w->getPayload()->data(), w->getType()->sizeInBytes());
+  prog.constants = makeConstantImage(F, plan);
   prog.mutableSize = plan.mutableSize;
   prog.activationSize = plan.activationSize;
   Lowering L(F, plan, opts, prog);
@@ -423,5 +401,5 @@ llvm::Expected<CUDAProgram> cuda::lowerForCUDA(const IRFunction &F,
     return kernels.takeError();
   L.finish(std::move(*kernels));
   prog.constants.resize((prog.constants.size() + 63) / 64 * 64, 0);
-  return std::move(prog);
+  return prog;
 }

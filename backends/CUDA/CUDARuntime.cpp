@@ -3,8 +3,8 @@
 // One device allocation per region (constants uploaded once, the mutable
 // region for inputs and outputs, one activation arena as planned by the
 // MemoryPlanner), one stream, and by default a CUDA graph captured on the
-// first run and replayed afterwards (EMBER_CUDA_GRAPH=0 launches kernel by
-// kernel instead).
+// first run and replayed afterwards (-cuda-graph=0, CUDACodegenOptions::graph
+// false, launches kernel by kernel instead).
 //
 //===----------------------------------------------------------------------===//
 #include "CUDA.h"
@@ -13,9 +13,6 @@
 #include "ember/Base/Error.h"
 
 #include <cuda_runtime_api.h>
-
-#include <cstdlib>
-#include <cstring>
 
 extern "C" const char *ember_lib_load(int cublasLt, int cudnn);
 
@@ -48,12 +45,10 @@ class CUDAFunction final : public CompiledFunction {
 public:
   CUDAFunction(const Module &M, std::shared_ptr<const IRFunction> F,
                const MemoryPlan &plan, CUDASource src, std::vector<Step> steps,
-               std::vector<LibOp> libOps)
+               std::vector<LibOp> libOps, bool useGraph)
       : M_(M), F_(std::move(F)), plan_(plan), src_(std::move(src)),
-        steps_(std::move(steps)), libOps_(std::move(libOps)) {
-    const char *g = std::getenv("EMBER_CUDA_GRAPH");
-    useGraph_ = !g || std::strcmp(g, "0") != 0;
-  }
+        steps_(std::move(steps)), libOps_(std::move(libOps)),
+        useGraph_(useGraph) {}
   ~CUDAFunction() override {
     if (exec_)
       cudaGraphExecDestroy(exec_);
@@ -211,18 +206,17 @@ static llvm::Expected<std::string> deviceArch() {
 
 llvm::Expected<std::unique_ptr<CompiledFunction>>
 CUDABackend::compile(const Module &M, std::shared_ptr<const IRFunction> F,
-                     const MemoryPlan &plan) const {
+                     const MemoryPlan &plan, const CodegenOptions &opts) const {
   EMBER_RETURN_IF_ERR(checkForDevice());
   EMBER_CUDA_CHECK(cudaSetDevice(0), "selecting device 0");
-  EMBER_ASSIGN_OR_RETURN(CUDAOptions opts, optionsFromEnvironment());
-  EMBER_ASSIGN_OR_RETURN(CUDAProgram prog, lowerForCUDA(*F, plan, opts));
+  EMBER_ASSIGN_OR_RETURN(CUDAProgram prog, lowerForCUDA(*F, plan, opts.cuda));
   CUDASource src = renderCUDA(prog, "ember");
   EMBER_ASSIGN_OR_RETURN(std::string arch, deviceArch());
   EMBER_ASSIGN_OR_RETURN(CUDABinary bin,
                          compileWithNVRTC(src.text, arch, "ember_network"));
   auto fn = std::make_unique<CUDAFunction>(
       M, std::move(F), plan, std::move(src), std::move(prog.steps),
-      std::move(prog.libOps));
+      std::move(prog.libOps), opts.cuda.graph);
   EMBER_RETURN_IF_ERR(fn->init(bin, prog.constants));
-  return std::move(fn);
+  return fn;
 }

@@ -96,5 +96,5 @@ llvm::Expected<CUDABinary> cuda::compileWithNVRTC(const std::string &source,
   bin.compileSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
-  return std::move(bin);
+  return bin;
 }

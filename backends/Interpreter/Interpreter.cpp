@@ -139,10 +139,9 @@ private:
 };
 } // namespace
 
-llvm::Expected<std::unique_ptr<CompiledFunction>>
-InterpreterBackend::compile(const Module &M,
-                            std::shared_ptr<const IRFunction> F,
-                            const MemoryPlan &plan) const {
+llvm::Expected<std::unique_ptr<CompiledFunction>> InterpreterBackend::compile(
+    const Module &M, std::shared_ptr<const IRFunction> F,
+    const MemoryPlan &plan, const CodegenOptions &) const {
   // Refuse before allocating what the machine cannot hold. Constants and
   // inputs/outputs exist twice (the Module's or caller's copy and the
   // region), activations once.

@@ -12,16 +12,17 @@ class InterpreterBackend final : public Backend {
 public:
   llvm::StringRef getName() const override { return "Interpreter"; }
   bool isOpSupported(const Node &n) const override;
-  /// Everything with a rule, except Conv: its kernel handles groups.
+  /// Everything with a rule, except Conv (its kernel handles groups) and
+  /// MatMul (it reads broadcast and transposed operands in place).
   bool shouldLower(const Node &n) const override {
-    return !llvm::isa<ConvNode>(n);
+    return !llvm::isa<ConvNode>(n) && !llvm::isa<MatMulNode>(n);
   }
   bool supportsFusedActivation(FusedActivation) const override { return true; }
   bool supportsConvResidual() const override { return true; }
   bool supportsRuntimeConvFilter() const override { return true; }
   llvm::Expected<std::unique_ptr<CompiledFunction>>
   compile(const Module &M, std::shared_ptr<const IRFunction> F,
-          const MemoryPlan &plan) const override;
+          const MemoryPlan &plan, const CodegenOptions &opts) const override;
 };
 
 } // namespace ember

@@ -8,16 +8,39 @@
 using namespace ember;
 using namespace ember::interp;
 
+/// The offset of the matrix of an operand with batch dims \p op for flat
+/// batch index \p bi of the result's batch dims \p out (a dim of 1 against
+/// a larger one is broadcast), each matrix \p matrix elements.
+static dim_t batchOffset(dim_t bi, llvm::ArrayRef<dim_t> out,
+                         llvm::ArrayRef<dim_t> op, dim_t matrix) {
+  dim_t off = 0, stride = matrix;
+  for (size_t d = out.size(); d-- > 0;) {
+    dim_t coord = bi % out[d];
+    bi /= out[d];
+    if (op[d] != 1)
+      off += coord * stride;
+    stride *= op[d];
+  }
+  return off;
+}
+
 static void matMul(const MatMulInst &I, const ExecContext &ctx) {
   TypeRef ta = I.getLHS()->getType(), tb = I.getRHS()->getType();
+  TypeRef tc = I.getDest()->getType();
   unsigned r = ta->rank();
-  dim_t m = ta->dims()[r - 2], k = ta->dims()[r - 1], n = tb->dims()[r - 1];
-  dim_t batch = ta->size() / (m * k);
+  dim_t m = ta->dims()[r - 2], k = ta->dims()[r - 1], n = tc->dims()[r - 1];
+  dim_t batch = m * n != 0 ? tc->size() / (m * n) : 0;
+  // B[p][j] of a plain RHS is at p * n + j, of a transposed one at j * k + p.
+  dim_t pStride = I.getTransB() ? 1 : n, jStride = I.getTransB() ? k : 1;
+  auto outBatch = tc->dims().drop_back(2);
   const float *a = ctx.ptr<float>(I.getLHS());
   const float *b = ctx.ptr<float>(I.getRHS());
   float *c = ctx.ptr<float>(I.getDest());
   for (dim_t bi = 0; bi < batch; ++bi) {
-    const float *A = a + bi * m * k, *B = b + bi * k * n;
+    const float *A =
+        a + batchOffset(bi, outBatch, ta->dims().drop_back(2), m * k);
+    const float *B =
+        b + batchOffset(bi, outBatch, tb->dims().drop_back(2), k * n);
     float *C = c + bi * m * n;
     for (dim_t i = 0; i < m; ++i) {
       for (dim_t j = 0; j < n; ++j)
@@ -25,7 +48,7 @@ static void matMul(const MatMulInst &I, const ExecContext &ctx) {
       for (dim_t p = 0; p < k; ++p) {
         float av = A[i * k + p];
         for (dim_t j = 0; j < n; ++j)
-          C[i * n + j] += av * B[p * n + j];
+          C[i * n + j] += av * B[p * pStride + j * jStride];
       }
     }
   }

@@ -86,6 +86,20 @@ static bool unaryMath(OpKind op, const Instruction &I, const ExecContext &ctx) {
     mapUnary(I, ctx, [=](double x) { return std::min(std::max(x, lo), hi); });
     return true;
   }
+  case OpKind::Gelu: {
+    // erfc keeps the tail accurate where 1 + erf(x) cancels.
+    if (I.attr(0).i == 0) {
+      mapUnary(I, ctx, [](double x) {
+        return 0.5 * x * std::erfc(-x * 0.70710678118654752);
+      });
+      return true;
+    }
+    mapUnary(I, ctx, [](double x) {
+      double u = 0.7978845608028654 * (x + 0.044715 * x * x * x);
+      return 0.5 * x * (1 + std::tanh(u));
+    });
+    return true;
+  }
   case OpKind::IsInf: {
     bool pos = I.attr(0).i, neg = I.attr(1).i;
     mapUnary(I, ctx, [=](double x) {

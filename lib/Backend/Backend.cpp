@@ -33,6 +33,16 @@ void Bindings::allocateOutputs(const Module &M) {
       insert(p, Tensor(*p->getType()));
 }
 
+std::vector<uint8_t> ember::makeConstantImage(const IRFunction &F,
+                                              const MemoryPlan &plan) {
+  std::vector<uint8_t> image(plan.constantSize, 0);
+  for (auto &w : F.getWeights())
+    if (w->isConstant())
+      std::memcpy(image.data() + plan.placements.lookup(w.get()).offset,
+                  w->getPayload()->data(), w->getType()->sizeInBytes());
+  return image;
+}
+
 llvm::Error ember::copyInputsToRegion(const Module &M, const IRFunction &F,
                                       const MemoryPlan &plan, Bindings &b,
                                       uint8_t *mutables) {

@@ -6,6 +6,7 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/GlobalVariable.h"
+#include "llvm/IR/LegacyPassManager.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cctype>
@@ -77,8 +78,8 @@ void ember::describeBundleIO(const IRFunction &F, const MemoryPlan &plan,
 }
 
 void ember::printBundleIOMacros(llvm::raw_ostream &os, llvm::StringRef name,
-                               const std::vector<BundleTensorDesc> &ins,
-                               const std::vector<BundleTensorDesc> &outs) {
+                                const std::vector<BundleTensorDesc> &ins,
+                                const std::vector<BundleTensorDesc> &outs) {
   auto emit = [&](const BundleTensorDesc &d, const char *what) {
     std::string p = (name + "_" + d.ident).str();
     os << "\n/* " << what << " '" << d.name << "' */\n";
@@ -119,7 +120,8 @@ void ember::addBundleInfo(llvm::Module &M, llvm::StringRef name,
   };
   auto i32c = [&](uint64_t v) { return llvm::ConstantInt::get(i32, v); };
   auto i64c = [&](uint64_t v) { return llvm::ConstantInt::get(i64, v); };
-  auto table = [&](const std::vector<BundleTensorDesc> &ds) -> llvm::Constant * {
+  auto table =
+      [&](const std::vector<BundleTensorDesc> &ds) -> llvm::Constant * {
     if (ds.empty())
       return null;
     std::vector<llvm::Constant *> elems;
@@ -144,12 +146,30 @@ void ember::addBundleInfo(llvm::Module &M, llvm::StringRef name,
                            info, name + "_info");
 }
 
-llvm::Error ember::writeBundleFile(llvm::StringRef path,
-                                   llvm::StringRef data) {
+llvm::Error ember::writeBundleFile(llvm::StringRef path, llvm::StringRef data) {
   std::error_code ec;
   llvm::raw_fd_ostream os(path, ec);
   if (ec)
     return makeErrorF("cannot write '{0}': {1}", path, ec.message());
   os << data;
   return llvm::Error::success();
+}
+
+llvm::Error ember::emitCode(llvm::Module &M, llvm::TargetMachine &TM,
+                            llvm::raw_pwrite_stream &os,
+                            llvm::CodeGenFileType type) {
+  llvm::legacy::PassManager pm;
+  if (TM.addPassesToEmitFile(pm, os, nullptr, type))
+    return makeError("the target cannot emit this file type");
+  pm.run(M);
+  return llvm::Error::success();
+}
+
+llvm::Error ember::emitObjectFile(llvm::Module &M, llvm::TargetMachine &TM,
+                                  llvm::StringRef path) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec)
+    return makeErrorF("cannot write '{0}': {1}", path, ec.message());
+  return emitCode(M, TM, os, llvm::CodeGenFileType::ObjectFile);
 }

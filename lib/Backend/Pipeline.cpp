@@ -81,7 +81,7 @@ ember::compileFunction(Function &F, const Backend &B,
   if (opts.dumpIR)
     printIR(*ir, *opts.dumpIR, &net.plan);
   net.ir = std::move(ir);
-  EMBER_ASSIGN_OR_RETURN(net.function,
-                         B.compile(F.getParent(), net.ir, net.plan));
+  EMBER_ASSIGN_OR_RETURN(
+      net.function, B.compile(F.getParent(), net.ir, net.plan, opts.codegen));
   return net;
 }

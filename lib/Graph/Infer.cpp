@@ -18,11 +18,11 @@ InferResult ember::inferSave(llvm::ArrayRef<TypeRef>, const AttrList &) {
 }
 
 InferResult ember::inferSplat(llvm::ArrayRef<TypeRef>, const AttrList &attrs) {
-  return llvm::SmallVector<Type, 1>{
-      Type(ElemKind(attrs[1].i), attrs[0].ints)};
+  return llvm::SmallVector<Type, 1>{Type(ElemKind(attrs[1].i), attrs[0].ints)};
 }
 
-InferResult ember::inferMatMul(llvm::ArrayRef<TypeRef> in, const AttrList &) {
+InferResult ember::inferMatMul(llvm::ArrayRef<TypeRef> in,
+                               const AttrList &attrs) {
   const Type &a = *in[0], &b = *in[1];
   if (a.getElemKind() != b.getElemKind())
     return makeErrorF("element kinds differ: {0} vs {1}", a.toString(),
@@ -31,15 +31,20 @@ InferResult ember::inferMatMul(llvm::ArrayRef<TypeRef> in, const AttrList &) {
     return makeErrorF("operands must have the same rank: {0} vs {1}",
                       a.toString(), b.toString());
   unsigned r = a.rank();
-  for (unsigned i = 0; i + 2 < r; ++i)
-    if (a.dims()[i] != b.dims()[i])
-      return makeErrorF("batch dimensions differ: {0} vs {1}", a.toString(),
-                        b.toString());
-  if (a.dims()[r - 1] != b.dims()[r - 2])
-    return makeErrorF("inner dimensions differ: {0} x {1}", a.toString(),
-                      b.toString());
+  bool transB = attrs[0].i;
   Dims d(a.dims().begin(), a.dims().end());
-  d[r - 1] = b.dims()[r - 1];
+  for (unsigned i = 0; i + 2 < r; ++i) {
+    dim_t x = a.dims()[i], y = b.dims()[i];
+    if (x != y && x != 1 && y != 1)
+      return makeErrorF("batch dimensions are not broadcastable: {0} vs {1}",
+                        a.toString(), b.toString());
+    d[i] = x == 1 ? y : x;
+  }
+  dim_t kb = b.dims()[transB ? r - 1 : r - 2];
+  if (a.dims()[r - 1] != kb)
+    return makeErrorF("inner dimensions differ: {0} x {1}{2}", a.toString(),
+                      b.toString(), transB ? " (transposed)" : "");
+  d[r - 1] = b.dims()[transB ? r - 2 : r - 1];
   return llvm::SmallVector<Type, 1>{a.withDims(d)};
 }
 
@@ -56,8 +61,8 @@ InferResult ember::inferGemm(llvm::ArrayRef<TypeRef> in,
   dim_t n = transB ? b.dims()[0] : b.dims()[1];
   if (ka != kb)
     return makeErrorF("inner dimensions differ: A {0}{1}, B {2}{3}",
-                      a.toString(), transA ? " (transposed)" : "",
-                      b.toString(), transB ? " (transposed)" : "");
+                      a.toString(), transA ? " (transposed)" : "", b.toString(),
+                      transB ? " (transposed)" : "");
   Type result = a.withDims({m, n});
   if (c != result)
     return makeErrorF("C must have the result type {0}, got {1}",
@@ -69,8 +74,7 @@ InferResult ember::inferGemm(llvm::ArrayRef<TypeRef> in,
 static llvm::Expected<dim_t> windowOut(dim_t in, dim_t kernel, dim_t stride,
                                        dim_t padBegin, dim_t padEnd,
                                        dim_t dilation) {
-  if (kernel <= 0 || stride <= 0 || dilation <= 0 || padBegin < 0 ||
-      padEnd < 0)
+  if (kernel <= 0 || stride <= 0 || dilation <= 0 || padBegin < 0 || padEnd < 0)
     return makeErrorF("kernel {0}, stride {1}, dilation {2} must be positive "
                       "and pads {3}, {4} non-negative",
                       kernel, stride, dilation, padBegin, padEnd);
@@ -123,9 +127,9 @@ InferResult ember::inferConv(llvm::ArrayRef<TypeRef> in,
     return makeError("input, filter and bias must share an element kind");
   Dims d = {x.dims()[0], m, 0, 0};
   for (int i = 0; i < 2; ++i) {
-    EMBER_ASSIGN_OR_RETURN(d[2 + i], windowOut(x.dims()[2 + i], kernel[i],
-                                               strides[i], pads[i],
-                                               pads[i + 2], dil[i]));
+    EMBER_ASSIGN_OR_RETURN(d[2 + i],
+                           windowOut(x.dims()[2 + i], kernel[i], strides[i],
+                                     pads[i], pads[i + 2], dil[i]));
   }
   Type result = x.withDims(d);
   if (in.size() > 4)

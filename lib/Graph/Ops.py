@@ -45,9 +45,13 @@ op("Clip", ["Input"], [("Min", "float"), ("Max", "float")],
 op("Splat", [], [("Dims", "ints"), ("ElemTy", "elemkind"), ("Value", "float")],
    infer="Splat", elementwise=True, doc="A tensor of shape Dims filled with Value.")
 
-op("MatMul", ["LHS", "RHS"], infer="MatMul",
+# MatMul reads broadcast batch dims and a transposed RHS in place, so neither
+# is ever copied; a backend that cannot lowers them (lowerMatMulOperands).
+op("MatMul", ["LHS", "RHS"], [("TransB", "int")], infer="MatMul",
    rules=[("minRank", "LHS", 2), ("float", "LHS")],
-   doc="Matrix product over the last two dims; leading (batch) dims equal.")
+   doc="Matrix product over the last two dims: LHS [..., M, K] times RHS "
+       "[..., K, N] ([..., N, K] when TransB); same rank, each batch dim "
+       "equal or 1 on one side (broadcast).")
 
 op("Gemm", ["A", "B", "C"],
    [("Alpha", "float"), ("Beta", "float"), ("TransA", "int"), ("TransB", "int")],
@@ -123,6 +127,12 @@ for n in ["Erf", "Floor", "Ceil", "Round", "Reciprocal", "Sin", "Cos", "Tan",
     op(n, ["Input"], rules=[("float", "Input")], elementwise=True,
        doc="Elementwise %s (Round: halves to even; Softplus: log(1+e^x); "
            "Softsign: x/(1+|x|))." % n)
+
+# Made by the gelu-fusion pass from the erf or tanh pattern exporters write.
+op("Gelu", ["Input"], [("Approximate", "int")], rules=[("float", "Input")],
+   elementwise=True,
+   doc="x * Phi(x). Approximate=0: x/2 * (1 + erf(x / sqrt 2)); "
+       "Approximate=1: x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))).")
 
 op("Sign", ["Input"], elementwise=True, doc="Elementwise sign (-1, 0, 1) of any numeric kind.")
 

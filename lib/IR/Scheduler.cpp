@@ -28,7 +28,7 @@ static NodeValue bufferOf(NodeValue v) {
   return v;
 }
 
-size_t ember::schedulePeakBytes(const Function &F,
+size_t ember::schedulePeakBytes(const Function & /*F*/,
                                 const std::vector<Node *> &order) {
   // Remaining reads of every buffer; a Reshape hands its readers over to its
   // input's buffer.

@@ -10,6 +10,8 @@
 #include "ImportHelpers.h"
 #include "ember/Base/ElemAccess.h"
 
+#include "llvm/Support/FormatVariadic.h"
+
 #include <cmath>
 
 using namespace ember;
@@ -406,12 +408,31 @@ llvm::Error importLRN(ImportContext &ctx, const onnx::NodeProto &node) {
   return ctx.setOutput(node, y);
 }
 
+/// The drop ratio of a Dropout node that has a training_mode input (opset
+/// 12 and later): input 1, or the ONNX default 0.5 when absent.
+static llvm::Expected<double> dropoutRatio(ImportContext &ctx,
+                                           const onnx::NodeProto &node) {
+  if (ImportContext::hasInput(node, 1))
+    return constantScalar(ctx, node, 1);
+  return 0.5;
+}
+
+/// Inference-time Dropout is the identity. In training mode it still is when
+/// the ratio is 0 (exporters write that for disabled dropout); any other ratio
+/// would need random masks, which a compiled model does not draw.
 llvm::Error importDropoutAny(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(NodeValue x, ctx.input(node, 0));
   if (ImportContext::hasInput(node, 2)) {
     TRY(double training, constantScalar(ctx, node, 2));
-    if (training != 0)
-      return fail(node, "training_mode=true is not supported");
+    if (training != 0) {
+      TRY(double ratio, dropoutRatio(ctx, node));
+      if (ratio != 0)
+        return fail(node, llvm::formatv("training_mode=true with ratio {0} is "
+                                        "not supported (only ratio 0 is an "
+                                        "identity)",
+                                        ratio)
+                              .str());
+    }
   }
   bindOutput(ctx, node, 0, x);
   if (node.output_size() > 1 && !node.output(1).empty())

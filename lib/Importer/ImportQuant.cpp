@@ -156,7 +156,7 @@ llvm::Expected<NodeValue> matMulFloat(ImportContext &ctx,
                                       NodeValue b) {
   if (a.dims().size() != b.dims().size() || a.dims().size() < 2)
     return fail(node, "operands must have equal ranks of at least 2");
-  return make(ctx, node, OpKind::MatMul, {a, b});
+  return make(ctx, node, OpKind::MatMul, {a, b}, {Attr::makeInt(0)});
 }
 
 llvm::Error importMatMulInteger(ImportContext &ctx,

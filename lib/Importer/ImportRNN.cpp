@@ -103,9 +103,11 @@ llvm::Error runDirection(ImportContext &ctx, const onnx::NodeProto &node,
   for (int64_t step = 0; step < s.seq; ++step) {
     int64_t t = reverse ? s.seq - 1 - step : step;
     TRY(NodeValue xt, perDir(ctx, node, x, t)); // [batch, input]
-    TRY(NodeValue xw, make(ctx, node, OpKind::MatMul, {xt, w.wT}));
+    TRY(NodeValue xw,
+        make(ctx, node, OpKind::MatMul, {xt, w.wT}, {Attr::makeInt(0)}));
     TRY(xw, add(ctx, node, xw, w.wb));
-    TRY(NodeValue hr, make(ctx, node, OpKind::MatMul, {h, w.rT}));
+    TRY(NodeValue hr,
+        make(ctx, node, OpKind::MatMul, {h, w.rT}, {Attr::makeInt(0)}));
     TRY(hr, add(ctx, node, hr, w.rb));
     auto gate = [&](NodeValue v, int64_t i) {
       return sliceAxis(ctx, node, v, 1, i * H, H);
@@ -157,7 +159,7 @@ llvm::Error runDirection(ImportContext &ctx, const onnx::NodeProto &node,
       } else {
         TRY(NodeValue rh, mul(ctx, node, r, h));
         TRY(NodeValue rT, sliceAxis(ctx, node, w.rT, 1, 2 * H, H));
-        TRY(hh, make(ctx, node, OpKind::MatMul, {rh, rT}));
+        TRY(hh, make(ctx, node, OpKind::MatMul, {rh, rT}, {Attr::makeInt(0)}));
         TRY(NodeValue rbh, sliceAxis(ctx, node, w.rb, 1, 2 * H, H));
         TRY(hh, add(ctx, node, hh, rbh));
       }

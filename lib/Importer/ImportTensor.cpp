@@ -116,11 +116,64 @@ llvm::Error importSqueeze(ImportContext &ctx, const onnx::NodeProto &node) {
   return ctx.setOutput(node, y);
 }
 
+/// ONNX allows an index in [-n, n-1] into a dim of n and leaves the rest
+/// undefined. A constant index outside is a mistake in the model, reported
+/// when it compiles; computed ones follow the run-time rule of
+/// docs/Reliability.md ("Indices out of range").
+llvm::Error checkIndex(const onnx::NodeProto &node, int64_t v, dim_t n,
+                       const llvm::Twine &dim) {
+  if (v >= -n && v < n)
+    return llvm::Error::success();
+  return fail(node, "constant index " + llvm::Twine(v) +
+                        " is out of range for " + dim + " of size " +
+                        llvm::Twine(n) + " (valid: " + llvm::Twine(-n) +
+                        " to " + llvm::Twine(n - 1) + ")");
+}
+
+/// The values of index input 1 when it is an integer constant.
+std::optional<Ints> constantIndices(ImportContext &ctx,
+                                    const onnx::NodeProto &node,
+                                    NodeValue idx) {
+  ElemKind k = idx.getElemKind();
+  if (!llvm::isa<Constant>(idx.getNode()) ||
+      (k != ElemKind::Int64 && k != ElemKind::Int32))
+    return std::nullopt; // Computed, or a type the node itself refuses.
+  return llvm::cantFail(ctx.constantInts(node, 1));
+}
+
+/// Gather, GatherElements, Scatter(Elements): every index addresses \p axis.
+llvm::Error checkAxisIndices(ImportContext &ctx, const onnx::NodeProto &node,
+                             NodeValue x, NodeValue idx, int64_t axis) {
+  std::optional<Ints> c = constantIndices(ctx, node, idx);
+  for (size_t i = 0; c && i < c->size(); ++i)
+    EMBER_RETURN_IF_ERR(
+        checkIndex(node, (*c)[i], x.dims()[axis], "axis " + llvm::Twine(axis)));
+  return llvm::Error::success();
+}
+
+/// GatherND, ScatterND: element j of each index tuple addresses dim b + j.
+llvm::Error checkTupleIndices(ImportContext &ctx, const onnx::NodeProto &node,
+                              NodeValue x, NodeValue idx, int64_t b) {
+  std::optional<Ints> c = constantIndices(ctx, node, idx);
+  if (!c || idx.dims().empty())
+    return llvm::Error::success();
+  int64_t k = idx.dims().back();
+  if (k <= 0 || b < 0 || b + k > int64_t(x.dims().size()))
+    return llvm::Error::success(); // The node reports the bad shape.
+  for (size_t i = 0; i < c->size(); ++i) {
+    int64_t d = b + int64_t(i) % k;
+    EMBER_RETURN_IF_ERR(
+        checkIndex(node, (*c)[i], x.dims()[d], "dim " + llvm::Twine(d)));
+  }
+  return llvm::Error::success();
+}
+
 llvm::Error importGather(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(NodeValue x, ctx.input(node, 0));
   TRY(NodeValue idx, ctx.input(node, 1));
   TRY(int64_t axis, AttrReader(node).getInt("axis", 0));
   TRY(axis, normAxis(node, axis, x.dims().size()));
+  EMBER_RETURN_IF_ERR(checkAxisIndices(ctx, node, x, idx, axis));
   TRY(NodeValue y,
       make(ctx, node, OpKind::Gather, {x, idx}, {Attr::makeInt(axis)}));
   return ctx.setOutput(node, y);
@@ -132,6 +185,7 @@ llvm::Error importGatherElements(ImportContext &ctx,
   TRY(NodeValue idx, ctx.input(node, 1));
   TRY(int64_t axis, AttrReader(node).getInt("axis", 0));
   TRY(axis, normAxis(node, axis, x.dims().size()));
+  EMBER_RETURN_IF_ERR(checkAxisIndices(ctx, node, x, idx, axis));
   TRY(NodeValue y,
       make(ctx, node, OpKind::GatherElements, {x, idx}, {Attr::makeInt(axis)}));
   return ctx.setOutput(node, y);
@@ -141,6 +195,7 @@ llvm::Error importGatherND(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(NodeValue x, ctx.input(node, 0));
   TRY(NodeValue idx, ctx.input(node, 1));
   TRY(int64_t b, AttrReader(node).getInt("batch_dims", 0));
+  EMBER_RETURN_IF_ERR(checkTupleIndices(ctx, node, x, idx, b));
   TRY(NodeValue y,
       make(ctx, node, OpKind::GatherND, {x, idx}, {Attr::makeInt(b)}));
   // A full-tuple gather of rank 0 is represented as [1] by the node.
@@ -168,6 +223,7 @@ llvm::Error importScatterElements(ImportContext &ctx,
   TRY(int64_t axis, AttrReader(node).getInt("axis", 0));
   TRY(axis, normAxis(node, axis, x.dims().size()));
   TRY(int64_t red, reductionOf(node));
+  EMBER_RETURN_IF_ERR(checkAxisIndices(ctx, node, x, idx, axis));
   TRY(NodeValue y, make(ctx, node, OpKind::ScatterElements, {x, idx, upd},
                         {Attr::makeInt(axis), Attr::makeInt(red)}));
   return ctx.setOutput(node, y);
@@ -178,6 +234,7 @@ llvm::Error importScatterND(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(NodeValue idx, ctx.input(node, 1));
   TRY(NodeValue upd, ctx.input(node, 2));
   TRY(int64_t red, reductionOf(node));
+  EMBER_RETURN_IF_ERR(checkTupleIndices(ctx, node, x, idx, 0));
   if (upd.dims().empty()) {
     TRY(upd, reshapeTo(ctx, node, upd, {1}));
   }

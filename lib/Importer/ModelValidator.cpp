@@ -13,18 +13,6 @@ using namespace ember;
 
 namespace {
 
-/// Opset domains Ember knows of. Nodes of the non-default ones are reported
-/// as unsupported by the importer; any other domain is an error here.
-bool isKnownDomain(const std::string &d) {
-  static const std::set<std::string> known = {"",
-                                              "ai.onnx",
-                                              "ai.onnx.ml",
-                                              "ai.onnx.training",
-                                              "ai.onnx.preview.training",
-                                              "com.microsoft"};
-  return known.count(d);
-}
-
 std::string canonicalDomain(const std::string &d) {
   return d == "ai.onnx" ? "" : d;
 }
@@ -32,16 +20,15 @@ std::string canonicalDomain(const std::string &d) {
 llvm::Error checkOpsets(const onnx::ModelProto &model) {
   std::set<std::string> imported;
   for (const auto &o : model.opset_import()) {
-    if (!isKnownDomain(o.domain()))
-      return makeErrorF("unknown opset domain '{0}'", o.domain());
     if (o.version() < 1)
       return makeErrorF("opset version {0} of domain '{1}' is not positive",
                         o.version(), o.domain());
     if (!imported.insert(canonicalDomain(o.domain())).second)
       return makeErrorF("opset domain '{0}' is imported twice", o.domain());
   }
-  // A node of a domain the model does not import is listed, with every
-  // other op Ember lacks, by the importer's support check.
+  // Any domain may be imported: the nodes of domains other than the
+  // default one are listed, with every other op Ember lacks, by the
+  // importer's support check (one error for all of them).
   return llvm::Error::success();
 }
 

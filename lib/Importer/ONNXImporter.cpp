@@ -18,10 +18,14 @@ using namespace ember;
 
 namespace {
 
+bool isDefaultDomain(const std::string &domain) {
+  return domain.empty() || domain == "ai.onnx";
+}
+
 /// The default-domain opset the model imports.
 llvm::Expected<int64_t> defaultOpset(const onnx::ModelProto &model) {
   for (const auto &o : model.opset_import())
-    if (o.domain().empty() || o.domain() == "ai.onnx")
+    if (isDefaultDomain(o.domain()))
       return o.version();
   if (model.opset_import_size() == 0)
     return 1; // Models from before opset_import existed.
@@ -35,7 +39,6 @@ const ImportRule *findRule(llvm::StringRef opType, int64_t opset) {
   return nullptr;
 }
 
-/// One error listing every node Ember cannot import, or success.
 /// \p g's nodes and, through If, its branches' nodes, in order.
 void collectNodes(const onnx::GraphProto &g,
                   std::vector<const onnx::NodeProto *> &out) {
@@ -48,23 +51,40 @@ void collectNodes(const onnx::GraphProto &g,
   }
 }
 
-llvm::Error checkAllSupported(const onnx::GraphProto &g, int64_t opset) {
+/// How an unsupported node is listed: op type, node name and, for another
+/// domain than the default, the domain and the opset the model imports for
+/// it (or that it imports none).
+std::string describeUnsupported(const onnx::NodeProto &node,
+                                const onnx::ModelProto &model, int64_t opset) {
+  std::string where = "node '" + node.name() + "'";
+  if (isDefaultDomain(node.domain()))
+    return node.op_type() + " (" + where + ", opset " + std::to_string(opset) +
+           ")";
+  std::string version = "opset not imported";
+  for (const auto &o : model.opset_import())
+    if (o.domain() == node.domain())
+      version = "opset " + std::to_string(o.version());
+  return node.op_type() + " (" + where + ", domain '" + node.domain() + "', " +
+         version + ")";
+}
+
+/// One error listing every node Ember cannot import, or success. Ember
+/// imports ops of the default domain only; a node of any other domain
+/// (ai.onnx.ml, com.microsoft, a custom one) is listed here.
+llvm::Error checkAllSupported(const onnx::ModelProto &model, int64_t opset) {
   std::vector<std::string> missing;
   std::set<std::string> types;
   std::vector<const onnx::NodeProto *> nodes;
-  collectNodes(g, nodes);
+  collectNodes(model.graph(), nodes);
   for (const onnx::NodeProto *np : nodes) {
     const onnx::NodeProto &node = *np;
-    bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
+    bool defaultDomain = isDefaultDomain(node.domain());
     if (defaultDomain &&
         (node.op_type() == "If" || findRule(node.op_type(), opset)))
       continue;
-    std::string what = node.op_type();
-    if (!defaultDomain)
-      what = node.domain() + "::" + what;
-    types.insert(what);
-    missing.push_back(what + " (node '" + node.name() + "', opset " +
-                      std::to_string(opset) + ")");
+    types.insert(defaultDomain ? node.op_type()
+                               : node.domain() + "::" + node.op_type());
+    missing.push_back(describeUnsupported(node, model, opset));
   }
   if (missing.empty())
     return llvm::Error::success();
@@ -87,8 +107,7 @@ llvm::Expected<Type> valueType(const onnx::ValueInfoProto &vi,
   if (!vi.type().has_tensor_type())
     return makeErrorF("{0} is not a tensor", what);
   const auto &tt = vi.type().tensor_type();
-  EMBER_ASSIGN_OR_RETURN(ElemKind kind,
-                         elemKindFromONNX(tt.elem_type(), what));
+  EMBER_ASSIGN_OR_RETURN(ElemKind kind, elemKindFromONNX(tt.elem_type(), what));
   auto given = opts.inputTypes.find(vi.name());
   if (given != opts.inputTypes.end()) {
     const Type &t = given->second;
@@ -245,11 +264,10 @@ llvm::Error importNodes(ImportContext &ctx, const onnx::GraphProto &g,
 }
 
 llvm::Expected<Function *> importModel(const onnx::ModelProto &model, Module &M,
-                                       const ImportOptions &opts,
-                                       llvm::StringRef baseDir) {
+                                       const ImportOptions &opts) {
   EMBER_ASSIGN_OR_RETURN(int64_t opset, defaultOpset(model));
   const onnx::GraphProto &g = model.graph();
-  EMBER_RETURN_IF_ERR(checkAllSupported(g, opset));
+  EMBER_RETURN_IF_ERR(checkAllSupported(model, opset));
   Function *F = M.createFunction(g.name().empty() ? "main" : g.name());
   ImportContext ctx(M, *F, opset);
 
@@ -257,7 +275,7 @@ llvm::Expected<Function *> importModel(const onnx::ModelProto &model, Module &M,
   for (const auto &init : g.initializer()) {
     if (initNames.count(init.name()))
       return makeErrorF("initializer '{0}' is defined twice", init.name());
-    auto t = tensorFromProto(init, baseDir);
+    auto t = tensorFromProto(init);
     if (!t)
       return t.takeError();
     initNames.insert(init.name());
@@ -343,7 +361,7 @@ static llvm::Expected<Function *> importBytes(llvm::StringRef bytes,
     err = resolveExternalData(model, baseDir);
   if (err)
     return makeErrorF("{0}: {1}", name, errorToString(std::move(err)));
-  auto F = importModel(model, M, opts, baseDir);
+  auto F = importModel(model, M, opts);
   if (!F)
     return makeErrorF("{0}: {1}", name, errorToString(F.takeError()));
   return F;

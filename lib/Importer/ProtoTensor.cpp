@@ -142,8 +142,7 @@ static double typedValue(const onnx::TensorProto &p, ElemKind kind, int i) {
   }
 }
 
-llvm::Expected<Tensor> ember::tensorFromProto(const onnx::TensorProto &p,
-                                              llvm::StringRef baseDir) {
+llvm::Expected<Tensor> ember::tensorFromProto(const onnx::TensorProto &p) {
   std::string what = "tensor '" + p.name() + "'";
   if (p.has_segment())
     return makeErrorF("{0}: segmented tensors are not supported", what);

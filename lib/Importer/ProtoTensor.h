@@ -28,10 +28,9 @@ llvm::Expected<Type> makeCheckedType(ElemKind kind,
                                      llvm::StringRef what);
 
 /// Converts \p proto to a tensor, checking that its data matches its shape.
-/// External data is read relative to \p baseDir (the model's directory);
-/// without one, external tensors are an error.
-llvm::Expected<Tensor> tensorFromProto(const onnx::TensorProto &proto,
-                                       llvm::StringRef baseDir = "");
+/// External data must have been read into raw_data already
+/// (resolveExternalData); a tensor still pointing at a file is an error.
+llvm::Expected<Tensor> tensorFromProto(const onnx::TensorProto &proto);
 
 /// Fills \p proto from \p t (raw_data).
 void tensorToProto(const Tensor &t, llvm::StringRef name,

@@ -91,6 +91,23 @@ static ExprRef intPow(Kernel &k, ExprRef a, ExprRef b) {
   return k.select(zeroToNeg, zero, k.cast(p, t));
 }
 
+/// x * Phi(x). The tanh form uses 1 + tanh(u) = 2 / (1 + e^(-2u)): one
+/// exp and one division, no cancellation where tanh(u) nears -1.
+static ExprRef geluValue(Kernel &k, ExprRef x, bool tanhForm) {
+  ScalarKind t = x->type;
+  auto c = [&](double v) { return constOf(k, v, t); };
+  auto mul = [&](ExprRef a, ExprRef b) { return k.binary(BinOp::Mul, a, b); };
+  if (!tanhForm) {
+    ExprRef e = k.unary(UnOp::Erf, mul(x, c(0.70710678118654752)));
+    return mul(mul(x, c(0.5)), k.binary(BinOp::Add, c(1), e));
+  }
+  // -2u = x * (-2 sqrt(2/pi)) * (1 + 0.044715 x^2)
+  ExprRef poly = k.binary(BinOp::Add, c(1), mul(c(0.044715), mul(x, x)));
+  ExprRef m2u = mul(mul(x, c(-1.5957691216057308)), poly);
+  return k.binary(BinOp::Div, x,
+                  k.binary(BinOp::Add, c(1), k.unary(UnOp::Exp, m2u)));
+}
+
 static std::optional<UnOp> unaryOf(OpKind op) {
   switch (op) {
 #define MAP(K)                                                                 \
@@ -150,6 +167,8 @@ static ExprRef computeValue(Kernel &k, const Instruction &I, OpKind op,
   case OpKind::Softsign:
     return k.binary(BinOp::Div, x[0],
                     k.binary(BinOp::Add, c(1), k.unary(UnOp::Abs, x[0])));
+  case OpKind::Gelu:
+    return geluValue(k, x[0], I.attr(0).i != 0);
   case OpKind::Sign:
     return k.select(k.binary(BinOp::Lt, c(0), x[0]), c(1),
                     k.select(k.binary(BinOp::Lt, x[0], c(0)), c(-1), c(0)));
@@ -212,7 +231,7 @@ static ExprRef computeValue(Kernel &k, const Instruction &I, OpKind op,
   }
 }
 
-ExprRef kir::elementwiseValue(Kernel &k, const Instruction &I, ExprRef idx,
+ExprRef kir::elementwiseValue(Kernel &k, const Instruction &I, ExprRef /*idx*/,
                               llvm::function_ref<ExprRef(unsigned)> operand) {
   OpKind op = *opKindForInstr(I.getKind());
   ScalarKind kind = I.getOperand(0).value->getType()->getElemKind();

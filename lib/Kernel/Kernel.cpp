@@ -136,9 +136,16 @@ ExprRef Kernel::mul(ExprRef a, int64_t b) {
   return binary(BinOp::Mul, a, constInt(b));
 }
 
+/// A statement of kind \p kind with every other field at its default.
+static Stmt stmtOf(StmtKind kind) {
+  Stmt s;
+  s.kind = kind;
+  return s;
+}
+
 Stmt Kernel::loop(unsigned var, int64_t extent, bool parallel,
                   std::vector<Stmt> body) {
-  Stmt s{StmtKind::Loop};
+  Stmt s = stmtOf(StmtKind::Loop);
   s.var = var;
   s.extent = extent;
   s.parallel = parallel;
@@ -147,7 +154,7 @@ Stmt Kernel::loop(unsigned var, int64_t extent, bool parallel,
 }
 
 Stmt Kernel::store(unsigned buffer, ExprRef index, ExprRef value) {
-  Stmt s{StmtKind::Store};
+  Stmt s = stmtOf(StmtKind::Store);
   s.buffer = buffer;
   s.index = index;
   s.value = value;
@@ -155,21 +162,21 @@ Stmt Kernel::store(unsigned buffer, ExprRef index, ExprRef value) {
 }
 
 Stmt Kernel::assign(unsigned local, ExprRef value) {
-  Stmt s{StmtKind::Assign};
+  Stmt s = stmtOf(StmtKind::Assign);
   s.var = local;
   s.value = value;
   return s;
 }
 
 Stmt Kernel::ifThen(ExprRef cond, std::vector<Stmt> body) {
-  Stmt s{StmtKind::If};
+  Stmt s = stmtOf(StmtKind::If);
   s.cond = cond;
   s.body = std::move(body);
   return s;
 }
 
 Stmt Kernel::call(llvm::StringRef callee, std::vector<CallArg> args) {
-  Stmt s{StmtKind::Call};
+  Stmt s = stmtOf(StmtKind::Call);
   s.callee = callee.str();
   s.args = std::move(args);
   return s;

@@ -286,8 +286,10 @@ static bool canVirtualize(const Instruction &I) {
 
 static VirtualBroadcast makeVirtual(const Instruction &I,
                                     const MemoryPlan &plan) {
-  VirtualBroadcast vb{&I, getOrigin(I.getOperand(0).value),
-                      bufferFor(I.getOperand(1).value, plan)};
+  VirtualBroadcast vb;
+  vb.inst = &I;
+  vb.origin = getOrigin(I.getOperand(0).value);
+  vb.src = bufferFor(I.getOperand(1).value, plan);
   TypeRef out = I.getOperand(0).value->getType();
   TypeRef in = I.getOperand(1).value->getType();
   vb.dims.assign(out->dims().begin(), out->dims().end());
@@ -327,7 +329,7 @@ static bool needsMaterialized(const Instruction &I, const VirtualBroadcast &vb,
 /// to scratch and retargets \p vb there, returning the copy kernel.
 static std::optional<Kernel>
 snapshotSource(const Instruction &I, VirtualBroadcast &vb,
-               std::vector<VirtualBroadcast> &virtuals, const MemoryPlan &plan,
+               std::vector<VirtualBroadcast> &virtuals,
                ScratchAllocator scratch) {
   constexpr uint64_t kMaxSnapshot = 1 << 16;
   if (!scratch || vb.src.size > kMaxSnapshot)
@@ -391,7 +393,7 @@ kir::lowerToKernels(const IRFunction &F, const MemoryPlan &plan,
           flush();
         else if (!side.empty())
           out.push_back(side.finish());
-        if (auto snap = snapshotSource(I, vb, virtuals, plan, scratch)) {
+        if (auto snap = snapshotSource(I, vb, virtuals, scratch)) {
           snap->setSources({vb.inst});
           out.push_back(std::move(*snap)); // runs before the pending group
           continue;
@@ -440,5 +442,5 @@ kir::lowerToKernels(const IRFunction &F, const MemoryPlan &plan,
                       I.getKindName());
   }
   flush();
-  return std::move(out);
+  return out;
 }

@@ -219,13 +219,35 @@ static Kernel lowerSoftmax(const SoftmaxInst &I, const MemoryPlan &plan) {
   return k;
 }
 
+ExprRef kir::matMulBatchOffset(Kernel &k, ExprRef bi,
+                               llvm::ArrayRef<dim_t> outBatch,
+                               llvm::ArrayRef<dim_t> opBatch,
+                               int64_t matrixElems) {
+  if (opBatch == outBatch)
+    return k.mul(bi, matrixElems);
+  ExprRef off = k.constInt(0);
+  int64_t outInner = 1, opStride = matrixElems;
+  for (size_t d = outBatch.size(); d-- > 0;) {
+    if (opBatch[d] != 1 || outBatch[d] == 1)
+      off =
+          k.add(off, k.mul(k.rem(k.div(bi, outInner), outBatch[d]), opStride));
+    outInner *= outBatch[d];
+    opStride *= opBatch[d];
+  }
+  return off;
+}
+
 /// Batched C = A * B with a sequential reduction: the portable fallback
-/// (backends with a tuned matmul claim MatMul through their hook).
+/// (backends with a tuned matmul claim MatMul through their hook). Broadcast
+/// batch dims and a transposed B are read in place.
 static Kernel lowerMatMul(const MatMulInst &I, const MemoryPlan &plan) {
   TypeRef ta = I.getLHS()->getType(), tb = I.getRHS()->getType();
+  TypeRef tc = I.getDest()->getType();
   unsigned r = ta->rank();
-  dim_t m = ta->dims()[r - 2], kk = ta->dims()[r - 1], n = tb->dims()[r - 1];
-  dim_t batch = ta->size() / std::max<dim_t>(m * kk, 1);
+  bool transB = I.getTransB();
+  dim_t m = ta->dims()[r - 2], kk = ta->dims()[r - 1];
+  dim_t n = tc->dims()[r - 1];
+  dim_t batch = tc->size() / std::max<dim_t>(m * n, 1);
   Kernel k(I.getName());
   unsigned c = k.addBuffer(bufferFor(I.getDest(), plan));
   unsigned a = k.addBuffer(bufferFor(I.getLHS(), plan));
@@ -233,16 +255,22 @@ static Kernel lowerMatMul(const MatMulInst &I, const MemoryPlan &plan) {
   unsigned acc = k.addLocal(ElemKind::Float32);
   k.body() = loopNest(k, {batch, m, n}, [&](auto v) {
     unsigned p = k.newVar();
-    ExprRef ai = k.add(k.mul(v[0], m * kk), k.add(k.mul(v[1], kk), k.var(p)));
-    ExprRef bi = k.add(k.mul(v[0], kk * n), k.add(k.mul(k.var(p), n), v[2]));
+    auto outBatch = tc->dims().drop_back(2);
+    ExprRef a0 =
+        matMulBatchOffset(k, v[0], outBatch, ta->dims().drop_back(2), m * kk);
+    ExprRef b0 =
+        matMulBatchOffset(k, v[0], outBatch, tb->dims().drop_back(2), kk * n);
+    ExprRef ai = k.add(a0, k.add(k.mul(v[1], kk), k.var(p)));
+    ExprRef bj = transB ? k.add(k.mul(v[2], kk), k.var(p))
+                        : k.add(k.mul(k.var(p), n), v[2]);
     ExprRef ci = k.add(k.mul(v[0], m * n), k.add(k.mul(v[1], n), v[2]));
     return std::vector<Stmt>{
         Kernel::assign(acc, k.constFloat(0)),
-        Kernel::loop(
-            p, kk, false,
-            {Kernel::assign(acc, k.binary(BinOp::Add, k.local(acc),
-                                          k.binary(BinOp::Mul, k.load(a, ai),
-                                                   k.load(b, bi))))}),
+        Kernel::loop(p, kk, false,
+                     {Kernel::assign(
+                         acc, k.binary(BinOp::Add, k.local(acc),
+                                       k.binary(BinOp::Mul, k.load(a, ai),
+                                                k.load(b, k.add(b0, bj)))))}),
         Kernel::store(c, ci, k.local(acc))};
   });
   return k;

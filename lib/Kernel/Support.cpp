@@ -118,6 +118,7 @@ bool kir::hasKernelLowering(const Node &n) {
   case OpKind::Atanh:
   case OpKind::Softplus:
   case OpKind::Softsign:
+  case OpKind::Gelu:
     return isFloat(kind);
   // Reductions and scans.
   case OpKind::ReduceSum:

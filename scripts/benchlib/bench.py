@@ -1,80 +1,86 @@
 #!/usr/bin/env python3
 """Runs the side-by-side benchmark behind scripts/bench.
 
-For each zoo model: export (models/zoo/export.py), compile Ember's CPU bundle
-(model-compiler -bundle-shared, timed), compile TVM once, freeze a
-TorchScript copy once; then in ROUNDS interleaved rounds, for each thread
-count, time every engine in its own fresh process (warm-up runs, then
-ITERS timed runs; the process reports its median). The table shows, per
-engine, the median over rounds and the spread (max-min over rounds as a
-percentage of the median), ratios to onnxruntime, Ember's achieved GFLOP/s
-against a measured FMA peak, and compile times. Writes docs/Performance.md.
+Two model sets: --set cnn (the torchvision zoo, models/zoo/export.py) and
+--set transformers (models/transformers/export.py: vit_b_16, swin_t, a
+BERT-base-style encoder, a GPT-2-small-style decoder). For each model:
+export, compile Ember's CPU bundle (model-compiler -bundle-shared, timed),
+compile TVM once, freeze a TorchScript copy once; then in ROUNDS interleaved
+rounds, for each thread count, time every engine (Ember, onnxruntime,
+OpenVINO, TVM, PyTorch) in its own fresh process (warm-up runs, then ITERS
+timed runs; the process reports its median). The table shows, per engine,
+the median over rounds and the spread (max-min over rounds as a percentage
+of the median), ratios to onnxruntime and OpenVINO, Ember's achieved GFLOP/s
+against a measured FMA peak, and compile times; its header names every
+engine's version, Ember's commit and the CPU. An engine that cannot compile
+or run a model gets a labelled cell and a note; the table goes on. Writes
+docs/Performance.md: the cnn set the part above the hand-written notes, the
+transformer set its own section below them. The peers' versions are pinned
+in scripts/requirements-bench.txt (scripts/bench installs them into
+.venv-bench).
 """
 import argparse
-import datetime
+import glob
 import json
 import os
-import platform
+import re
 import statistics
 import subprocess
 import sys
 import time
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import report  # noqa: E402
+
+ROOT = report.ROOT
 LIB = os.path.join(ROOT, "scripts", "benchlib")
 ZOO = ["resnet50", "resnet18", "mobilenet_v2", "squeezenet1_1",
        "densenet121", "shufflenet_v2_x1_0", "efficientnet_b0", "googlenet",
        "inception_v3"]
-ENGINES = ["ember", "ort", "tvm", "torch"]
-MARKER = ("<!-- Everything above is written by scripts/bench; everything "
-          "below is kept. -->")
+TRANSFORMERS = ["vit_b_16", "swin_t", "bert_base", "gpt2_small"]
+# The test-size copies (tests/transformers): accepted by --models for quick
+# runs of the bench itself, never part of the default set.
+TRANSFORMERS_MINI = ["vit_mini", "swin_mini", "bert_mini", "gpt_mini"]
+SETS = {"cnn": ("zoo", ZOO, ZOO),
+        "transformers": ("transformers", TRANSFORMERS,
+                         TRANSFORMERS + TRANSFORMERS_MINI)}
+ENGINES = report.ENGINES
 
 
-def run(cmd, env=None, timeout=3600):
-    r = subprocess.run(cmd, capture_output=True, text=True, env=env,
-                       timeout=timeout)
+class Failed(Exception):
+    """An engine could not compile or run a model; str() is the cell label
+    and detail the message for the notes."""
+
+    def __init__(self, label, detail=""):
+        super().__init__(label)
+        self.detail = detail
+
+
+def error_line(text, rc):
+    """The line of a failed tool's output that names the error: the last
+    one that says error or exception (tools print warnings after it)."""
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    named = [ln for ln in lines if re.search(r"error|exception|failed", ln,
+                                             re.I) and "Warning" not in ln]
+    return ((named or lines or ["exit status %d" % rc])[-1])[:300]
+
+
+def run(cmd, env=None, timeout=3600, what="run"):
+    """Runs cmd; raises Failed("WHAT error") or Failed("WHAT > N s")."""
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, env=env,
+                           timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise Failed("%s > %d s" % (what, timeout),
+                     "stopped after %d s: %s" % (timeout, " ".join(cmd)))
     if r.returncode != 0:
-        raise RuntimeError("%s failed:\n%s%s" % (" ".join(cmd), r.stdout,
-                                                 r.stderr))
+        raise Failed("%s error" % what,
+                     error_line(r.stdout + r.stderr, r.returncode))
     return r.stdout
 
 
 def last_json(out):
     return json.loads(out.strip().splitlines()[-1])
-
-
-def model_flops(path):
-    """2 * multiply-accumulates of Conv, Gemm and MatMul (ONNX shapes)."""
-    import onnx
-    from onnx import shape_inference
-    m = shape_inference.infer_shapes(onnx.load(path))
-    shapes = {}
-    for vi in list(m.graph.value_info) + list(m.graph.input) + \
-            list(m.graph.output):
-        dims = [d.dim_value for d in vi.type.tensor_type.shape.dim]
-        shapes[vi.name] = dims
-    for init in m.graph.initializer:
-        shapes[init.name] = list(init.dims)
-    total = 0
-    for n in m.graph.node:
-        if n.op_type == "Conv":
-            w = shapes[n.input[1]]
-            y = shapes.get(n.output[0])
-            if y:
-                per_out = w[1] * w[2] * w[3]
-                total += 2 * per_out * y[0] * y[1] * y[2] * y[3]
-        elif n.op_type in ("Gemm", "MatMul"):
-            a, b = shapes.get(n.input[0]), shapes.get(n.input[1])
-            y = shapes.get(n.output[0])
-            if a and b and y:
-                k = b[-1] if (n.op_type == "Gemm" and any(
-                    at.name == "transB" and at.i for at in n.attribute)) \
-                    else b[-2]
-                size = 1
-                for d in y:
-                    size *= d
-                total += 2 * size * k
-    return total
 
 
 def fma_peak(work, threads):
@@ -85,132 +91,248 @@ def fma_peak(work, threads):
     return max(float(run([exe, str(threads)])) for _ in range(3))
 
 
-def prepare(args, name, work):
-    """Exports and compiles everything once; returns per-engine info."""
-    zoo = os.path.join(work, "zoo")
-    onnx_path = os.path.join(zoo, name + ".onnx")
-    if not os.path.exists(onnx_path):
-        run(["/usr/bin/python3", os.path.join(ROOT, "models", "zoo",
-                                              "export.py"), zoo,
-             "--models", name])
-    import numpy as np
+def export_inputs(args, name, work, export=True):
+    """Exports NAME unless an export newer than the export code is there;
+    returns (onnx path, [(input name, array)])."""
     import onnx
     import onnx.numpy_helper as nh
-    x = nh.to_array(onnx.load_tensor(os.path.join(zoo, name + ".input.pb")))
-    npy = os.path.join(work, name + ".npy")
-    np.save(npy, x)
-    raw = os.path.join(work, name + ".bin")
-    x.astype("float32").tofile(raw)
-    info = {"onnx": onnx_path, "npy": npy, "raw": raw, "compile_s": {}}
-    if "ember" in args.engines:
-        out = os.path.join(work, "ember", name)
-        t0 = time.perf_counter()
-        run([os.path.join(args.build_dir, "bin", "model-compiler"),
-             "-model=" + onnx_path, "-backend=CPU", "-emit-bundle=" + out,
-             "-network-name=net", "-bundle-shared"])
-        info["compile_s"]["ember"] = time.perf_counter() - t0
-        info["bundle"] = os.path.join(out, "net")
-    info["skip"] = {}  # engine -> why it cannot run this model
-    if "tvm" in args.engines:
-        lib = os.path.join(work, name + ".tvm.so")
-        try:  # a peer failing on one model must not drop the others' rows
-            r = last_json(run([sys.executable,
-                               os.path.join(LIB, "tvm_worker.py"),
-                               "compile", onnx_path, lib, args.mcpu]))
-            info["compile_s"]["tvm"] = r["compile_s"]
-            info["tvm_lib"] = lib
-            info["tvm_version"] = r["tvm"]
-        except Exception as e:
-            info["skip"]["tvm"] = str(e).strip().splitlines()[-1][:200]
-    if "torch" in args.engines:
-        pt = os.path.join(work, name + ".pt")
-        run(["/usr/bin/python3", os.path.join(LIB, "torch_worker.py"),
-             "freeze", name, pt])
-        info["torch_model"] = pt
+    kind = SETS[args.set][0]
+    out = os.path.join(work, kind)
+    onnx_path = os.path.join(out, name + ".onnx")
+    if kind == "zoo":
+        pbs = [os.path.join(out, name + ".input.pb")]
+    else:
+        pbs = [os.path.join(out, "%s.input_%d.pb" % (name, k))
+               for k in range(len(glob.glob(
+                   os.path.join(out, name + ".input_*.pb"))))]
+    code = max(os.path.getmtime(p) for p in
+               glob.glob(os.path.join(ROOT, "models", kind, "*.py")))
+    if not all(os.path.exists(p) for p in [onnx_path] + pbs) or not pbs or \
+            os.path.getmtime(onnx_path) < code:
+        if not export:
+            raise Failed("export error", "no %s or its inputs" % onnx_path)
+        run(["/usr/bin/python3", os.path.join(ROOT, "models", kind,
+                                              "export.py"), out,
+             "--models", name], timeout=args.compile_timeout, what="export")
+        return export_inputs(args, name, work, export=False)
+    tensors = [onnx.load_tensor(p) for p in pbs]
+    return onnx_path, [(t.name, nh.to_array(t)) for t in tensors]
+
+
+def zero_dropouts(model):
+    """Dropout nodes with a training_mode input whose ratio is a constant 0:
+    identities in any mode (torchvision 0.14's Swin exports them)."""
+    import onnx.numpy_helper as nh
+    consts = {i.name: i for i in model.graph.initializer}
+    for n in model.graph.node:
+        if n.op_type == "Constant" and n.attribute[0].name == "value":
+            consts[n.output[0]] = n.attribute[0].t
+    return [n for n in model.graph.node
+            if n.op_type == "Dropout" and len(n.input) == 3 and
+            n.input[1] in consts and not nh.to_array(consts[n.input[1]]).any()]
+
+
+def ov_model(name, work, info):
+    """OpenVINO's ONNX frontend rejects Dropout with training_mode even where
+    the ratio is 0; it runs a copy whose such nodes keep only their data
+    input (the same function), and the report says so."""
+    import onnx
+    model = onnx.load(info["onnx"])
+    nodes = zero_dropouts(model)
+    info["ov_onnx"] = info["onnx"]
+    if nodes:
+        for n in nodes:
+            del n.input[1:]
+        info["ov_onnx"] = os.path.join(work, name + ".ov.onnx")
+        onnx.save(model, info["ov_onnx"])
+        info["ov_note"] = ("OpenVINO ran a copy in which %d Dropout nodes "
+                           "with ratio 0 and training_mode=true keep only "
+                           "their data input (its ONNX frontend rejects "
+                           "training_mode; the function is the same)" %
+                           len(nodes))
+
+
+def prepare(args, name, work):
+    """Exports and compiles everything once; returns per-engine info."""
+    import numpy as np
+    onnx_path, inputs = export_inputs(args, name, work)
+    npys, raws = [], []
+    for k, (tname, x) in enumerate(inputs):
+        npys.append(os.path.join(work, "%s.%d.npy" % (name, k)))
+        np.save(npys[-1], x)
+        raw = os.path.join(work, "%s.%d.bin" % (name, k))
+        x.tofile(raw)
+        raws.append("%s=%s" % (tname, raw))
+    info = {"onnx": onnx_path, "npys": ",".join(npys), "raws": ",".join(raws),
+            "compile_s": {}, "skip": {}}  # skip: engine -> Failed
+    if "ov" in args.engines:
+        ov_model(name, work, info)
+    for engine, step in (("ember", compile_ember), ("tvm", compile_tvm),
+                         ("torch", freeze_torch)):
+        if engine in args.engines:
+            try:  # one engine failing on a model must not drop the others
+                step(args, name, work, info)
+            except Failed as e:
+                info["skip"][engine] = e
+                print("  %s: %s: %s" % (engine, e, e.detail), flush=True)
     return info
 
 
+def compile_ember(args, name, work, info):
+    out = os.path.join(work, "ember", name)
+    t0 = time.perf_counter()
+    run([os.path.join(args.build_dir, "bin", "model-compiler"),
+         "-model=" + info["onnx"], "-backend=CPU", "-emit-bundle=" + out,
+         "-network-name=net", "-bundle-shared"],
+        timeout=args.compile_timeout, what="compile")
+    info["compile_s"]["ember"] = time.perf_counter() - t0
+    info["bundle"] = os.path.join(out, "net")
+
+
+def compile_tvm(args, name, work, info):
+    lib = os.path.join(work, name + ".tvm.so")
+    r = last_json(run([sys.executable, os.path.join(LIB, "tvm_worker.py"),
+                       "compile", info["onnx"], lib, args.mcpu],
+                      timeout=args.compile_timeout, what="compile"))
+    info["compile_s"]["tvm"] = r["compile_s"]
+    info["tvm_lib"] = lib
+    info["tvm_version"] = r["tvm"]
+
+
+def freeze_torch(args, name, work, info):
+    pt = os.path.join(work, name + ".pt")
+    run(["/usr/bin/python3", os.path.join(LIB, "torch_worker.py"), "freeze",
+         SETS[args.set][0], name, pt], timeout=args.compile_timeout,
+        what="freeze")
+    info["torch_model"] = pt
+
+
 def time_engine(args, engine, info, threads, driver):
+    """The median of one fresh process's timed runs (ms) and its JSON."""
     iters = args.iters if engine != "tvm" else args.tvm_iters
     common = [str(threads), str(args.warmup), str(iters)]
     if engine == "ember":
-        cmd = [driver, info["bundle"], info["raw"]] + common
+        cmd = [driver, info["bundle"], info["raws"]] + common
     elif engine == "ort":
         cmd = [sys.executable, os.path.join(LIB, "ort_worker.py"),
-               info["onnx"], info["npy"]] + common
+               info["onnx"], info["npys"]] + common
+    elif engine == "ov":
+        cmd = [sys.executable, os.path.join(LIB, "ov_worker.py"),
+               info["ov_onnx"], info["npys"]] + common
     elif engine == "tvm":
         cmd = [sys.executable, os.path.join(LIB, "tvm_worker.py"), "time",
-               info["tvm_lib"], info["npy"]] + common
+               info["tvm_lib"], info["npys"]] + common
     else:
         cmd = ["/usr/bin/python3", os.path.join(LIB, "torch_worker.py"),
-               "time", info["torch_model"], info["npy"]] + common
+               "time", info["torch_model"], info["npys"]] + common
     env = dict(os.environ, OMP_NUM_THREADS=str(threads),
                MKL_NUM_THREADS=str(threads))
-    return statistics.median(last_json(run(cmd, env=env))["ms"])
+    out = last_json(run(cmd, env=env, timeout=args.run_timeout))
+    return statistics.median(out["ms"]), out
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--build-dir", default="build")
-    p.add_argument("--models", default=",".join(ZOO))
-    p.add_argument("--threads", default="1,2")
-    p.add_argument("--engines", default=",".join(ENGINES))
-    p.add_argument("--rounds", type=int, default=3)
-    p.add_argument("--warmup", type=int, default=3)
-    p.add_argument("--iters", type=int, default=10)
+def parse_args():
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__.split("\n\n", 1)[1])
+    p.add_argument("--build-dir", default="build",
+                   help="Ember build with bin/model-compiler")
+    p.add_argument("--set", choices=sorted(SETS), default="cnn",
+                   help="model set: cnn (%s) or transformers (%s); it picks "
+                   "the default --models and the report section" %
+                   (", ".join(ZOO), ", ".join(TRANSFORMERS)))
+    p.add_argument("--models", default=None,
+                   help="comma-separated models of the set (default: all; "
+                   "transformers also accepts the test sizes %s)" %
+                   ", ".join(TRANSFORMERS_MINI))
+    p.add_argument("--threads", default="1,2",
+                   help="comma-separated thread counts, one table each")
+    p.add_argument("--engines", default=",".join(ENGINES),
+                   help="comma-separated subset of " + ",".join(ENGINES) +
+                   " (ov: OpenVINO)")
+    p.add_argument("--rounds", type=int, default=3,
+                   help="interleaved rounds (a fresh process per engine, "
+                   "model and thread count in each)")
+    p.add_argument("--warmup", type=int, default=3,
+                   help="untimed runs at the start of each process")
+    p.add_argument("--iters", type=int, default=10,
+                   help="timed runs per process (their median counts)")
     p.add_argument("--tvm-iters", type=int, default=2,
                    help="TVM's untuned builds are slow: fewer timed runs")
+    p.add_argument("--compile-timeout", type=int, default=1800,
+                   help="seconds an export, Ember or TVM compile or a "
+                   "TorchScript freeze may take; a slower one gets a cell "
+                   "like 'compile > N s' and the table goes on")
+    p.add_argument("--run-timeout", type=int, default=3600,
+                   help="seconds one timing process may take")
     p.add_argument("--mcpu", default="native",
                    help="CPU for TVM's llvm target ('native': the host's)")
-    p.add_argument("--work-dir", default=None)
+    p.add_argument("--work-dir", default=None,
+                   help="exports, bundles and inputs (default: "
+                   "BUILD_DIR/bench; exports are reused)")
     p.add_argument("--out", default=os.path.join(ROOT, "docs",
-                                                 "Performance.md"))
+                                                 "Performance.md"),
+                   help="the report to update (default: docs/Performance.md)")
     args = p.parse_args()
     args.build_dir = os.path.abspath(args.build_dir)
     args.engines = args.engines.split(",")
     for e in args.engines:
         if e not in ENGINES:
             p.error("unknown engine '%s' (known: %s)" % (e, ",".join(ENGINES)))
+    _, default, known = SETS[args.set]
+    args.models = args.models.split(",") if args.models else default
+    for m in args.models:
+        if m not in known:
+            p.error("model '%s' is not in --set %s (known: %s)" %
+                    (m, args.set, ",".join(known)))
     if args.mcpu == "native":
         args.mcpu = host_cpu()
+    return args
+
+
+def main():
+    args = parse_args()
     work = os.path.abspath(args.work_dir or
                            os.path.join(args.build_dir, "bench"))
     os.makedirs(os.path.join(work, "ember"), exist_ok=True)
     threads = [int(t) for t in args.threads.split(",")]
-    models = args.models.split(",")
-
     driver = os.path.join(work, "ember_driver")
     if "ember" in args.engines:
         run(["cc", "-O2", "-I", os.path.join(ROOT, "include"),
              os.path.join(LIB, "ember_driver.c"), "-o", driver, "-ldl"])
     peaks = {t: fma_peak(work, t) for t in threads}
     infos, flops, failures = {}, {}, {}
-    for m in models:
+    for m in args.models:
         print("preparing %s ..." % m, flush=True)
         try:
             infos[m] = prepare(args, m, work)
-            flops[m] = model_flops(infos[m]["onnx"])
-        except Exception as e:  # report and go on with the other models
-            failures[m] = str(e).strip().splitlines()[-1][:200]
-            print("  %s: %s" % (m, failures[m]), flush=True)
+        except Failed as e:  # no export: report and go on with the others
+            failures[m] = e
+            print("  %s: %s" % (e, e.detail), flush=True)
+            continue
+        try:
+            flops[m] = report.model_flops(infos[m]["onnx"],
+                                          infos[m]["npys"])
+        except Exception as e:  # the GFLOP column is informative only
+            print("  no FLOP count: %s" % e, flush=True)
     results = {}  # (model, engine, threads) -> [medians per round]
     for r in range(args.rounds):
         for m in infos:
             for t in threads:
                 for e in args.engines:
-                    if e in infos[m]["skip"]:
-                        failures["%s/%s" % (m, e)] = infos[m]["skip"][e]
+                    key = (m, e, t)
+                    if e in infos[m]["skip"] or key in failures:
                         continue
                     try:
-                        ms = time_engine(args, e, infos[m], t, driver)
-                    except Exception as ex:
-                        failures["%s/%s" % (m, e)] = \
-                            str(ex).strip().splitlines()[-1][:200]
+                        ms, out = time_engine(args, e, infos[m], t, driver)
+                    except Failed as ex:
+                        failures[key] = ex
                         continue
-                    results.setdefault((m, e, t), []).append(ms)
+                    results.setdefault(key, []).append(ms)
+                    infos[m].setdefault("worker", {})[e] = out
         print("round %d of %d done" % (r + 1, args.rounds), flush=True)
-    write_report(args, models, threads, infos, flops, peaks, results,
-                 failures)
+    report.write(args, threads, infos, flops, peaks, results, failures)
 
 
 def host_cpu():
@@ -222,100 +344,6 @@ def host_cpu():
     if "-target-cpu" in toks:
         return toks[toks.index("-target-cpu") + 1]
     return "x86-64-v3"
-
-
-def fmt_ms(vals):
-    if not vals:
-        return "—"
-    med = statistics.median(vals)
-    spread = (max(vals) - min(vals)) / med * 100 if med else 0
-    return "%.2f ±%.0f%%" % (med, spread / 2)
-
-
-def write_report(args, models, threads, infos, flops, peaks, results,
-                 failures):
-    lines = ["# Performance", "",
-             "Generated by `scripts/bench %s` on %s (%s, %d cores)." % (
-                 " ".join(sys.argv[1:]) or "",
-                 datetime.date.today().isoformat(), platform.processor() or
-                 platform.machine(), os.cpu_count()),
-             "",
-             "Each cell: median over %d interleaved rounds of each round's "
-             "median (%d warm-up + %d timed runs in a fresh process; TVM %d "
-             "timed runs), ± half the spread across rounds. Ratios are to "
-             "onnxruntime at the same thread count (< 1 is faster than "
-             "onnxruntime)." % (args.rounds, args.warmup, args.iters,
-                                args.tvm_iters), "",
-             "Measured peak (FMA micro-benchmark, scripts/benchlib/"
-             "fma_peak.c): " + ", ".join("%d thread(s) %.1f GFLOP/s" %
-                                        (t, peaks[t]) for t in threads),
-             ""]
-    for t in threads:
-        lines += ["## %d thread%s" % (t, "s" if t > 1 else ""), "",
-                  "| model | GFLOP | Ember ms | onnxruntime ms | TVM ms | "
-                  "PyTorch ms | Ember/ORT | TVM/ORT | PyTorch/ORT | "
-                  "Ember GFLOP/s (% of peak) |",
-                  "|---|---|---|---|---|---|---|---|---|---|"]
-        for m in models:
-            if m not in infos:
-                continue
-            r = {e: results.get((m, e, t), []) for e in ENGINES}
-            med = {e: statistics.median(v) if v else None
-                   for e, v in r.items()}
-
-            def ratio(e):
-                if med[e] is None or med["ort"] is None:
-                    return "—"
-                return "%.2f" % (med[e] / med["ort"])
-            g = flops[m] / 1e9
-            eff = "—"
-            if med["ember"]:
-                gs = g / (med["ember"] / 1e3)
-                eff = "%.1f (%.0f%%)" % (gs, gs / peaks[t] * 100)
-            lines.append("| %s | %.2f | %s | %s | %s | %s | %s | %s | %s | %s |"
-                         % (m, g, fmt_ms(r["ember"]), fmt_ms(r["ort"]),
-                            fmt_ms(r["tvm"]), fmt_ms(r["torch"]),
-                            ratio("ember"), ratio("tvm"), ratio("torch"),
-                            eff))
-        lines.append("")
-    lines += ["## Compile time (seconds)", "", "| model | Ember | TVM |",
-              "|---|---|---|"]
-    for m in models:
-        if m in infos:
-            c = infos[m]["compile_s"]
-            lines.append("| %s | %s | %s |" % (
-                m, "%.2f" % c["ember"] if "ember" in c else "—",
-                "%.1f" % c["tvm"] if "tvm" in c else "—"))
-    versions = []
-    for info in infos.values():
-        if "tvm_version" in info:
-            versions.append("Apache TVM %s (Relax ONNX frontend, "
-                            "`relax.build` default pipeline for "
-                            "{kind: llvm, mcpu: %s}, no tuning)" %
-                            (info["tvm_version"], args.mcpu))
-            break
-    lines += ["", "## Setup", "",
-              "- Ember: CPU bundle from `model-compiler -backend=CPU "
-              "-bundle-shared`, timed through the bundle ABI by "
-              "scripts/benchlib/ember_driver.c (`NAME` at 1 thread, "
-              "`NAME_mt` above).",
-              "- onnxruntime: CPU provider, intra_op_num_threads = threads, "
-              "sequential execution, all graph optimizations.",
-              "- PyTorch: Debian's torch, TorchScript traced and frozen, "
-              "torch.set_num_threads(threads)."] + \
-        ["- " + v for v in versions]
-    if failures:
-        lines += ["", "## Not measured", ""]
-        lines += ["- %s: %s" % (k, v) for k, v in sorted(failures.items())]
-    # Hand-written sections after the marker survive a rerun.
-    kept = ""
-    if os.path.exists(args.out):
-        old = open(args.out).read()
-        if MARKER in old:
-            kept = old[old.index(MARKER):]
-    with open(args.out, "w") as f:
-        f.write("\n".join(lines) + "\n\n" + (kept or MARKER + "\n"))
-    print("\n".join(lines))
 
 
 if __name__ == "__main__":

@@ -1,10 +1,12 @@
 /* Ember side of scripts/bench: times a shared CPU bundle through the bundle
  * ABI (docs/Bundle.md), with nothing else of Ember linked.
  *
- *   ember_driver DIR/NAME INPUT.bin THREADS WARMUP ITERS
+ *   ember_driver DIR/NAME INPUTS THREADS WARMUP ITERS
  *
- * Loads DIR/NAME.so, reads NAME_info, the weights (embedded or
- * DIR/NAME.weights.bin), copies the raw float32 input to the first input's
+ * INPUTS: FILE (the first input) or NAME=FILE[,NAME=FILE...] (inputs by
+ * their ONNX names), each FILE the raw bytes of the input in its own element
+ * type (float32, int64, ...). Loads DIR/NAME.so, reads NAME_info, the
+ * weights (embedded or DIR/NAME.weights.bin), copies every input to its
  * offset, and calls NAME (THREADS == 1) or NAME_mt. Prints one JSON line. */
 #define _DEFAULT_SOURCE
 #include "ember/Bundle/EmberBundle.h"
@@ -51,9 +53,45 @@ static int die(const char *what, const char *detail) {
   return 1;
 }
 
+/* Reads exactly in->sizeInBytes bytes of PATH to IO + in->offset. */
+static int readInput(const EmberTensorInfo *in, const char *path, uint8_t *io) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return die("cannot open input", path);
+  size_t got = fread(io + in->offset, 1, in->sizeInBytes, f);
+  int extra = fgetc(f) != EOF;
+  fclose(f);
+  if (got != in->sizeInBytes || extra) {
+    fprintf(stderr, "ember_driver: %s: input '%s' needs %llu bytes\n", path,
+            in->name, (unsigned long long)in->sizeInBytes);
+    return 1;
+  }
+  return 0;
+}
+
+/* Fills the inputs from SPEC (see the usage above). */
+static int readInputs(const EmberBundleInfo *info, char *spec, uint8_t *io) {
+  if (!strchr(spec, '='))
+    return readInput(&info->inputs[0], spec, io);
+  for (char *item = strtok(spec, ","); item; item = strtok(NULL, ",")) {
+    char *eq = strchr(item, '=');
+    if (!eq)
+      return die("expected NAME=FILE, got", item);
+    *eq = 0;
+    uint32_t i = 0;
+    while (i < info->numInputs && strcmp(info->inputs[i].name, item))
+      ++i;
+    if (i == info->numInputs)
+      return die("the bundle has no input named", item);
+    if (readInput(&info->inputs[i], eq + 1, io))
+      return 1;
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc != 6)
-    return die("usage: ember_driver DIR/NAME INPUT.bin THREADS WARMUP ITERS",
+    return die("usage: ember_driver DIR/NAME INPUTS THREADS WARMUP ITERS",
                NULL);
   const char *base = argv[1];
   const char *name = strrchr(base, '/') ? strrchr(base, '/') + 1 : base;
@@ -81,11 +119,8 @@ int main(int argc, char **argv) {
   }
   uint8_t *io = alignedAlloc(info->mutableSize, info->alignment);
   uint8_t *act = alignedAlloc(info->activationSize, info->alignment);
-  FILE *f = fopen(argv[2], "rb");
-  const EmberTensorInfo *in = &info->inputs[0];
-  if (!f || fread(io + in->offset, 1, in->sizeInBytes, f) != in->sizeInBytes)
-    return die("cannot read input", argv[2]);
-  fclose(f);
+  if (readInputs(info, argv[2], io))
+    return 1;
   printf("{\"ms\": [");
   for (int i = 0; i < warmup + iters; ++i) {
     double t0 = nowMs();

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """onnxruntime side of scripts/bench: time one model.
 
-    ort_worker.py MODEL.onnx INPUT.npy THREADS WARMUP ITERS
+    ort_worker.py MODEL.onnx INPUTS THREADS WARMUP ITERS
 
+INPUTS: comma-separated .npy files, one per graph input in graph order.
 CPU execution provider, intra_op_num_threads=THREADS, sequential execution,
 all graph optimizations. Prints one JSON line {"ms": [...], "ort": version}.
 """
@@ -13,14 +14,15 @@ import time
 import numpy as np
 import onnxruntime as ort
 
-model, inp, threads, warmup, iters = sys.argv[1:6]
+model, inputs, threads, warmup, iters = sys.argv[1:6]
 so = ort.SessionOptions()
 so.intra_op_num_threads = int(threads)
 so.inter_op_num_threads = 1
 so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
 so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
 sess = ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
-feed = {sess.get_inputs()[0].name: np.load(inp)}
+feed = {i.name: np.load(p)
+        for i, p in zip(sess.get_inputs(), inputs.split(","))}
 for _ in range(int(warmup)):
     sess.run(None, feed)
 times = []

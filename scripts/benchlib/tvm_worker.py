@@ -2,8 +2,9 @@
 """TVM side of scripts/bench: compile an ONNX model once, or time it.
 
     tvm_worker.py compile MODEL.onnx LIB.so TARGET
-    tvm_worker.py time LIB.so INPUT.npy THREADS WARMUP ITERS
+    tvm_worker.py time LIB.so INPUTS THREADS WARMUP ITERS
 
+INPUTS: comma-separated .npy files, one per graph input in graph order.
 Uses Apache TVM's Relax ONNX frontend and its default build pipeline for
 the llvm target, without any tuning. Prints one JSON line.
 """
@@ -32,23 +33,23 @@ def compile_model(model_path, lib_path, target):
                       "tvm": tvm.__version__}))
 
 
-def time_model(lib_path, input_path, threads, warmup, iters):
+def time_model(lib_path, inputs, threads, warmup, iters):
     os.environ["TVM_NUM_THREADS"] = str(threads)
     import numpy as np
     import tvm
     from tvm import relax
 
-    x = np.load(input_path)
     dev = tvm.cpu()
     vm = relax.VirtualMachine(tvm.runtime.load_module(lib_path), dev)
-    arg = tvm.runtime.tensor(x, dev) if hasattr(tvm.runtime, "tensor") \
-        else tvm.nd.array(x, dev)
+    wrap = tvm.runtime.tensor if hasattr(tvm.runtime, "tensor") \
+        else tvm.nd.array
+    args = [wrap(np.load(p), dev) for p in inputs.split(",")]
     for _ in range(warmup):
-        vm["main"](arg)
+        vm["main"](*args)
     times = []
     for _ in range(iters):
         t0 = time.perf_counter()
-        vm["main"](arg)
+        vm["main"](*args)
         times.append((time.perf_counter() - t0) * 1e3)
     print(json.dumps({"ms": times}))
 

@@ -70,10 +70,8 @@ check convnet "-embed-weights"
 check convnet "-mcpu=haswell"
 # Both conv GEMMs' narrow paths (channel-vector tiles in 3-pixel strips).
 for path in panels channels; do
-  export EMBER_CPU_CONV=$path
-  check convnet "-mcpu=haswell"
+  check convnet "-mcpu=haswell -cpu-conv-path=$path"
 done
-unset EMBER_CPU_CONV
 
 # The generated header is C99 and C++ clean, and two bundle headers can be
 # included together with the tools' EmberBundle.h.

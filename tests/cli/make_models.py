@@ -10,9 +10,11 @@ out = sys.argv[1]
 os.makedirs(out, exist_ok=True)
 
 
-def save(name, nodes, inputs, outputs, inits=(), opset=13):
+def save(name, nodes, inputs, outputs, inits=(), opset=13, domains=()):
     g = helper.make_graph(nodes, name, inputs, outputs, list(inits))
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    ops = [helper.make_opsetid("", opset)]
+    ops += [helper.make_opsetid(d, v) for d, v in domains]
+    m = helper.make_model(g, opset_imports=ops)
     onnx.save(m, os.path.join(out, name + ".onnx"))
 
 
@@ -26,6 +28,15 @@ save("unsupported",
       helper.make_node("Mish", ["b"], ["c"], name="mish"),
       helper.make_node("Det", ["c"], ["y"], name="det2")],
      [x], [y])
+
+# A custom-domain op is listed with the other unsupported nodes, with its
+# domain and that domain's opset, not refused for its domain.
+save("custom_domain",
+     [helper.make_node("Relu", ["x"], ["a"], name="relu"),
+      helper.make_node("MyOp", ["a"], ["b"], name="custom1",
+                       domain="com.example"),
+      helper.make_node("Det", ["b"], ["y"], name="det1")],
+     [x], [y], domains=(("com.example", 1),))
 
 # Two inputs, one output: y = a + b.
 a = helper.make_tensor_value_info("a", TensorProto.FLOAT, [1, 4])

@@ -42,6 +42,26 @@ check "unsupported target" 1 "^model-compiler: error: target 'i686.*' is not sup
   "$COMPILER" -model="$D" -emit-bundle="$B" -target=i686-pc-linux-gnu
 check "unknown cpu" 1 "^model-compiler: error: unknown CPU 'pentium9'" \
   "$COMPILER" -model="$D" -emit-bundle="$B" -mcpu=pentium9
+check "unknown feature" 1 "^model-compiler: error: -mattr entry '\+avx9' is not \+FEATURE or -FEATURE" \
+  "$COMPILER" -model="$D" -emit-bundle="$B" -mattr=+avx9
+check "bad -cpu-conv-path" 1 "^model-compiler: error: -cpu-conv-path 'sideways' is not auto, panels or channels$" \
+  "$COMPILER" -model="$D" -emit-bundle="$B" -cpu-conv-path=sideways
+check "bad -cpu-simd-width" 1 "^model-compiler: error: -cpu-simd-width '128' is not auto, 256 or 512$" \
+  "$COMPILER" -model="$D" -cpu-simd-width=128
+check "bad -cuda-gemm" 1 "^model-compiler: error: -cuda-gemm 'cudnn' is not auto, cublaslt or generated$" \
+  "$COMPILER" -model="$D" -cuda-gemm=cudnn
+# -print-target needs no model: one field per line, read from LLVM's CPU
+# model (x86-64-v3: AVX2 and FMA, no AVX-512) and the ISA-level caches.
+check "-print-target (x86-64-v3)" 0 "^float-lanes: 8$" \
+  "$COMPILER" -print-target -target=x86_64-unknown-linux-gnu -mcpu=x86-64-v3
+check "-print-target (x86-64-v3 caches)" 0 "^cache-source: default$" \
+  "$COMPILER" -print-target -target=x86_64-unknown-linux-gnu -mcpu=x86-64-v3
+check "-print-target -mattr drops AVX-512" 0 "^vector-registers: 16$" \
+  "$COMPILER" -print-target -mcpu=skylake-avx512 -mattr=-avx512f
+check "-print-target (aarch64)" 0 "^extensions: neon dotprod$" \
+  "$COMPILER" -print-target -target=aarch64-unknown-linux-gnu -mcpu=cortex-a76
+check "-print-target bad cpu" 1 "^model-compiler: error: unknown CPU 'pentium9'" \
+  "$COMPILER" -print-target -mcpu=pentium9
 check "unwritable bundle dir" 1 "^model-compiler: error: cannot create" \
   "$COMPILER" -model="$D" -emit-bundle=/proc/nope
 check "-dump-llvm-ir" 0 "define .*i32 @net\\(" \

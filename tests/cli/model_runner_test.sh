@@ -14,6 +14,10 @@ check "unsupported ops are all listed" 1 "3 unsupported node\(s\) of 2 op type\(
   "$RUNNER" -model="$TMP/unsupported.onnx"
 check "unsupported listing names each node" 1 "Det \(node 'det2', opset 13\)" \
   "$RUNNER" -model="$TMP/unsupported.onnx"
+check "custom-domain ops are listed with the rest" 1 "2 unsupported node\(s\) of 2 op type\(s\) \[Det, com.example::MyOp\]" \
+  "$RUNNER" -model="$TMP/custom_domain.onnx"
+check "custom-domain nodes name their domain and opset" 1 "MyOp \(node 'custom1', domain 'com.example', opset 1\)" \
+  "$RUNNER" -model="$TMP/custom_domain.onnx"
 check "bad -model-input" 1 "^model-runner: error: -model-input expects NAME,TYPE" \
   "$RUNNER" -model="$DIGITS/digits.onnx" -model-input=x,float
 check "absurd result size" 1 "^model-runner: error: .*more than the maximum of 2147483648 elements" \
@@ -55,5 +59,25 @@ check "print-memory lists the regions" 0 "^  mutable weights \(inputs and output
 grep -q "output '" "$TMP/out" && fail "-compile-only ran the model"
 check "optimize-ir=false keeps the output copy" 0 "= copy @out %logits" \
   "$RUNNER" -model="$DIGITS/digits.onnx" -dump-ir -compile-only -optimize-ir=false
+
+# The target description and the code generation flags (one error line).
+check "print-target needs no model" 0 "^vector-registers: (16|32)$" "$RUNNER" -print-target
+check "print-target of the host" 0 "^host: yes$" "$RUNNER" -print-target
+check "bad -cpu-winograd" 1 "^model-runner: error: -cpu-winograd 'f3' is not auto, off, f2 or f4$" \
+  "$RUNNER" -model="$DIGITS/digits.onnx" -cpu-winograd=f3
+check "bad -mattr" 1 "^model-runner: error: -mattr entry 'avx2' is not \+FEATURE or -FEATURE" \
+  "$RUNNER" -model="$DIGITS/digits.onnx" -mattr=avx2
+[ "$(wc -l <"$TMP/out")" = 1 ] || fail "bad -mattr printed more than one line"
+if [ "$(uname -m)" = x86_64 ]; then
+  check "print-target -mcpu -mattr" 0 "^float-lanes: 8$" \
+    "$RUNNER" -print-target -mcpu=znver4 -mattr=-avx512f
+  # The JIT runs what it compiles: another architecture is an error.
+  check "JIT needs the host architecture" 1 "in-process runs need the host's architecture" \
+    "$RUNNER" -model="$DIGITS/digits.onnx" -backend=CPU -target=aarch64-unknown-linux-gnu
+fi
+# The forced paths and 8-lane kernels through flags give the same answer.
+check "forced paths" 0 "top 1: index 7 value" \
+  "$RUNNER" -model="$DIGITS/digits.onnx" -backend=CPU -input="$DIGITS/test_data/digit-7.input.pb" -topk=1 \
+  -cpu-conv-path=channels -cpu-simd-width=256 -cpu-winograd=off
 
 finish "model-runner CLI"

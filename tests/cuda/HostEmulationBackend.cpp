@@ -187,7 +187,7 @@ private:
 
 class EmuBackend final : public Backend {
 public:
-  EmuBackend(std::string name, CUDAOptions opts)
+  EmuBackend(std::string name, CUDACodegenOptions opts)
       : name_(std::move(name)), opts_(opts) {}
   llvm::StringRef getName() const override { return name_; }
   bool isOpSupported(const Node &n) const override {
@@ -204,11 +204,11 @@ public:
   }
   llvm::Expected<std::unique_ptr<CompiledFunction>>
   compile(const Module &M, std::shared_ptr<const IRFunction> F,
-          const MemoryPlan &plan) const override;
+          const MemoryPlan &plan, const CodegenOptions &opts) const override;
 
 private:
   std::string name_;
-  CUDAOptions opts_;
+  CUDACodegenOptions opts_;
   CUDABackend cuda_;
   /// Host builds by source text: a test that compiles the same network
   /// again (the digits test does, per input) builds it once.
@@ -250,7 +250,7 @@ llvm::Expected<void *> test::buildCUDAForHost(const std::string &source) {
 
 llvm::Expected<std::unique_ptr<CompiledFunction>>
 EmuBackend::compile(const Module &M, std::shared_ptr<const IRFunction> F,
-                    const MemoryPlan &plan) const {
+                    const MemoryPlan &plan, const CodegenOptions &) const {
   EMBER_ASSIGN_OR_RETURN(CUDAProgram prog, lowerForCUDA(*F, plan, opts_));
   CUDASource src = renderCUDA(prog, "emu");
   std::lock_guard<std::mutex> lock(mu_);
@@ -270,7 +270,7 @@ EmuBackend::compile(const Module &M, std::shared_ptr<const IRFunction> F,
 
 void test::registerCUDAHostEmulation() {
   static bool done = [] {
-    CUDAOptions libs, generated;
+    CUDACodegenOptions libs, generated;
     libs.gemm = libs.conv = LibChoice::Library;
     generated.gemm = generated.conv = LibChoice::Generated;
     registerBackend(std::make_unique<EmuBackend>("CUDAHostEmu", libs));

@@ -51,7 +51,7 @@ std::vector<Tensor> runOn(const Builder &build, llvm::StringRef backend) {
 
 /// The CUDA backend's per-op choices for \p build under \p opts.
 std::vector<std::string> choicesFor(const Builder &build,
-                                    const CUDAOptions &opts) {
+                                    const CUDACodegenOptions &opts) {
   registerAllBackends();
   test::registerCUDAHostEmulation();
   Module M;
@@ -89,8 +89,8 @@ void expectAllAgree(const Builder &build, float tol) {
 }
 
 /// Libraries wherever they can run the op (as CUDAHostEmu).
-CUDAOptions libraries() {
-  CUDAOptions o;
+CUDACodegenOptions libraries() {
+  CUDACodegenOptions o;
   o.gemm = o.conv = LibChoice::Library;
   return o;
 }
@@ -140,17 +140,17 @@ TEST(CUDALibraries, ChoiceRulesAndFlags) {
   Builder tiny = [](Module &M, Function &F) {
     auto *a = M.createPlaceholder("a", Type(ElemKind::Float32, {2, 3}), false);
     auto *b = M.createPlaceholder("b", Type(ElemKind::Float32, {3, 4}), false);
-    NodeValue y = F.createMatMul("mm", a, b);
+    NodeValue y = F.createMatMul("mm", a, b, 0);
     F.createSave("s", y, M.createPlaceholder("y", *y.getType(), true));
   };
-  EXPECT_TRUE(anyContains(choicesFor(tiny, CUDAOptions()),
+  EXPECT_TRUE(anyContains(choicesFor(tiny, CUDACodegenOptions()),
                           "MatMul -> generated kernel (one thread per output "
                           "element; too small for cuBLASLt)"));
-  CUDAOptions lib;
+  CUDACodegenOptions lib;
   lib.gemm = LibChoice::Library;
   EXPECT_TRUE(anyContains(choicesFor(tiny, lib), "MatMul -> cuBLASLt"));
   Builder fc = [](Module &M, Function &F) { fullyConnected(M, F, 4, true); };
-  CUDAOptions gen;
+  CUDACodegenOptions gen;
   gen.gemm = gen.conv = LibChoice::Generated;
   EXPECT_TRUE(anyContains(choicesFor(fc, gen), "-cuda-gemm=generated"));
 
@@ -190,7 +190,7 @@ TEST(CUDALibraries, ConvOnCudnnOrGeneratedAsItsParametersAllow) {
                       int64_t(FusedActivation::Sigmoid), 0.f, 0.f),
          "o4");
   };
-  auto choices = choicesFor(convs, CUDAOptions());
+  auto choices = choicesFor(convs, CUDACodegenOptions());
   EXPECT_TRUE(anyContains(choices, "grouped: Conv -> cuDNN"));
   EXPECT_TRUE(anyContains(choices, "sig: Conv -> cuDNN"));
   EXPECT_TRUE(anyContains(choices, "asym: Conv -> generated direct "

@@ -24,7 +24,7 @@ struct ConvCase {
   bool residual;
   /// The Winograd output tile the CPU picks automatically (0: a GEMM path;
   /// the forced modes still run Winograd on every eligible case).
-  int winograd;
+  int winograd = 0;
   /// The tile it picks with the 8-lane kernels (a host without AVX-512:
   /// the transforms compute 8 tiles of a row at a time), where that
   /// differs; -1: same.

@@ -5,7 +5,7 @@
 // convolutions read in place, depthwise direct, wide rows; the
 // channel-vector GEMM's 32/16-channel blocks, 14-pixel tiles, strided and
 // direct reads) with a fused epilogue. Every non-depthwise case runs on
-// both GEMMs (EMBER_CPU_CONV=panels, channels) and on the automatic
+// both GEMMs (-cpu-conv-path=panels, channels) and on the automatic
 // choice. Each case runs random data through both backends; the
 // Interpreter's direct loops are the oracle. Tolerance: max|d| <= 1e-5 *
 // max(1, max|ref|) * sqrt(K) where K is the reduction length -- both sides
@@ -14,14 +14,13 @@
 //===----------------------------------------------------------------------===//
 #include "../unit/TestUtils.h"
 #include "ConvPathCases.h"
+#include "PathOptions.h"
 
-#include "ember/Backend/CPUOptions.h"
 #include "ember/Backend/Profile.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
-#include <cstdlib>
 #include <random>
 #include <string>
 
@@ -44,16 +43,21 @@ Tensor runWithKernels(Module &M, Function &F, Placeholder *out,
   EXPECT_TRUE(bool(B));
   if (!B)
     return Tensor();
-  auto net = compileFunction(F, **B, CompileOptions());
+  CompileOptions opts;
+  opts.codegen = pathOptions();
+  auto net = compileFunction(F, **B, opts);
   EXPECT_TRUE(bool(net)) << llvm::toString(net.takeError());
   if (!net)
     return Tensor();
   // A residual that dies at its conv is overwritten by the conv's output.
-  if (backend == "CPU")
-    for (const auto &I : net->ir->getInstrs())
-      if (auto *conv = llvm::dyn_cast<ConvInst>(I.get()))
-        if (!conv->getResidual().empty())
-          EXPECT_EQ(conv->getDest(), conv->getResidual()[0]);
+  if (backend == "CPU") {
+    for (const auto &I : net->ir->getInstrs()) {
+      auto *conv = llvm::dyn_cast<ConvInst>(I.get());
+      if (conv && !conv->getResidual().empty()) {
+        EXPECT_EQ(conv->getDest(), conv->getResidual()[0]);
+      }
+    }
+  }
   Bindings bind;
   auto phs = M.getInputPlaceholders();
   for (size_t i = 0; i < phs.size() && i < inputs.size(); ++i)
@@ -124,7 +128,7 @@ Tensor runCase(const ConvCase &c, llvm::StringRef backend,
   auto *out = M.createPlaceholder("y", *y.getType(), true);
   F->createSave("save", y, out);
   if (!kernels) {
-    auto outs = compileAndRun(M, *F, backend, std::move(inputs));
+    auto outs = compileAndRun(M, *F, backend, std::move(inputs), pathOptions());
     return outs.empty() ? Tensor() : std::move(outs[0]);
   }
   return runWithKernels(M, *F, out, backend, std::move(inputs), *kernels);
@@ -139,26 +143,19 @@ Tensor runCase(const ConvCase &c, llvm::StringRef backend,
 /// sqrt(K)) is up to 1.2e-6 for F(4x4) (3e-8 for F(2x2), 2e-7 for im2col),
 /// so tol = 2e-5 for Winograd.
 void checkCPU(const ConvCase &c, const Tensor &ref, cpu::WinogradMode mode) {
-  cpu::setWinogradMode(mode);
   std::vector<std::string> kernels;
-  Tensor got = runCase(c, "CPU", &kernels);
-  cpu::setWinogradMode(cpu::WinogradMode::Auto);
+  Tensor got;
+  {
+    PathChoice choice(pathOptions().cpu.convPath, mode);
+    got = runCase(c, "CPU", &kernels);
+  }
   bool eligible = c.KH == 3 && c.KW == 3 && c.sh == 1 && c.sw == 1 &&
                   c.dh == 1 && c.dw == 1 && c.group == 1 && c.C >= 16 &&
                   c.M >= 16;
-  // The JIT compiles for the host: its vector width picks the rule (wide:
-  // x86 with AVX-512, as cpu::hasWideSimd has it).
-#if defined(__x86_64__)
-  bool narrow = !__builtin_cpu_supports("avx512f");
-#else
-  bool narrow = true;
-#endif
-  // EMBER_CPU_WIDE_SIMD=1 forces the 16-lane kernels (ops.wide-simd-paths),
-  // 0 the 8-lane ones (ops.narrow-simd-paths).
-  if (const char *w = std::getenv("EMBER_CPU_WIDE_SIMD"))
-    narrow = std::string(w) == "1" ? false : std::string(w) == "0" || narrow;
+  // The JIT compiles for the host: its vector width, or the one
+  // --cpu-simd-width forces, picks the rule.
   int autoTile =
-      narrow && c.winogradNarrow >= 0 ? c.winogradNarrow : c.winograd;
+      narrowKernels() && c.winogradNarrow >= 0 ? c.winogradNarrow : c.winograd;
   int wino = mode == cpu::WinogradMode::Off    ? 0
              : mode == cpu::WinogradMode::Auto ? autoTile
              : !eligible                       ? 0
@@ -185,22 +182,15 @@ void checkCPU(const ConvCase &c, const Tensor &ref, cpu::WinogradMode mode) {
 }
 } // namespace
 
-/// Sets EMBER_CPU_CONV for one scope (which GEMM the CPU lowers non-depthwise
-/// convolutions to), restoring "auto" after.
-struct ConvPathChoice {
-  explicit ConvPathChoice(const char *v) { setenv("EMBER_CPU_CONV", v, 1); }
-  ~ConvPathChoice() { setenv("EMBER_CPU_CONV", "auto", 1); }
-};
-
 TEST_P(ConvPathTest, CPUMatchesInterpreter) {
   const ConvCase &c = GetParam();
   Tensor ref = runCase(c, "Interpreter");
   ASSERT_GT(ref.size(), 0);
   checkCPU(c, ref, cpu::WinogradMode::Auto);
   // Both GEMMs forced, Winograd off (eligible 3x3 cases would take it).
-  for (const char *path : {"panels", "channels"}) {
-    SCOPED_TRACE(path);
-    ConvPathChoice choice(path);
+  for (cpu::ConvPath path : {cpu::ConvPath::Panels, cpu::ConvPath::Channels}) {
+    SCOPED_TRACE(int(path));
+    PathChoice choice(path);
     checkCPU(c, ref, cpu::WinogradMode::Off);
   }
 }
@@ -209,7 +199,7 @@ TEST_P(ConvPathTest, CPUMatchesInterpreter) {
 /// chunk's patch panels themselves; otherwise one im2col kernel writes the
 /// whole patch matrix first (a downsample with 11 blocks on 7x7 outputs).
 TEST(ConvPathPatchesTest, PanelTasksWriteTheirOwnPatches) {
-  ConvPathChoice choice("panels");
+  PathChoice choice(cpu::ConvPath::Panels);
   for (const ConvCase &c : kConvCases) {
     llvm::StringRef name(c.name);
     bool own = name.starts_with("own_patches_");
@@ -262,9 +252,10 @@ TEST(ConvPathRuntimeFilterTest, CPUMatchesInterpreter) {
       maxRef = std::max(maxRef, std::fabs(ref.elementAsDouble(i)));
     float tol =
         float(1e-5 * maxRef * std::sqrt(double(c.C / c.group * c.KH * c.KW)));
-    for (const char *path : {"auto", "panels", "channels"}) {
-      SCOPED_TRACE(path);
-      ConvPathChoice choice(path);
+    for (cpu::ConvPath path : {cpu::ConvPath::Auto, cpu::ConvPath::Panels,
+                               cpu::ConvPath::Channels}) {
+      SCOPED_TRACE(int(path));
+      PathChoice choice(path);
       std::vector<std::string> kernels;
       Tensor got = runCase(c, "CPU", &kernels, /*runtimeFilter=*/true);
       expectNear(got, ref, tol);
@@ -302,9 +293,10 @@ TEST(ConvChannelScaleTest, FoldedIntoFilterOnCPU) {
       maxRef = std::max(maxRef, std::fabs(acc));
     }
   float tol = float(1e-5 * maxRef * std::sqrt(double(C)));
-  for (const char *path : {"auto", "panels", "channels"}) {
-    SCOPED_TRACE(path);
-    ConvPathChoice choice(path);
+  for (cpu::ConvPath path :
+       {cpu::ConvPath::Auto, cpu::ConvPath::Panels, cpu::ConvPath::Channels}) {
+    SCOPED_TRACE(int(path));
+    PathChoice choice(path);
     Module Mod;
     Function *F = Mod.createFunction("se");
     auto *x = Mod.createPlaceholder("x", xt.getType(), false);
@@ -336,26 +328,15 @@ TEST(ConvChannelScaleTest, FoldedIntoFilterOnCPU) {
   }
 }
 
+/// A bad -cpu-conv-path value is an error naming the flag and the value.
 TEST(ConvPathChoiceTest, BadValueIsAnError) {
-  ConvPathChoice choice("sideways");
-  const ConvCase &c = kConvCases[0];
-  Module M;
-  Function *F = M.createFunction("conv");
-  auto *x =
-      M.createPlaceholder("x", Type(ElemKind::Float32, {1, 3, 5, 5}), false);
-  auto *w =
-      M.createConstant("w", Tensor(ElemKind::Float32, {4, 3, c.KH, c.KW}));
-  auto *b = M.createConstant("b", Tensor(ElemKind::Float32, {4}));
-  NodeValue y = F->createConv("conv", x, w, b, {}, {1, 1}, {1, 1, 1, 1}, {1, 1},
-                              1, 0, 0.f, 0.f);
-  F->createSave("save", y, M.createPlaceholder("y", *y.getType(), true));
-  registerAllBackends();
-  auto B = getBackend("CPU");
-  ASSERT_TRUE(bool(B)) << llvm::toString(B.takeError());
-  auto net = compileFunction(*F, **B, CompileOptions());
-  ASSERT_FALSE(bool(net));
-  EXPECT_NE(llvm::toString(net.takeError()).find("EMBER_CPU_CONV 'sideways'"),
-            std::string::npos);
+  auto path = cpu::parseConvPath("sideways");
+  ASSERT_FALSE(bool(path));
+  EXPECT_EQ(llvm::toString(path.takeError()),
+            "-cpu-conv-path 'sideways' is not auto, panels or channels");
+  auto channels = cpu::parseConvPath("channels");
+  ASSERT_TRUE(bool(channels));
+  EXPECT_EQ(*channels, cpu::ConvPath::Channels);
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, ConvPathTest, ::testing::ValuesIn(kConvCases),

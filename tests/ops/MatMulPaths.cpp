@@ -9,14 +9,19 @@
 // blocks of 96 (16 lanes) or 256 (8 lanes) rows. The cases cover each
 // remainder row count, partial panels, K below one block, exactly one and
 // several blocks (with a partial last one), tasks split along rows, and
-// batches. Each case runs random data through both backends. Tolerance:
-// max|d| <= 1e-5 * max(1, max|ref|) * sqrt(K): the Interpreter sums in
-// another order, and float rounding error of a K-term dot product grows
-// about as sqrt(K).
+// batches; and the operand forms: an N-D LHS times a B with unit batch dims
+// (flattened into one 2-D product by matmul-form), batch dims broadcast on
+// either side (read with batch stride 0), and a transposed B (TransB, or a
+// Transpose node that matmul-form folds into TransB; a run-time one is
+// packed by a kernel). Each case runs random data through both backends.
+// Tolerance: max|d| <= 1e-5 * max(1, max|ref|) * sqrt(K): the Interpreter
+// sums in another order, and float rounding error of a K-term dot product
+// grows about as sqrt(K).
 //
 //===----------------------------------------------------------------------===//
 #include "../../backends/CPU/MatMulTiling.h"
 #include "../unit/TestUtils.h"
+#include "PathOptions.h"
 
 #include <cmath>
 #include <random>
@@ -25,68 +30,143 @@ using namespace ember;
 using namespace ember::test;
 
 namespace {
+/// How a case gives the MatMul its B.
+enum class RHSForm { Plain, TransB, TransposeNode };
+
 struct MatMulCase {
   const char *name;
-  dim_t batch, m, k, n;
+  std::vector<dim_t> aBatch, bBatch; ///< Same length; 1 broadcasts.
+  dim_t m, k, n;
   bool constantRHS;
+  RHSForm form = RHSForm::Plain;
 };
 
 const MatMulCase kMatMulCases[] = {
-    {"gemv_classifier", 1, 1, 300, 1000, true},
-    {"gemv_runtime_rhs", 1, 1, 300, 77, false},
-    {"m2_odd", 1, 2, 7, 33, true},
-    {"m3_odd_k", 1, 3, 129, 65, true},
-    {"m3_runtime_rhs", 1, 3, 129, 65, false},
-    {"k1_n1", 1, 5, 1, 1, true},
-    {"partial_tiles", 1, 29, 19, 47, true},
-    {"row_tasks_runtime", 1, 53, 40, 96, false},
-    {"batched_constant", 3, 10, 17, 40, true},
-    {"batched_runtime", 4, 6, 33, 20, false},
-    {"batched_gemv", 2, 1, 64, 31, true},
-    {"wide_n", 1, 4, 16, 600, true},
+    {"gemv_classifier", {}, {}, 1, 300, 1000, true},
+    {"gemv_runtime_rhs", {}, {}, 1, 300, 77, false},
+    {"m2_odd", {}, {}, 2, 7, 33, true},
+    {"m3_odd_k", {}, {}, 3, 129, 65, true},
+    {"m3_runtime_rhs", {}, {}, 3, 129, 65, false},
+    {"k1_n1", {}, {}, 5, 1, 1, true},
+    {"partial_tiles", {}, {}, 29, 19, 47, true},
+    {"row_tasks_runtime", {}, {}, 53, 40, 96, false},
+    {"batched_constant", {3}, {3}, 10, 17, 40, true},
+    {"batched_runtime", {4}, {4}, 6, 33, 20, false},
+    {"batched_gemv", {2}, {2}, 1, 64, 31, true},
+    {"wide_n", {}, {}, 4, 16, 600, true},
+    // N-D activation times a weight: one flattened 2-D product.
+    {"rank3_x_2d", {7}, {1}, 1, 24, 70, true},
+    {"rank4_x_2d_odd", {1, 3}, {1, 1}, 5, 19, 33, true},
+    {"rank3_x_2d_runtime", {5}, {1}, 3, 17, 40, false},
+    // Broadcast batch dims on either side, read in place.
+    {"bcast_lhs", {1}, {4}, 5, 17, 33, false},
+    {"bcast_lhs_const_rhs", {1}, {3}, 9, 20, 35, true},
+    {"bcast_both", {3, 1}, {1, 2}, 4, 13, 29, false},
+    {"bcast_rhs_partial", {2, 3}, {2, 1}, 6, 11, 40, false},
+    // A transposed B: read by the packing, in place.
+    {"transb_runtime", {2}, {2}, 7, 17, 33, false, RHSForm::TransB},
+    {"transb_const", {}, {}, 5, 40, 70, true, RHSForm::TransB},
+    {"transb_bcast", {2, 3}, {2, 1}, 4, 9, 37, false, RHSForm::TransB},
+    {"transb_rank3_x_2d", {4}, {1}, 5, 21, 45, true, RHSForm::TransB},
+    {"transpose_node_qk",
+     {2, 3},
+     {2, 3},
+     10,
+     16,
+     10,
+     false,
+     RHSForm::TransposeNode},
+    {"transpose_node_gemv", {}, {}, 1, 50, 65, false, RHSForm::TransposeNode},
     // Every remainder tile (1-5 rows past whole 6-row tiles), with and
     // without partial panels.
-    {"rows7_k_blocks", 1, 7, 300, 64, true},
-    {"rows8_partial_panel", 1, 8, 97, 70, true},
-    {"rows9_runtime", 1, 9, 97, 70, false},
-    {"rows10_n1", 1, 10, 33, 1, true},
-    {"rows11_runtime_blocks", 1, 11, 600, 130, false},
-    {"rows12_whole_tiles", 1, 12, 96, 128, true},
-    {"m4", 1, 4, 40, 17, false},
-    {"m5", 1, 5, 41, 65, true},
+    {"rows7_k_blocks", {}, {}, 7, 300, 64, true},
+    {"rows8_partial_panel", {}, {}, 8, 97, 70, true},
+    {"rows9_runtime", {}, {}, 9, 97, 70, false},
+    {"rows10_n1", {}, {}, 10, 33, 1, true},
+    {"rows11_runtime_blocks", {}, {}, 11, 600, 130, false},
+    {"rows12_whole_tiles", {}, {}, 12, 96, 128, true},
+    {"m4", {}, {}, 4, 40, 17, false},
+    {"m5", {}, {}, 5, 41, 65, true},
     // K of exactly one block, of exactly three and of several plus a
     // partial one, on both kernels' block sizes (96 and 256 rows).
-    {"k96", 1, 13, 96, 80, true},
-    {"k256_runtime", 1, 13, 256, 80, false},
-    {"k288", 1, 20, 288, 64, true},
-    {"k769", 1, 30, 769, 96, true},
-    {"k769_runtime_partial", 1, 30, 769, 100, false},
+    {"k96", {}, {}, 13, 96, 80, true},
+    {"k256_runtime", {}, {}, 13, 256, 80, false},
+    {"k288", {}, {}, 20, 288, 64, true},
+    {"k769", {}, {}, 30, 769, 96, true},
+    {"k769_runtime_partial", {}, {}, 30, 769, 100, false},
     // Enough rows that tasks split along m (the row block of A a task reads
     // per K block stays within half of L2).
-    {"row_split", 1, 1400, 40, 24, true},
-    {"row_split_runtime", 1, 250, 300, 40, false},
-    {"batched_blocks", 2, 17, 200, 70, true},
-    {"gemv_k_blocks", 1, 1, 1000, 130, true},
+    {"row_split", {}, {}, 1400, 40, 24, true},
+    {"row_split_runtime", {}, {}, 250, 300, 40, false},
+    {"batched_blocks", {2}, {2}, 17, 200, 70, true},
+    {"gemv_k_blocks", {}, {}, 1, 1000, 130, true},
 };
 
+/// Names a case in test listings (instead of its bytes).
+void PrintTo(const MatMulCase &c, std::ostream *os) { *os << c.name; }
+
+std::vector<dim_t> withMatrix(std::vector<dim_t> batch, dim_t rows,
+                              dim_t cols) {
+  batch.push_back(rows);
+  batch.push_back(cols);
+  return batch;
+}
+
 class MatMulPathTest : public ::testing::TestWithParam<MatMulCase> {};
+
+/// The operands of case \p c: A, and B as stored ([..., n, k] for the
+/// transposed forms), random in [-1, 1] from a fixed seed.
+std::pair<Tensor, Tensor> makeOperands(const MatMulCase &c) {
+  std::mt19937 gen(11);
+  bool stored = c.form != RHSForm::Plain;
+  Tensor a(ElemKind::Float32, withMatrix(c.aBatch, c.m, c.k));
+  Tensor b(ElemKind::Float32, stored ? withMatrix(c.bBatch, c.n, c.k)
+                                     : withMatrix(c.bBatch, c.k, c.n));
+  a.randomize(-1.f, 1.f, gen);
+  b.randomize(-1.f, 1.f, gen);
+  return {std::move(a), std::move(b)};
+}
+
+/// The product of case \p c by definition, in double: an oracle that shares
+/// no code with either backend's batch or transpose arithmetic.
+std::vector<double> naiveProduct(const MatMulCase &c) {
+  auto [a, b] = makeOperands(c);
+  bool stored = c.form != RHSForm::Plain;
+  size_t rank = c.aBatch.size();
+  dim_t batch = 1;
+  for (size_t d = 0; d < rank; ++d)
+    batch *= std::max(c.aBatch[d], c.bBatch[d]);
+  std::vector<double> y;
+  for (dim_t bi = 0; bi < batch; ++bi) {
+    dim_t ai = 0, bj = 0, rest = bi, aMul = 1, bMul = 1;
+    for (size_t d = rank; d-- > 0;) {
+      dim_t out = std::max(c.aBatch[d], c.bBatch[d]), coord = rest % out;
+      rest /= out;
+      ai += (c.aBatch[d] == 1 ? 0 : coord) * aMul;
+      bj += (c.bBatch[d] == 1 ? 0 : coord) * bMul;
+      aMul *= c.aBatch[d], bMul *= c.bBatch[d];
+    }
+    for (dim_t i = 0; i < c.m; ++i)
+      for (dim_t j = 0; j < c.n; ++j) {
+        double acc = 0;
+        for (dim_t p = 0; p < c.k; ++p)
+          acc += a.elementAsDouble((ai * c.m + i) * c.k + p) *
+                 b.elementAsDouble(bj * c.k * c.n +
+                                   (stored ? j * c.k + p : p * c.n + j));
+        y.push_back(acc);
+      }
+  }
+  return y;
+}
 
 Tensor runCase(const MatMulCase &c, llvm::StringRef backend) {
   Module M;
   Function *F = M.createFunction("mm");
-  std::mt19937 gen(11);
-  std::vector<dim_t> ad = {c.m, c.k}, bd = {c.k, c.n};
-  if (c.batch > 1) {
-    ad.insert(ad.begin(), c.batch);
-    bd.insert(bd.begin(), c.batch);
-  }
+  auto [at, bt] = makeOperands(c);
+  std::vector<dim_t> bd(bt.dims().begin(), bt.dims().end());
   std::vector<Tensor> inputs;
-  auto *a = M.createPlaceholder("a", Type(ElemKind::Float32, ad), false);
-  Tensor at(ElemKind::Float32, ad);
-  at.randomize(-1.f, 1.f, gen);
+  auto *a = M.createPlaceholder("a", at.getType(), false);
   inputs.push_back(std::move(at));
-  Tensor bt(ElemKind::Float32, bd);
-  bt.randomize(-1.f, 1.f, gen);
   NodeValue b;
   if (c.constantRHS) {
     b = M.createConstant("b", std::move(bt));
@@ -94,10 +174,17 @@ Tensor runCase(const MatMulCase &c, llvm::StringRef backend) {
     b = M.createPlaceholder("b", Type(ElemKind::Float32, bd), false);
     inputs.push_back(std::move(bt));
   }
-  NodeValue y = F->createMatMul("mm", a, b);
+  if (c.form == RHSForm::TransposeNode) {
+    std::vector<int64_t> perm;
+    for (size_t i = 0; i < bd.size(); ++i)
+      perm.push_back(int64_t(i));
+    std::swap(perm[bd.size() - 2], perm[bd.size() - 1]);
+    b = F->createTranspose("bt", b, perm);
+  }
+  NodeValue y = F->createMatMul("mm", a, b, c.form == RHSForm::TransB);
   auto *out = M.createPlaceholder("y", *y.getType(), true);
   F->createSave("save", y, out);
-  auto outs = compileAndRun(M, *F, backend, std::move(inputs));
+  auto outs = compileAndRun(M, *F, backend, std::move(inputs), pathOptions());
   return outs.empty() ? Tensor() : std::move(outs[0]);
 }
 } // namespace
@@ -110,7 +197,14 @@ TEST_P(MatMulPathTest, CPUMatchesInterpreter) {
   double maxRef = 1;
   for (dim_t i = 0; i < ref.size(); ++i)
     maxRef = std::max(maxRef, std::fabs(ref.elementAsDouble(i)));
-  expectNear(got, ref, float(1e-5 * maxRef * std::sqrt(double(c.k))));
+  float tol = float(1e-5 * maxRef * std::sqrt(double(c.k)));
+  expectNear(got, ref, tol);
+  // Both backends read broadcast and transposed operands with their own
+  // arithmetic: check the Interpreter against the definition too.
+  std::vector<double> want = naiveProduct(c);
+  ASSERT_EQ(size_t(ref.size()), want.size());
+  for (size_t i = 0; i < want.size(); ++i)
+    ASSERT_NEAR(ref.elementAsDouble(i), want[i], tol) << "element " << i;
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, MatMulPathTest,
@@ -119,16 +213,21 @@ INSTANTIATE_TEST_SUITE_P(Cases, MatMulPathTest,
                            return std::string(info.param.name);
                          });
 
-// The rule's tiles for the two kernel families libjit instantiates (the
-// kernels above are compiled for exactly these), and task splits that cover
-// every row and panel once with equal shares.
+// The two kernel families libjit instantiates, with the smallest caches of
+// their CPUs.
+const cpu::MatMulTarget kWideTarget = {16, 32, 32 << 10, 1 << 20};
+const cpu::MatMulTarget kNarrowTarget = {8, 16, 32 << 10, 256 << 10};
+
+// The rule's tiles for the two kernel families (the kernels above are
+// compiled for exactly these), and task splits that cover every row and
+// panel once with equal shares.
 TEST(MatMulTiling, TilesOfBothTargets) {
-  cpu::MatMulTiling w = cpu::chooseMatMulTiling(cpu::matMulTarget(true));
+  cpu::MatMulTiling w = cpu::chooseMatMulTiling(kWideTarget);
   EXPECT_EQ(w.rows, 6);
   EXPECT_EQ(w.vectors, 4);
   EXPECT_EQ(w.panelCols, 64);
   EXPECT_EQ(w.kBlock, 96); // 3/4 of 32 KiB over 64 columns of floats
-  cpu::MatMulTiling n = cpu::chooseMatMulTiling(cpu::matMulTarget(false));
+  cpu::MatMulTiling n = cpu::chooseMatMulTiling(kNarrowTarget);
   EXPECT_EQ(n.rows, 6);
   EXPECT_EQ(n.vectors, 2);
   EXPECT_EQ(n.panelCols, 16);
@@ -139,7 +238,7 @@ TEST(MatMulTiling, TilesOfBothTargets) {
 
 TEST(MatMulTiling, TasksCoverTheProduct) {
   for (bool wide : {true, false}) {
-    cpu::MatMulTarget T = cpu::matMulTarget(wide);
+    cpu::MatMulTarget T = wide ? kWideTarget : kNarrowTarget;
     cpu::MatMulTiling t = cpu::chooseMatMulTiling(T);
     for (int64_t m : {1, 5, 7, 50, 128, 197, 256, 3000})
       for (int64_t panels : {1, 3, 8, 12, 13, 16, 36, 48}) {

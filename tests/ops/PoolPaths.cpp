@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "../unit/TestUtils.h"
+#include "PathOptions.h"
 
 #include <random>
 
@@ -93,7 +94,7 @@ Tensor runCase(const PoolCase &c, llvm::StringRef backend) {
                          {c.pt, c.pl, c.pb, c.pr}, c.countPad);
   auto *out = M.createPlaceholder("y", *y.getType(), true);
   F->createSave("save", y, out);
-  auto outs = compileAndRun(M, *F, backend, std::move(inputs));
+  auto outs = compileAndRun(M, *F, backend, std::move(inputs), pathOptions());
   return outs.empty() ? Tensor() : std::move(outs[0]);
 }
 } // namespace
@@ -106,12 +107,14 @@ TEST_P(PoolPathTest, CPUMatchesInterpreter) {
   float tol = c.isMax ? 0.f : 2e-6f;
   expectNear(got, ref, tol);
   // Also forced through the generic or per-plane kernel and the
-  // channel-vector one (EMBER_CPU_CONV selects both conv and pool paths).
-  for (const char *path : {"panels", "channels"}) {
-    SCOPED_TRACE(path);
-    setenv("EMBER_CPU_CONV", path, 1);
-    Tensor forced = runCase(c, "CPU");
-    setenv("EMBER_CPU_CONV", "auto", 1);
+  // channel-vector one (-cpu-conv-path selects both conv and pool paths).
+  for (cpu::ConvPath path : {cpu::ConvPath::Panels, cpu::ConvPath::Channels}) {
+    SCOPED_TRACE(int(path));
+    Tensor forced;
+    {
+      PathChoice choice(path);
+      forced = runCase(c, "CPU");
+    }
     expectNear(forced, ref, tol);
   }
 }

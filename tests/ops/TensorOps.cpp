@@ -11,11 +11,28 @@ class TensorOpTest : public OpTest {};
 TEST_P(TensorOpTest, BatchedMatMul) {
   auto *a = input("a", {2, 1, 2});
   auto *b = input("b", {2, 2, 2});
-  save(F->createMatMul("mm", a, b));
+  save(F->createMatMul("mm", a, b, 0));
   auto out = run(tensors(makeTensor({2, 1, 2}, {1, 2, 3, 4}),
                          makeTensor({2, 2, 2}, {1, 0, 0, 1, 2, 1, 1, 2})));
   ASSERT_EQ(out.size(), 1u);
   expectNear(out[0], makeTensor({2, 1, 2}, {1, 2, 10, 11}), 0);
+}
+
+// Broadcast batch dims on both sides and a transposed B: read in place by
+// the Interpreter and the CPU, made explicit for CUDA by the lowering rule.
+TEST_P(TensorOpTest, BroadcastTransposedMatMul) {
+  auto *a = input("a", {2, 1, 1, 2});
+  auto *b = input("b", {1, 2, 3, 2}); // [.., n, k]
+  save(F->createMatMul("mm", a, b, 1));
+  auto out = run(
+      tensors(makeTensor({2, 1, 1, 2}, {1, 2, 3, 4}),
+              makeTensor({1, 2, 3, 2}, {1, 0, 0, 1, 1, 1, 2, 0, 0, 2, 1, -1})));
+  ASSERT_EQ(out.size(), 1u);
+  // y[i][j] = a[i] . b[j][n] for every a batch i and b batch j.
+  expectNear(out[0],
+             makeTensor({2, 2, 1, 3}, {1, 2, 3, 2, 4, -1, //
+                                       3, 4, 7, 6, 8, -1}),
+             0);
 }
 
 TEST_P(TensorOpTest, ConvWithPaddingStrideAndGroups) {

@@ -10,8 +10,8 @@ namespace {
 struct SmallNet {
   Module M;
   Function *F = M.createFunction("net");
-  Placeholder *in = M.createPlaceholder("x", Type(ElemKind::Float32, {1, 4}),
-                                        false);
+  Placeholder *in =
+      M.createPlaceholder("x", Type(ElemKind::Float32, {1, 4}), false);
   Placeholder *out =
       M.createPlaceholder("y", Type(ElemKind::Float32, {1, 4}), true);
 };
@@ -46,14 +46,13 @@ TEST(Graph, BuildersInferTypesAndKeepUseLists) {
 
 TEST(Graph, InferenceRejectsBadOperands) {
   SmallNet n;
-  Constant *c =
-      n.M.createConstant("c", Tensor(ElemKind::Float32, {2, 4}));
+  Constant *c = n.M.createConstant("c", Tensor(ElemKind::Float32, {2, 4}));
   auto bad = n.F->tryCreateAdd("a", n.in, c);
   ASSERT_FALSE(bool(bad));
   std::string msg = llvm::toString(bad.takeError());
   EXPECT_NE(msg.find("must have the same type"), std::string::npos) << msg;
 
-  auto mm = n.F->tryCreateMatMul("m", n.in, c);
+  auto mm = n.F->tryCreateMatMul("m", n.in, c, 0);
   ASSERT_FALSE(bool(mm));
   EXPECT_NE(llvm::toString(mm.takeError()).find("inner dimensions"),
             std::string::npos);
@@ -67,11 +66,12 @@ TEST(Graph, InferenceRejectsBadOperands) {
 TEST(Graph, ConvInference) {
   Module M;
   Function *F = M.createFunction("f");
-  auto *x = M.createPlaceholder("x", Type(ElemKind::Float32, {1, 4, 9, 9}),
-                                false);
+  auto *x =
+      M.createPlaceholder("x", Type(ElemKind::Float32, {1, 4, 9, 9}), false);
   auto *w = M.createConstant("w", Tensor(ElemKind::Float32, {8, 2, 3, 3}));
   auto *b = M.createConstant("b", Tensor(ElemKind::Float32, {8}));
-  auto *conv = F->createConv("c", x, w, b, {}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 2, 0, 0.f, 0.f);
+  auto *conv = F->createConv("c", x, w, b, {}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 2,
+                             0, 0.f, 0.f);
   EXPECT_EQ(conv->getResult().dims(), (llvm::ArrayRef<dim_t>{1, 8, 5, 5}));
   auto bad = F->tryCreateConv("c2", x, w, b, {}, {1, 1}, {0, 0, 0, 0}, {1, 1},
                               1, 0, 0.f, 0.f);
@@ -110,8 +110,7 @@ TEST(Graph, PrinterAndDot) {
   auto *cl = n.F->createClip("c", relu, 0.f, 6.f);
   n.F->createSave("s", cl, n.out);
   std::string text = functionToString(*n.F);
-  EXPECT_NE(text.find("%x = Placeholder float<1 x 4> input"),
-            std::string::npos)
+  EXPECT_NE(text.find("%x = Placeholder float<1 x 4> input"), std::string::npos)
       << text;
   EXPECT_NE(text.find("%r = Relu(%x) : float<1 x 4>"), std::string::npos)
       << text;

@@ -6,6 +6,9 @@
 #include "ONNXBuilder.h"
 #include "TestUtils.h"
 
+// White-box: the import table itself (a private header of the importer).
+#include "../../lib/Importer/ImportContext.h"
+
 #include <algorithm>
 
 using namespace ember;
@@ -29,11 +32,23 @@ TEST(Importer, ListsEveryUnsupportedOp) {
   b.node("Foo", {"r"}, {"f"}, "foo0");
   b.node("Bar", {"f"}, {"g"}, "bar0");
   b.node("Foo", {"g"}, {"h"}, "foo1");
-  auto &custom = b.node("Baz", {"h"}, {"y"}, "baz0");
+  auto &custom = b.node("Baz", {"h"}, {"i"}, "baz0");
   custom.set_domain("com.example");
+  auto &unimported = b.node("Qux", {"i"}, {"y"}, "qux0");
+  unimported.set_domain("org.nowhere");
+  b.opsetImport("com.example", 2);
   b.output("y");
   std::string msg = importError(b.serialize());
-  EXPECT_NE(msg.find("4 unsupported node(s) of 3 op type(s)"),
+  EXPECT_NE(msg.find("5 unsupported node(s) of 4 op type(s)"),
+            std::string::npos)
+      << msg;
+  // Nodes of other domains than the default one name their domain and the
+  // opset the model imports for it.
+  EXPECT_NE(msg.find("Baz (node 'baz0', domain 'com.example', opset 2)"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("Qux (node 'qux0', domain 'org.nowhere', opset not "
+                     "imported)"),
             std::string::npos)
       << msg;
   EXPECT_NE(msg.find("Foo (node 'foo0', opset 13)"), std::string::npos) << msg;
@@ -41,6 +56,21 @@ TEST(Importer, ListsEveryUnsupportedOp) {
   EXPECT_NE(msg.find("Bar (node 'bar0', opset 13)"), std::string::npos) << msg;
   EXPECT_NE(msg.find("com.example::Baz"), std::string::npos) << msg;
   EXPECT_EQ(msg.find("Relu"), std::string::npos) << msg;
+}
+
+// The lookup takes the first matching row, so a second row for the same op
+// type and opset could never run: every (op type, opset) is in one row.
+TEST(Importer, ImportTableHasOneRulePerOpAndOpset) {
+  llvm::ArrayRef<ImportRule> rules = getImportRules();
+  for (size_t i = 0; i < rules.size(); ++i)
+    for (size_t j = i + 1; j < rules.size(); ++j) {
+      const ImportRule &a = rules[i], &b = rules[j];
+      if (llvm::StringRef(a.opType) != b.opType)
+        continue;
+      EXPECT_TRUE(a.maxOpset < b.minOpset || b.maxOpset < a.minOpset)
+          << a.opType << " has rows for opsets " << a.minOpset << "-"
+          << a.maxOpset << " and " << b.minOpset << "-" << b.maxOpset;
+    }
 }
 
 TEST(Importer, BroadcastingAddRunsCorrectly) {

@@ -56,29 +56,25 @@ public:
     for (int64_t v : values)
       t->add_int64_data(v);
   }
-  onnx::NodeProto &node(const std::string &op,
-                        std::vector<std::string> inputs,
+  onnx::NodeProto &node(const std::string &op, std::vector<std::string> inputs,
                         std::vector<std::string> outputs,
                         const std::string &name = "") {
     auto *n = graph().add_node();
     n->set_op_type(op);
-    n->set_name(name.empty() ? op + std::to_string(graph().node_size())
-                             : name);
+    n->set_name(name.empty() ? op + std::to_string(graph().node_size()) : name);
     for (auto &i : inputs)
       n->add_input(i);
     for (auto &o : outputs)
       n->add_output(o);
     return *n;
   }
-  static void attrInt(onnx::NodeProto &n, const std::string &name,
-                      int64_t v) {
+  static void attrInt(onnx::NodeProto &n, const std::string &name, int64_t v) {
     auto *a = n.add_attribute();
     a->set_name(name);
     a->set_type(onnx::AttributeProto::INT);
     a->set_i(v);
   }
-  static void attrFloat(onnx::NodeProto &n, const std::string &name,
-                        float v) {
+  static void attrFloat(onnx::NodeProto &n, const std::string &name, float v) {
     auto *a = n.add_attribute();
     a->set_name(name);
     a->set_type(onnx::AttributeProto::FLOAT);
@@ -91,6 +87,13 @@ public:
     a->set_type(onnx::AttributeProto::INTS);
     for (int64_t x : v)
       a->add_ints(x);
+  }
+  /// Adds an opset_import of \p domain (the default one is in from the
+  /// constructor).
+  void opsetImport(const std::string &domain, int64_t version) {
+    auto *o = model_.add_opset_import();
+    o->set_domain(domain);
+    o->set_version(version);
   }
   std::string serialize() const { return model_.SerializeAsString(); }
 

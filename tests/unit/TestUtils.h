@@ -13,11 +13,13 @@
 namespace ember {
 namespace test {
 
-/// Compiles \p F for \p backend, binds \p inputs to the module's input
-/// placeholders in order, runs once and returns the outputs in order.
-inline std::vector<Tensor> compileAndRun(Module &M, Function &F,
-                                         llvm::StringRef backend,
-                                         std::vector<Tensor> inputs) {
+/// Compiles \p F for \p backend with \p codegen, binds \p inputs to the
+/// module's input placeholders in order, runs once and returns the outputs
+/// in order.
+inline std::vector<Tensor>
+compileAndRun(Module &M, Function &F, llvm::StringRef backend,
+              std::vector<Tensor> inputs,
+              const CodegenOptions &codegen = CodegenOptions()) {
   registerAllBackends();
 #ifdef EMBER_WITH_CUDA
   if (backend.starts_with("CUDAHostEmu"))
@@ -29,6 +31,7 @@ inline std::vector<Tensor> compileAndRun(Module &M, Function &F,
     return {};
   }
   CompileOptions opts;
+  opts.codegen = codegen;
   opts.passes.verifyEach = true; // name the pass if one breaks the graph
   auto net = compileFunction(F, **B, opts);
   if (!net) {

@@ -130,7 +130,7 @@ llvm::Expected<Image> decodePNG(llvm::ArrayRef<uint8_t> bytes,
   png_read_image(png, rows.data());
   png_read_end(png, nullptr);
   png_destroy_read_struct(&png, &info, nullptr);
-  return std::move(img);
+  return img;
 }
 
 //===----------------------------------------------------------------------===//
@@ -198,7 +198,7 @@ llvm::Expected<Image> decodeJPEG(llvm::ArrayRef<uint8_t> bytes,
   // libjpeg decodes truncated or damaged data with a warning; refuse it.
   if (err.mgr.num_warnings)
     return makeErrorF("corrupt JPEG '{0}': {1}", name, err.message);
-  return std::move(img);
+  return img;
 }
 
 } // namespace ember

@@ -2,6 +2,7 @@
 //
 // model-compiler -model=F.onnx -backend=CPU -emit-bundle=DIR
 //                [-network-name=NAME] [-target=TRIPLE] [-mcpu=CPU]
+//                [-mattr=FEATURES] [-print-target] [-cpu-*] [-cuda-*]
 //                [-embed-weights] [-bundle-shared] [-onnx-define-symbol=N,V]
 //                [-dump-graph] [-dump-ir] [-dump-llvm-ir] [-dump-llvm-asm]
 //                [-print-memory] [-time-passes] [-verbose]
@@ -10,7 +11,7 @@
 // failure. Flag names follow Glow's model-compiler.
 //
 //===----------------------------------------------------------------------===//
-#include "CPUFlags.h"
+#include "CodegenFlags.h"
 #include "ImportFlags.h"
 #include "PassOptions.h"
 
@@ -49,12 +50,6 @@ static cl::opt<std::string> networkName(
     "network-name",
     cl::desc("Bundle entry point name (default: the model file's stem)"),
     cl::cat(category));
-static cl::opt<std::string> target("target",
-                                   cl::desc("Target triple (default: host)"),
-                                   cl::cat(category));
-static cl::opt<std::string>
-    mcpu("mcpu", cl::desc("Target CPU (default: the host CPU and features)"),
-         cl::cat(category));
 static cl::list<std::string>
     symbols("onnx-define-symbol",
             cl::desc("Value of a symbolic input dimension: NAME,VALUE"),
@@ -85,21 +80,6 @@ static cl::opt<bool> dumpLLVMAsm("dump-llvm-asm",
 static cl::opt<bool> printMemory("print-memory",
                                  cl::desc("Print the region sizes"),
                                  cl::cat(category));
-static cl::opt<std::string>
-    cudaArch("cuda-arch", cl::desc("CUDA bundles: GPU architecture (sm_90)"),
-             cl::value_desc("sm_XX"), cl::init(""), cl::cat(category));
-static cl::opt<std::string>
-    cudaGemm("cuda-gemm",
-             cl::desc("CUDA: MatMul/Gemm through cuBLASLt or generated kernels "
-                      "(auto: cuBLASLt unless tiny)"),
-             cl::value_desc("auto|cublaslt|generated"), cl::init("auto"),
-             cl::cat(category));
-static cl::opt<std::string> cudaConv(
-    "cuda-conv",
-    cl::desc("CUDA: Conv through cuDNN or generated kernels (auto: cuDNN "
-             "where it can express the op)"),
-    cl::value_desc("auto|cudnn|generated"), cl::init("auto"),
-    cl::cat(category));
 static cl::opt<bool>
     dumpCUDASource("dump-cuda-source",
                    cl::desc("CUDA bundles: print the generated CUDA C"),
@@ -158,9 +138,12 @@ int main(int argc, char **argv) {
   google::InitGoogleLogging(argv[0]);
   FLAGS_minloglevel = std::getenv("GLOG_minloglevel") ? FLAGS_minloglevel : 2;
   tools::registerPassOptions();
-  cl::HideUnrelatedOptions({&category, &tools::cpuFlagsCategory()});
+  cl::HideUnrelatedOptions({&category, &tools::codegenFlagsCategory()});
   cl::ParseCommandLineOptions(argc, argv,
                               "Compiles an ONNX model to a bundle\n");
+  CodegenOptions codegen = unwrap(tools::getCodegenOptions());
+  if (unwrap(tools::printTargetIfAsked(codegen, llvm::outs())))
+    return 0;
   if (modelPath.empty())
     fail("-model is required");
 #ifndef EMBER_WITH_CUDA
@@ -176,8 +159,6 @@ int main(int argc, char **argv) {
   }
   if (!isCIdentifier(name))
     fail("-network-name '" + name + "' is not a C identifier");
-  if (llvm::Error err = tools::applyCPUFlags())
-    fail(llvm::toString(std::move(err)));
   registerAllBackends();
   const Backend *backend = unwrap(getBackend(backendName));
 
@@ -188,6 +169,7 @@ int main(int argc, char **argv) {
     F = unwrap(importONNXFile(modelPath, M, parseImportOptions()));
   }
   CompileOptions copts;
+  copts.codegen = codegen;
   copts.dumpGraph = dumpGraph ? &llvm::outs() : nullptr;
   if (llvm::Error err = tools::fillPassOptions(copts))
     fail(errorToString(std::move(err)));
@@ -219,15 +201,11 @@ int main(int argc, char **argv) {
   BundleOptions bopts;
   bopts.outputDir = outDir;
   bopts.networkName = name;
-  bopts.target = target;
-  bopts.mcpu = mcpu;
   bopts.embedWeights = embedWeights;
   bopts.sharedObject = bundleShared;
   bopts.dumpLLVMIR = dumpLLVMIR ? &llvm::outs() : nullptr;
   bopts.dumpLLVMAsm = dumpLLVMAsm ? &llvm::outs() : nullptr;
-  bopts.cudaArch = cudaArch;
-  bopts.cudaGemm = cudaGemm;
-  bopts.cudaConv = cudaConv;
+  bopts.codegen = codegen;
   bopts.verbose = verbose;
   bopts.dumpSource = dumpCUDASource ? &llvm::outs() : nullptr;
   {

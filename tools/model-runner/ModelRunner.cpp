@@ -10,7 +10,7 @@
 //              [pass manager options: see tools/common/PassOptions.h]
 //
 //===----------------------------------------------------------------------===//
-#include "CPUFlags.h"
+#include "CodegenFlags.h"
 #include "ImportFlags.h"
 #include "PassOptions.h"
 
@@ -214,10 +214,13 @@ int main(int argc, char **argv) {
   google::InitGoogleLogging(argv[0]);
   FLAGS_minloglevel = 2; // quiet unless something is fatal
   tools::registerPassOptions();
-  cl::HideUnrelatedOptions(
-      {&category, &tools::passOptionsCategory(), &tools::cpuFlagsCategory()});
+  cl::HideUnrelatedOptions({&category, &tools::passOptionsCategory(),
+                            &tools::codegenFlagsCategory()});
   cl::ParseCommandLineOptions(argc, argv,
                               "Compiles an ONNX model and runs it\n");
+  CodegenOptions codegen = unwrap(tools::getCodegenOptions());
+  if (unwrap(tools::printTargetIfAsked(codegen, llvm::outs())))
+    return 0;
   if (modelPath.empty())
     fail("-model is required");
   if (profileStat != "mean" && profileStat != "min")
@@ -225,7 +228,6 @@ int main(int argc, char **argv) {
   if (profileOrder != "time" && profileOrder != "program")
     fail("-profile-order must be 'time' or 'program', not '" + profileOrder +
          "'");
-  failOn(tools::applyCPUFlags());
   registerAllBackends();
   const Backend *backend = unwrap(getBackend(backendName));
 
@@ -233,6 +235,7 @@ int main(int argc, char **argv) {
   Function *F = unwrap(importONNXFile(modelPath, M, parseImportOptions()));
 
   CompileOptions opts;
+  opts.codegen = codegen;
   failOn(tools::fillPassOptions(opts));
   opts.dumpGraph = dumpGraph ? &llvm::outs() : nullptr;
   opts.dumpIR = dumpIR ? &llvm::outs() : nullptr;

@@ -5,7 +5,9 @@
  * and dlsym, so the compiler and tools do not depend on those libraries.
  *
  *===----------------------------------------------------------------------===*/
+#ifndef _GNU_SOURCE /* LLVM_DEFINITIONS may put it on the command line */
 #define _GNU_SOURCE
+#endif
 #define EMBER_LIBOPS_DYNAMIC 1
 #include "LibOps.c"
 
@@ -39,13 +41,13 @@ const char *ember_lib_load(int cublasLt, int cudnn) {
   if (cublasLt && !ember_lib_fns.p_cublasLtCreate) {
     if (!(h = openAny(ltNames)))
       return "cannot load libcublasLt.so.13 (cuBLASLt); compile with "
-             "EMBER_CUDA_GEMM=generated to do without";
+             "-cuda-gemm=generated to do without";
     EMBER_CUBLASLT_FNS(EMBER_LOAD_FN)
   }
   if (cudnn && !ember_lib_fns.p_cudnnCreate) {
     if (!(h = openAny(dnnNames)))
       return "cannot load libcudnn.so.9 (cuDNN); compile with "
-             "EMBER_CUDA_CONV=generated to do without";
+             "-cuda-conv=generated to do without";
     EMBER_CUDNN_FNS(EMBER_LOAD_FN)
   }
   return NULL;

@@ -2,6 +2,7 @@
 #ifndef EMBER_BACKEND_BACKEND_H
 #define EMBER_BACKEND_BACKEND_H
 
+#include "ember/Backend/CodegenOptions.h"
 #include "ember/IR/MemoryPlanner.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -29,6 +30,12 @@ public:
 private:
   std::vector<std::pair<const Placeholder *, Tensor>> entries_;
 };
+
+/// The constant region's image: every constant weight of \p F at its planned
+/// offset, zeros between (plan.constantSize bytes). Shared by the backends
+/// that own a constant region.
+std::vector<uint8_t> makeConstantImage(const IRFunction &F,
+                                       const MemoryPlan &plan);
 
 /// Copies the input tensors bound in \p b into the mutable-weights region
 /// \p mutables, each at its planned offset; an error names an input that is
@@ -60,17 +67,13 @@ public:
 struct BundleOptions {
   std::string outputDir;     ///< Directory for NAME.o, NAME.h, ...
   std::string networkName;   ///< A C identifier: the entry point's name.
-  std::string target;        ///< Target triple; empty: the host.
-  std::string mcpu;          ///< Target CPU; empty: the host CPU (or generic).
   bool embedWeights = false; ///< Constants in the object's read-only data.
   bool sharedObject = false; ///< Also link NAME.so.
   llvm::raw_ostream *dumpLLVMIR = nullptr;  ///< Optimized module, as text.
   llvm::raw_ostream *dumpLLVMAsm = nullptr; ///< Target assembly.
-  std::string cudaArch; ///< CUDA bundles: sm_XX (empty: sm_90).
-  std::string cudaGemm; ///< CUDA: auto (empty), cublaslt or generated.
-  std::string cudaConv; ///< CUDA: auto (empty), cudnn or generated.
   bool verbose = false; ///< Report per-op code generation choices.
   llvm::raw_ostream *dumpSource = nullptr; ///< CUDA bundles: the CUDA C.
+  CodegenOptions codegen; ///< Target and code generation choices.
 };
 
 /// A code generator and executor. Backends declare what they keep and what
@@ -85,7 +88,7 @@ public:
   virtual bool shouldLower(const Node &n) const = 0;
   /// True if the backend's Conv applies \p act in its epilogue (the
   /// fuse-conv-activation pass asks).
-  virtual bool supportsFusedActivation(FusedActivation act) const {
+  virtual bool supportsFusedActivation(FusedActivation /*act*/) const {
     return false;
   }
   /// True if the backend's Conv adds its Residual operand (the
@@ -101,10 +104,11 @@ public:
   /// The activation layout the backend's convolution prefers (the
   /// conv-layout pass asks). NCHW keeps Conv as imported.
   virtual ConvLayout getPreferredConvLayout() const { return ConvLayout::NCHW; }
-  /// Compiles planned IR. \p M owns the placeholders the IR refers to.
+  /// Compiles planned IR for this process's machine with the choices in
+  /// \p opts. \p M owns the placeholders the IR refers to.
   virtual llvm::Expected<std::unique_ptr<CompiledFunction>>
   compile(const Module &M, std::shared_ptr<const IRFunction> F,
-          const MemoryPlan &plan) const = 0;
+          const MemoryPlan &plan, const CodegenOptions &opts) const = 0;
   /// Writes an ahead-of-time bundle of planned IR; backends without one
   /// return an error.
   virtual llvm::Error saveBundle(const Module &M, const IRFunction &F,

@@ -13,7 +13,9 @@
 
 #include "llvm/IR/Constant.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/CodeGen.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
 
 #include <string>
 #include <vector>
@@ -67,6 +69,15 @@ void addBundleInfo(llvm::Module &M, llvm::StringRef name,
 
 /// Writes \p data to \p path, or says which file could not be written.
 llvm::Error writeBundleFile(llvm::StringRef path, llvm::StringRef data);
+
+/// Runs \p TM's code generator over \p M (no IR optimization) and writes
+/// an object file or assembly (\p type) to \p os.
+llvm::Error emitCode(llvm::Module &M, llvm::TargetMachine &TM,
+                     llvm::raw_pwrite_stream &os, llvm::CodeGenFileType type);
+
+/// emitCode of an object file to \p path.
+llvm::Error emitObjectFile(llvm::Module &M, llvm::TargetMachine &TM,
+                           llvm::StringRef path);
 
 } // namespace ember
 

@@ -29,6 +29,8 @@ struct CompileOptions {
   std::optional<ConvLayout> convLayout;
   /// Instruments around every pass (print, verify, time, statistics).
   PassInstrumentOptions passes;
+  /// Target and code generation choices for the backend's compile.
+  CodegenOptions codegen;
 };
 
 /// Everything a compile produces.

@@ -30,11 +30,15 @@ std::string errorToString(llvm::Error err);
 
 } // namespace ember
 
-/// Returns from the enclosing function if \p expr yields an error.
+/// Returns from the enclosing function if \p expr yields an error. The
+/// error is returned as a new temporary so that the same text works in
+/// functions returning llvm::Error (where `return std::move(local)` would
+/// defeat copy elision) and in those returning llvm::Expected<T> (where a
+/// plain `return local` would need a copy of the move-only llvm::Error).
 #define EMBER_RETURN_IF_ERR(expr)                                              \
   do {                                                                         \
     if (llvm::Error emberErr_ = (expr))                                        \
-      return std::move(emberErr_);                                             \
+      return llvm::Error(std::move(emberErr_));                                \
   } while (0)
 
 #define EMBER_CONCAT_IMPL(a, b) a##b

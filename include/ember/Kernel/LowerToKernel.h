@@ -23,6 +23,13 @@ bool hasKernelLowering(const Node &n);
 /// The kernel-IR buffer of IR value \p v, placed by \p plan.
 Buffer bufferFor(Value *v, const MemoryPlan &plan);
 
+/// The element offset of one matrix of a MatMul operand whose batch dims
+/// are \p opBatch, for flat batch index \p bi over the result's batch dims
+/// \p outBatch (same rank): a dim of 1 against a larger one is broadcast,
+/// read with stride 0. Each matrix of the operand spans \p matrixElems.
+ExprRef matMulBatchOffset(Kernel &k, ExprRef bi, llvm::ArrayRef<dim_t> outBatch,
+                          llvm::ArrayRef<dim_t> opBatch, int64_t matrixElems);
+
 /// A backend hook: lowers \p I itself (appending to \p out) and returns
 /// true, or returns false to use the shared lowering.
 using CustomLowering = llvm::function_ref<llvm::Expected<bool>(

@@ -1,4 +1,4 @@
-//===- Linear.cpp - Lowering of Gemm --------------------------------------===//
+//===- Linear.cpp - Lowering of Gemm and of MatMul operand forms ----------===//
 #include "LowerRules.h"
 
 using namespace ember;
@@ -8,9 +8,9 @@ Replacement ember::lowerGemm(Function &F, GemmNode &n) {
   NodeValue a = n.getA(), b = n.getB();
   if (n.getTransA())
     a = F.createTranspose(name + ".at", a, {1, 0});
-  if (n.getTransB())
-    b = F.createTranspose(name + ".bt", b, {1, 0});
-  NodeValue y = F.createMatMul(name + ".mm", a, b);
+  // A transposed B stays a MatMul operand form: the kernels read it in place
+  // (or the backend lowers the MatMul's TransB in turn).
+  NodeValue y = F.createMatMul(name + ".mm", a, b, n.getTransB());
   ElemKind k = y.getElemKind();
   if (n.getAlpha() != 1.f)
     y = F.createMul(name + ".alpha", y,
@@ -23,4 +23,33 @@ Replacement ember::lowerGemm(Function &F, GemmNode &n) {
     y = F.createAdd(name + ".bias", y, c);
   }
   return {y};
+}
+
+Replacement ember::lowerMatMulOperands(Function &F, MatMulNode &n) {
+  NodeValue a = n.getLHS(), b = n.getRHS();
+  unsigned r = a.dims().size();
+  bool broadcast = false;
+  for (unsigned i = 0; i + 2 < r; ++i)
+    broadcast |= a.dims()[i] != b.dims()[i];
+  if (!broadcast && !n.getTransB())
+    return {};
+  std::string name = n.getName().str();
+  if (n.getTransB()) {
+    llvm::SmallVector<int64_t, kMaxRank> perm;
+    for (unsigned i = 0; i < r; ++i)
+      perm.push_back(i);
+    std::swap(perm[r - 2], perm[r - 1]);
+    b = F.createTranspose(name + ".bt", b, perm);
+  }
+  if (broadcast) {
+    llvm::ArrayRef<dim_t> out = n.getResult().dims();
+    llvm::SmallVector<int64_t, kMaxRank> ad(a.dims()), bd(b.dims());
+    for (unsigned i = 0; i + 2 < r; ++i)
+      ad[i] = bd[i] = out[i];
+    if (ad != llvm::ArrayRef<int64_t>(a.dims()))
+      a = F.createBroadcast(name + ".lhs", a, ad);
+    if (bd != llvm::ArrayRef<int64_t>(b.dims()))
+      b = F.createBroadcast(name + ".rhs", b, bd);
+  }
+  return {NodeValue(F.createMatMul(name, a, b, 0))};
 }

@@ -19,6 +19,7 @@ Replacement adapt(Function &F, Node &n) {
 }
 const LoweringRule kRules[] = {
     {NodeKind::Gemm, adapt<GemmNode, lowerGemm>},
+    {NodeKind::MatMul, adapt<MatMulNode, lowerMatMulOperands>},
     {NodeKind::BatchNorm, adapt<BatchNormNode, lowerBatchNorm>},
     {NodeKind::Softmax, adapt<SoftmaxNode, lowerSoftmax>},
     {NodeKind::AvgPool, adapt<AvgPoolNode, lowerAvgPool>},

@@ -14,6 +14,10 @@ namespace ember {
 using Replacement = llvm::SmallVector<NodeValue, 1>;
 
 Replacement lowerGemm(Function &F, GemmNode &n);
+/// Makes broadcast batch dims and a transposed RHS explicit (Broadcast,
+/// Transpose) for a backend whose MatMul kernels read only equal batch dims
+/// and a plain RHS; returns no values (keep the node) when there is none.
+Replacement lowerMatMulOperands(Function &F, MatMulNode &n);
 Replacement lowerBatchNorm(Function &F, BatchNormNode &n);
 Replacement lowerSoftmax(Function &F, SoftmaxNode &n);
 /// Lowers only global average pooling; returns no values (keep the node)

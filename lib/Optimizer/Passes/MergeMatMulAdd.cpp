@@ -21,7 +21,7 @@ static NodeValue mergeInto(Function &F, AddNode *add, unsigned i) {
     if (mm->getType()->rank() != 2)
       return NodeValue();
     return F.createGemm(add->getName(), mm->getLHS(), mm->getRHS(), d, 1.f, 1.f,
-                        0, 0);
+                        0, mm->getTransB());
   }
   if (auto *g = llvm::dyn_cast<GemmNode>(p)) {
     if (g->getBeta() != 0.f)

@@ -80,6 +80,7 @@ static std::string mergeKey(const Node *n) {
   if (auto *mm = llvm::dyn_cast<MatMulNode>(n)) {
     if (mm->getLHS().dims().size() != 2 || !payloadOf(mm->getRHS()))
       return "";
+    os << mm->getTransB();
     return os.str();
   }
   if (auto *g = llvm::dyn_cast<GemmNode>(n)) {
@@ -111,7 +112,7 @@ static bool isProfitable(llvm::ArrayRef<Node *> group) {
   for (Node *n : group)
     outputs += n->getType()->size();
   dim_t input = group[0]->getNthInput(0).getType()->size();
-  return group.size() >= 2 && (group.size() - 1) * input >= outputs;
+  return group.size() >= 2 && dim_t(group.size() - 1) * input >= outputs;
 }
 
 /// Builds the merged node of \p group; its results concatenate theirs
@@ -121,9 +122,11 @@ static Node *buildMerged(Function &F, llvm::ArrayRef<Node *> group) {
   std::string name = first->getName().str() + ".merged";
   llvm::SmallVector<NodeValue, 4> ops = {first->getNthInput(0)};
   switch (first->getKind()) {
-  case NodeKind::MatMul:
-    ops.push_back(concatOperand(F, group, 1, 1, name + ".rhs"));
+  case NodeKind::MatMul: {
+    unsigned bAxis = llvm::cast<MatMulNode>(first)->getTransB() ? 0 : 1;
+    ops.push_back(concatOperand(F, group, 1, bAxis, name + ".rhs"));
     break;
+  }
   case NodeKind::Gemm: {
     unsigned bAxis = llvm::cast<GemmNode>(first)->getTransB() ? 0 : 1;
     ops.push_back(concatOperand(F, group, 1, bAxis, name + ".b"));

@@ -37,6 +37,8 @@ EMBER_DECLARE_PASS(FuseConvActivationPass, "fuse-conv-activation",
                    "fuse Relu/Clip/Sigmoid after a Conv into its epilogue")
 EMBER_DECLARE_PASS(FuseConvResidualPass, "fuse-conv-residual",
                    "fuse Add(Conv, x) into the Conv's Residual operand")
+EMBER_DECLARE_PASS(FuseGeluPass, "fuse-gelu",
+                   "recognize the erf and tanh GELU patterns as one Gelu")
 EMBER_DECLARE_PASS(TransposeOptPass, "transpose-opt",
                    "merge, cancel and sink Transposes")
 EMBER_DECLARE_PASS(ReshapeMergePass, "reshape-merge",
@@ -47,6 +49,9 @@ EMBER_DECLARE_PASS(ArithSimplifyPass, "arith-simplify",
                    "x*1, x+0, x-0, x/1, --x and arithmetic on splats")
 EMBER_DECLARE_PASS(SplatFoldPass, "splat-fold",
                    "fold Reshape/Broadcast/Transpose of a Splat into a Splat")
+EMBER_DECLARE_PASS(MatMulFormPass, "matmul-form",
+                   "fold last-two-dim Transposes into MatMul's TransB and "
+                   "flatten N-D x 2-D MatMuls into one 2-D MatMul")
 EMBER_DECLARE_PASS(MergeMatMulAddPass, "merge-matmul-add",
                    "merge MatMul + Add (and Gemm + Add) into one Gemm")
 EMBER_DECLARE_PASS(ChannelShufflePass, "channel-shuffle",

@@ -1,0 +1,101 @@
+//===- CodegenFlags.cpp - Code generation flags shared by the tools -------===//
+#include "CodegenFlags.h"
+
+#include "ember/Base/Error.h"
+
+using namespace ember;
+namespace cl = llvm::cl;
+
+cl::OptionCategory &tools::codegenFlagsCategory() {
+  static cl::OptionCategory category("Code generation options");
+  return category;
+}
+
+static cl::opt<std::string>
+    targetTriple("target", cl::desc("Target triple (default: the host's)"),
+                 cl::value_desc("triple"),
+                 cl::cat(tools::codegenFlagsCategory()));
+static cl::opt<std::string>
+    mcpu("mcpu",
+         cl::desc("Target CPU (default: the host CPU and its features)"),
+         cl::value_desc("cpu"), cl::cat(tools::codegenFlagsCategory()));
+static cl::opt<std::string>
+    mattr("mattr",
+          cl::desc("Target features added to the CPU's, comma-separated "
+                   "(e.g. -avx512f drops AVX-512)"),
+          cl::value_desc("+feature,-feature"),
+          cl::cat(tools::codegenFlagsCategory()));
+static cl::opt<bool> printTarget(
+    "print-target",
+    cl::desc("Print the target description kernel choices read (one field "
+             "per line) and exit"),
+    cl::cat(tools::codegenFlagsCategory()));
+static cl::opt<std::string> cpuWinograd(
+    "cpu-winograd",
+    cl::desc("CPU: 3x3 stride-1 convolutions as Winograd F(4x4)/F(2x2) "
+             "where the rule picks them (auto), never (off), or always "
+             "F(2x2) / F(4x4) where eligible (f2, f4)"),
+    cl::init("auto"), cl::value_desc("auto|off|f2|f4"),
+    cl::cat(tools::codegenFlagsCategory()));
+static cl::opt<std::string> cpuConvPath(
+    "cpu-conv-path",
+    cl::desc("CPU: which vector dimension convolutions and pools take: per "
+             "layer (auto), pixels (panels) or channels (channels)"),
+    cl::init("auto"), cl::value_desc("auto|panels|channels"),
+    cl::cat(tools::codegenFlagsCategory()));
+static cl::opt<std::string> cpuSimdWidth(
+    "cpu-simd-width",
+    cl::desc("CPU: vector width the kernel choices assume: the target's "
+             "(auto), or the 8-lane (256) / 16-lane (512) kernels on any "
+             "target"),
+    cl::init("auto"), cl::value_desc("auto|256|512"),
+    cl::cat(tools::codegenFlagsCategory()));
+static cl::opt<std::string>
+    cudaArch("cuda-arch", cl::desc("CUDA bundles: GPU architecture (sm_90)"),
+             cl::value_desc("sm_XX"), cl::init(""),
+             cl::cat(tools::codegenFlagsCategory()));
+static cl::opt<std::string>
+    cudaGemm("cuda-gemm",
+             cl::desc("CUDA: MatMul/Gemm through cuBLASLt or generated kernels "
+                      "(auto: cuBLASLt unless tiny)"),
+             cl::value_desc("auto|cublaslt|generated"), cl::init("auto"),
+             cl::cat(tools::codegenFlagsCategory()));
+static cl::opt<std::string> cudaConv(
+    "cuda-conv",
+    cl::desc("CUDA: Conv through cuDNN or generated kernels (auto: cuDNN "
+             "where it can express the op)"),
+    cl::value_desc("auto|cudnn|generated"), cl::init("auto"),
+    cl::cat(tools::codegenFlagsCategory()));
+static cl::opt<bool> cudaGraph(
+    "cuda-graph",
+    cl::desc("CUDA, in process: replay the launches as a CUDA graph (0: "
+             "launch kernel by kernel)"),
+    cl::init(true), cl::cat(tools::codegenFlagsCategory()));
+
+llvm::Expected<CodegenOptions> tools::getCodegenOptions() {
+  CodegenOptions o;
+  o.target = TargetOptions{targetTriple, mcpu, mattr};
+  // Checked here, whatever the backend: a bad name is an error even where
+  // the target goes unused (the Interpreter).
+  if (auto desc = TargetDesc::create(o.target); !desc)
+    return desc.takeError();
+  EMBER_ASSIGN_OR_RETURN(o.cpu.winograd, cpu::parseWinogradMode(cpuWinograd));
+  EMBER_ASSIGN_OR_RETURN(o.cpu.convPath, cpu::parseConvPath(cpuConvPath));
+  EMBER_ASSIGN_OR_RETURN(o.cpu.simdWidth, cpu::parseSimdWidth(cpuSimdWidth));
+  o.cuda.arch = cudaArch;
+  EMBER_ASSIGN_OR_RETURN(
+      o.cuda.gemm, cuda::parseLibChoice("-cuda-gemm", cudaGemm, "cublaslt"));
+  EMBER_ASSIGN_OR_RETURN(o.cuda.conv,
+                         cuda::parseLibChoice("-cuda-conv", cudaConv, "cudnn"));
+  o.cuda.graph = cudaGraph;
+  return o;
+}
+
+llvm::Expected<bool> tools::printTargetIfAsked(const CodegenOptions &opts,
+                                               llvm::raw_ostream &os) {
+  if (!printTarget)
+    return false;
+  EMBER_ASSIGN_OR_RETURN(TargetDesc desc, TargetDesc::create(opts.target));
+  desc.print(os);
+  return true;
+}
