@@ -53,7 +53,9 @@ public:
         mutables_(Type(ElemKind::Int8Q, {dim_t(plan.mutableSize) + 1})),
         activations_(Type(ElemKind::Int8Q, {dim_t(activationSize) + 1})),
         jit_(std::move(jit)), entries_(entries), kernels_(std::move(kernels)) {
-    std::memcpy(constants_.data(), constants.data(), constants.size());
+    // A network without constants has an empty image (data() may be null).
+    if (!constants.empty())
+      std::memcpy(constants_.data(), constants.data(), constants.size());
   }
 
   /// The network's worker threads run JIT-compiled code: end them before

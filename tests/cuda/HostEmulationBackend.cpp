@@ -88,7 +88,8 @@ struct Regions {
       auto p = reinterpret_cast<uintptr_t>(storage[i].data());
       base[i] = storage[i].data() + (64 - p % 64) % 64;
     }
-    std::memcpy(base[0], consts.data(), consts.size());
+    if (!consts.empty()) // data() may be null then
+      std::memcpy(base[0], consts.data(), consts.size());
   }
 };
 
