@@ -44,7 +44,7 @@ inline constexpr int64_t kMatMulMaxKC = 256;
 /// MR broadcasts plus V vector loads) with MR * V accumulators, V vectors
 /// of B and one broadcast in registers (V a power of two, MR at most 6);
 /// K blocked so that a panel block
-/// (kBlock x NR floats) fills half of L1, leaving the rest to the rows of
+/// (kBlock x NR floats) fills 3/4 of L1, leaving the rest to the rows of
 /// A and the tile of C.
 MatMulTiling chooseMatMulTiling(const MatMulTarget &T);
 

@@ -77,17 +77,6 @@ llvm::Error importGemm(ImportContext &ctx, const onnx::NodeProto &node) {
   return ctx.setOutput(node, g);
 }
 
-/// Reshape that reports shape errors against the node.
-llvm::Expected<NodeValue> reshape(ImportContext &ctx,
-                                  const onnx::NodeProto &node, NodeValue x,
-                                  llvm::ArrayRef<int64_t> dims) {
-  if (x.dims() == dims)
-    return x;
-  ASSIGN_OR_RETURN(
-      auto *r, wrap(node, ctx.fn().tryCreateReshape(nameOf(node), x, dims)));
-  return NodeValue(r);
-}
-
 /// ONNX MatMul: 1-D operands become matrices, both operands get the same
 /// rank, and batch dims broadcast inside the MatMul node (never copied).
 llvm::Error importMatMul(ImportContext &ctx, const onnx::NodeProto &node) {
@@ -105,8 +94,8 @@ llvm::Error importMatMul(ImportContext &ctx, const onnx::NodeProto &node) {
   size_t r = std::max(ad.size(), bd.size());
   ad.insert(ad.begin(), r - ad.size(), 1);
   bd.insert(bd.begin(), r - bd.size(), 1);
-  ASSIGN_OR_RETURN(a, reshape(ctx, node, a, ad));
-  ASSIGN_OR_RETURN(b, reshape(ctx, node, b, bd));
+  ASSIGN_OR_RETURN(a, reshapeTo(ctx, node, a, ad));
+  ASSIGN_OR_RETURN(b, reshapeTo(ctx, node, b, bd));
   ASSIGN_OR_RETURN(auto *mm,
                    wrap(node, ctx.fn().tryCreateMatMul(nameOf(node), a, b, 0)));
   std::vector<int64_t> out(mm->getResult().dims().begin(),
@@ -115,7 +104,7 @@ llvm::Error importMatMul(ImportContext &ctx, const onnx::NodeProto &node) {
     out.pop_back();
   if (vecA)
     out.erase(out.end() - (vecB ? 1 : 2));
-  ASSIGN_OR_RETURN(NodeValue y, reshape(ctx, node, mm->getResult(), out));
+  ASSIGN_OR_RETURN(NodeValue y, reshapeTo(ctx, node, mm->getResult(), out));
   return ctx.setOutput(node, y);
 }
 
@@ -130,7 +119,7 @@ llvm::Error importFlatten(ImportContext &ctx, const onnx::NodeProto &node) {
   int64_t outer = 1, inner = 1;
   for (int64_t i = 0; i < rank; ++i)
     (i < axis ? outer : inner) *= x.dims()[i];
-  ASSIGN_OR_RETURN(NodeValue y, reshape(ctx, node, x, {outer, inner}));
+  ASSIGN_OR_RETURN(NodeValue y, reshapeTo(ctx, node, x, {outer, inner}));
   return ctx.setOutput(node, y);
 }
 
@@ -168,7 +157,7 @@ llvm::Error importReshape(ImportContext &ctx, const onnx::NodeProto &node) {
                                                 dimsToString(shape));
     shape[inferAt] = x.getType()->size() / known;
   }
-  ASSIGN_OR_RETURN(NodeValue y, reshape(ctx, node, x, shape));
+  ASSIGN_OR_RETURN(NodeValue y, reshapeTo(ctx, node, x, shape));
   return ctx.setOutput(node, y);
 }
 
