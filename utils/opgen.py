@@ -3,11 +3,14 @@
 
 Usage: opgen.py OPS_PY OUT_DIR
 Writes OpKinds.inc, InstrKinds.inc, Nodes.h, NodeBuilders.inc, Nodes.inc,
-Instrs.h, InstrBuilders.inc and Instrs.inc into OUT_DIR (only files whose
+Instrs.h, InstrBuilders.inc, Instrs.inc and the formula cases
+(FormulaKernel.inc, FormulaEval.inc; see formula.py) into OUT_DIR (only files whose
 content changed are rewritten, so dependants rebuild only when needed).
 """
 import os
 import sys
+
+from formula import compile_formula
 
 CPP = {
     "int": ("int64_t", "Attr::makeInt({v})", "attr({i}).i"),
@@ -199,11 +202,12 @@ def gen_optable(ops):
         n = o["name"]
         out.append("    {\"%s\", {k%sInputs, size_t(%d)}, %s,"
                    " {k%sAttrs, size_t(%d)}, {k%sResults, size_t(%d)},"
-                   " {k%sRules, size_t(%d)}, &infer%s, %s, %s, \"%s\"}," %
+                   " {k%sRules, size_t(%d)}, &infer%s, %s, %s, \"%s\", %s}," %
                    (n, n, len(o["inputs"]), "true" if variadic(o) else "false",
                     n, len(o["attrs"]), n, len(o["results"]), n,
                     len(o["rules"]), o["infer"], "true" if o["instr"] else "false",
-                    "true" if o.get("elementwise") else "false", o["doc"]))
+                    "true" if o.get("elementwise") else "false", o["doc"],
+                    '"%s"' % o["formula"] if o["formula"] else "nullptr"))
     out.append("};")
     return "\n".join(out) + "\n"
 
@@ -314,6 +318,18 @@ def gen_instrs_inc(ops):
     return "\n".join(out)
 
 
+def gen_formulas(ops, kernel):
+    """Switch cases, one per op with a formula: kernel-IR construction
+    (\p kernel) or evaluation in double."""
+    out = [HEADER]
+    for o in ops:
+        if not o["formula"]:
+            continue
+        out.append("case OpKind::%s:" % o["name"])
+        out.append("  return %s;" % compile_formula(o, kernel))
+    return "\n".join(out) + "\n"
+
+
 def write_if_changed(path, text):
     if os.path.exists(path):
         with open(path) as f:
@@ -339,6 +355,8 @@ def main():
         "Instrs.h": gen_instrs_h(ops),
         "InstrBuilders.inc": gen_instr_builders(ops),
         "Instrs.inc": gen_instrs_inc(ops),
+        "FormulaKernel.inc": gen_formulas(ops, True),
+        "FormulaEval.inc": gen_formulas(ops, False),
     }
     for name, text in files.items():
         write_if_changed(os.path.join(out_dir, name), text)

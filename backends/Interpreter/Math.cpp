@@ -75,8 +75,6 @@ static bool unaryMath(OpKind op, const Instruction &I, const ExecContext &ctx) {
     UNARY(Asinh, std::asinh(x))
     UNARY(Acosh, std::acosh(x))
     UNARY(Atanh, std::atanh(x))
-    UNARY(Softplus, x > 30 ? x : std::log1p(std::exp(x)))
-    UNARY(Softsign, x / (1.0 + std::fabs(x)))
     UNARY(Sign, x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0))
     UNARY(IsNaN, std::isnan(x) ? 1.0 : 0.0)
     UNARY(Not, x != 0 ? 0.0 : 1.0)
@@ -110,6 +108,34 @@ static bool unaryMath(OpKind op, const Instruction &I, const ExecContext &ctx) {
   default:
     return false;
   }
+}
+
+/// The value of an op defined by a formula in the op table, in double
+/// (generated from the formula by utils/opgen.py).
+static double formulaValue(OpKind op, const Instruction &I, const double *x) {
+  (void)I;
+  switch (op) {
+#include "ember/Generated/FormulaEval.inc"
+  default:
+    llvm_unreachable("not a formula op");
+  }
+}
+
+static bool formulaMath(OpKind op, const Instruction &I,
+                        const ExecContext &ctx) {
+  if (!getOpInfo(op).formula)
+    return false;
+  Buf d(ctx, I.getOperand(0).value);
+  llvm::SmallVector<Buf, 3> in;
+  for (unsigned j = 1; j < I.getNumOperands(); ++j)
+    in.emplace_back(ctx, I.getOperand(j).value);
+  llvm::SmallVector<double, 3> x(in.size());
+  for (dim_t i = 0, e = d.size(); i < e; ++i) {
+    for (size_t j = 0; j < in.size(); ++j)
+      x[j] = in[j].ld(i);
+    d.st(i, formulaValue(op, I, x.data()));
+  }
+  return true;
 }
 
 static int64_t intDiv(int64_t a, int64_t b) {
@@ -298,7 +324,7 @@ bool interp::executeMath(const Instruction &I, const ExecContext &ctx) {
   default:
     break;
   }
-  if (predicate(op, I, ctx) || unaryMath(op, I, ctx))
+  if (predicate(op, I, ctx) || unaryMath(op, I, ctx) || formulaMath(op, I, ctx))
     return true;
   ElemKind k = I.getOperand(0).value->getType()->getElemKind();
   return isFloatKind(k) ? binaryFloat(op, I, ctx) : binaryInt(op, I, ctx);

@@ -19,15 +19,22 @@
 #   elementwise - result element i depends only on element i of every input
 #             (all of the result's shape): the IR passes may compute it in
 #             place and the kernel lowering fuses it into one loop.
+#   formula - for an elementwise float op, its value as an expression over
+#             the inputs (x, y, z), attributes (lower-case names) and the
+#             functions of utils/formula.py. It is the op's only definition:
+#             the kernel lowering (CPU, CUDA), the Interpreter (in double) and
+#             the support tables are generated from it.
 
 OPS = []
 
 
 def op(name, inputs=(), attrs=(), infer="SameAsInput0", rules=(),
-       results=("Result",), instr=True, elementwise=False, doc=""):
+       results=("Result",), instr=True, elementwise=False, doc="",
+       formula=None):
     OPS.append(dict(name=name, inputs=list(inputs), attrs=list(attrs),
                     infer=infer, rules=list(rules), results=list(results),
-                    instr=instr, elementwise=elementwise, doc=doc))
+                    instr=instr, elementwise=elementwise or bool(formula),
+                    doc=doc, formula=formula))
 
 
 # Elementwise arithmetic on operands of one type (broadcasts are explicit).
@@ -122,11 +129,19 @@ op("ChannelShuffle", ["Input"], [("Group", "int")], infer="ChannelShuffle",
 # explicit and non-negative. Kernels may compute in double.
 
 for n in ["Erf", "Floor", "Ceil", "Round", "Reciprocal", "Sin", "Cos", "Tan",
-          "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh",
-          "Softplus", "Softsign"]:
+          "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh"]:
     op(n, ["Input"], rules=[("float", "Input")], elementwise=True,
-       doc="Elementwise %s (Round: halves to even; Softplus: log(1+e^x); "
-           "Softsign: x/(1+|x|))." % n)
+       doc="Elementwise %s (Round: halves to even)." % n)
+
+# Ops defined by a formula alone (see `formula` above). Past 30, log(1+e^x)
+# is x to float precision and e^x would overflow soon after.
+op("Softplus", ["Input"], rules=[("float", "Input")],
+   formula="x if x > 30 else log1p(exp(x))", doc="log(1 + e^x).")
+op("Softsign", ["Input"], rules=[("float", "Input")],
+   formula="x / (1 + abs(x))", doc="x / (1 + |x|).")
+op("Mish", ["Input"], rules=[("float", "Input")],
+   formula="x * tanh(x if x > 30 else log1p(exp(x)))",
+   doc="x * tanh(softplus(x)).")
 
 # Made by the gelu-fusion pass from the erf or tanh pattern exporters write.
 op("Gelu", ["Input"], [("Approximate", "int")], rules=[("float", "Input")],

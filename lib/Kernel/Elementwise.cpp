@@ -142,6 +142,20 @@ static std::optional<UnOp> unaryOf(OpKind op) {
   }
 }
 
+/// The value of an op defined by a formula in the op table (generated from
+/// it by utils/opgen.py), or null for every other op.
+static ExprRef formulaValue(Kernel &k, const Instruction &I, OpKind op,
+                            ScalarKind t, llvm::ArrayRef<ExprRef> x) {
+  auto c = [&](double v) { return constOf(k, v, t); };
+  (void)c;
+  (void)I;
+  switch (op) {
+#include "ember/Generated/FormulaKernel.inc"
+  default:
+    return nullptr;
+  }
+}
+
 /// The value of \p I from its inputs \p x, computed in the inputs' kind
 /// (Float32 for Float16); the caller casts it to the result kind.
 static ExprRef computeValue(Kernel &k, const Instruction &I, OpKind op,
@@ -149,6 +163,8 @@ static ExprRef computeValue(Kernel &k, const Instruction &I, OpKind op,
   if (auto uop = unaryOf(op))
     return k.unary(*uop, x[0]);
   ScalarKind t = x.empty() ? kind : x[0]->type;
+  if (ExprRef e = formulaValue(k, I, op, t, x))
+    return e;
   auto c = [&](double v) { return constOf(k, v, t); };
   switch (op) {
   case OpKind::Splat:
@@ -160,13 +176,6 @@ static ExprRef computeValue(Kernel &k, const Instruction &I, OpKind op,
   }
   case OpKind::Reciprocal:
     return k.binary(BinOp::Div, c(1), x[0]);
-  case OpKind::Softplus: // log(1 + e^x), x itself past 30 (no overflow)
-    return k.select(k.binary(BinOp::Lt, c(30), x[0]), x[0],
-                    k.unary(UnOp::Log, k.binary(BinOp::Add, c(1),
-                                                k.unary(UnOp::Exp, x[0]))));
-  case OpKind::Softsign:
-    return k.binary(BinOp::Div, x[0],
-                    k.binary(BinOp::Add, c(1), k.unary(UnOp::Abs, x[0])));
   case OpKind::Gelu:
     return geluValue(k, x[0], I.attr(0).i != 0);
   case OpKind::Sign:

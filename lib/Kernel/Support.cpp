@@ -33,6 +33,8 @@ bool kir::hasKernelLowering(const Node &n) {
   auto in = [&](unsigned i) {
     return n.getNthInput(i).getType()->getElemKind();
   };
+  if (getOpInfo(op).formula) // float arithmetic, generated from the formula
+    return isFloat(kind);
   switch (op) {
   // Data movement: any element kind, moved as whole elements.
   case OpKind::Transpose:
@@ -116,8 +118,6 @@ bool kir::hasKernelLowering(const Node &n) {
   case OpKind::Asinh:
   case OpKind::Acosh:
   case OpKind::Atanh:
-  case OpKind::Softplus:
-  case OpKind::Softsign:
   case OpKind::Gelu:
     return isFloat(kind);
   // Reductions and scans.

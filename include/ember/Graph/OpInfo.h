@@ -108,6 +108,9 @@ struct OpInfo {
   /// have the result's shape): in-place reuse and kernel fusion apply.
   bool elementwise;
   const char *doc;
+  /// The op's value as a formula over its inputs (Ops.py), or null. Kernel
+  /// lowering, Interpreter and support tables take formula ops from it.
+  const char *formula;
 };
 
 /// The table entry for \p kind.
