@@ -420,6 +420,7 @@ const ImportRule kMathRules[] = {
     {"Atanh", 9, 17, importUnaryOp<OpKind::Atanh>},
     {"Softplus", 1, 17, importUnaryOp<OpKind::Softplus>},
     {"Softsign", 1, 17, importUnaryOp<OpKind::Softsign>},
+    {"Mish", 18, 22, importUnaryOp<OpKind::Mish>},
     {"Sign", 9, 17, importUnaryOp<OpKind::Sign>},
     {"IsNaN", 9, 17, importUnaryOp<OpKind::IsNaN>},
     {"IsInf", 10, 17, importIsInf},

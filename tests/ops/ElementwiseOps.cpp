@@ -46,6 +46,30 @@ TEST_P(OpTest, UnaryMath) {
   expectNear(out[6], makeTensor({3}, {-0.5f, 0, 0.5f}), 0);
 }
 
+// The ops defined by a formula in the op table, against values computed
+// in double by hand (log1p(e^x) for softplus): both the generated kernel and
+// the generated Interpreter code must meet them.
+TEST_P(OpTest, FormulaOps) {
+  auto *x = input("x", {7});
+  save(F->createMish("mish", x));
+  save(F->createSoftplus("softplus", x));
+  save(F->createSoftsign("softsign", x));
+  auto out = run(tensors(makeTensor({7}, {-40, -2, -0.5f, 0, 1, 3, 35})));
+  ASSERT_EQ(out.size(), 3u);
+  expectNear(out[0],
+             makeTensor({7}, {-1.6993417e-16f, -0.252501483f, -0.220743775f, 0,
+                              0.865098388f, 2.986535f, 35}),
+             2e-6f);
+  expectNear(out[1],
+             makeTensor({7}, {4.24835426e-18f, 0.126928011f, 0.474076984f,
+                              0.693147181f, 1.31326169f, 3.04858735f, 35}),
+             2e-6f);
+  expectNear(out[2],
+             makeTensor({7}, {-0.975609756f, -0.666666667f, -0.333333333f, 0,
+                              0.5f, 0.75f, 0.972222222f}),
+             1e-6f);
+}
+
 TEST_P(OpTest, SqrtLogAndSplat) {
   auto *x = input("x", {2});
   save(F->createSqrt("sqrt", x));
