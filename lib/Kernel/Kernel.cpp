@@ -1,5 +1,9 @@
 //===- Kernel.cpp - Kernel IR builders and printer ------------------------===//
 #include "ember/Kernel/Kernel.h"
+#include "KernelNames.h"
+
+#include <charconv>
+#include <iterator>
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -186,32 +190,53 @@ Stmt Kernel::call(llvm::StringRef callee, std::vector<CallArg> args) {
 // Printing
 //===----------------------------------------------------------------------===//
 
-static const char *unOpName(UnOp op) {
-  static const char *names[] = {
-      "neg",   "abs",  "exp",   "log",  "sqrt",  "tanh",  "sigmoid", "relu",
-      "floor", "ceil", "round", "erf",  "sin",   "cos",   "tan",     "asin",
-      "acos",  "atan", "sinh",  "cosh", "asinh", "acosh", "atanh"};
-  static_assert(sizeof(names) / sizeof(names[0]) == unsigned(UnOp::Atanh) + 1,
-                "one name per UnOp");
-  return names[unsigned(op)];
+static const char *const kUnOpNames[] = {
+    "neg",   "abs",  "exp",   "log",  "sqrt",  "tanh",  "sigmoid", "relu",
+    "floor", "ceil", "round", "erf",  "sin",   "cos",   "tan",     "asin",
+    "acos",  "atan", "sinh",  "cosh", "asinh", "acosh", "atanh"};
+static_assert(std::size(kUnOpNames) == unsigned(UnOp::Atanh) + 1,
+              "one name per UnOp");
+
+static const char *const kBinOpNames[] = {"+",   "-",   "*",  "/",  "%",  "max",
+                                          "min", "pow", "<",  "<=", "==", "&&",
+                                          "||",  "^",   "<<", ">>"};
+static_assert(std::size(kBinOpNames) == unsigned(BinOp::Shr) + 1,
+              "one name per BinOp");
+
+llvm::StringRef kir::unOpName(UnOp op) { return kUnOpNames[unsigned(op)]; }
+llvm::StringRef kir::binOpName(BinOp op) { return kBinOpNames[unsigned(op)]; }
+
+std::optional<UnOp> kir::parseUnOp(llvm::StringRef name) {
+  for (unsigned i = 0; i < std::size(kUnOpNames); ++i)
+    if (name == kUnOpNames[i])
+      return UnOp(i);
+  return std::nullopt;
 }
 
-static const char *binOpName(BinOp op) {
-  static const char *names[] = {"+",   "-",   "*",  "/",  "%",  "max",
-                                "min", "pow", "<",  "<=", "==", "&&",
-                                "||",  "^",   "<<", ">>"};
-  static_assert(sizeof(names) / sizeof(names[0]) == unsigned(BinOp::Shr) + 1,
-                "one name per BinOp");
-  return names[unsigned(op)];
+std::optional<BinOp> kir::parseBinOp(llvm::StringRef name) {
+  for (unsigned i = 0; i < std::size(kBinOpNames); ++i)
+    if (name == kBinOpNames[i])
+      return BinOp(i);
+  return std::nullopt;
+}
+
+/// A constant as the parser reads it back exactly: the shortest decimal
+/// that round-trips the double, then the kind unless it is Int64 (index
+/// arithmetic, the common case).
+static void printConst(ExprRef e, llvm::raw_ostream &os) {
+  char buf[64];
+  auto r = isFloatKind(e->type)
+               ? std::to_chars(buf, buf + sizeof(buf), e->fval)
+               : std::to_chars(buf, buf + sizeof(buf), e->ival);
+  os << llvm::StringRef(buf, r.ptr - buf);
+  if (e->type != ScalarKind::Int64)
+    os << ":" << elemKindName(e->type);
 }
 
 static void printExpr(ExprRef e, llvm::raw_ostream &os) {
   switch (e->kind) {
   case ExprKind::Const:
-    if (isFloatKind(e->type))
-      os << e->fval;
-    else
-      os << e->ival;
+    printConst(e, os);
     return;
   case ExprKind::Var:
     os << "i" << e->var;

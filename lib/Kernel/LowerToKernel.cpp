@@ -1,5 +1,6 @@
 //===- LowerToKernel.cpp - Planned IR to kernels, with fusion -------------===//
 #include "ember/Kernel/LowerToKernel.h"
+#include "ember/Kernel/KernelText.h"
 
 #include "KernelRules.h"
 
@@ -442,5 +443,11 @@ kir::lowerToKernels(const IRFunction &F, const MemoryPlan &plan,
                       I.getKindName());
   }
   flush();
+  // Renderers trust the kernels' typing and scoping; a lowering that broke
+  // them is an internal error named here rather than wrong code later.
+  for (const Kernel &k : out)
+    if (llvm::Error err = verifyKernel(k))
+      return makeError("internal error: invalid kernel: " +
+                       llvm::toString(std::move(err)));
   return out;
 }

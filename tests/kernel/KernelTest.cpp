@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ember/Backend/Pipeline.h"
+#include "ember/Kernel/KernelText.h"
 #include "ember/Kernel/LowerToKernel.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -56,7 +57,21 @@ protected:
           return b;
         });
     EXPECT_TRUE(bool(ks));
+    for (const Kernel &k : *ks)
+      expectRoundTrip(k);
     return std::move(*ks);
+  }
+  /// The text of \p k parses back into a kernel that prints identically
+  /// and verifies.
+  static void expectRoundTrip(const Kernel &k) {
+    std::string text = print(k);
+    auto parsed = parseKernels(text);
+    ASSERT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError()) << "\n"
+                              << text;
+    ASSERT_EQ(parsed->size(), 1u) << text;
+    EXPECT_EQ(print((*parsed)[0]), text);
+    llvm::Error err = verifyKernel((*parsed)[0]);
+    EXPECT_FALSE(bool(err)) << llvm::toString(std::move(err));
   }
   static unsigned countStores(const std::vector<Stmt> &body) {
     unsigned n = 0;
@@ -228,4 +243,23 @@ TEST_F(KernelLowering, IndependentWorkOfAnotherSizeDoesNotCutAGroup) {
   EXPECT_NE(ks[1].getName().find("snapshot"), std::string::npos) << all;
   EXPECT_EQ(countStores(ks[2].body()), 1u) << all;
   EXPECT_NE(ks[2].getName().find("fused2"), std::string::npos) << all;
+}
+
+// Kernels of many op families (casts, integer and Bool arithmetic, index
+// math, reductions, data movement, a formula op) print, parse back to the
+// same text and verify: the lower() helper checks every kernel.
+TEST_F(KernelLowering, KernelsOfManyOpsRoundTripAsText) {
+  auto *a = input("a", {2, 3, 4}), *b = input("b", {2, 3, 4});
+  save(F->createMish("mish", F->createClip("clip", a, -1.5f, 2.25f)));
+  save(F->createTranspose("tr", b, {2, 0, 1}));
+  save(F->createReduceMax("rmax", a, {1}, true));
+  NodeValue i32 = F->createCast("toint", a, ElemKind::Int32);
+  save(F->createDiv("idiv", i32, F->createCast("toint2", b, ElemKind::Int32)));
+  NodeValue lt =
+      F->createCast("tobool", F->createSub("d", a, b), ElemKind::Bool);
+  save(F->createWhere("where", lt, a, b));
+  save(F->createConcat("cat", {a, b}, 2));
+  save(F->createSlice("slice", a, {0, 1, 1}, {1, 1, 1}, {2, 2, 2}));
+  auto ks = lower();
+  EXPECT_GE(ks.size(), 6u);
 }

@@ -1,15 +1,20 @@
 //===- IROpt.cpp - Run IR passes on a textual IR file ---------------------===//
 //
 // ember-ir-opt FILE [-passes=a,b,...] [-O] [-plan] [-print-memory]
+//                   [-print-kernels]
 //
 // Parses FILE (the format printIR writes; '-' reads stdin), runs the named
-// passes with verification after each, and prints the result. This is what
-// the golden tests in tests/ir drive with FileCheck.
+// passes with verification after each, and prints the result, or with
+// -print-kernels the kernels the shared lowering makes of it (every
+// instruction through the portable kernel IR, as a backend without library
+// kernels gets it). This is what the golden tests in tests/ir drive with
+// FileCheck.
 //
 //===----------------------------------------------------------------------===//
 #include "ember/IR/IROptimizer.h"
 #include "ember/IR/IRParser.h"
 #include "ember/IR/IRPrinter.h"
+#include "ember/Kernel/LowerToKernel.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -36,6 +41,10 @@ static cl::opt<bool>
     printMemory("print-memory",
                 cl::desc("Plan memory and print the region sizes"),
                 cl::cat(category));
+static cl::opt<bool> printKernels(
+    "print-kernels",
+    cl::desc("Plan memory and print the kernels the shared lowering makes"),
+    cl::cat(category));
 static cl::opt<bool> listPasses("list-passes",
                                 cl::desc("List the IR passes and exit"),
                                 cl::cat(category));
@@ -43,6 +52,28 @@ static cl::opt<bool> listPasses("list-passes",
 static void fail(const llvm::Twine &msg) {
   llvm::errs() << "ember-ir-opt: error: " << msg << "\n";
   std::exit(1);
+}
+
+/// Lowers \p F to kernels with no backend library (scratch after the
+/// activations) and prints them.
+static int printKernelsOf(const IRFunction &F, const MemoryPlan &plan) {
+  uint64_t scratchUsed = 0;
+  auto kernels = kir::lowerToKernels(
+      F, plan,
+      [](const Instruction &, std::vector<kir::Kernel> &) {
+        return llvm::Expected<bool>(false);
+      },
+      [&](uint64_t bytes) -> std::optional<kir::Buffer> {
+        kir::Buffer b{Region::Activation, plan.activationSize + scratchUsed,
+                      bytes, ElemKind::Float32, "scratch"};
+        scratchUsed += (bytes + 63) / 64 * 64;
+        return b;
+      });
+  if (!kernels)
+    fail(errorToString(kernels.takeError()));
+  for (const kir::Kernel &k : *kernels)
+    k.print(llvm::outs());
+  return 0;
 }
 
 int main(int argc, char **argv) {
@@ -67,7 +98,7 @@ int main(int argc, char **argv) {
   if (defaultPipeline)
     if (llvm::Error err = optimizeIR(F, /*verifyEach=*/true))
       fail(errorToString(std::move(err)));
-  if (!withPlan && !printMemory) {
+  if (!withPlan && !printMemory && !printKernels) {
     printIR(F, llvm::outs());
     return 0;
   }
@@ -75,6 +106,8 @@ int main(int argc, char **argv) {
   if (llvm::Error err = verifyMemoryPlan(F, plan))
     fail("internal error: invalid memory plan: " +
          errorToString(std::move(err)));
+  if (printKernels)
+    return printKernelsOf(F, plan);
   printIR(F, llvm::outs(), withPlan ? &plan : nullptr);
   if (printMemory)
     printMemorySummary(plan, llvm::outs());
