@@ -162,8 +162,8 @@ static Kernel lowerDepthwisePlanes(const DwSpec &spec, const MemoryPlan &plan) {
 /// True when a depthwise convolution should run channel-vector
 /// (-cpu-conv-path=auto): on narrow output rows, where the plane kernel's
 /// row vectors are mostly empty, and for windows past 3x3 on rows up to 32.
-/// On wider rows the two transposes per element cost more than
-/// the plane kernel's waste. With 16 registers of 8 lanes (AVX2) the 16x16
+/// On wider rows the two transposes per element cost more than the plane
+/// kernel's waste. With 16 registers of 8 lanes (AVX2) the 16x16
 /// transposes and accumulators cost more, and only windows past 3x3 keep
 /// the channel-vector kernel. The row bounds 16 and 32 were chosen by
 /// measurement, see docs/PerformanceHistory.md#depthwise-rules.
