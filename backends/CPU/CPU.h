@@ -131,9 +131,8 @@ public:
   bool shouldLower(const Node &n) const override;
   /// libjit's conv epilogues apply every FusedActivation to the
   /// accumulators as whole vectors (libjit.cpp's activateV), which saves
-  /// the activation's pass over memory: measured with model-runner -profile
-  /// (1 thread), kernel time mobilenet_v2 7.03 -> 6.64 ms, efficientnet_b0
-  /// 16.6 -> 15.6 ms (SiLU), squeezenet1_1 6.1 -> 5.5 ms.
+  /// the activation's pass over memory
+  /// (docs/PerformanceHistory.md#fused-activations).
   bool supportsFusedActivation(FusedActivation) const override { return true; }
   bool supportsConvResidual() const override { return true; }
   /// Every conv kernel's epilogue reads a residual element before it

@@ -293,11 +293,11 @@ void CPULowering::lowerConvCV(const ConvInst &I, std::vector<Kernel> &out) {
     vw = RS;
     // The flat walk computes the RS - OW pixels between rows and drops them;
     // narrower tiles that fit the rows may waste less (7x7 planes: 70% of a
-    // flat walk's pixels are real; ResNet-50's layer4 3x3 convolutions 2.2
-    // -> 2.1 ms with 7-pixel tiles, inception_v3's 1x7 ones on 17x17 0.94
-    // -> 0.77 ms with 9-pixel tiles). A row's last tile computes only its
-    // real pixels, so without a flat walk the widest tiles stay (narrower
-    // ones were slower on a strided 17-wide row although they fit it).
+    // flat walk's pixels are real). A row's last tile computes only its
+    // real pixels, so without a flat walk the widest tiles stay, as they
+    // do the most multiply-adds per filter load. The margins 1.05 and 1.02
+    // and kConvCVWidths' speeds were chosen by measurement, see
+    // docs/PerformanceHistory.md#channel-vector-lowering.
     double best = flatUse;
     for (const auto &[nt, speed] : kConvCVWidths)
       if (tileUse(OW, nt) * speed > best * 1.02) {
@@ -326,10 +326,9 @@ void CPULowering::lowerConvCV(const ConvInst &I, std::vector<Kernel> &out) {
   // Tasks go pixel chunk by pixel chunk (all blocks of a chunk in a row)
   // where the filter is smaller than the input: a thread's share of a
   // team's tasks then reads part of the input and all of the (small)
-  // filter, instead of all of the input. Two threads, MobileNetV2's 14x14
-  // projections 384 -> 64: 0.061 -> 0.049 ms, 576 -> 96: 0.11 -> 0.09;
-  // weight-heavy layers (7x7 planes) keep block-major tasks, each thread
-  // streaming part of the filter.
+  // filter, instead of all of the input; weight-heavy layers (7x7 planes)
+  // keep block-major tasks, each thread streaming part of the filter
+  // (docs/PerformanceHistory.md#channel-vector-lowering).
   bool pixelMajor = M * K <= C * H * W;
   if (pixelMajor)
     chunks = std::max(chunks, std::min<int64_t>(tiles, 2));
@@ -340,8 +339,8 @@ void CPULowering::lowerConvCV(const ConvInst &I, std::vector<Kernel> &out) {
         std::min(tiles, (kConvCVMinTasks + group * nbg - 1) / (group * nbg));
   // An even number of tasks where there are few, so that two threads get
   // equal shares: MobileNetV2's 7x7 projections 960 -> 160 made 5 tasks
-  // of 32 channels, three on one thread (1.63x at two threads); as 10
-  // tasks of half a block's tiles each, EVEN.
+  // of 32 channels, three on one thread; as 10 tasks of half a block's
+  // tiles each, both threads do five.
   if (int64_t tasks = group * nbg * chunks;
       tasks % 2 && tasks < kConvCVEvenTasks && chunks < tiles)
     chunks = std::min(tiles, chunks * 2);
@@ -459,7 +458,7 @@ void CPULowering::lowerConv(const ConvInst &I, std::vector<Kernel> &out) {
   int64_t N = yd[2] * yd[3], numPanels = (N + kConvNR - 1) / kConvNR;
   // An even number of equal chunks, so that two threads split them evenly
   // (ResNet-50's 1x1 256 -> 64 on 56x56: 13 chunks of 8 panels left one
-  // thread 7 of them; 14 chunks of 7 panels: 0.41 -> 0.38 ms at two threads).
+  // thread 7 of them; 14 chunks of 7 panels split 7 + 7).
   int64_t chunks = (numPanels + kConvChunk - 1) / kConvChunk;
   if (chunks > 1 && chunks % 2 && chunks < numPanels)
     ++chunks;
@@ -542,7 +541,8 @@ void CPULowering::lowerConv(const ConvInst &I, std::vector<Kernel> &out) {
     for (ExprRef v : {b0, b1, t0, t1})
       args.push_back(valArg(v));
     // No prefetch of the next block's filter: each block is reused over a
-    // chunk of panels (measured slower on ResNet-50's 1x1 convolutions).
+    // chunk of panels (with the prefetch it measured slower, see
+    // docs/PerformanceHistory.md#panel-lowering).
     args.push_back(valArg(k.constInt(0)));
     std::vector<kir::Stmt> body;
     if (own) {

@@ -44,8 +44,8 @@ loadLibjit(llvm::LLVMContext &ctx, const llvm::TargetMachine &TM) {
 
 /// Reads in the bodies of the libjit functions the network's code reaches
 /// and drops the others. A network uses a few dozen of libjit's hundreds of
-/// functions; parsing, verifying and optimizing all of them cost ~0.9 s per
-/// compile, which a one-Relu model paid as much as ResNet-50.
+/// functions; parsing, verifying and optimizing all of them took most of a
+/// small model's compile time (docs/PerformanceHistory.md#code-generation).
 static llvm::Error materializeUsed(llvm::Module &M) {
   llvm::SmallPtrSet<const llvm::Value *, 32> seen;
   llvm::SmallVector<const llvm::Value *, 256> work;
@@ -124,10 +124,9 @@ static bool isHandVectorized(llvm::StringRef name) {
 /// Lets the loop vectorizer use 512-bit vectors in kernels whose loops it
 /// vectorizes (elementwise, pooling and reduction loop nests, the plane
 /// depthwise kernel) on AVX-512 targets, whose LLVM tuning (znver4/5
-/// among them) otherwise prefers 256-bit ones. One thread, in the network:
-/// MobileNetV2's 3x3 depthwise convolutions on 112x112 and 56x56 0.02 ms
-/// faster each (~8 %), 144 channels on 28x28 alone 0.049 -> 0.040 ms,
-/// EfficientNet-B0's 0.04-0.08 ms, max pools on 55x55/56x56 8-20 %.
+/// among them) otherwise prefers 256-bit ones: those loops are bound by
+/// their vector instructions, which 512-bit vectors halve
+/// (docs/PerformanceHistory.md#code-generation).
 static void preferWideVectors(llvm::ArrayRef<llvm::Function *> fns) {
   for (llvm::Function *fn : fns) {
     bool hand = false;

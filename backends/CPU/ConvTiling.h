@@ -40,14 +40,13 @@ inline constexpr int64_t kConvCVTile = 14;
 /// pixels: three whole strips (a 14-pixel tile is 6 + 4 + 4, and a 4-pixel
 /// strip does 8 multiply-adds per 6 loads where a 6-pixel one does 12 per
 /// 8). At most 18: libjit keeps the partial sums of three strips per tile.
-/// Zen 3, one thread, alone and interleaved (under load): 1024 -> 256 on
-/// 14x14 1.34 -> 1.27 ms, 576 -> 96 with a residual 0.41 -> 0.38, 384 ->
-/// 64 0.128 -> 0.123; 7x7 planes even.
+/// Measured against 14, see
+/// docs/PerformanceHistory.md#channel-vector-lowering.
 inline constexpr int64_t kConvCVNarrowTile = 18;
 /// The narrower tile widths libjit's channel-vector GEMM has besides
-/// kConvCVTile, with their speed per computed pixel relative to it (3x3
-/// convolutions, one thread: 7-pixel tiles did a 14x14 plane about 10%
-/// slower than 14-pixel ones).
+/// kConvCVTile, with their speed per computed pixel relative to it: fewer
+/// pixels do fewer multiply-adds per filter load (chosen by measurement,
+/// see docs/PerformanceHistory.md#channel-vector-lowering).
 inline constexpr std::pair<int64_t, double> kConvCVWidths[] = {
     {12, 0.98}, {9, 0.94}, {8, 0.92}, {7, 0.9}};
 /// K slice of the channel-vector GEMM and the most tiles a call walks K

@@ -161,18 +161,12 @@ static Kernel lowerDepthwisePlanes(const DwSpec &spec, const MemoryPlan &plan) {
 
 /// True when a depthwise convolution should run channel-vector
 /// (-cpu-conv-path=auto): on narrow output rows, where the plane kernel's
-/// row vectors are mostly empty (mobilenet_v2 and efficientnet_b0 layers,
-/// one thread: 3x3 on 14x14 0.060 -> 0.034 ms for 384 channels, 3x3 on 7x7
-/// 0.040 -> 0.024 for 960, 5x5 on 7x7 0.204 -> 0.064 for 1152), and for
-/// windows past 3x3 on rows up to 32 (5x5 on 28x28 0.28 -> 0.19 ms for 240
-/// channels). On wider rows the two transposes per element cost more than
-/// the plane kernel's waste (3x3 on 28x28 0.072 -> 0.089 ms, 3x3 stride 2
-/// from 56x56 0.098 -> 0.150, from 112x112 0.24 -> 0.37). Those are
-/// AVX-512 figures; with 16 registers of 8 lanes (AVX2) the 16x16
+/// row vectors are mostly empty, and for windows past 3x3 on rows up to 32.
+/// On wider rows the two transposes per element cost more than the plane
+/// kernel's waste. With 16 registers of 8 lanes (AVX2) the 16x16
 /// transposes and accumulators cost more, and only windows past 3x3 keep
-/// the channel-vector kernel (Zen 3, one thread: 3x3 on 14x14 0.12 ms
-/// channel-vector, 0.070 planes for 576 channels; on 7x7 even for 960;
-/// 5x5 on 7x7 0.093 against 0.19 for 1152, on 14x14 and 28x28 even).
+/// the channel-vector kernel. The row bounds 16 and 32 were chosen by
+/// measurement, see docs/PerformanceHistory.md#depthwise-rules.
 static bool preferDepthwiseCV(const CVWindow &g, bool wideSimd) {
   if (!wideSimd)
     return g.KH * g.KW > 9 && g.OW <= 32;
@@ -182,16 +176,10 @@ static bool preferDepthwiseCV(const CVWindow &g, bool wideSimd) {
 /// True when the plane kernel runs depthwise convolution \p g with column
 /// stride 2 (undilated columns) on rows of 9-32 outputs, which beats the
 /// channel-vector kernel there: with 512-bit vectors straight from the
-/// rows (libjit's dwStride2Rows; Zen 4, one thread, 3x3 stride 2 28x28 ->
-/// 14x14 0.030 -> 0.018 ms for 192 channels; phase bands before: Zen 5
-/// 0.028 -> 0.017, 5x5 stride 2 56x56 -> 28x28 0.155 -> 0.105 for 144),
-/// and also 3x3 windows on rows of up to 8 (576 channels 14x14 -> 7x7:
-/// 0.0196 -> 0.0177 ms; 5x5 keeps the channel vectors, 0.041 against
-/// 0.054 for 672); with 8-lane vectors as phase bands (Zen 3, one thread,
-/// 5x5 stride 2: 144 channels 56x56 -> 28x28 with SiLU 0.37 -> 0.28 ms, 96
-/// channels 64x64 -> 32x32 0.24 -> 0.17, 240 channels 28x28 -> 14x14
-/// even), rows of up to 8 keeping the channel vectors (5x5 14x14 -> 7x7:
-/// 0.035 against 0.165 ms).
+/// rows (libjit's dwStride2Rows), and also 3x3 windows on rows of up to 8
+/// (5x5 ones keep the channel vectors); with 8-lane vectors as phase
+/// bands, rows of up to 8 keeping the channel vectors. Chosen by
+/// measurement, see docs/PerformanceHistory.md#depthwise-rules.
 static bool takesPlaneStride2(const CVWindow &g, bool wideSimd) {
   bool narrowRowsToo = wideSimd && g.KH * g.KW <= 9;
   return g.sw == 2 && g.dw == 1 && g.OW <= 32 && (g.OW > 8 || narrowRowsToo);
@@ -230,8 +218,8 @@ static Kernel lowerDepthwiseCV(const DwSpec &spec, const MemoryPlan &plan) {
 /// A max pool through ember_maxpool_cv_f32 (DepthwiseCV.inc): tasks of
 /// (image, block of 16 channels, band of output rows), for float32 pools
 /// with output rows narrower than 16 pixels, where the generic kernel
-/// vectorizes along mostly empty rows (GoogLeNet's 3x3 pools, one thread:
-/// 7x7 0.040 -> 0.023 ms for 832 channels, 14x14 0.070 -> 0.055 for 512).
+/// vectorizes along mostly empty rows
+/// (docs/PerformanceHistory.md#depthwise-rules).
 /// None when the pool keeps the generic kernel (-cpu-conv-path=panels keeps
 /// every one, channels takes every float32 one whose rows fit a band).
 std::optional<Kernel> cpu::lowerMaxPoolCV(const MaxPoolInst &I,
@@ -306,11 +294,10 @@ std::optional<Kernel> cpu::lowerAvgPoolDepthwise(const AvgPoolInst &I,
       (padded && !I.getCountIncludePad()))
     return std::nullopt;
   // On narrow rows the channel-vector kernel beats the shared one with 16
-  // registers too (3x3 on 8x8, 2048 channels, Zen 3: 0.105 against 0.19
-  // ms), so the AVX-512 rule serves every target. Stride-1 rows of up to 32
-  // take the per-plane kernel's flat bands (Inception-v3's 3x3 on 17x17,
-  // 768 channels, Zen 3: 0.256 -> 0.117 ms); on 35x35 it was no faster than
-  // the shared kernel, which keeps wider rows and other strides.
+  // registers too, so the AVX-512 rule serves every target. Stride-1 rows
+  // of up to 32 take the per-plane kernel's flat bands; on wider rows it
+  // was no faster than the shared kernel, which keeps them and other
+  // strides. Measurements: docs/PerformanceHistory.md#depthwise-rules.
   CVWindow g = CVWindow::ofPool(I);
   bool planes = g.sh == 1 && g.sw == 1 && g.OW <= 32;
   bool cv =

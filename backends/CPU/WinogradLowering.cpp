@@ -37,15 +37,10 @@ constexpr int64_t kChunk = 4, kBlocksPerCall = 16;
 constexpr int64_t kMinChannels = 16;
 /// The cost of streaming one transformed filter tap, in GEMM column steps:
 /// the taps stream in while the GEMM computes, so a point costs the larger
-/// of its columns and kWeightCost. Fit, with the transform and direct-GEMM
-/// terms of winogradTile, to the 3x3 layers of six zoo networks run whole
-/// (Zen 4, one thread: the choices come within 0.1 % of the best per
-/// layer, where the earlier additive model, fit before the transforms were
-/// vectorized, was 14 % over it, missing F(4x4) on 28x28 and 14x14 planes
-/// and F(2x2) on 7x7 ones). With the 8-lane kernels (AVX2 code on the same
-/// host) the same rule beat that model's 8-lane fit by 2-6 % on whole
-/// networks (resnet50, resnet18, googlenet, squeezenet1_1; densenet121
-/// even).
+/// of its columns and kWeightCost. Fit by measurement, with the transform
+/// and direct-GEMM terms of winogradTile, to the 3x3 layers of six zoo
+/// networks run whole; the fit and how well it chooses are in
+/// docs/PerformanceHistory.md#winograd.
 constexpr int64_t kWeightCost = 16;
 /// The direct GEMM's per-tap weight cost in the same fit.
 constexpr int64_t kDirectWeightCost = 32;
@@ -70,17 +65,16 @@ int64_t numTiles(const ConvInst &I, int64_t tm) {
 /// threads each core holds about half of them).
 constexpr int64_t kWinoBandBytes = 2 << 20;
 /// The most bands a convolution is split into: each band is three more
-/// kernels with their own inlined copies of the transforms and the GEMM
-/// (one-row bands of two 147x147 layers doubled inception_v3's compile
-/// time).
+/// kernels with their own inlined copies of the transforms and the GEMM,
+/// so compile time grows with the bands (docs/PerformanceHistory.md#winograd).
 constexpr int64_t kWinoMaxBands = 16;
 /// V and M up to this size stay whole: their round trip mostly hits the
-/// caches (Inception-v3's 35x35 convolutions, 2-2.5 MB, ran 15-20% slower
-/// in three bands; DenseNet-121's 56x56 ones, 5 MB, gained nothing in
-/// seven).
+/// caches, and bands would only narrow the GEMMs (chosen by measurement,
+/// see docs/PerformanceHistory.md#winograd).
 constexpr int64_t kWinoWholeBytes = 8 << 20;
-/// GEMM flops that take about as long as one byte of memory traffic (~150
-/// GFLOP/s against ~15 GB/s per core), for the band estimate.
+/// GEMM flops that take about as long as one byte of memory traffic (a
+/// core's GEMM flop rate over its memory bandwidth; the estimate is in
+/// docs/PerformanceHistory.md#winograd), for the band estimate.
 constexpr double kWinoFlopsPerByte = 10;
 
 /// \p n floats rounded up to a multiple of 1024 (4 KiB), plus 16 (64 bytes).
@@ -320,8 +314,8 @@ void cpu::lowerWinogradConv(const ConvInst &I, int64_t tm,
         args.push_back(valArg(val));
       // The transformed filters (16/9 or 4x the original) are streamed
       // from memory for few panels: each block fetches the next block's
-      // into L2 while it computes (ResNet-50's 14x14 F(2x2) layers 1.23 ->
-      // 1.18 ms each).
+      // into L2 while it computes
+      // (docs/PerformanceHistory.md#winograd).
       args.push_back(valArg(k.constInt(1)));
       k.body() = {Kernel::loop(e, P * chunks * nbc, /*parallel=*/true,
                                {Kernel::call("ember_conv_gemm_f32", args)})};

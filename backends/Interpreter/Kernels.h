@@ -36,9 +36,9 @@ void executeOp(const Instruction &I, const ExecContext &ctx);
 bool executeElementwise(const Instruction &I, const ExecContext &ctx);
 bool executeLinear(const Instruction &I, const ExecContext &ctx);
 bool executeDataMovement(const Instruction &I, const ExecContext &ctx);
-/// ChannelShuffle (Shuffle.cpp, issue 4).
+/// ChannelShuffle (Shuffle.cpp).
 bool executeShuffle(const Instruction &I, const ExecContext &ctx);
-/// ReduceSum and ReduceMax (Reduce.cpp, issue 4).
+/// ReduceSum and ReduceMax (Reduce.cpp).
 bool executeReduce(const Instruction &I, const ExecContext &ctx);
 
 } // namespace interp

@@ -51,7 +51,7 @@ InferResult ember::inferMatMul(llvm::ArrayRef<TypeRef> in,
 InferResult ember::inferGemm(llvm::ArrayRef<TypeRef> in,
                              const AttrList &attrs) {
   const Type &a = *in[0], &b = *in[1], &c = *in[2];
-  if (a.getElemKind() != b.getElemKind()) // Found by fuzzing (issue 9).
+  if (a.getElemKind() != b.getElemKind()) // Malformed models mix them.
     return makeErrorF("element kinds differ: A {0}, B {1}", a.toString(),
                       b.toString());
   bool transA = attrs[2].i, transB = attrs[3].i;

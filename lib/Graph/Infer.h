@@ -1,4 +1,4 @@
-//===- Infer.h - Result-type inference, one function per op family -*- C++ -*-===//
+//===- Infer.h - Result-type inference, one per op family -------*- C++ -*-===//
 //
 // Private to lib/Graph. Each function computes an op's result types from
 // its input types and attributes and reports inconsistent operands as an
@@ -29,10 +29,9 @@ EMBER_DECLARE_INFER(Reshape)
 EMBER_DECLARE_INFER(Broadcast)
 EMBER_DECLARE_INFER(Concat)
 EMBER_DECLARE_INFER(Save)
-EMBER_DECLARE_INFER(ChannelShuffle) // InferShuffle.cpp (issue 4)
-EMBER_DECLARE_INFER(ConvNHWC)       // InferShuffle.cpp (issue 4)
-// Issue 3 (InferElementwise.cpp, InferReduce.cpp, InferTensor.cpp,
-// InferWindow.cpp).
+EMBER_DECLARE_INFER(ChannelShuffle) // InferShuffle.cpp
+EMBER_DECLARE_INFER(ConvNHWC)       // InferShuffle.cpp
+// InferElementwise.cpp, InferReduce.cpp, InferTensor.cpp, InferWindow.cpp.
 EMBER_DECLARE_INFER(Compare)
 EMBER_DECLARE_INFER(Logical)
 EMBER_DECLARE_INFER(Classify)

@@ -18,9 +18,9 @@
 // call asks for more), they block on a condition variable between calls --
 // no spinning after return -- and NAME_threads_release() (also run when a
 // shared bundle is unloaded) ends them. Workers created afresh for every
-// call were measured placed on the caller's core about half the time on a
-// 2-core VM (shufflenet_v2 at 2 threads ran 2.7 or 6.6 ms depending on
-// that), and each creation cost ~45 us. A call that finds the pool in use
+// call pay a thread creation each and may be placed on the caller's core,
+// where they share it instead of running beside it
+// (docs/PerformanceHistory.md#thread-pool). A call that finds the pool in use
 // by another thread creates its own workers as before.
 //
 // Waiting for a kernel spins for up to a few milliseconds (kernels are often
@@ -61,13 +61,13 @@ constexpr int64_t kMaxThreads = 256;
 constexpr int kSpinPolls = 2000;
 /// Then polls after a sched_yield each (about a microsecond when nothing
 /// else wants the core), so up to a few milliseconds, before it blocks.
-/// Blocking costs a futex wake-up (tens of microseconds) per wait; with a
-/// short spin and no yields (1000 polls) shufflenet_v2 at 2 threads took
-/// 5.5 ms instead of 3.8 ms. Yielding rather than pausing matters when the
-/// cores are oversubscribed: a spinning thread would hold the core that the
-/// thread it waits for needs, for its whole time slice (mobilenet_v2 at 2
-/// threads on a loaded 2-core machine: 100 ms with pause-only spinning).
-/// The spin only lasts while the call runs.
+/// Blocking costs a futex wake-up (tens of microseconds) per wait, more
+/// than many kernels take, so a short spin with no yields blocked too
+/// often. Yielding rather than pausing matters when the cores are
+/// oversubscribed: a spinning thread would hold the core that the thread
+/// it waits for needs, for its whole time slice. Measurements:
+/// docs/PerformanceHistory.md#thread-pool. The spin only lasts while the call
+/// runs.
 constexpr int kYieldPolls = 3000;
 
 struct Team;

@@ -30,7 +30,9 @@ template <class VT> EMBER_HELPER auto toInt32(VT n) {
 /// within 2 ulp of expf on [-87.3, 88.3]. x is clamped to that range first
 /// instead of checked after (NaN passes the clamp and stays NaN): 1 / (1 +
 /// e) and x / (1 + e) then differ from their limits by less than 1e-37.
-/// The checks cost a third of a fused SiLU (Zen 3).
+/// Checks after the polynomial would add compares and selects on the
+/// result, a large share of a fused SiLU's few instructions
+/// (docs/PerformanceHistory.md#fused-activations).
 template <class T> EMBER_HELPER T expLogistic(T x) {
   constexpr float kLo = -87.3f, kHi = 88.3f;
   T xc = x < kLo ? kLo : x;

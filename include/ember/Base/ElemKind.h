@@ -25,7 +25,7 @@ enum class ElemKind : uint8_t {
   Int32,
   Int64,
   Bool,
-  // Plain integer and double kinds (issue 3: ONNX tensors of these types).
+  // Plain integer and double kinds (ONNX tensors of these types).
   Int8,
   UInt8,
   Int16,

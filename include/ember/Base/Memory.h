@@ -15,9 +15,9 @@ namespace ember {
 /// advised to be backed by transparent huge pages (MADV_HUGEPAGE; the
 /// kernel's default "madvise" mode gives them only to advised ranges). A
 /// network's weights and activations span thousands of 4 KiB pages, more
-/// than the TLB holds: with 2 MiB pages MobileNetV2 ran 3-5 % faster on
-/// Zen 4 (one and two threads), ResNet-50 2 %, and run-to-run differences
-/// from where the pages landed went away.
+/// than the TLB holds; with 2 MiB pages they fit it, and run-to-run
+/// differences from where the pages landed go away
+/// (docs/PerformanceHistory.md#huge-pages).
 constexpr size_t kHugePageBytes = size_t(2) << 20;
 
 /// \p bytes (at least 1) zeroed bytes aligned to \p align (a power of two),

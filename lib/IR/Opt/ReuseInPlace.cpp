@@ -81,8 +81,9 @@ reuseInputs(IRFunction &F,
       candidates.push_back({pos, uses.order[pos]});
   // The replaced allocations and their deallocations are erased together
   // at the end, and operands are renamed through the use map: both in one
-  // pass over the function each time would make the scan quadratic (an
-  // unrolled 89-step GRU took 1.6 s here under ASan).
+  // pass over the function each time would make the scan quadratic in the
+  // function's length, which unrolled recurrent networks make long
+  // (docs/PerformanceHistory.md#ir-passes).
   llvm::SmallPtrSet<const Value *, 16> replaced;
   auto rename = [](const Instruction *user, Value *from, Value *to) {
     auto *I = const_cast<Instruction *>(user);

@@ -9,10 +9,8 @@
 // where the backend's convolution accepts a filter computed at run time
 // (PassContext) and the filter has at most 1/32 of the activation's
 // elements: per element, the filter's broadcast multiply and its packing
-// for the GEMM cost 10-30 times the activation's multiply (CPU, one
-// thread: EfficientNet-B0's 144 -> 24 projection on 56x56, 3456 filter
-// elements for 451584 activation ones, Mul + Conv 0.256 -> 0.158 ms; its
-// 144 -> 40 on 28x28, 5760 for 112896, 0.065 -> 0.079 ms, slower).
+// for the GEMM cost 10-30 times the activation's multiply (measured, see
+// docs/PerformanceHistory.md#scale-folded-into-conv).
 //
 //===----------------------------------------------------------------------===//
 #include "PassUtils.h"
