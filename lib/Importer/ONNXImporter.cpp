@@ -4,6 +4,7 @@
 #include "ImportContext.h"
 #include "ModelValidator.h"
 #include "ProtoTensor.h"
+#include "SchemaCheck.h"
 
 #include "ember/Graph/Verifier.h"
 
@@ -267,6 +268,7 @@ llvm::Expected<Function *> importModel(const onnx::ModelProto &model, Module &M,
                                        const ImportOptions &opts) {
   EMBER_ASSIGN_OR_RETURN(int64_t opset, defaultOpset(model));
   const onnx::GraphProto &g = model.graph();
+  EMBER_RETURN_IF_ERR(checkNodeSchemas(model, opset));
   EMBER_RETURN_IF_ERR(checkAllSupported(model, opset));
   Function *F = M.createFunction(g.name().empty() ? "main" : g.name());
   ImportContext ctx(M, *F, opset);
