@@ -9,6 +9,7 @@
 #include "ember/Backend/BundleWriter.h"
 
 #include "ember/Base/Error.h"
+#include "ember/Base/Progress.h"
 
 #include "llvm/ADT/StringSet.h"
 #include "llvm/IR/Constants.h"
@@ -94,6 +95,7 @@ llvm::Error cpu::writeBundle(const Module &, const IRFunction &F,
   mo.embedWeights = opts.embedWeights;
   mo.wideKernels = wideKernels;
   EMBER_ASSIGN_OR_RETURN(auto M, buildModule(prog, ctx, TM, mo));
+  noteStageDone("codegen");
   std::vector<BundleTensorDesc> ins, outs;
   describeBundleIO(F, plan, ins, outs);
   addBundleInfo(*M, name,
@@ -125,5 +127,6 @@ llvm::Error cpu::writeBundle(const Module &, const IRFunction &F,
                         prog.constants.size())));
   if (opts.sharedObject)
     EMBER_RETURN_IF_ERR(linkShared(path(".o"), path(".so")));
+  noteStageDone("object");
   return llvm::Error::success();
 }
