@@ -9,6 +9,7 @@
 #include "ember/Backend/BundleWriter.h"
 
 #include "ember/Base/Error.h"
+#include "ember/Base/Progress.h"
 
 #include "llvm/ADT/StringSet.h"
 #include "llvm/IR/Constants.h"
@@ -76,7 +77,7 @@ static llvm::Error linkShared(llvm::StringRef obj, llvm::StringRef so) {
 }
 
 llvm::Error cpu::writeBundle(const Module &, const IRFunction &F,
-                             const MemoryPlan &plan, const CPUProgram &prog,
+                             const MemoryPlan &plan, CPUProgram &prog,
                              llvm::TargetMachine &TM, bool wideKernels,
                              const BundleOptions &opts) {
   llvm::StringRef name = opts.networkName;
@@ -88,20 +89,38 @@ llvm::Error cpu::writeBundle(const Module &, const IRFunction &F,
     return makeError("-bundle-shared needs the host architecture");
   if (std::error_code ec = llvm::sys::fs::create_directories(opts.outputDir))
     return makeErrorF("cannot create '{0}': {1}", opts.outputDir, ec.message());
+  auto path = [&](llvm::StringRef ext) {
+    llvm::SmallString<256> p(opts.outputDir);
+    llvm::sys::path::append(p, name + ext);
+    return std::string(p);
+  };
+  std::vector<BundleTensorDesc> ins, outs;
+  describeBundleIO(F, plan, ins, outs);
+  uint64_t constantSize = prog.constants.size();
+  EMBER_RETURN_IF_ERR(
+      writeBundleFile(path(".h"), headerText(name, plan, prog, ins, outs)));
+  if (!opts.embedWeights) {
+    EMBER_RETURN_IF_ERR(writeBundleFile(
+        path(".weights.bin"),
+        llvm::StringRef(reinterpret_cast<const char *>(prog.constants.data()),
+                        prog.constants.size())));
+    // Written: the image need not stay beside the module while LLVM
+    // optimizes and emits it (the compile's peak).
+    std::vector<uint8_t>().swap(prog.constants);
+  }
   llvm::LLVMContext ctx;
   ModuleOptions mo;
   mo.name = name.str();
   mo.embedWeights = opts.embedWeights;
   mo.wideKernels = wideKernels;
   EMBER_ASSIGN_OR_RETURN(auto M, buildModule(prog, ctx, TM, mo));
-  std::vector<BundleTensorDesc> ins, outs;
-  describeBundleIO(F, plan, ins, outs);
-  addBundleInfo(*M, name,
-                BundleRegions{prog.constants.size(), plan.mutableSize,
-                              prog.activationSize},
-                ins, outs,
-                opts.embedWeights ? M->getNamedGlobal((name + "_weights").str())
-                                  : nullptr);
+  noteStageDone("codegen");
+  addBundleInfo(
+      *M, name,
+      BundleRegions{constantSize, plan.mutableSize, prog.activationSize}, ins,
+      outs,
+      opts.embedWeights ? M->getNamedGlobal((name + "_weights").str())
+                        : nullptr);
   if (opts.dumpLLVMIR)
     M->print(*opts.dumpLLVMIR, nullptr);
   if (opts.dumpLLVMAsm) {
@@ -110,20 +129,9 @@ llvm::Error cpu::writeBundle(const Module &, const IRFunction &F,
     EMBER_RETURN_IF_ERR(
         emitCode(*clone, TM, asmOs, llvm::CodeGenFileType::AssemblyFile));
   }
-  auto path = [&](llvm::StringRef ext) {
-    llvm::SmallString<256> p(opts.outputDir);
-    llvm::sys::path::append(p, name + ext);
-    return std::string(p);
-  };
   EMBER_RETURN_IF_ERR(emitObjectFile(*M, TM, path(".o")));
-  EMBER_RETURN_IF_ERR(
-      writeBundleFile(path(".h"), headerText(name, plan, prog, ins, outs)));
-  if (!opts.embedWeights)
-    EMBER_RETURN_IF_ERR(writeBundleFile(
-        path(".weights.bin"),
-        llvm::StringRef(reinterpret_cast<const char *>(prog.constants.data()),
-                        prog.constants.size())));
   if (opts.sharedObject)
     EMBER_RETURN_IF_ERR(linkShared(path(".o"), path(".so")));
+  noteStageDone("object");
   return llvm::Error::success();
 }

@@ -114,9 +114,11 @@ buildModule(const CPUProgram &prog, llvm::LLVMContext &ctx,
             llvm::TargetMachine &TM, const ModuleOptions &opts);
 
 /// Writes the bundle files for \p prog, compiled by \p TM with libjit's
-/// 16-lane kernels if \p wideKernels (see docs/Bundle.md).
+/// 16-lane kernels if \p wideKernels (see docs/Bundle.md). Unless the
+/// weights are embedded, \p prog's constant image is released once
+/// NAME.weights.bin is written.
 llvm::Error writeBundle(const Module &M, const IRFunction &F,
-                        const MemoryPlan &plan, const CPUProgram &prog,
+                        const MemoryPlan &plan, CPUProgram &prog,
                         llvm::TargetMachine &TM, bool wideKernels,
                         const BundleOptions &opts);
 

@@ -16,6 +16,10 @@
 #include <glog/logging.h>
 
 #include <algorithm>
+#include <cstring>
+
+#include <sys/mman.h>
+#include <unistd.h>
 
 using namespace ember;
 
@@ -24,6 +28,17 @@ namespace {
 struct Span {
   uint64_t begin, end, to;
 };
+
+/// Returns the pages of \p v's storage past its size to the system: they
+/// held the image before compaction, and the vector's capacity is never
+/// read. Reallocating instead would copy the image beside the old one.
+void releaseCapacity(std::vector<uint8_t> &v) {
+  uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
+  uintptr_t begin = (uintptr_t(v.data() + v.size()) + page - 1) / page * page;
+  uintptr_t end = uintptr_t(v.data() + v.capacity()) / page * page;
+  if (end > begin)
+    madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);
+}
 } // namespace
 
 void cpu::compactConstants(CPUProgram &prog) {
@@ -50,12 +65,19 @@ void cpu::compactConstants(CPUProgram &prog) {
     else
       merged.push_back(s);
   }
-  std::vector<uint8_t> image;
+  // In place: a span only moves down (its new start is at most the old
+  // end of the span before it), so a second image is never needed beside
+  // the first at the compile's peak.
+  prog.constants.resize((size + kBlock - 1) / kBlock * kBlock, 0);
+  uint8_t *data = prog.constants.data();
+  uint64_t to = 0;
   for (Span &s : merged) {
-    s.to = image.size();
-    image.insert(image.end(), prog.constants.begin() + s.begin,
-                 prog.constants.begin() + s.end);
-    image.resize((image.size() + kBlock - 1) / kBlock * kBlock, 0);
+    s.to = to;
+    uint64_t len = s.end - s.begin;
+    std::memmove(data + to, data + s.begin, len);
+    uint64_t next = (to + len + kBlock - 1) / kBlock * kBlock;
+    std::memset(data + to + len, 0, next - to - len);
+    to = next;
   }
   for (kir::Kernel &k : prog.kernels)
     for (kir::Buffer &b : k.buffers()) {
@@ -68,5 +90,6 @@ void cpu::compactConstants(CPUProgram &prog) {
       --it;
       b.offset = it->to + (b.offset - it->begin);
     }
-  prog.constants = std::move(image);
+  prog.constants.resize(to);
+  releaseCapacity(prog.constants);
 }

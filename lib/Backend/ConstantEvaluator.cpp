@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ember/Backend/Pipeline.h"
+#include "ember/Base/Progress.h"
 
 #include "llvm/ADT/DenseMap.h"
 
@@ -72,6 +73,7 @@ ember::evaluateConstantValues(llvm::ArrayRef<NodeValue> values) {
   }
   CompileOptions opts;
   opts.pipeline = getMinimalPipeline();
+  StageNotesMuted mute;
   EMBER_ASSIGN_OR_RETURN(CompiledNetwork net, compileFunction(*F, *B, opts));
   Bindings b;
   b.allocateOutputs(M);

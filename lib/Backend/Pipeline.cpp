@@ -1,6 +1,8 @@
 //===- Pipeline.cpp - Graph to runnable code for one backend --------------===//
 #include "ember/Backend/Pipeline.h"
 
+#include "ember/Base/Progress.h"
+
 #include "ember/Graph/Printer.h"
 #include "ember/Graph/Verifier.h"
 #include "ember/IR/IRGen.h"
@@ -36,6 +38,7 @@ ember::optimizeAndGenerateIR(Function &F, const Backend &B,
                                   opts.pipeline.value_or(getDefaultPipeline()),
                                   ctx, opts.passes)
                           .takeError());
+  noteStageDone("optimize");
   if (llvm::Error err = verifyFunction(F))
     return makeErrorF("internal error: the graph pipeline broke the graph "
                       "(use -verify-each to find the pass): {0}",
@@ -52,8 +55,10 @@ ember::optimizeAndGenerateIR(Function &F, const Backend &B,
   if (llvm::Error err = verifyIR(*ir))
     return makeErrorF("internal error: invalid IR: {0}",
                       errorToString(std::move(err)));
-  if (!opts.optimizeIR)
+  if (!opts.optimizeIR) {
+    noteStageDone("IR");
     return ir;
+  }
 #ifdef NDEBUG
   constexpr bool verifyEach = false;
 #else
@@ -65,6 +70,7 @@ ember::optimizeAndGenerateIR(Function &F, const Backend &B,
   if (llvm::Error err = verifyIR(*ir))
     return makeErrorF("internal error: the IR optimizer broke the IR: {0}",
                       errorToString(std::move(err)));
+  noteStageDone("IR");
   return ir;
 }
 

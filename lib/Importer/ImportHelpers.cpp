@@ -24,6 +24,11 @@ llvm::Expected<NodeValue> onnximport::make(ImportContext &ctx,
                                            OpKind kind,
                                            llvm::ArrayRef<NodeValue> ins,
                                            AttrList attrs, unsigned resNo) {
+  // Schema checks reject nodes that lack required inputs; an importer that
+  // still passes an absent optional input on gets an error, not a crash.
+  for (size_t i = 0; i < ins.size(); ++i)
+    if (!ins[i])
+      return fail(node, "operand " + llvm::Twine(i) + " is missing");
   auto n = ctx.fn().tryCreateNode(kind, nameOf(node), ins, std::move(attrs));
   if (!n)
     return fail(node, errorToString(n.takeError()));
@@ -49,6 +54,8 @@ llvm::Expected<NodeValue> onnximport::binary(ImportContext &ctx,
                                              const onnx::NodeProto &node,
                                              OpKind kind, NodeValue a,
                                              NodeValue b) {
+  if (!a || !b)
+    return fail(node, "missing operand of a binary op");
   if (a.getElemKind() != b.getElemKind())
     return fail(node,
                 "operand element types differ: " + a.getType()->toString() +

@@ -54,6 +54,8 @@ llvm::Expected<NodeValue> quantize(ImportContext &ctx,
                                    const onnx::NodeProto &node, NodeValue x,
                                    NodeValue scale, NodeValue zp,
                                    ElemKind kind) {
+  if (!x || !scale)
+    return fail(node, "needs inputs x and y_scale");
   TRY(NodeValue q, binary(ctx, node, OpKind::Div, x, scale));
   TRY(q, unary(ctx, node, OpKind::Round, q));
   if (zp) {

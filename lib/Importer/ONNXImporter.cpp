@@ -4,6 +4,7 @@
 #include "ImportContext.h"
 #include "ModelValidator.h"
 #include "ProtoTensor.h"
+#include "SchemaCheck.h"
 
 #include "ember/Graph/Verifier.h"
 
@@ -263,16 +264,27 @@ llvm::Error importNodes(ImportContext &ctx, const onnx::GraphProto &g,
   return llvm::Error::success();
 }
 
-llvm::Expected<Function *> importModel(const onnx::ModelProto &model, Module &M,
+/// Frees \p init's payload once it is a Constant, so that the weights are
+/// not held twice (proto and Tensor) while the rest imports. A cleared
+/// protobuf field keeps its capacity; swapping with an empty message
+/// releases it.
+void releasePayload(onnx::TensorProto &init) {
+  onnx::TensorProto husk;
+  husk.set_name(init.name());
+  init.Swap(&husk);
+}
+
+llvm::Expected<Function *> importModel(onnx::ModelProto &model, Module &M,
                                        const ImportOptions &opts) {
   EMBER_ASSIGN_OR_RETURN(int64_t opset, defaultOpset(model));
   const onnx::GraphProto &g = model.graph();
+  EMBER_RETURN_IF_ERR(checkNodeSchemas(model, opset));
   EMBER_RETURN_IF_ERR(checkAllSupported(model, opset));
   Function *F = M.createFunction(g.name().empty() ? "main" : g.name());
   ImportContext ctx(M, *F, opset);
 
   std::set<std::string> initNames;
-  for (const auto &init : g.initializer()) {
+  for (auto &init : *model.mutable_graph()->mutable_initializer()) {
     if (initNames.count(init.name()))
       return makeErrorF("initializer '{0}' is defined twice", init.name());
     auto t = tensorFromProto(init);
@@ -280,6 +292,7 @@ llvm::Expected<Function *> importModel(const onnx::ModelProto &model, Module &M,
       return t.takeError();
     initNames.insert(init.name());
     ctx.bind(init.name(), M.createConstant(init.name(), std::move(*t)));
+    releasePayload(init);
   }
   for (const auto &in : g.input()) {
     if (initNames.count(in.name()))
@@ -339,12 +352,9 @@ llvm::Expected<Function *> importModel(const onnx::ModelProto &model, Module &M,
 
 } // namespace
 
-/// Parses and imports; \p baseDir locates external data ("" for none).
-static llvm::Expected<Function *> importBytes(llvm::StringRef bytes,
-                                              llvm::StringRef name, Module &M,
-                                              const ImportOptions &opts,
-                                              llvm::StringRef baseDir) {
-  onnx::ModelProto model;
+/// Parses \p bytes into \p model.
+static llvm::Error parseModel(llvm::StringRef bytes, llvm::StringRef name,
+                              onnx::ModelProto &model) {
   if (bytes.size() > kMaxModelBytes)
     return makeErrorF("{0}: models over 2 GiB must use external data", name);
   google::protobuf::io::CodedInputStream cis(
@@ -356,6 +366,15 @@ static llvm::Expected<Function *> importBytes(llvm::StringRef bytes,
                       name);
   if (!model.has_graph())
     return makeErrorF("{0}: the model has no graph", name);
+  return llvm::Error::success();
+}
+
+/// Validates and imports a parsed model; \p baseDir locates external data
+/// ("" for none).
+static llvm::Expected<Function *> importParsed(onnx::ModelProto &model,
+                                               llvm::StringRef name, Module &M,
+                                               const ImportOptions &opts,
+                                               llvm::StringRef baseDir) {
   llvm::Error err = validateModel(model);
   if (!err)
     err = resolveExternalData(model, baseDir);
@@ -371,20 +390,28 @@ llvm::Expected<Function *> ember::importONNXBuffer(llvm::StringRef bytes,
                                                    llvm::StringRef name,
                                                    Module &M,
                                                    const ImportOptions &opts) {
-  return importBytes(bytes, name, M, opts, "");
+  onnx::ModelProto model;
+  EMBER_RETURN_IF_ERR(parseModel(bytes, name, model));
+  return importParsed(model, name, M, opts, "");
 }
 
 llvm::Expected<Function *> ember::importONNXFile(llvm::StringRef path,
                                                  Module &M,
                                                  const ImportOptions &opts) {
-  auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                         /*RequiresNullTerminator=*/false);
-  if (!buf)
-    return makeErrorF("cannot read model '{0}': {1}", path,
-                      buf.getError().message());
+  onnx::ModelProto model;
+  {
+    // The file's bytes are needed only while parsing: unmapped before the
+    // import, so that the weights are not held three times at its peak.
+    auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                           /*RequiresNullTerminator=*/false);
+    if (!buf)
+      return makeErrorF("cannot read model '{0}': {1}", path,
+                        buf.getError().message());
+    EMBER_RETURN_IF_ERR(parseModel((*buf)->getBuffer(), path, model));
+  }
   llvm::SmallString<256> dir(path);
   llvm::sys::path::remove_filename(dir);
   if (dir.empty())
     dir = ".";
-  return importBytes((*buf)->getBuffer(), path, M, opts, dir);
+  return importParsed(model, path, M, opts, dir);
 }

@@ -8,6 +8,7 @@ model-runner with the digits model. Models are built
 with onnx.helper and then broken by hand, so that the checker in onnx does
 not stop us from writing them. Run with /usr/bin/python3 (onnx 1.12).
 """
+import base64
 import os
 import random
 import sys
@@ -110,9 +111,11 @@ case("opset-zero", "opset version 0", model([relu], [X], [Y],
                                             opsets=(("", 0),)))
 
 # --- Op attributes: missing, wrong type, out of range -----------------------
-case("concat-missing-axis", "node 'n1' (Concat): missing attribute 'axis'",
+case("concat-missing-axis", "node 'n1' (Concat): invalid per the ONNX schema "
+     "(opset 13): Required attribute 'axis' is missing",
      unary("Concat", [1, 4], [1, 4]))
-case("conv-strides-wrong-type", "attribute 'strides' must be a list of ints",
+case("conv-strides-wrong-type", "node 'conv1' (Conv): invalid per the ONNX "
+     "schema (opset 13): Mismatched attribute type in 'conv1 : strides'",
      conv([1, 1, 5, 5], [1, 1, 3, 3], strides=[1.0, 1.0]))
 case("conv-negative-pads", "node 'conv1' (Conv): pads must not be negative",
      conv([1, 1, 5, 5], [1, 1, 3, 3], pads=[-1, 0, 0, 0]))
@@ -294,6 +297,44 @@ seq = helper.make_value_info(
         helper.make_tensor_type_proto(F, [1, 4])))
 case("sequence-input", "graph value 'x' is not a tensor",
      model([relu], [seq], [Y]))
+
+# --- Nodes against ONNX's operator schemas ---------------------------------
+# Found by the importer fuzzer: a QuantizeLinear whose only input is
+# y_zero_point (x and y_scale missing) crashed both tools.
+FUZZ_QUANTIZE = base64.b64decode(
+    "CAcSDGJhY2tkbmQtdGVzdDqRAQotGgF4Ggd5X3NjYWxlCgx5X3plcm9fcG9pbnQSAXkiDlF1"
+    "YW50aXplTGluZWFyEhN0ZXN2X3F1YW50aXplbGluZWFyWg8KAXgSCgoICAESBAoCCAZaEQoH"
+    "eV9zY2FsZRIGCgQIARIAWhYKDHlfemVyb19wb2ludBIGCgQIAhIAYg8KAXkSCgoICAISBAoC"
+    "CAZCBAoAEA0=")
+case("fuzz-quantize-only-zero-point",
+     "(QuantizeLinear): missing required input 1 'y_scale'", raw=FUZZ_QUANTIZE)
+U8 = TensorProto.UINT8
+case("quantize-only-x", "node 'q' (QuantizeLinear): missing required input 1",
+     model([helper.make_node("QuantizeLinear", ["x"], ["y"], name="q")],
+           [X], [vi("y", [1, 4], U8)]))
+case("dequantize-only-float-x",
+     "node 'dq' (DequantizeLinear): missing required input 1 'x_scale'",
+     model([helper.make_node("DequantizeLinear", ["x"], ["y"], name="dq")],
+           [X], [Y]))
+case("quantize-empty-scale", "node 'q' (QuantizeLinear): required input 1 "
+     "'y_scale' is empty",
+     model([helper.make_node("QuantizeLinear", ["x", ""], ["y"], name="q")],
+           [X], [vi("y", [1, 4], U8)]))
+case("relu-two-inputs", "node 'relu1' (Relu): invalid per the ONNX schema",
+     model([helper.make_node("Relu", ["x", "x"], ["y"], name="relu1")],
+           [X], [Y]))
+case("add-mixed-types", "node 'add1' (Add): inputs 0 and 1 must have the "
+     "same type", model(
+         [helper.make_node("Add", ["x", "i"], ["y"], name="add1")],
+         [X, vi("i", [1, 4], TensorProto.INT32)], [Y]))
+case("relu-int8-input", "node 'relu1' (Relu): input 0 'x' has type "
+     "tensor(int8)", model([relu], [vi("x", [1, 4], TensorProto.INT8)], [Y]))
+case("softmax-axis-float", "node 'sm' (Softmax): invalid per the ONNX schema",
+     model([helper.make_node("Softmax", ["x"], ["y"], name="sm", axis=1.5)],
+           [X], [Y]))
+case("relu-unknown-attribute", "node 'relu1' (Relu): invalid per the ONNX "
+     "schema", model([helper.make_node("Relu", ["x"], ["y"], name="relu1",
+                                       colour=3)], [X], [Y]))
 
 # --- Bad input tensors (for model-runner -input, with digits.onnx) ---------
 INPUTS = os.path.join(OUT, "inputs")

@@ -75,4 +75,20 @@ check "-print-memory" 0 "^  activations: [0-9]+ bytes \(lower bound" \
 check "-time-passes" 0 "^codegen +[0-9.]+ ms" "$COMPILER" -model="$D" -emit-bundle="$B" -time-passes
 check "-onnx-define-symbol is validated" 1 "expects NAME,POSITIVE_INT" \
   "$COMPILER" -model="$D" -emit-bundle="$B" -onnx-define-symbol=N
+# Progress: with the threshold forced to 0 s every stage reports, once and
+# in pipeline order; -quiet silences it.
+"$COMPILER" -model="$D" -emit-bundle="$B" -progress-after=0 >"$TMP/progress" 2>&1 ||
+  fail "-progress-after=0: exit $?"
+stages=$(sed -nE 's/^model-compiler: ([A-Za-z]+) +done in +[0-9.]+ s \( *[0-9.]+ s in all, peak memory [0-9]+ MiB\)$/\1/p' \
+  "$TMP/progress" | tr '\n' ' ')
+if [ "$stages" = "import optimize IR plan codegen object " ] &&
+  [ "$(wc -l <"$TMP/progress")" = 6 ]; then
+  echo "ok: -progress-after=0 reports the six stages in order"
+else
+  fail "-progress-after=0: stages '$stages'"; cat "$TMP/progress"
+fi
+check "-quiet silences progress" 0 EMPTY "$COMPILER" -model="$D" -emit-bundle="$B" \
+  -progress-after=0 -quiet
+check "progress stays quiet below its threshold" 0 EMPTY "$COMPILER" -model="$D" \
+  -emit-bundle="$B" -progress-after=1000
 finish "model-compiler CLI"

@@ -5,10 +5,12 @@
 //                [-mattr=FEATURES] [-print-target] [-cpu-*] [-cuda-*]
 //                [-embed-weights] [-bundle-shared] [-onnx-define-symbol=N,V]
 //                [-dump-graph] [-dump-ir] [-dump-llvm-ir] [-dump-llvm-asm]
-//                [-print-memory] [-time-passes] [-verbose]
+//                [-print-memory] [-time-passes] [-verbose] [-quiet]
 //
-// Prints nothing on success unless asked; one error line and exit code 1 on
-// failure. Flag names follow Glow's model-compiler.
+// Prints nothing on success unless asked, except that a compile running
+// longer than two seconds reports each finished stage when stderr is a
+// terminal (not with -quiet); one error line and exit code 1 on failure. Flag
+// names follow Glow's model-compiler.
 //
 //===----------------------------------------------------------------------===//
 #include "CodegenFlags.h"
@@ -19,6 +21,7 @@
 #include "ember/Backend/ConstantEval.h"
 #include "ember/Backend/Pipeline.h"
 #include "ember/Base/Error.h"
+#include "ember/Base/Progress.h"
 #include "ember/IR/IRPrinter.h"
 #include "ember/Importer/ONNXImporter.h"
 
@@ -32,6 +35,9 @@
 
 #include <cctype>
 #include <chrono>
+#include <memory>
+
+#include <sys/resource.h>
 
 using namespace ember;
 namespace cl = llvm::cl;
@@ -89,6 +95,17 @@ static cl::opt<bool>
 static cl::opt<bool> verbose("verbose", cl::desc("Say what is being done"),
                              cl::cat(category));
 
+static cl::opt<bool> quiet("quiet",
+                           cl::desc("No progress lines, however long the "
+                                    "compile takes"),
+                           cl::cat(category));
+// Given explicitly, it also reports when stderr is not a terminal (tests
+// force the lines with 0).
+static cl::opt<double> progressAfter(
+    "progress-after", cl::init(2.0), cl::Hidden,
+    cl::desc("Report finished stages once the compile has run this many "
+             "seconds"));
+
 static void fail(const llvm::Twine &msg) {
   llvm::errs() << "model-compiler: error: " << msg << "\n";
   std::exit(1);
@@ -124,6 +141,35 @@ private:
   const char *name_;
   std::chrono::steady_clock::time_point start_;
 };
+
+/// Reports each finished stage, with its own and the total elapsed time
+/// and the process's peak resident memory so far, once the compile has run
+/// longer than -progress-after seconds: short compiles stay silent, long ones
+/// show that they move.
+static void installProgressLines() {
+  // Scripts that read a successful compile's output expect none: the
+  // lines go to a terminal, or wherever -progress-after sends them.
+  if (quiet ||
+      (!llvm::errs().is_displayed() && progressAfter.getNumOccurrences() == 0))
+    return;
+  using Clock = std::chrono::steady_clock;
+  auto start = Clock::now();
+  auto last = std::make_shared<Clock::time_point>(start);
+  setStageListener([start, last](llvm::StringRef stage) {
+    auto now = Clock::now();
+    double total = std::chrono::duration<double>(now - start).count();
+    double own = std::chrono::duration<double>(now - *last).count();
+    *last = now;
+    if (total < progressAfter)
+      return;
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru); // ru_maxrss is in KiB on Linux.
+    llvm::errs() << llvm::format("model-compiler: %-8s done in %6.1f s "
+                                 "(%6.1f s in all, peak memory %ld MiB)\n",
+                                 stage.str().c_str(), own, total,
+                                 long(ru.ru_maxrss / 1024));
+  });
+}
 
 static ImportOptions parseImportOptions() {
   std::vector<std::string> syms(symbols.begin(), symbols.end()),
@@ -162,12 +208,14 @@ int main(int argc, char **argv) {
   registerAllBackends();
   const Backend *backend = unwrap(getBackend(backendName));
 
+  installProgressLines();
   Module M;
   Function *F;
   {
     PhaseTimer t("import");
     F = unwrap(importONNXFile(modelPath, M, parseImportOptions()));
   }
+  noteStageDone("import");
   CompileOptions copts;
   copts.codegen = codegen;
   copts.dumpGraph = dumpGraph ? &llvm::outs() : nullptr;
@@ -183,6 +231,7 @@ int main(int argc, char **argv) {
     if (llvm::Error err = verifyMemoryPlan(*ir, plan))
       fail("internal error: invalid memory plan: " +
            errorToString(std::move(err)));
+    noteStageDone("plan");
   }
   if (dumpIR)
     printIR(*ir, llvm::outs(), &plan);
