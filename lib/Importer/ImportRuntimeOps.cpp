@@ -121,3 +121,130 @@ llvm::Error onnximport::importRuntimeRange(ImportContext &ctx,
   TRY(NodeValue y, binary(ctx, node, OpKind::Add, scaled, start));
   return ctx.setOutput(node, y);
 }
+
+namespace {
+
+/// Element \p j of the int64 vector \p v, as a [1] tensor.
+llvm::Expected<NodeValue> elementAt(ImportContext &ctx,
+                                    const onnx::NodeProto &node, NodeValue v,
+                                    int64_t j) {
+  return make(ctx, node, OpKind::Slice, {v},
+              {Attr::makeInts({j}), Attr::makeInts({1}), Attr::makeInts({1})});
+}
+
+/// Input \p i of a Slice as an int64 vector of \p k entries, or \p dflt
+/// when absent.
+llvm::Expected<NodeValue> sliceParam(ImportContext &ctx,
+                                     const onnx::NodeProto &node, int i,
+                                     int64_t k, int64_t dflt, bool iota) {
+  if (!ImportContext::hasInput(node, i)) {
+    Tensor t(ElemKind::Int64, {k});
+    for (int64_t j = 0; j < k; ++j)
+      t.getHandle<int64_t>().raw(j) = iota ? j : dflt;
+    return NodeValue(ctx.module().createConstant(
+        nameOf(node) + ".param" + std::to_string(i), std::move(t)));
+  }
+  TRY(NodeValue v, ctx.input(node, i));
+  if (v.dims().size() != 1 || v.dims()[0] != k)
+    return fail(node, "starts, ends, axes and steps differ in length");
+  return castTo(ctx, node, v, ElemKind::Int64);
+}
+
+/// The per-entry (axis, start, step) of a run-time Slice, as [1] tensors
+/// with negative axes normalized for rank \p r.
+struct SliceEntry {
+  NodeValue axis, start, step;
+};
+
+llvm::Expected<std::vector<SliceEntry>>
+sliceEntries(ImportContext &ctx, const onnx::NodeProto &node, int64_t r) {
+  TRY(NodeValue starts, ctx.input(node, 1));
+  if (starts.dims().size() != 1)
+    return fail(node, "starts must be 1-D");
+  int64_t k = starts.dims()[0];
+  TRY(starts, sliceParam(ctx, node, 1, k, 0, false));
+  TRY(NodeValue axes, sliceParam(ctx, node, 3, k, 0, true));
+  TRY(NodeValue steps, sliceParam(ctx, node, 4, k, 1, false));
+  std::vector<SliceEntry> entries;
+  for (int64_t j = 0; j < k; ++j) {
+    SliceEntry e;
+    TRY(e.axis, elementAt(ctx, node, axes, j));
+    TRY(e.start, elementAt(ctx, node, starts, j));
+    TRY(e.step, elementAt(ctx, node, steps, j));
+    TRY(NodeValue neg, make(ctx, node, OpKind::Less,
+                            {e.axis, constantLike(ctx, node, e.axis, 0)}));
+    TRY(NodeValue wrapped, make(ctx, node, OpKind::Add,
+                                {e.axis, constantLike(ctx, node, e.axis, r)}));
+    TRY(e.axis, make(ctx, node, OpKind::Where, {neg, wrapped, e.axis}));
+    entries.push_back(e);
+  }
+  return entries;
+}
+
+/// The first index along data dim \p d of extent \p n, and the step: the
+/// entry naming \p d (start 0, step 1 if none), the start normalized and
+/// clamped as ONNX Slice does.
+llvm::Expected<std::pair<NodeValue, NodeValue>>
+startAndStep(ImportContext &ctx, const onnx::NodeProto &node,
+             const std::vector<SliceEntry> &entries, int64_t d, int64_t n) {
+  NodeValue one = constantOf(ctx, node, ElemKind::Int64, {1}, 1);
+  NodeValue zero = constantOf(ctx, node, ElemKind::Int64, {1}, 0);
+  NodeValue b = zero, step = one;
+  for (const SliceEntry &e : entries) {
+    TRY(NodeValue is,
+        make(ctx, node, OpKind::Equal,
+             {e.axis, constantOf(ctx, node, ElemKind::Int64, {1}, double(d))}));
+    TRY(b, make(ctx, node, OpKind::Where, {is, e.start, b}));
+    TRY(step, make(ctx, node, OpKind::Where, {is, e.step, step}));
+  }
+  auto lit = [&](double v) {
+    return constantOf(ctx, node, ElemKind::Int64, {1}, v);
+  };
+  TRY(NodeValue neg, make(ctx, node, OpKind::Less, {b, zero}));
+  TRY(NodeValue wrapped, make(ctx, node, OpKind::Add, {b, lit(n)}));
+  TRY(b, make(ctx, node, OpKind::Where, {neg, wrapped, b}));
+  TRY(neg, make(ctx, node, OpKind::Less, {b, zero}));
+  TRY(b, make(ctx, node, OpKind::Where, {neg, zero, b}));
+  TRY(NodeValue back, make(ctx, node, OpKind::Less, {step, zero}));
+  TRY(NodeValue hi, make(ctx, node, OpKind::Where, {back, lit(n - 1), lit(n)}));
+  TRY(NodeValue over, make(ctx, node, OpKind::Less, {hi, b}));
+  TRY(b, make(ctx, node, OpKind::Where, {over, hi, b}));
+  return std::make_pair(b, step);
+}
+
+} // namespace
+
+llvm::Error onnximport::importRuntimeSlice(ImportContext &ctx,
+                                           const onnx::NodeProto &node,
+                                           NodeValue x) {
+  const std::vector<int64_t> *d =
+      node.output_size() ? ctx.declaredDims(node.output(0)) : nullptr;
+  int64_t r = x.dims().size();
+  if (!d || int64_t(d->size()) != r)
+    return fail(node, "input '" + node.input(1) +
+                          "' must be a constant (an initializer or a "
+                          "Constant node) or implied by the declared output "
+                          "shapes: the output has no declared static shape");
+  for (int i = 1; i < 5; ++i)
+    if (ImportContext::hasInput(node, i)) {
+      TRY(Placeholder * p, graphInputOf(ctx, node, i));
+      if (p)
+        ctx.checkAtRunTime(i, p);
+    }
+  TRY(std::vector<SliceEntry> entries, sliceEntries(ctx, node, r));
+  NodeValue y = x;
+  for (int64_t a = 0; a < r; ++a) {
+    if ((*d)[a] < 1)
+      return fail(node, "the result is empty (unsupported)");
+    TRY(auto bs, startAndStep(ctx, node, entries, a, x.dims()[a]));
+    Tensor steps(ElemKind::Int64, {(*d)[a]});
+    for (int64_t i = 0; i < (*d)[a]; ++i)
+      steps.getHandle<int64_t>().raw(i) = i;
+    NodeValue iota =
+        ctx.module().createConstant(nameOf(node) + ".iota", std::move(steps));
+    TRY(NodeValue off, binary(ctx, node, OpKind::Mul, iota, bs.second));
+    TRY(NodeValue idx, binary(ctx, node, OpKind::Add, off, bs.first));
+    TRY(y, make(ctx, node, OpKind::Gather, {y, idx}, {Attr::makeInt(a)}));
+  }
+  return ctx.setOutput(node, y);
+}

@@ -23,6 +23,12 @@ llvm::Error importRuntimeAxisCumSum(ImportContext &ctx,
 /// the declared output length, the values start + i * delta.
 llvm::Error importRuntimeRange(ImportContext &ctx, const onnx::NodeProto &node);
 
+/// Slice (opset >= 10) with starts, ends, axes or steps fed at run time:
+/// the output shape is the declared one (checked before each run), each
+/// dim gathered at start + i * step computed in the graph.
+llvm::Error importRuntimeSlice(ImportContext &ctx, const onnx::NodeProto &node,
+                               NodeValue x);
+
 } // namespace onnximport
 } // namespace ember
 

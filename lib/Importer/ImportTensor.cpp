@@ -280,6 +280,13 @@ llvm::Error importSlice(ImportContext &ctx, const onnx::NodeProto &node) {
     std::iota(all.begin(), all.end(), 0);
     TRY(axes, attrs.getInts("axes", all));
   } else {
+    for (int i = 1; i < 5; ++i) {
+      if (!ImportContext::hasInput(node, i))
+        continue;
+      TRY(NodeValue v, ctx.input(node, i));
+      if (llvm::isa<Placeholder>(v.getNode()))
+        return importRuntimeSlice(ctx, node, x);
+    }
     TRY(starts, ctx.constantInts(node, 1));
     TRY(ends, ctx.constantInts(node, 2));
     Ints all(starts.size());

@@ -261,3 +261,43 @@ TEST(RuntimeInputs, RangeComputesItsValuesAndChecksItsLength) {
         << res[2].error;
   }
 }
+
+TEST(RuntimeInputs, SliceGathersAtRunTimeStartsAndSteps) {
+  const auto I64 = onnx::TensorProto::INT64;
+  ONNXBuilder b(13);
+  b.input("x", {3, 4});
+  for (const char *n : {"starts", "ends", "axes", "steps"})
+    b.input(n, {1}, I64);
+  b.node("Slice", {"x", "starts", "ends", "axes", "steps"}, {"y"}, "s");
+  b.output("y", {3, 2});
+  auto run = [](int64_t s, int64_t e, int64_t a, int64_t st) {
+    return tensors(iota({3, 4}), ints({1}, {s}), ints({1}, {e}), ints({1}, {a}),
+                   ints({1}, {st}));
+  };
+  for (const std::string &backend : backends()) {
+    SCOPED_TRACE(backend);
+    Module M;
+    auto F = importONNXBuffer(b.serialize(), "m", M);
+    ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
+    auto res =
+        runEach(M, **F, backend,
+                runs(run(1, 3, 1, 1), run(-3, -1, -1, 1), run(3, 1, 1, -1),
+                     run(9, -9, 1, -2), run(0, 4, 1, 1), run(1, 3, 0, 1)));
+    ASSERT_EQ(res.size(), 6u);
+    for (int i = 0; i < 4; ++i)
+      ASSERT_EQ(res[i].outs.size(), 1u) << i << ": " << res[i].error;
+    Tensor cols12 = makeTensor({3, 2}, {2, 3, 6, 7, 10, 11});
+    expectNear(res[0].outs[0], cols12, 0);
+    expectNear(res[1].outs[0], cols12, 0);
+    expectNear(res[2].outs[0], makeTensor({3, 2}, {4, 3, 8, 7, 12, 11}), 0);
+    // Starts and ends out of range are clamped: columns 3 and 1.
+    expectNear(res[3].outs[0], makeTensor({3, 2}, {4, 2, 8, 6, 12, 10}), 0);
+    EXPECT_NE(res[4].error.find("gives output 'y' float<3 x 4>; the network "
+                                "was compiled for [3, 2]"),
+              std::string::npos)
+        << res[4].error;
+    EXPECT_NE(res[5].error.find("gives output 'y' float<2 x 4>"),
+              std::string::npos)
+        << res[5].error;
+  }
+}
