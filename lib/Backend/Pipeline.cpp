@@ -89,5 +89,6 @@ ember::compileFunction(Function &F, const Backend &B,
   net.ir = std::move(ir);
   EMBER_ASSIGN_OR_RETURN(
       net.function, B.compile(F.getParent(), net.ir, net.plan, opts.codegen));
+  net.function = withInputChecks(F.getParent(), std::move(net.function));
   return net;
 }

@@ -41,6 +41,14 @@ llvm::Expected<const Tensor *>
 ImportContext::constantInput(const onnx::NodeProto &node, int i) {
   EMBER_ASSIGN_OR_RETURN(NodeValue v, input(node, i));
   auto *c = llvm::dyn_cast<Constant>(v.getNode());
+  auto *p = llvm::dyn_cast<Placeholder>(v.getNode());
+  if (!c && p && !p->isOutput()) {
+    for (const RuntimeInput &r : runtimeInputs_)
+      if (r.index == i && r.implied)
+        return &r.implied->getPayload();
+    EMBER_ASSIGN_OR_RETURN(c, impliedInput(*this, node, i, p));
+    runtimeInputs_.push_back({i, p, c});
+  }
   if (!c)
     return nodeError(node, "input '" + node.input(i) +
                                "' must be a constant (an initializer or a "

@@ -37,7 +37,11 @@ public:
   /// The payload of input \p i when it is a Constant; fails otherwise.
   llvm::Expected<const Tensor *> constantInput(const onnx::NodeProto &node,
                                                int i);
-  /// A constant integer list (int64 or int32) from input \p i.
+  /// A constant integer list (int64 or int32) from input \p i. Where input
+  /// \p i is a graph input that the op's declared output shapes determine
+  /// (docs/RuntimeInputs.md), constantInput and constantInts give the
+  /// implied value and the node gets a run-time check of the input
+  /// (finishRuntimeInputs).
   llvm::Expected<std::vector<int64_t>> constantInts(const onnx::NodeProto &node,
                                                     int i);
   /// Binds output 0 of \p node to \p v, and fails if another output is used.
@@ -55,6 +59,32 @@ public:
   NodeValue splatConstant(llvm::StringRef name, llvm::ArrayRef<dim_t> dims,
                           float value);
 
+  /// Records the static dims a model declares for value \p name (graph
+  /// outputs and value_info).
+  void declare(const std::string &name, std::vector<int64_t> dims) {
+    declared_[name] = std::move(dims);
+  }
+  /// The declared static dims of \p name, or null.
+  const std::vector<int64_t> *declaredDims(const std::string &name) const {
+    auto it = declared_.find(name);
+    return it == declared_.end() ? nullptr : &it->second;
+  }
+  /// An input of the node being imported that was given its implied value
+  /// (null for a genuine run-time value, see checkAtRunTime).
+  struct RuntimeInput {
+    int index;
+    Placeholder *input;
+    Constant *implied;
+  };
+  /// Marks input \p i of \p node, a graph input used as a genuine run-time
+  /// value, to be checked at run time by importing the node again with its
+  /// value (which rejects the values a constant operand could not have).
+  void checkAtRunTime(int i, Placeholder *p) {
+    runtimeInputs_.push_back({i, p, nullptr});
+  }
+  /// The node's implied inputs; finishRuntimeInputs consumes them.
+  std::vector<RuntimeInput> &runtimeInputs() { return runtimeInputs_; }
+
   /// "node 'name' (OpType)" for messages.
   static std::string describe(const onnx::NodeProto &node);
   /// Prefixes \p err with the node description.
@@ -66,6 +96,8 @@ private:
   Function &F_;
   int64_t opset_;
   std::map<std::string, NodeValue> values_;
+  std::map<std::string, std::vector<int64_t>> declared_;
+  std::vector<RuntimeInput> runtimeInputs_;
 
 public:
   /// Secondary outputs (e.g. Dropout's mask) that no importer produces, with
@@ -83,8 +115,7 @@ public:
   llvm::Expected<float> getFloat(llvm::StringRef name,
                                  std::optional<float> dflt) const;
   llvm::Expected<std::vector<int64_t>>
-  getInts(llvm::StringRef name,
-          std::optional<std::vector<int64_t>> dflt) const;
+  getInts(llvm::StringRef name, std::optional<std::vector<int64_t>> dflt) const;
   llvm::Expected<std::string> getString(llvm::StringRef name,
                                         std::optional<std::string> dflt) const;
   const onnx::AttributeProto *find(llvm::StringRef name) const;
@@ -108,6 +139,19 @@ struct ImportRule {
 
 /// The import table (OpImporters.cpp).
 llvm::ArrayRef<ImportRule> getImportRules();
+
+/// The value input \p i of \p node (a graph input \p p) must have for
+/// the node's outputs to take their declared shapes, as a Constant; an
+/// error if the op's declared shapes do not determine it (ImportRuntime.cpp).
+llvm::Expected<Constant *> impliedInput(ImportContext &ctx,
+                                        const onnx::NodeProto &node, int i,
+                                        Placeholder *p);
+
+/// After \p fn imported \p node with implied inputs: checks that the
+/// outputs got their declared shapes and adds the Module's run-time check
+/// that re-imports the node with the inputs' actual values.
+llvm::Error finishRuntimeInputs(ImportContext &ctx, const onnx::NodeProto &node,
+                                ImportFn fn);
 
 } // namespace ember
 

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ImportHelpers.h"
+#include "ImportRuntimeOps.h"
 #include "ProtoTensor.h"
 
 #include "ember/Base/ElemAccess.h"
@@ -279,6 +280,13 @@ llvm::Error importSlice(ImportContext &ctx, const onnx::NodeProto &node) {
     std::iota(all.begin(), all.end(), 0);
     TRY(axes, attrs.getInts("axes", all));
   } else {
+    for (int i = 1; i < 5; ++i) {
+      if (!ImportContext::hasInput(node, i))
+        continue;
+      TRY(NodeValue v, ctx.input(node, i));
+      if (llvm::isa<Placeholder>(v.getNode()))
+        return importRuntimeSlice(ctx, node, x);
+    }
     TRY(starts, ctx.constantInts(node, 1));
     TRY(ends, ctx.constantInts(node, 2));
     Ints all(starts.size());
@@ -437,6 +445,11 @@ llvm::Error importConstantOfShape(ImportContext &ctx,
 }
 
 llvm::Error importRange(ImportContext &ctx, const onnx::NodeProto &node) {
+  for (int i = 0; i < 3; ++i) {
+    TRY(NodeValue v, ctx.input(node, i));
+    if (!llvm::isa<Constant>(v.getNode()))
+      return importRuntimeRange(ctx, node);
+  }
   TRY(const Tensor *t0, ctx.constantInput(node, 0));
   TRY(double start, constantScalar(ctx, node, 0));
   TRY(double limit, constantScalar(ctx, node, 1));
@@ -521,16 +534,26 @@ llvm::Error importOneHot(ImportContext &ctx, const onnx::NodeProto &node) {
 
 llvm::Error importTrilu(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(NodeValue x, ctx.input(node, 0));
-  int64_t k = 0;
-  if (ImportContext::hasInput(node, 1)) {
-    TRY(double kd, constantScalar(ctx, node, 1));
-    k = int64_t(kd);
-  }
   TRY(int64_t upper, AttrReader(node).getInt("upper", 1));
   size_t r = x.dims().size();
   if (r < 2)
     return fail(node, "input must have rank >= 2");
   int64_t n = x.dims()[r - 2], m = x.dims()[r - 1];
+  NodeValue zero = constantLike(ctx, node, x, 0);
+  if (ImportContext::hasInput(node, 1)) {
+    TRY(NodeValue kv, ctx.input(node, 1));
+    if (!llvm::isa<Constant>(kv.getNode())) {
+      TRY(NodeValue zeroMask, runtimeTriluZeroMask(ctx, node, n, m, upper));
+      TRY(zeroMask, ctx.broadcastTo(node, zeroMask, x.dims()));
+      TRY(NodeValue y, make(ctx, node, OpKind::Where, {zeroMask, zero, x}));
+      return ctx.setOutput(node, y);
+    }
+  }
+  int64_t k = 0;
+  if (ImportContext::hasInput(node, 1)) {
+    TRY(double kd, constantScalar(ctx, node, 1));
+    k = int64_t(kd);
+  }
   Tensor mask(ElemKind::Bool, {n, m});
   for (int64_t i = 0; i < n; ++i)
     for (int64_t j = 0; j < m; ++j)
@@ -539,8 +562,7 @@ llvm::Error importTrilu(ImportContext &ctx, const onnx::NodeProto &node) {
   NodeValue mc =
       ctx.module().createConstant(nameOf(node) + ".mask", std::move(mask));
   TRY(mc, ctx.broadcastTo(node, mc, x.dims()));
-  TRY(NodeValue y,
-      make(ctx, node, OpKind::Where, {mc, x, constantLike(ctx, node, x, 0)}));
+  TRY(NodeValue y, make(ctx, node, OpKind::Where, {mc, x, zero}));
   return ctx.setOutput(node, y);
 }
 
@@ -607,14 +629,18 @@ llvm::Error importTopK(ImportContext &ctx, const onnx::NodeProto &node) {
 
 llvm::Error importCumSum(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(NodeValue x, ctx.input(node, 0));
-  TRY(double axisD, constantScalar(ctx, node, 1));
-  TRY(int64_t axis, normAxis(node, int64_t(axisD), x.dims().size()));
   AttrReader attrs(node);
   TRY(int64_t excl, attrs.getInt("exclusive", 0));
   TRY(int64_t rev, attrs.getInt("reverse", 0));
-  TRY(NodeValue y,
-      make(ctx, node, OpKind::CumSum, {x},
-           {Attr::makeInt(axis), Attr::makeInt(excl), Attr::makeInt(rev)}));
+  AttrList list = {Attr::makeInt(0), Attr::makeInt(excl), Attr::makeInt(rev)};
+  TRY(NodeValue axisV, ctx.input(node, 1));
+  auto *p = llvm::dyn_cast<Placeholder>(axisV.getNode());
+  if (p && !p->isOutput())
+    return importRuntimeAxisCumSum(ctx, node, x, p, list);
+  TRY(double axisD, constantScalar(ctx, node, 1));
+  TRY(int64_t axis, normAxis(node, int64_t(axisD), x.dims().size()));
+  list[0] = Attr::makeInt(axis);
+  TRY(NodeValue y, make(ctx, node, OpKind::CumSum, {x}, list));
   return ctx.setOutput(node, y);
 }
 

@@ -210,6 +210,26 @@ void foldNode(ImportContext &ctx, const onnx::NodeProto &node,
 llvm::Error importNodes(ImportContext &ctx, const onnx::GraphProto &g,
                         const ImportOptions &opts);
 
+/// Records the fully static shapes \p g declares for its outputs and
+/// value_info: they imply shape operands fed at run time.
+void declareStaticShapes(ImportContext &ctx, const onnx::GraphProto &g) {
+  auto declare = [&](const onnx::ValueInfoProto &vi) {
+    if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape())
+      return;
+    std::vector<int64_t> dims;
+    for (const auto &d : vi.type().tensor_type().shape().dim()) {
+      if (!d.has_dim_value())
+        return;
+      dims.push_back(d.dim_value());
+    }
+    ctx.declare(vi.name(), std::move(dims));
+  };
+  for (const auto &vi : g.value_info())
+    declare(vi);
+  for (const auto &vi : g.output())
+    declare(vi);
+}
+
 /// If with a condition known at compile time: the taken branch's nodes are
 /// imported in place and its outputs become the If's outputs.
 llvm::Error importIf(ImportContext &ctx, const onnx::NodeProto &node,
@@ -259,6 +279,7 @@ llvm::Error importNodes(ImportContext &ctx, const onnx::GraphProto &g,
     const ImportRule *rule = findRule(node.op_type(), ctx.opset());
     EMBER_RETURN_IF_ERR(checkEmptyInputs(ctx, node));
     EMBER_RETURN_IF_ERR(rule->fn(ctx, node));
+    EMBER_RETURN_IF_ERR(finishRuntimeInputs(ctx, node, rule->fn));
     foldNode(ctx, node, opts);
   }
   return llvm::Error::success();
@@ -311,6 +332,7 @@ llvm::Expected<Function *> importModel(onnx::ModelProto &model, Module &M,
                         in.name(), ty.toString());
     ctx.bind(in.name(), M.createPlaceholder(in.name(), ty, false));
   }
+  declareStaticShapes(ctx, g);
   EMBER_RETURN_IF_ERR(importNodes(ctx, g, opts));
   if (g.output_size() == 0)
     return makeError("the graph has no outputs");

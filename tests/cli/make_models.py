@@ -67,3 +67,21 @@ save("view_flatten",
      [helper.make_tensor("zero", TensorProto.INT64, [], [0]),
       helper.make_tensor("zero1", TensorProto.INT64, [1], [0]),
       helper.make_tensor("minus1", TensorProto.INT64, [1], [-1])])
+
+# Run-time shape operands (docs/RuntimeInputs.md): Reshape's shape is a graph
+# input; the declared output shape implies [4, 3, 2] and is checked at run
+# time. Input files: one shape giving [4, 3, 2], one that does not.
+save("runtime_reshape",
+     [helper.make_node("Reshape", ["x", "s"], ["y"], name="r")],
+     [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4]),
+      helper.make_tensor_value_info("s", TensorProto.INT64, [3])],
+     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 3, 2])])
+for fname, tensor in [
+        ("runtime_x", helper.make_tensor("x", TensorProto.FLOAT, [2, 3, 4],
+                                         [float(i) for i in range(24)])),
+        ("runtime_s_good", helper.make_tensor("s", TensorProto.INT64, [3],
+                                              [4, -1, 2])),
+        ("runtime_s_bad", helper.make_tensor("s", TensorProto.INT64, [3],
+                                             [2, 12, 1]))]:
+    with open(os.path.join(out, fname + ".pb"), "wb") as f:
+        f.write(tensor.SerializeToString())

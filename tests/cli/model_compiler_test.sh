@@ -26,6 +26,8 @@ if ! "$COMPILER" -model="$D" -emit-bundle="$B/cuda" -backend=CUDA >/dev/null 2>&
   check "CUDA not built in" 1 "^model-compiler: error: backend CUDA is not built in" \
     "$COMPILER" -model="$D" -emit-bundle="$B" -backend=CUDA
 fi
+check "run-time shape operand has no bundle" 1 "^model-compiler: error: input 's' is a shape operand fed at run time" \
+  "$COMPILER" -model="$TMP/runtime_reshape.onnx" -emit-bundle="$B/rt"
 check "Interpreter has no bundles" 1 "^model-compiler: error: backend Interpreter cannot emit bundles" \
   "$COMPILER" -model="$D" -emit-bundle="$B" -backend=Interpreter
 check "unknown backend" 1 "^model-compiler: error: unknown backend 'Nope'" \

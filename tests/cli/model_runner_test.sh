@@ -24,6 +24,10 @@ check "absurd result size" 1 "^model-runner: error: .*more than the maximum of 2
   "$RUNNER" -model="$TMP/huge_tile.onnx"
 check "shape arithmetic folds at import" 0 "output .y. float<2 x 12>" \
   "$RUNNER" -model="$TMP/view_flatten.onnx"
+check "run-time shape operand giving the declared shape" 0 "output 'y' float<4 x 3 x 2>" \
+  "$RUNNER" -model="$TMP/runtime_reshape.onnx" -input="$TMP/runtime_x.pb" -input="$TMP/runtime_s_good.pb"
+check "run-time shape operand checked" 1 "run-time input check: node 'r' \(Reshape\): s = \[2, 12, 1\]: gives output 'y' float<2 x 12 x 1>; the network was compiled for \[4, 3, 2\]" \
+  "$RUNNER" -model="$TMP/runtime_reshape.onnx" -input="$TMP/runtime_x.pb" -input="$TMP/runtime_s_bad.pb"
 check "garbage model" 1 "^model-runner: error: .*not a valid ONNX model" \
   "$RUNNER" -model="$TMP/garbage.onnx"
 check "missing model" 1 "^model-runner: error: cannot read model" \

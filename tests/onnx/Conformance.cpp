@@ -2,16 +2,22 @@
 //
 // onnx-conformance [-data=DIR] [-sets=node,...] [-backends=Interpreter,...]
 //                  [-report=FILE] [-known-failures=FILE] [-filter=SUBSTR]
-//                  [-jobs=N] [-timeout=SECONDS]
+//                  [-jobs=N] [-timeout=SECONDS] [-freeze-inputs]
+//                  [-floor=FILE [-accept-drop]]
 //
 // Runs every test directory of the chosen sets on every backend, each in a
 // child process with a time limit so that a crash or a hang is recorded as
 // a failure instead of ending the run. Writes the Markdown report and exits
-// non-zero if a test fails that the known-failures list does not name.
+// non-zero if a test fails that the known-failures list does not name, or
+// if a pass count falls below the one recorded in the -floor report (a
+// report this runner wrote earlier; -accept-drop records lower counts).
 //
 //===----------------------------------------------------------------------===//
+#include "Floor.h"
 #include "Report.h"
 #include "RunTest.h"
+
+#include "ember/Base/Error.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -58,6 +64,17 @@ static cl::opt<unsigned> timeoutS("timeout",
                                            "counts as a hang"),
                                   cl::init(30));
 static cl::opt<bool> verbose("v", cl::desc("Print every result"));
+static cl::opt<bool> freezeInputs(
+    "freeze-inputs",
+    cl::desc("Turn inputs that the importer needs at compile time into "
+             "constants of each data set's value (such passes do not "
+             "count)"));
+static cl::opt<std::string>
+    floorPath("floor", cl::desc("A report whose pass counts this run may not "
+                                "fall below"));
+static cl::opt<bool>
+    acceptDrop("accept-drop",
+               cl::desc("Write the report even if counts fell below -floor"));
 
 namespace {
 
@@ -82,8 +99,8 @@ Child spawn(const std::vector<TestResult> &results, size_t j) {
   pid_t pid = fork();
   if (pid == 0) {
     close(fds[0]);
-    Outcome o = runTest(results[j].dir, results[j].backend);
-    std::string line = std::string(1, "PFU"[int(o.verdict)]) + o.reason;
+    Outcome o = runTest(results[j].dir, results[j].backend, freezeInputs);
+    std::string line = std::string(1, "PFUZ"[int(o.verdict)]) + o.reason;
     (void)!write(fds[1], line.data(), line.size());
     _exit(0);
   }
@@ -111,6 +128,7 @@ void finish(Child &c, TestResult &r, bool timedOut) {
     } else {
       r.verdict = c.out[0] == 'P'   ? Verdict::Pass
                   : c.out[0] == 'F' ? Verdict::Fail
+                  : c.out[0] == 'Z' ? Verdict::FrozenPass
                                     : Verdict::Unsupported;
       r.reason = c.out.substr(1);
     }
@@ -179,13 +197,10 @@ std::set<std::string> readKnown(const std::string &path) {
   return known;
 }
 
-} // namespace
-
-int main(int argc, char **argv) {
-  cl::ParseCommandLineOptions(argc, argv, "ONNX conformance runner\n");
-  llvm::SmallVector<llvm::StringRef, 4> sets, backends;
-  llvm::StringRef(setsOpt).split(sets, ',', -1, false);
-  llvm::StringRef(backendsOpt).split(backends, ',', -1, false);
+/// One result per test directory of \p sets and backend; exits on a set
+/// without tests.
+std::vector<TestResult> collect(llvm::ArrayRef<llvm::StringRef> sets,
+                                llvm::ArrayRef<llvm::StringRef> backends) {
   std::vector<TestResult> results;
   for (llvm::StringRef set : sets) {
     std::vector<std::string> dirs;
@@ -196,7 +211,7 @@ int main(int argc, char **argv) {
       dirs.push_back(it->path());
     if (ec || dirs.empty()) {
       llvm::errs() << "onnx-conformance: no tests in " << root << "\n";
-      return 2;
+      std::exit(2);
     }
     std::sort(dirs.begin(), dirs.end());
     for (const std::string &d : dirs) {
@@ -209,11 +224,11 @@ int main(int argc, char **argv) {
             {set.str(), name, d, b.str(), info, Verdict::Unsupported, ""});
     }
   }
-  auto t0 = std::chrono::steady_clock::now();
-  runAll(results);
-  double secs =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
-          .count();
+  return results;
+}
+
+/// Failures that the known-failures list does not name, printed.
+unsigned countUnexpected(llvm::ArrayRef<TestResult> results) {
   std::set<std::string> known = readKnown(knownPath);
   unsigned unexpected = 0;
   for (const TestResult &r : results)
@@ -222,9 +237,51 @@ int main(int argc, char **argv) {
       llvm::errs() << "unexpected failure: " << r.backend << " " << r.set << "/"
                    << r.name << ": " << r.reason << "\n";
     }
-  std::string summary = summarize(results);
-  llvm::outs() << summary << " (" << llvm::format("%.1f", secs) << " s)\n";
-  if (!reportPath.empty()) {
+  return unexpected;
+}
+
+/// Whether the counts hold the -floor record (true without one).
+bool checkFloor(llvm::ArrayRef<TestResult> results) {
+  if (floorPath.empty())
+    return true;
+  auto rec = readRecord(floorPath);
+  if (!rec) {
+    llvm::errs() << "onnx-conformance: " << errorToString(rec.takeError())
+                 << "\n";
+    std::exit(2);
+  }
+  if (freezeInputs)
+    llvm::errs() << "onnx-conformance: -floor with -freeze-inputs: frozen "
+                    "passes do not count\n";
+  return holdsFloor(*rec, results, filter.empty(), llvm::errs());
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  cl::ParseCommandLineOptions(argc, argv, "ONNX conformance runner\n");
+  llvm::SmallVector<llvm::StringRef, 4> sets, backends;
+  llvm::StringRef(setsOpt).split(sets, ',', -1, false);
+  llvm::StringRef(backendsOpt).split(backends, ',', -1, false);
+  if (!floorPath.empty() && !llvm::sys::fs::exists(floorPath)) {
+    llvm::errs() << "onnx-conformance: no record " << floorPath << "\n";
+    return 2;
+  }
+  std::vector<TestResult> results = collect(sets, backends);
+  auto t0 = std::chrono::steady_clock::now();
+  runAll(results);
+  double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+          .count();
+  unsigned unexpected = countUnexpected(results);
+  bool held = checkFloor(results);
+  llvm::outs() << summarize(results) << " (" << llvm::format("%.1f", secs)
+               << " s)\n";
+  bool keepRecord = !held && !acceptDrop && reportPath == floorPath;
+  if (keepRecord)
+    llvm::errs() << "onnx-conformance: counts fell; " << reportPath
+                 << " left as it was (-accept-drop records them)\n";
+  if (!reportPath.empty() && !keepRecord) {
     std::error_code ec;
     llvm::raw_fd_ostream os(reportPath, ec);
     if (ec) {
@@ -235,5 +292,8 @@ int main(int argc, char **argv) {
   }
   if (unexpected)
     llvm::errs() << unexpected << " unexpected failure(s)\n";
-  return unexpected ? 1 : 0;
+  if (!held)
+    llvm::errs() << "onnx-conformance: pass counts fell below " << floorPath
+                 << "\n";
+  return unexpected || (!held && !acceptDrop) ? 1 : 0;
 }

@@ -7,8 +7,11 @@
 namespace ember {
 namespace conformance {
 
-/// How one test ended.
-enum class Verdict { Pass, Fail, Unsupported };
+/// How one test ended. FrozenPass: the outputs matched only after the
+/// runner turned run-time inputs into constants (the -freeze-inputs mode);
+/// it is not a pass, since a user feeding those inputs at run time gets an
+/// error.
+enum class Verdict { Pass, Fail, Unsupported, FrozenPass };
 
 /// A verdict with a one-line reason.
 struct Outcome {
@@ -19,8 +22,11 @@ struct Outcome {
 /// Compiles the model of test directory \p dir for backend \p backend and
 /// runs every test_data_set_* in it, comparing each output with
 /// output_N.pb. A clean import or compile error is Unsupported; wrong
-/// numbers, types or shapes, and run-time errors are Fail.
-Outcome runTest(const std::string &dir, const std::string &backend);
+/// numbers, types or shapes, and run-time errors are Fail. Every input is
+/// fed at run time unless \p freezeInputs: then an input that the importer
+/// needs as a constant is frozen to each data set's value (FrozenPass).
+Outcome runTest(const std::string &dir, const std::string &backend,
+                bool freezeInputs);
 
 } // namespace conformance
 } // namespace ember

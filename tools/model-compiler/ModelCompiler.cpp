@@ -215,6 +215,12 @@ int main(int argc, char **argv) {
     PhaseTimer t("import");
     F = unwrap(importONNXFile(modelPath, M, parseImportOptions()));
   }
+  if (!M.getInputChecks().empty())
+    fail("input '" + M.getInputChecks()[0].inputs[0]->getName() +
+         "' is a shape operand fed at run time; the network is compiled for "
+         "the value the declared shapes imply, which bundles cannot check "
+         "yet (docs/RuntimeInputs.md): give the model that input as a "
+         "constant");
   noteStageDone("import");
   CompileOptions copts;
   copts.codegen = codegen;

@@ -65,6 +65,15 @@ evaluateConstantValues(llvm::ArrayRef<NodeValue> values);
 llvm::Expected<CompiledNetwork> compileFunction(Function &F, const Backend &B,
                                                 const CompileOptions &opts);
 
+/// Whether the values bound in \p b satisfy \p M's input checks (shape
+/// operands fed at run time; see Module::getInputChecks).
+llvm::Error checkInputValues(const Module &M, const Bindings &b);
+
+/// \p f, made to check \p M's input values before each run (unchanged if
+/// \p M has no input checks). compileFunction applies it.
+std::unique_ptr<CompiledFunction>
+withInputChecks(const Module &M, std::unique_ptr<CompiledFunction> f);
+
 /// The steps of compileFunction up to memory planning (no code generation),
 /// IR optimization included. \p schedulePeak, if given, receives the
 /// schedule's peak of live activation bytes.

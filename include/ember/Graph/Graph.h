@@ -6,6 +6,7 @@
 #include "ember/Base/NameUniquer.h"
 #include "ember/Graph/Node.h"
 
+#include <functional>
 #include <list>
 #include <map>
 #include <memory>
@@ -65,6 +66,16 @@ private:
   NameUniquer names_;
 };
 
+/// A condition on graph inputs that the compiled network assumes: a shape,
+/// size or axes operand fed at run time was compiled for the value the
+/// model's declared shapes imply, and \p check says whether the values of
+/// \p inputs (in that order) give that compiled result. In-process runs
+/// check it before each call (see docs/RuntimeInputs.md).
+struct InputCheck {
+  std::vector<const Placeholder *> inputs;
+  std::function<llvm::Error(llvm::ArrayRef<const Tensor *>)> check;
+};
+
 /// Owns types, Constants, Placeholders and Functions.
 class Module {
 public:
@@ -101,6 +112,10 @@ public:
   /// Removes constants that no node uses.
   void eraseUnusedConstants();
 
+  /// Conditions on input values that compiled code assumes (InputCheck).
+  void addInputCheck(InputCheck c) { inputChecks_.push_back(std::move(c)); }
+  const std::vector<InputCheck> &getInputChecks() const { return inputChecks_; }
+
 private:
   std::string uniqueName(llvm::StringRef name);
 
@@ -109,6 +124,7 @@ private:
   std::list<std::unique_ptr<Placeholder>> placeholders_;
   std::list<std::unique_ptr<Function>> functions_;
   NameUniquer names_;
+  std::vector<InputCheck> inputChecks_;
 };
 
 } // namespace ember

@@ -1,0 +1,250 @@
+//===- ImportRuntimeOps.cpp - Ops with genuine run-time operands ----------===//
+//
+// Operands that are graph inputs but leave the output shape alone are
+// computed with in the graph (docs/RuntimeInputs.md, path 2): Trilu's k,
+// CumSum's axis and Range's start and delta (its length is the declared
+// output length, checked at run time like the implied operands).
+//
+//===----------------------------------------------------------------------===//
+#include "ImportRuntimeOps.h"
+
+#include "ember/Base/ElemAccess.h"
+
+using namespace ember;
+using namespace ember::onnximport;
+
+#define TRY EMBER_ASSIGN_OR_RETURN
+
+/// The Trilu mask when k is a run-time value: the output shape does not
+/// depend on k, so the diagonal offsets j - i are a constant and the mask
+/// compares them with k in the compiled graph (true where x is zeroed).
+llvm::Expected<NodeValue>
+onnximport::runtimeTriluZeroMask(ImportContext &ctx,
+                                 const onnx::NodeProto &node, int64_t n,
+                                 int64_t m, bool upper) {
+  TRY(NodeValue k, ctx.input(node, 1));
+  if (k.getType()->size() != 1)
+    return fail(node, "input 1 (k) must be a scalar");
+  TRY(k, castTo(ctx, node, k, ElemKind::Int64));
+  TRY(k, reshapeTo(ctx, node, k, {1, 1}));
+  Tensor d(ElemKind::Int64, {n, m});
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < m; ++j)
+      d.getHandle<int64_t>().raw(i * m + j) = j - i;
+  NodeValue dc =
+      ctx.module().createConstant(nameOf(node) + ".diag", std::move(d));
+  // upper keeps j - i >= k: zero where j - i < k; lower keeps j - i <= k.
+  return upper ? binary(ctx, node, OpKind::Less, dc, k)
+               : binary(ctx, node, OpKind::Less, k, dc);
+}
+
+/// CumSum along a run-time axis: the output shape does not depend on it, so
+/// the sum along every axis is computed and the axis selects one; the
+/// node is re-imported with the axis before each run, which rejects an
+/// axis out of range (docs/RuntimeInputs.md).
+llvm::Error onnximport::importRuntimeAxisCumSum(ImportContext &ctx,
+                                                const onnx::NodeProto &node,
+                                                NodeValue x,
+                                                Placeholder *axisInput,
+                                                AttrList attrs) {
+  int64_t r = x.dims().size();
+  if (r == 0 || axisInput->getType()->size() != 1)
+    return fail(node, "needs an input of rank >= 1 and a scalar axis");
+  ctx.checkAtRunTime(1, axisInput);
+  TRY(NodeValue a, castTo(ctx, node, NodeValue(axisInput), ElemKind::Int64));
+  TRY(a, reshapeTo(ctx, node, a, Ints(r, 1)));
+  TRY(NodeValue neg,
+      make(ctx, node, OpKind::Less, {a, constantLike(ctx, node, a, 0)}));
+  TRY(NodeValue wrapped,
+      make(ctx, node, OpKind::Add, {a, constantLike(ctx, node, a, r)}));
+  TRY(a, make(ctx, node, OpKind::Where, {neg, wrapped, a}));
+  NodeValue y;
+  for (int64_t axis = r - 1; axis >= 0; --axis) {
+    attrs[0] = Attr::makeInt(axis);
+    TRY(NodeValue s, make(ctx, node, OpKind::CumSum, {x}, attrs));
+    if (axis == r - 1) {
+      y = s;
+      continue;
+    }
+    TRY(NodeValue is,
+        binary(ctx, node, OpKind::Equal, a, constantLike(ctx, node, a, axis)));
+    TRY(is, ctx.broadcastTo(node, is, x.dims()));
+    TRY(y, make(ctx, node, OpKind::Where, {is, s, y}));
+  }
+  return ctx.setOutput(node, y);
+}
+
+/// The graph input behind input \p i of \p node, or null for a constant;
+/// an error for a value computed at run time.
+static llvm::Expected<Placeholder *>
+graphInputOf(ImportContext &ctx, const onnx::NodeProto &node, int i) {
+  TRY(NodeValue v, ctx.input(node, i));
+  if (llvm::isa<Constant>(v.getNode()))
+    return nullptr;
+  auto *p = llvm::dyn_cast<Placeholder>(v.getNode());
+  if (!p || p->isOutput())
+    return fail(node, "input '" + node.input(i) +
+                          "' must be a constant (an initializer or a "
+                          "Constant node) or a graph input");
+  return p;
+}
+
+llvm::Error onnximport::importRuntimeRange(ImportContext &ctx,
+                                           const onnx::NodeProto &node) {
+  const std::vector<int64_t> *d =
+      node.output_size() ? ctx.declaredDims(node.output(0)) : nullptr;
+  if (!d || d->size() != 1 || (*d)[0] < 1)
+    return fail(node, "input '" + node.input(0) +
+                          "' must be a constant (an initializer or a "
+                          "Constant node) or implied by the declared output "
+                          "shapes: the output has no declared non-empty "
+                          "1-D shape");
+  for (int i = 0; i < 3; ++i) {
+    TRY(Placeholder * p, graphInputOf(ctx, node, i));
+    if (p)
+      ctx.checkAtRunTime(i, p);
+  }
+  TRY(NodeValue start, ctx.input(node, 0));
+  TRY(NodeValue delta, ctx.input(node, 2));
+  if (start.getType()->size() != 1 || delta.getType()->size() != 1)
+    return fail(node, "start and delta must be scalars");
+  int64_t n = (*d)[0];
+  ElemKind kind = start.getElemKind();
+  Tensor steps(kind, {n});
+  for (int64_t i = 0; i < n; ++i)
+    storeElement(steps.data(), kind, i, double(i));
+  NodeValue iota =
+      ctx.module().createConstant(nameOf(node) + ".steps", std::move(steps));
+  TRY(start, reshapeTo(ctx, node, start, {1}));
+  TRY(delta, reshapeTo(ctx, node, delta, {1}));
+  TRY(NodeValue scaled, binary(ctx, node, OpKind::Mul, iota, delta));
+  TRY(NodeValue y, binary(ctx, node, OpKind::Add, scaled, start));
+  return ctx.setOutput(node, y);
+}
+
+namespace {
+
+/// Element \p j of the int64 vector \p v, as a [1] tensor.
+llvm::Expected<NodeValue> elementAt(ImportContext &ctx,
+                                    const onnx::NodeProto &node, NodeValue v,
+                                    int64_t j) {
+  return make(ctx, node, OpKind::Slice, {v},
+              {Attr::makeInts({j}), Attr::makeInts({1}), Attr::makeInts({1})});
+}
+
+/// Input \p i of a Slice as an int64 vector of \p k entries, or \p dflt
+/// when absent.
+llvm::Expected<NodeValue> sliceParam(ImportContext &ctx,
+                                     const onnx::NodeProto &node, int i,
+                                     int64_t k, int64_t dflt, bool iota) {
+  if (!ImportContext::hasInput(node, i)) {
+    Tensor t(ElemKind::Int64, {k});
+    for (int64_t j = 0; j < k; ++j)
+      t.getHandle<int64_t>().raw(j) = iota ? j : dflt;
+    return NodeValue(ctx.module().createConstant(
+        nameOf(node) + ".param" + std::to_string(i), std::move(t)));
+  }
+  TRY(NodeValue v, ctx.input(node, i));
+  if (v.dims().size() != 1 || v.dims()[0] != k)
+    return fail(node, "starts, ends, axes and steps differ in length");
+  return castTo(ctx, node, v, ElemKind::Int64);
+}
+
+/// The per-entry (axis, start, step) of a run-time Slice, as [1] tensors
+/// with negative axes normalized for rank \p r.
+struct SliceEntry {
+  NodeValue axis, start, step;
+};
+
+llvm::Expected<std::vector<SliceEntry>>
+sliceEntries(ImportContext &ctx, const onnx::NodeProto &node, int64_t r) {
+  TRY(NodeValue starts, ctx.input(node, 1));
+  if (starts.dims().size() != 1)
+    return fail(node, "starts must be 1-D");
+  int64_t k = starts.dims()[0];
+  TRY(starts, sliceParam(ctx, node, 1, k, 0, false));
+  TRY(NodeValue axes, sliceParam(ctx, node, 3, k, 0, true));
+  TRY(NodeValue steps, sliceParam(ctx, node, 4, k, 1, false));
+  std::vector<SliceEntry> entries;
+  for (int64_t j = 0; j < k; ++j) {
+    SliceEntry e;
+    TRY(e.axis, elementAt(ctx, node, axes, j));
+    TRY(e.start, elementAt(ctx, node, starts, j));
+    TRY(e.step, elementAt(ctx, node, steps, j));
+    TRY(NodeValue neg, make(ctx, node, OpKind::Less,
+                            {e.axis, constantLike(ctx, node, e.axis, 0)}));
+    TRY(NodeValue wrapped, make(ctx, node, OpKind::Add,
+                                {e.axis, constantLike(ctx, node, e.axis, r)}));
+    TRY(e.axis, make(ctx, node, OpKind::Where, {neg, wrapped, e.axis}));
+    entries.push_back(e);
+  }
+  return entries;
+}
+
+/// The first index along data dim \p d of extent \p n, and the step: the
+/// entry naming \p d (start 0, step 1 if none), the start normalized and
+/// clamped as ONNX Slice does.
+llvm::Expected<std::pair<NodeValue, NodeValue>>
+startAndStep(ImportContext &ctx, const onnx::NodeProto &node,
+             const std::vector<SliceEntry> &entries, int64_t d, int64_t n) {
+  NodeValue one = constantOf(ctx, node, ElemKind::Int64, {1}, 1);
+  NodeValue zero = constantOf(ctx, node, ElemKind::Int64, {1}, 0);
+  NodeValue b = zero, step = one;
+  for (const SliceEntry &e : entries) {
+    TRY(NodeValue is,
+        make(ctx, node, OpKind::Equal,
+             {e.axis, constantOf(ctx, node, ElemKind::Int64, {1}, double(d))}));
+    TRY(b, make(ctx, node, OpKind::Where, {is, e.start, b}));
+    TRY(step, make(ctx, node, OpKind::Where, {is, e.step, step}));
+  }
+  auto lit = [&](double v) {
+    return constantOf(ctx, node, ElemKind::Int64, {1}, v);
+  };
+  TRY(NodeValue neg, make(ctx, node, OpKind::Less, {b, zero}));
+  TRY(NodeValue wrapped, make(ctx, node, OpKind::Add, {b, lit(n)}));
+  TRY(b, make(ctx, node, OpKind::Where, {neg, wrapped, b}));
+  TRY(neg, make(ctx, node, OpKind::Less, {b, zero}));
+  TRY(b, make(ctx, node, OpKind::Where, {neg, zero, b}));
+  TRY(NodeValue back, make(ctx, node, OpKind::Less, {step, zero}));
+  TRY(NodeValue hi, make(ctx, node, OpKind::Where, {back, lit(n - 1), lit(n)}));
+  TRY(NodeValue over, make(ctx, node, OpKind::Less, {hi, b}));
+  TRY(b, make(ctx, node, OpKind::Where, {over, hi, b}));
+  return std::make_pair(b, step);
+}
+
+} // namespace
+
+llvm::Error onnximport::importRuntimeSlice(ImportContext &ctx,
+                                           const onnx::NodeProto &node,
+                                           NodeValue x) {
+  const std::vector<int64_t> *d =
+      node.output_size() ? ctx.declaredDims(node.output(0)) : nullptr;
+  int64_t r = x.dims().size();
+  if (!d || int64_t(d->size()) != r)
+    return fail(node, "input '" + node.input(1) +
+                          "' must be a constant (an initializer or a "
+                          "Constant node) or implied by the declared output "
+                          "shapes: the output has no declared static shape");
+  for (int i = 1; i < 5; ++i)
+    if (ImportContext::hasInput(node, i)) {
+      TRY(Placeholder * p, graphInputOf(ctx, node, i));
+      if (p)
+        ctx.checkAtRunTime(i, p);
+    }
+  TRY(std::vector<SliceEntry> entries, sliceEntries(ctx, node, r));
+  NodeValue y = x;
+  for (int64_t a = 0; a < r; ++a) {
+    if ((*d)[a] < 1)
+      return fail(node, "the result is empty (unsupported)");
+    TRY(auto bs, startAndStep(ctx, node, entries, a, x.dims()[a]));
+    Tensor steps(ElemKind::Int64, {(*d)[a]});
+    for (int64_t i = 0; i < (*d)[a]; ++i)
+      steps.getHandle<int64_t>().raw(i) = i;
+    NodeValue iota =
+        ctx.module().createConstant(nameOf(node) + ".iota", std::move(steps));
+    TRY(NodeValue off, binary(ctx, node, OpKind::Mul, iota, bs.second));
+    TRY(NodeValue idx, binary(ctx, node, OpKind::Add, off, bs.first));
+    TRY(y, make(ctx, node, OpKind::Gather, {y, idx}, {Attr::makeInt(a)}));
+  }
+  return ctx.setOutput(node, y);
+}

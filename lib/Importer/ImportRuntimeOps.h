@@ -1,0 +1,35 @@
+//===- ImportRuntimeOps.h - Ops with genuine run-time operands -*- C++ -*-===//
+#ifndef EMBER_LIB_IMPORTER_IMPORTRUNTIMEOPS_H
+#define EMBER_LIB_IMPORTER_IMPORTRUNTIMEOPS_H
+
+#include "ImportHelpers.h"
+
+namespace ember {
+namespace onnximport {
+
+/// Trilu with k a run-time value (input 1): true where x is zeroed.
+llvm::Expected<NodeValue> runtimeTriluZeroMask(ImportContext &ctx,
+                                               const onnx::NodeProto &node,
+                                               int64_t n, int64_t m,
+                                               bool upper);
+
+/// CumSum whose axis is the graph input \p axisInput; \p attrs are the
+/// CumSum attributes (axis first, replaced per candidate axis).
+llvm::Error importRuntimeAxisCumSum(ImportContext &ctx,
+                                    const onnx::NodeProto &node, NodeValue x,
+                                    Placeholder *axisInput, AttrList attrs);
+
+/// Range with a graph input among start, limit and delta: the length is
+/// the declared output length, the values start + i * delta.
+llvm::Error importRuntimeRange(ImportContext &ctx, const onnx::NodeProto &node);
+
+/// Slice (opset >= 10) with starts, ends, axes or steps fed at run time:
+/// the output shape is the declared one (checked before each run), each
+/// dim gathered at start + i * step computed in the graph.
+llvm::Error importRuntimeSlice(ImportContext &ctx, const onnx::NodeProto &node,
+                               NodeValue x);
+
+} // namespace onnximport
+} // namespace ember
+
+#endif

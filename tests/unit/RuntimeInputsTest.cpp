@@ -1,0 +1,303 @@
+//===- RuntimeInputsTest.cpp - Shape operands fed at run time -------------===//
+//
+// docs/RuntimeInputs.md: a shape operand that is a graph input is compiled
+// for the value the declared output shape implies and checked before each
+// run (values giving the same shape run, others fail the call with an error
+// naming the node); Trilu's k is a genuine run-time value. Expected values
+// are written by hand and every backend is held to them.
+//
+//===----------------------------------------------------------------------===//
+#include "ember/Importer/ONNXImporter.h"
+
+#include "ONNXBuilder.h"
+#include "TestUtils.h"
+
+using namespace ember;
+using namespace ember::test;
+
+namespace {
+
+std::vector<std::string> backends() {
+#ifdef EMBER_WITH_CUDA
+  return {"Interpreter", "CPU", "CUDAHostEmu"};
+#else
+  return {"Interpreter", "CPU"};
+#endif
+}
+
+Tensor ints(llvm::ArrayRef<dim_t> dims, std::initializer_list<int64_t> v) {
+  Tensor t(ElemKind::Int64, dims);
+  EXPECT_EQ(size_t(t.size()), v.size());
+  std::copy(v.begin(), v.end(), t.getHandle<int64_t>().begin());
+  return t;
+}
+
+/// 1, 2, ..., n in \p dims.
+Tensor iota(llvm::ArrayRef<dim_t> dims) {
+  Tensor t(ElemKind::Float32, dims);
+  float v = 1;
+  for (float &x : t.getHandle<float>())
+    x = v++;
+  return t;
+}
+
+/// Input lists, one per run (Tensor is move-only).
+template <typename... Rs> std::vector<std::vector<Tensor>> runs(Rs &&...rs) {
+  std::vector<std::vector<Tensor>> v;
+  (v.push_back(std::forward<Rs>(rs)), ...);
+  return v;
+}
+
+/// Compiles \p F once and runs it with each input list of \p runs: the
+/// outputs of each run, or its error text.
+struct RunResult {
+  std::vector<Tensor> outs;
+  std::string error;
+};
+std::vector<RunResult> runEach(Module &M, Function &F,
+                               const std::string &backend,
+                               std::vector<std::vector<Tensor>> runs) {
+  registerAllBackends();
+#ifdef EMBER_WITH_CUDA
+  if (backend == "CUDAHostEmu")
+    registerCUDAHostEmulation();
+#endif
+  std::vector<RunResult> results;
+  auto net = compileFunction(F, *llvm::cantFail(getBackend(backend)),
+                             CompileOptions());
+  if (!net) {
+    ADD_FAILURE() << llvm::toString(net.takeError());
+    return results;
+  }
+  for (std::vector<Tensor> &inputs : runs) {
+    Bindings b;
+    auto phs = M.getInputPlaceholders();
+    for (size_t i = 0; i < phs.size() && i < inputs.size(); ++i)
+      b.insert(phs[i], std::move(inputs[i]));
+    RunResult r;
+    if (llvm::Error err = net->function->run(b))
+      r.error = llvm::toString(std::move(err));
+    else
+      for (Placeholder *p : M.getOutputPlaceholders())
+        r.outs.push_back(b.get(p)->clone());
+    results.push_back(std::move(r));
+  }
+  return results;
+}
+
+} // namespace
+
+TEST(RuntimeInputs, ReshapeRunsForEveryShapeGivingTheDeclaredOne) {
+  ONNXBuilder b(13);
+  b.input("x", {2, 3, 4});
+  b.input("s", {3}, onnx::TensorProto::INT64);
+  b.node("Reshape", {"x", "s"}, {"y"}, "r");
+  b.output("y", {4, 3, 2});
+  for (const std::string &backend : backends()) {
+    SCOPED_TRACE(backend);
+    Module M;
+    auto F = importONNXBuffer(b.serialize(), "m", M);
+    ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
+    auto res = runEach(M, **F, backend,
+                       runs(tensors(iota({2, 3, 4}), ints({3}, {4, 3, 2})),
+                            tensors(iota({2, 3, 4}), ints({3}, {4, -1, 2})),
+                            tensors(iota({2, 3, 4}), ints({3}, {2, 12, 1}))));
+    ASSERT_EQ(res.size(), 3u);
+    for (int i = 0; i < 2; ++i) {
+      ASSERT_EQ(res[i].outs.size(), 1u) << res[i].error;
+      expectNear(res[i].outs[0], iota({4, 3, 2}), 0);
+    }
+    EXPECT_NE(res[2].error.find("run-time input check: node 'r' (Reshape): "
+                                "s = [2, 12, 1]: gives output 'y' "),
+              std::string::npos)
+        << res[2].error;
+    EXPECT_NE(res[2].error.find("the network was compiled for [4, 3, 2]"),
+              std::string::npos)
+        << res[2].error;
+  }
+}
+
+TEST(RuntimeInputs, UnsqueezeAxesAreCheckedAtRunTime) {
+  ONNXBuilder b(13);
+  b.input("x", {3, 2});
+  b.input("a", {2}, onnx::TensorProto::INT64);
+  b.node("Unsqueeze", {"x", "a"}, {"y"}, "u");
+  b.output("y", {1, 3, 1, 2});
+  for (const std::string &backend : backends()) {
+    SCOPED_TRACE(backend);
+    Module M;
+    auto F = importONNXBuffer(b.serialize(), "m", M);
+    ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
+    auto res = runEach(M, **F, backend,
+                       runs(tensors(iota({3, 2}), ints({2}, {2, 0})),
+                            tensors(iota({3, 2}), ints({2}, {-4, -2})),
+                            tensors(iota({3, 2}), ints({2}, {0, 1})),
+                            tensors(iota({3, 2}), ints({2}, {0, 9}))));
+    ASSERT_EQ(res.size(), 4u);
+    for (int i = 0; i < 2; ++i) {
+      ASSERT_EQ(res[i].outs.size(), 1u) << res[i].error;
+      expectNear(res[i].outs[0], iota({1, 3, 1, 2}), 0);
+    }
+    EXPECT_NE(res[2].error.find("node 'u' (Unsqueeze): a = [0, 1]: gives "
+                                "output 'y'"),
+              std::string::npos)
+        << res[2].error;
+    // A value the importer itself rejects is reported with its reason.
+    EXPECT_NE(res[3].error.find("node 'u' (Unsqueeze): a = [0, 9]: "),
+              std::string::npos)
+        << res[3].error;
+  }
+}
+
+TEST(RuntimeInputs, UndeclaredOutputShapeIsAnImportError) {
+  ONNXBuilder b(13);
+  b.input("x", {2, 3});
+  b.input("s", {2}, onnx::TensorProto::INT64);
+  b.node("Reshape", {"x", "s"}, {"y"}, "r");
+  b.output("y");
+  Module M;
+  auto F = importONNXBuffer(b.serialize(), "m", M);
+  ASSERT_FALSE(bool(F));
+  std::string msg = llvm::toString(F.takeError());
+  EXPECT_NE(msg.find("node 'r' (Reshape): input 's' must be a constant (an "
+                     "initializer or a Constant node) or implied by the "
+                     "declared output shapes: node 'r' (Reshape): output 'y' "
+                     "has no declared static shape"),
+            std::string::npos)
+      << msg;
+}
+
+TEST(RuntimeInputs, TriluTakesKAtRunTime) {
+  for (int64_t upper : {1, 0}) {
+    ONNXBuilder b(14);
+    b.input("x", {3, 4});
+    b.input("k", {}, onnx::TensorProto::INT64);
+    ONNXBuilder::attrInt(b.node("Trilu", {"x", "k"}, {"y"}, "t"), "upper",
+                         upper);
+    b.output("y", {3, 4});
+    for (const std::string &backend : backends()) {
+      SCOPED_TRACE(backend + (upper ? " upper" : " lower"));
+      Module M;
+      auto F = importONNXBuffer(b.serialize(), "m", M);
+      ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
+      auto res = runEach(M, **F, backend,
+                         runs(tensors(iota({3, 4}), ints({}, {1})),
+                              tensors(iota({3, 4}), ints({}, {-1}))));
+      ASSERT_EQ(res.size(), 2u);
+      ASSERT_EQ(res[0].outs.size(), 1u) << res[0].error;
+      ASSERT_EQ(res[1].outs.size(), 1u) << res[1].error;
+      if (upper) { // keeps j - i >= k
+        expectNear(res[0].outs[0],
+                   makeTensor({3, 4}, {0, 2, 3, 4, 0, 0, 7, 8, 0, 0, 0, 12}),
+                   0);
+        expectNear(res[1].outs[0],
+                   makeTensor({3, 4}, {1, 2, 3, 4, 5, 6, 7, 8, 0, 10, 11, 12}),
+                   0);
+      } else { // keeps j - i <= k
+        expectNear(res[0].outs[0],
+                   makeTensor({3, 4}, {1, 2, 0, 0, 5, 6, 7, 0, 9, 10, 11, 12}),
+                   0);
+        expectNear(res[1].outs[0],
+                   makeTensor({3, 4}, {0, 0, 0, 0, 5, 0, 0, 0, 9, 10, 0, 0}),
+                   0);
+      }
+    }
+  }
+}
+
+TEST(RuntimeInputs, CumSumTakesItsAxisAtRunTime) {
+  ONNXBuilder b(14);
+  b.input("x", {2, 3});
+  b.input("a", {}, onnx::TensorProto::INT64);
+  b.node("CumSum", {"x", "a"}, {"y"}, "c");
+  b.output("y", {2, 3});
+  for (const std::string &backend : backends()) {
+    SCOPED_TRACE(backend);
+    Module M;
+    auto F = importONNXBuffer(b.serialize(), "m", M);
+    ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
+    auto res = runEach(M, **F, backend,
+                       runs(tensors(iota({2, 3}), ints({}, {0})),
+                            tensors(iota({2, 3}), ints({}, {1})),
+                            tensors(iota({2, 3}), ints({}, {-1})),
+                            tensors(iota({2, 3}), ints({}, {2}))));
+    ASSERT_EQ(res.size(), 4u);
+    for (int i = 0; i < 3; ++i)
+      ASSERT_EQ(res[i].outs.size(), 1u) << res[i].error;
+    expectNear(res[0].outs[0], makeTensor({2, 3}, {1, 2, 3, 5, 7, 9}), 0);
+    expectNear(res[1].outs[0], makeTensor({2, 3}, {1, 3, 6, 4, 9, 15}), 0);
+    expectNear(res[2].outs[0], makeTensor({2, 3}, {1, 3, 6, 4, 9, 15}), 0);
+    EXPECT_NE(res[3].error.find("run-time input check: node 'c' (CumSum): "
+                                "a = [2]: "),
+              std::string::npos)
+        << res[3].error;
+  }
+}
+
+TEST(RuntimeInputs, RangeComputesItsValuesAndChecksItsLength) {
+  ONNXBuilder b(13);
+  for (const char *n : {"start", "limit", "delta"})
+    b.input(n, {});
+  b.node("Range", {"start", "limit", "delta"}, {"y"}, "r");
+  b.output("y", {4});
+  auto scalar = [](float v) { return makeTensor({}, {v}); };
+  for (const std::string &backend : backends()) {
+    SCOPED_TRACE(backend);
+    Module M;
+    auto F = importONNXBuffer(b.serialize(), "m", M);
+    ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
+    auto res = runEach(M, **F, backend,
+                       runs(tensors(scalar(1), scalar(5), scalar(1)),
+                            tensors(scalar(0), scalar(2), scalar(0.5)),
+                            tensors(scalar(0), scalar(10), scalar(1))));
+    ASSERT_EQ(res.size(), 3u);
+    ASSERT_EQ(res[0].outs.size(), 1u) << res[0].error;
+    ASSERT_EQ(res[1].outs.size(), 1u) << res[1].error;
+    expectNear(res[0].outs[0], makeTensor({4}, {1, 2, 3, 4}), 0);
+    expectNear(res[1].outs[0], makeTensor({4}, {0, 0.5, 1, 1.5}), 0);
+    EXPECT_NE(res[2].error.find("gives output 'y' float<10>; the network was "
+                                "compiled for [4]"),
+              std::string::npos)
+        << res[2].error;
+  }
+}
+
+TEST(RuntimeInputs, SliceGathersAtRunTimeStartsAndSteps) {
+  const auto I64 = onnx::TensorProto::INT64;
+  ONNXBuilder b(13);
+  b.input("x", {3, 4});
+  for (const char *n : {"starts", "ends", "axes", "steps"})
+    b.input(n, {1}, I64);
+  b.node("Slice", {"x", "starts", "ends", "axes", "steps"}, {"y"}, "s");
+  b.output("y", {3, 2});
+  auto run = [](int64_t s, int64_t e, int64_t a, int64_t st) {
+    return tensors(iota({3, 4}), ints({1}, {s}), ints({1}, {e}), ints({1}, {a}),
+                   ints({1}, {st}));
+  };
+  for (const std::string &backend : backends()) {
+    SCOPED_TRACE(backend);
+    Module M;
+    auto F = importONNXBuffer(b.serialize(), "m", M);
+    ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
+    auto res =
+        runEach(M, **F, backend,
+                runs(run(1, 3, 1, 1), run(-3, -1, -1, 1), run(3, 1, 1, -1),
+                     run(9, -9, 1, -2), run(0, 4, 1, 1), run(1, 3, 0, 1)));
+    ASSERT_EQ(res.size(), 6u);
+    for (int i = 0; i < 4; ++i)
+      ASSERT_EQ(res[i].outs.size(), 1u) << i << ": " << res[i].error;
+    Tensor cols12 = makeTensor({3, 2}, {2, 3, 6, 7, 10, 11});
+    expectNear(res[0].outs[0], cols12, 0);
+    expectNear(res[1].outs[0], cols12, 0);
+    expectNear(res[2].outs[0], makeTensor({3, 2}, {4, 3, 8, 7, 12, 11}), 0);
+    // Starts and ends out of range are clamped: columns 3 and 1.
+    expectNear(res[3].outs[0], makeTensor({3, 2}, {4, 2, 8, 6, 12, 10}), 0);
+    EXPECT_NE(res[4].error.find("gives output 'y' float<3 x 4>; the network "
+                                "was compiled for [3, 2]"),
+              std::string::npos)
+        << res[4].error;
+    EXPECT_NE(res[5].error.find("gives output 'y' float<2 x 4>"),
+              std::string::npos)
+        << res[5].error;
+  }
+}
