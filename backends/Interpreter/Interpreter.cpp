@@ -29,6 +29,8 @@ bool interp::hasKernel(OpKind op, ElemKind kind) {
   case OpKind::BatchNorm:
   case OpKind::Reshape:
   case OpKind::Save:
+  case OpKind::Quantize:
+  case OpKind::Dequantize:
     return false; // lowered, or not an instruction
   case OpKind::MatMul:
   case OpKind::Conv:
@@ -53,7 +55,7 @@ void interp::executeOp(const Instruction &I, const ExecContext &ctx) {
   if (executeElementwise(I, ctx) || executeLinear(I, ctx) ||
       executeDataMovement(I, ctx) || executeShuffle(I, ctx) ||
       executeMath(I, ctx) || executeReduce(I, ctx) || executeIndexing(I, ctx) ||
-      executeWindow(I, ctx))
+      executeWindow(I, ctx) || executeQuantized(I, ctx))
     return;
   LOG(FATAL) << "Interpreter: no kernel for " << I.getKindName().str() << " "
              << I.getName().str();

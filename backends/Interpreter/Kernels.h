@@ -40,6 +40,8 @@ bool executeDataMovement(const Instruction &I, const ExecContext &ctx);
 bool executeShuffle(const Instruction &I, const ExecContext &ctx);
 /// ReduceSum and ReduceMax (Reduce.cpp).
 bool executeReduce(const Instruction &I, const ExecContext &ctx);
+/// IntMatMul and IntConv (Quantized.cpp).
+bool executeQuantized(const Instruction &I, const ExecContext &ctx);
 
 } // namespace interp
 } // namespace ember

@@ -51,6 +51,10 @@ EMBER_DECLARE_INFER(Tile)
 EMBER_DECLARE_INFER(Resize)
 EMBER_DECLARE_INFER(PoolND)
 EMBER_DECLARE_INFER(ConvTranspose)
+EMBER_DECLARE_INFER(IntMatMul)  // InferQuant.cpp
+EMBER_DECLARE_INFER(IntConv)    // InferQuant.cpp
+EMBER_DECLARE_INFER(Dequantize) // InferQuant.cpp
+EMBER_DECLARE_INFER(Quantize)   // InferQuant.cpp
 #undef EMBER_DECLARE_INFER
 
 } // namespace ember

@@ -287,3 +287,40 @@ op("ConvNHWC", ["Input", "Filter", "Bias", "*Residual"],
    doc="Conv with channels last: NHWC input and result, filter [M, KH, KW, "
        "C/Group], attributes and epilogue as Conv. Made by the conv-layout "
        "pass for backends that prefer NHWC.")
+
+# --- Integer products of quantized models (docs/Quantization.md). ---
+# Exact in Int32 for 8-bit operands up to K = 2^15 (each product of two
+# values with the zero point taken off is below 2^16 in magnitude).
+op("IntMatMul", ["LHS", "RHS", "LHSZero", "RHSZero"], infer="IntMatMul",
+   rules=[("minRank", "LHS", 2), ("rank", "LHSZero", 1),
+          ("rank", "RHSZero", 1)],
+   doc="Int32 sum over k of (LHS[..., m, k] - LHSZero[m]) * (RHS[..., k, n] "
+       "- RHSZero[n]); LHS and RHS are Int8 or UInt8 [..., M, K] and [..., "
+       "K, N] with batch dims broadcast as MatMul; the zero points are Int32 "
+       "[M] and [N].")
+
+op("IntConv", ["Input", "Filter", "InputZero", "FilterZero"],
+   [("Strides", "ints"), ("Pads", "ints"), ("Dilations", "ints"),
+    ("Group", "int")],
+   infer="IntConv", rules=[("rank", "Input", 4), ("rank", "Filter", 4),
+                           ("rank", "InputZero", 1), ("rank", "FilterZero", 1)],
+   doc="Int32 2-D convolution of (Input - InputZero[0]) with (Filter[m] - "
+       "FilterZero[m]); Input NCHW and Filter MCHW are Int8 or UInt8, the "
+       "zero points Int32 [1] and [M]; padding contributes zero (a pad of "
+       "InputZero). Pads: top, left, bottom, right.")
+
+# Quantize/Dequantize stay whole until lowering so that the fold-qdq pass
+# sees quantized operands; every backend lowers them to Cast/Round/Clip
+# arithmetic (lib/Optimizer/Lower/Quant.cpp).
+op("Dequantize", ["Input", "Scale", "Zero"], [("Axis", "int")],
+   infer="Dequantize", rules=[("rank", "Scale", 1), ("rank", "Zero", 1)],
+   doc="(Input - Zero) * Scale as Float32; Input Int8, UInt8 or Int32; "
+       "Scale Float32 and Zero Int32 of 1 element (per tensor) or of "
+       "Input's dim Axis (per axis).")
+
+op("Quantize", ["Input", "Scale", "Zero"], [("Axis", "int"),
+                                           ("ElemTy", "elemkind")],
+   infer="Quantize", rules=[("float", "Input"), ("rank", "Scale", 1),
+                            ("rank", "Zero", 1)],
+   doc="saturate(round_half_even(Input / Scale) + Zero) as ElemTy (Int8 or "
+       "UInt8); Scale and Zero as for Dequantize.")

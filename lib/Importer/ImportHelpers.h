@@ -84,10 +84,13 @@ RuleList getReduceImportRules();
 RuleList getNNImportRules();
 
 /// A float convolution of \p x by \p w (1-D or 2-D) with the node's window
-/// attributes; \p bias may be null.
+/// attributes; \p bias may be null. Given zero points (Int32 [1] and [M]),
+/// an exact IntConv of 8-bit \p x and \p w instead, without bias.
 llvm::Expected<NodeValue> convolution(ImportContext &ctx,
                                       const onnx::NodeProto &node, NodeValue x,
-                                      NodeValue w, NodeValue bias);
+                                      NodeValue w, NodeValue bias,
+                                      NodeValue xZero = NodeValue(),
+                                      NodeValue wZero = NodeValue());
 
 RuleList getQuantImportRules();
 RuleList getSignalImportRules();

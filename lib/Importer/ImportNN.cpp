@@ -465,10 +465,10 @@ const ImportRule kNNRules[] = {
 
 RuleList onnximport::getNNImportRules() { return kNNRules; }
 
-llvm::Expected<NodeValue> onnximport::convolution(ImportContext &ctx,
-                                                  const onnx::NodeProto &node,
-                                                  NodeValue x, NodeValue w,
-                                                  NodeValue bias) {
+llvm::Expected<NodeValue>
+onnximport::convolution(ImportContext &ctx, const onnx::NodeProto &node,
+                        NodeValue x, NodeValue w, NodeValue bias,
+                        NodeValue xZero, NodeValue wZero) {
   size_t r = x.dims().size();
   if ((r != 3 && r != 4) || w.dims().size() != r)
     return fail(node, "only 1-D and 2-D convolutions are supported, got " +
@@ -478,7 +478,7 @@ llvm::Expected<NodeValue> onnximport::convolution(ImportContext &ctx,
   if (win.kernel != wk)
     return fail(node, "kernel_shape does not match the filter");
   TRY(int64_t group, AttrReader(node).getInt("group", 1));
-  if (!bias)
+  if (!bias && !xZero)
     bias = constantOf(ctx, node, x.getElemKind(), {w.dims()[0]}, 0);
   if (r == 3) { // 1-D: a 2-D convolution over a unit height.
     TRY(x, reshapeTo(ctx, node, x, {x.dims()[0], x.dims()[1], 1, x.dims()[2]}));
@@ -487,11 +487,16 @@ llvm::Expected<NodeValue> onnximport::convolution(ImportContext &ctx,
     win.dilations.insert(win.dilations.begin(), 1);
     win.pads = {0, win.pads[0], 0, win.pads[1]};
   }
-  TRY(NodeValue y, make(ctx, node, OpKind::Conv, {x, w, bias},
-                        {Attr::makeInts(win.strides), Attr::makeInts(win.pads),
-                         Attr::makeInts(win.dilations), Attr::makeInt(group),
-                         Attr::makeInt(int64_t(FusedActivation::None)),
-                         Attr::makeFloat(0.f), Attr::makeFloat(0.f)}));
+  AttrList attrs = {Attr::makeInts(win.strides), Attr::makeInts(win.pads),
+                    Attr::makeInts(win.dilations), Attr::makeInt(group)};
+  NodeValue y;
+  if (xZero) {
+    TRY(y, make(ctx, node, OpKind::IntConv, {x, w, xZero, wZero}, attrs));
+  } else {
+    attrs.append({Attr::makeInt(int64_t(FusedActivation::None)),
+                  Attr::makeFloat(0.f), Attr::makeFloat(0.f)});
+    TRY(y, make(ctx, node, OpKind::Conv, {x, w, bias}, attrs));
+  }
   if (r == 3)
     return reshapeTo(ctx, node, y, {y.dims()[0], y.dims()[1], y.dims()[3]});
   return y;

@@ -1,10 +1,10 @@
-//===- ImportQuant.cpp - Quantization ops composed in float ---------------===//
+//===- ImportQuant.cpp - Quantize, dequantize and the integer products ----===//
 //
-// QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, MatMulInteger,
-// ConvInteger, QLinearMatMul and QLinearConv, composed from Cast, Round,
-// Clip and float MatMul/Conv. Integer products are exact in float32 while
-// sums stay below 2^24, which holds for the 8-bit operands these ops take
-// unless an inner dimension exceeds 256 (the ONNX tests stay far below).
+// QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear are composed
+// from Cast, Round, Clip and float arithmetic. MatMulInteger, ConvInteger,
+// QLinearMatMul and QLinearConv compute their products exactly in integers
+// (IntMatMul, IntConv: 8-bit operands, Int32 sums); the QLinear ops then
+// requantize in float as the ONNX spec and onnxruntime define it.
 //
 //===----------------------------------------------------------------------===//
 #include "ImportHelpers.h"
@@ -19,17 +19,30 @@ using namespace ember::onnximport;
 
 namespace {
 
-/// \p p (a scalar or a 1-D tensor along \p axis) as float, shaped to
-/// broadcast against a tensor of rank \p rank.
+/// \p p as float, shaped to broadcast against a tensor of rank \p rank
+/// whose dim \p axis (in [-rank, rank)) is \p extent. A parameter of one
+/// element (shape [] or [1]) is per tensor and the axis is not used, as the
+/// ONNX spec says for a scalar scale and for a 1-D input; a 1-D parameter of
+/// more elements is per axis and must match that axis.
 llvm::Expected<NodeValue> alongAxis(ImportContext &ctx,
                                     const onnx::NodeProto &node, NodeValue p,
-                                    int64_t axis, size_t rank) {
+                                    int64_t axis, size_t rank,
+                                    llvm::ArrayRef<dim_t> dims) {
   TRY(p, castTo(ctx, node, p, ElemKind::Float32));
-  if (p.dims().size() != 1 || rank == 0)
-    return p;
-  if (axis < 0 || axis >= int64_t(rank))
+  if (p.getType()->size() == 1)
+    return p.dims().empty() ? p : reshapeTo(ctx, node, p, {});
+  if (p.dims().size() != 1)
+    return fail(node, "a scale or zero point must be a scalar or 1-D; "
+                      "blocked quantization is not supported");
+  if (axis < -int64_t(rank) || axis >= int64_t(rank))
     return fail(node, "axis " + llvm::Twine(axis) +
                           " is out of range for rank " + llvm::Twine(rank));
+  if (axis < 0)
+    axis += int64_t(rank);
+  if (!dims.empty() && dims[axis] != p.dims()[0])
+    return fail(node, "per-axis parameter of " + llvm::Twine(p.dims()[0]) +
+                          " elements does not match axis " + llvm::Twine(axis) +
+                          " of extent " + llvm::Twine(dims[axis]));
   Ints shape(rank, 1);
   shape[axis] = p.dims()[0];
   return reshapeTo(ctx, node, p, shape);
@@ -49,14 +62,18 @@ std::pair<double, double> rangeOf(ElemKind k) {
   }
 }
 
-/// saturate(round(x / scale) + zp) as \p kind; x, scale, zp are float.
+/// saturate(round(x / scale) + zp) as \p kind; x, scale, zp are float
+/// (a null scale: 1, a null zp: 0).
 llvm::Expected<NodeValue> quantize(ImportContext &ctx,
                                    const onnx::NodeProto &node, NodeValue x,
                                    NodeValue scale, NodeValue zp,
                                    ElemKind kind) {
-  if (!x || !scale)
-    return fail(node, "needs inputs x and y_scale");
-  TRY(NodeValue q, binary(ctx, node, OpKind::Div, x, scale));
+  if (!x)
+    return fail(node, "needs input x");
+  NodeValue q = x;
+  if (scale) {
+    TRY(q, binary(ctx, node, OpKind::Div, x, scale));
+  }
   TRY(q, unary(ctx, node, OpKind::Round, q));
   if (zp) {
     TRY(q, binary(ctx, node, OpKind::Add, q, zp));
@@ -67,40 +84,44 @@ llvm::Expected<NodeValue> quantize(ImportContext &ctx,
   return castTo(ctx, node, q, kind);
 }
 
-/// (Cast(x) - zp) * scale in float.
-llvm::Expected<NodeValue> dequantize(ImportContext &ctx,
-                                     const onnx::NodeProto &node, NodeValue x,
-                                     NodeValue scale, NodeValue zp) {
-  TRY(NodeValue f, castTo(ctx, node, x, ElemKind::Float32));
-  if (zp) {
-    TRY(f, binary(ctx, node, OpKind::Sub, f, zp));
-  }
-  if (scale) {
-    TRY(f, binary(ctx, node, OpKind::Mul, f, scale));
-  }
-  return f;
-}
+/// Scale and zero point of a QuantizeLinear/DequantizeLinear node on \p x:
+/// [1] (per tensor) or [n] vectors, Float32 and Int32, and the axis they
+/// run along (0 per tensor); absent zero points are zeros.
+struct QuantParams {
+  NodeValue scale, zero;
+  int64_t axis = 0;
+};
 
-/// Optional input \p i as float along \p axis, or a null value.
-llvm::Expected<NodeValue> optionalParam(ImportContext &ctx,
-                                        const onnx::NodeProto &node, int i,
-                                        int64_t axis, size_t rank) {
-  if (!ImportContext::hasInput(node, i))
-    return NodeValue();
-  TRY(NodeValue p, ctx.input(node, i));
-  return alongAxis(ctx, node, p, axis, rank);
+llvm::Expected<QuantParams>
+quantParams(ImportContext &ctx, const onnx::NodeProto &node, NodeValue x) {
+  TRY(int64_t axis, AttrReader(node).getInt("axis", 1));
+  TRY(NodeValue s, ctx.input(node, 1));
+  size_t r = x.dims().size();
+  TRY(NodeValue scale, alongAxis(ctx, node, s, axis, r, x.dims()));
+  QuantParams p;
+  if (scale.getType()->size() == 1) {
+    TRY(p.scale, reshapeTo(ctx, node, scale, {1}));
+  } else {
+    p.axis = axis < 0 ? axis + int64_t(r) : axis;
+    TRY(p.scale, reshapeTo(ctx, node, scale, {scale.dims()[p.axis]}));
+  }
+  dim_t n = p.scale.dims()[0];
+  if (!ImportContext::hasInput(node, 2)) {
+    p.zero = constantOf(ctx, node, ElemKind::Int32, {n}, 0);
+    return p;
+  }
+  TRY(NodeValue z, ctx.input(node, 2));
+  if (z.getType()->size() != n)
+    return fail(node, "zero point " + z.getType()->toString() + " and scale " +
+                          s.getType()->toString() + " differ in size");
+  TRY(z, castTo(ctx, node, z, ElemKind::Int32));
+  TRY(p.zero, reshapeTo(ctx, node, z, {n}));
+  return p;
 }
 
 llvm::Error importQuantizeLinear(ImportContext &ctx,
                                  const onnx::NodeProto &node) {
   TRY(NodeValue x, ctx.input(node, 0));
-  size_t r = x.dims().size();
-  TRY(int64_t axis, AttrReader(node).getInt("axis", 1));
-  if (r) {
-    TRY(axis, normAxis(node, axis, r));
-  }
-  TRY(NodeValue scale, optionalParam(ctx, node, 1, axis, r));
-  TRY(NodeValue zp, optionalParam(ctx, node, 2, axis, r));
   ElemKind kind = ElemKind::UInt8;
   if (ImportContext::hasInput(node, 2)) {
     TRY(NodeValue z, ctx.input(node, 2));
@@ -109,21 +130,18 @@ llvm::Error importQuantizeLinear(ImportContext &ctx,
   if (kind != ElemKind::UInt8 && kind != ElemKind::Int8)
     return fail(node, "only int8 and uint8 results are supported");
   TRY(x, castTo(ctx, node, x, ElemKind::Float32));
-  TRY(NodeValue y, quantize(ctx, node, x, scale, zp, kind));
+  TRY(QuantParams p, quantParams(ctx, node, x));
+  TRY(NodeValue y, make(ctx, node, OpKind::Quantize, {x, p.scale, p.zero},
+                        {Attr::makeInt(p.axis), Attr::makeElemKind(kind)}));
   return ctx.setOutput(node, y);
 }
 
 llvm::Error importDequantizeLinear(ImportContext &ctx,
                                    const onnx::NodeProto &node) {
   TRY(NodeValue x, ctx.input(node, 0));
-  size_t r = x.dims().size();
-  TRY(int64_t axis, AttrReader(node).getInt("axis", 1));
-  if (r) {
-    TRY(axis, normAxis(node, axis, r));
-  }
-  TRY(NodeValue scale, optionalParam(ctx, node, 1, axis, r));
-  TRY(NodeValue zp, optionalParam(ctx, node, 2, axis, r));
-  TRY(NodeValue y, dequantize(ctx, node, x, scale, zp));
+  TRY(QuantParams p, quantParams(ctx, node, x));
+  TRY(NodeValue y, make(ctx, node, OpKind::Dequantize, {x, p.scale, p.zero},
+                        {Attr::makeInt(p.axis)}));
   return ctx.setOutput(node, y);
 }
 
@@ -151,93 +169,129 @@ llvm::Error importDynamicQuantizeLinear(ImportContext &ctx,
   return llvm::Error::success();
 }
 
-/// MatMul of two float operands via the MatMul importer's broadcasting
-/// rules, limited to what the integer tests use: 2-D or equal batch dims.
-llvm::Expected<NodeValue> matMulFloat(ImportContext &ctx,
-                                      const onnx::NodeProto &node, NodeValue a,
-                                      NodeValue b) {
-  if (a.dims().size() != b.dims().size() || a.dims().size() < 2)
-    return fail(node, "operands must have equal ranks of at least 2");
-  return make(ctx, node, OpKind::MatMul, {a, b}, {Attr::makeInt(0)});
+/// Zero point input \p i as an Int32 vector of \p n elements: zeros when
+/// absent, one element repeated, or exactly \p n elements.
+llvm::Expected<NodeValue>
+zeroVector(ImportContext &ctx, const onnx::NodeProto &node, int i, dim_t n) {
+  if (!ImportContext::hasInput(node, i))
+    return constantOf(ctx, node, ElemKind::Int32, {n}, 0);
+  TRY(NodeValue z, ctx.input(node, i));
+  TRY(z, castTo(ctx, node, z, ElemKind::Int32));
+  if (z.getType()->size() == 1) {
+    TRY(z, reshapeTo(ctx, node, z, {1}));
+    if (n == 1)
+      return z;
+    return make(ctx, node, OpKind::Broadcast, {z}, {Attr::makeInts({n})});
+  }
+  if (z.dims().size() != 1 || z.dims()[0] != n)
+    return fail(node, "zero point " + z.getType()->toString() +
+                          " must have 1 or " + llvm::Twine(n) + " elements");
+  return z;
+}
+
+/// \p a and \p b (rank >= 2) at one rank, leading 1s added to the lower.
+llvm::Error alignRanks(ImportContext &ctx, const onnx::NodeProto &node,
+                       NodeValue &a, NodeValue &b) {
+  if (a.dims().size() < 2 || b.dims().size() < 2)
+    return fail(node, "1-D operands are not supported");
+  for (NodeValue *v : {&a, &b}) {
+    size_t r = std::max(a.dims().size(), b.dims().size());
+    Ints d(r - v->dims().size(), 1);
+    d.insert(d.end(), v->dims().begin(), v->dims().end());
+    TRY(*v, reshapeTo(ctx, node, *v, d));
+  }
+  return llvm::Error::success();
+}
+
+/// The exact Int32 product of 8-bit \p a and \p b with zero point inputs
+/// \p za (per row of a) and \p zb (per column of b).
+llvm::Expected<NodeValue> intMatMul(ImportContext &ctx,
+                                    const onnx::NodeProto &node, NodeValue a,
+                                    NodeValue b, int za, int zb) {
+  EMBER_RETURN_IF_ERR(alignRanks(ctx, node, a, b));
+  size_t r = a.dims().size();
+  TRY(NodeValue zA, zeroVector(ctx, node, za, a.dims()[r - 2]));
+  TRY(NodeValue zB, zeroVector(ctx, node, zb, b.dims()[r - 1]));
+  return make(ctx, node, OpKind::IntMatMul, {a, b, zA, zB});
 }
 
 llvm::Error importMatMulInteger(ImportContext &ctx,
                                 const onnx::NodeProto &node) {
   TRY(NodeValue a, ctx.input(node, 0));
   TRY(NodeValue b, ctx.input(node, 1));
-  size_t ra = a.dims().size(), rb = b.dims().size();
-  NodeValue azp, bzp;
-  if (ImportContext::hasInput(node, 2)) { // per row of A, or scalar
-    TRY(azp, ctx.input(node, 2));
-    TRY(azp, alongAxis(ctx, node, azp, ra - 2, ra));
-  }
-  if (ImportContext::hasInput(node, 3)) { // per column of B, or scalar
-    TRY(bzp, ctx.input(node, 3));
-    TRY(bzp, alongAxis(ctx, node, bzp, rb - 1, rb));
-  }
-  TRY(NodeValue fa, dequantize(ctx, node, a, NodeValue(), azp));
-  TRY(NodeValue fb, dequantize(ctx, node, b, NodeValue(), bzp));
-  TRY(NodeValue y, matMulFloat(ctx, node, fa, fb));
-  TRY(y, castTo(ctx, node, y, ElemKind::Int32));
+  TRY(NodeValue y, intMatMul(ctx, node, a, b, 2, 3));
   return ctx.setOutput(node, y);
+}
+
+/// The exact Int32 convolution of 8-bit input 0 by filter input \p wi with
+/// zero point inputs \p zx (per tensor) and \p zw (per output channel).
+llvm::Expected<NodeValue> intConv(ImportContext &ctx,
+                                  const onnx::NodeProto &node, int wi, int zx,
+                                  int zw) {
+  TRY(NodeValue x, ctx.input(node, 0));
+  TRY(NodeValue w, ctx.input(node, wi));
+  if (w.dims().empty())
+    return fail(node, "the filter must have rank 3 or 4");
+  TRY(NodeValue zX, zeroVector(ctx, node, zx, 1));
+  TRY(NodeValue zW, zeroVector(ctx, node, zw, w.dims()[0]));
+  return convolution(ctx, node, x, w, NodeValue(), zX, zW);
 }
 
 llvm::Error importConvInteger(ImportContext &ctx, const onnx::NodeProto &node) {
-  TRY(NodeValue x, ctx.input(node, 0));
-  TRY(NodeValue w, ctx.input(node, 1));
-  TRY(NodeValue xzp, optionalParam(ctx, node, 2, 0, 0));
-  TRY(NodeValue wzp, optionalParam(ctx, node, 3, 0, w.dims().size()));
-  TRY(NodeValue fx, dequantize(ctx, node, x, NodeValue(), xzp));
-  TRY(NodeValue fw, dequantize(ctx, node, w, NodeValue(), wzp));
-  TRY(NodeValue y, convolution(ctx, node, fx, fw, NodeValue()));
-  TRY(y, castTo(ctx, node, y, ElemKind::Int32));
+  TRY(NodeValue y, intConv(ctx, node, 1, 2, 3));
   return ctx.setOutput(node, y);
 }
 
-/// Inputs (value, scale, zero point) starting at \p i, dequantized along
-/// \p axis.
-llvm::Expected<NodeValue> dequantInput(ImportContext &ctx,
-                                       const onnx::NodeProto &node, int i,
-                                       int64_t axis) {
-  TRY(NodeValue v, ctx.input(node, i));
-  size_t r = v.dims().size();
-  TRY(NodeValue s, optionalParam(ctx, node, i + 1, axis, r));
-  TRY(NodeValue z, optionalParam(ctx, node, i + 2, axis, r));
-  return dequantize(ctx, node, v, s, z);
+/// Scale input \p i as float along \p axis of \p like (see alongAxis).
+llvm::Expected<NodeValue> scaleAlong(ImportContext &ctx,
+                                     const onnx::NodeProto &node, int i,
+                                     int64_t axis, NodeValue like) {
+  TRY(NodeValue s, ctx.input(node, i));
+  return alongAxis(ctx, node, s, axis, like.dims().size(), like.dims());
 }
 
-/// Requantizes float \p y with inputs \p i (scale) and \p i + 1 (zp).
+/// Requantizes the Int32 accumulator \p acc as ONNX and onnxruntime do:
+/// saturate(round_half_even(float(acc) * (s1 * s2 / y_scale)) + y_zp), the
+/// multiplier computed in float in that order; the output scale and zero
+/// point are inputs \p i and \p i + 1.
 llvm::Error requantizeOutput(ImportContext &ctx, const onnx::NodeProto &node,
-                             NodeValue y, int i) {
-  TRY(NodeValue s, optionalParam(ctx, node, i, 1, 0));
+                             NodeValue acc, NodeValue s1, NodeValue s2, int i) {
+  TRY(NodeValue mult, binary(ctx, node, OpKind::Mul, s1, s2));
+  TRY(NodeValue ysRaw, ctx.input(node, i));
+  TRY(NodeValue ys, alongAxis(ctx, node, ysRaw, 0, 0, {}));
+  TRY(mult, binary(ctx, node, OpKind::Div, mult, ys));
+  TRY(NodeValue y, castTo(ctx, node, acc, ElemKind::Float32));
+  TRY(y, binary(ctx, node, OpKind::Mul, y, mult));
   TRY(NodeValue zRaw, ctx.input(node, i + 1));
-  TRY(NodeValue z, castTo(ctx, node, zRaw, ElemKind::Float32));
-  TRY(y, quantize(ctx, node, y, s, z, zRaw.getElemKind()));
+  TRY(NodeValue zp, alongAxis(ctx, node, zRaw, 0, 0, {}));
+  TRY(y, quantize(ctx, node, y, NodeValue(), zp, zRaw.getElemKind()));
   return ctx.setOutput(node, y);
 }
 
 llvm::Error importQLinearMatMul(ImportContext &ctx,
                                 const onnx::NodeProto &node) {
-  TRY(NodeValue a, dequantInput(ctx, node, 0, 0));
-  TRY(NodeValue b, dequantInput(ctx, node, 3, 1));
-  TRY(NodeValue y, matMulFloat(ctx, node, a, b));
-  return requantizeOutput(ctx, node, y, 6);
+  TRY(NodeValue a, ctx.input(node, 0));
+  TRY(NodeValue b, ctx.input(node, 3));
+  TRY(NodeValue acc, intMatMul(ctx, node, a, b, 2, 5));
+  int64_t r = acc.dims().size();
+  TRY(NodeValue sa, scaleAlong(ctx, node, 1, r - 2, acc)); // per row
+  TRY(NodeValue sb, scaleAlong(ctx, node, 4, r - 1, acc)); // per column
+  return requantizeOutput(ctx, node, acc, sa, sb, 6);
 }
 
 llvm::Error importQLinearConv(ImportContext &ctx, const onnx::NodeProto &node) {
-  TRY(NodeValue x, dequantInput(ctx, node, 0, 1));
-  TRY(NodeValue w, dequantInput(ctx, node, 3, 0));
-  NodeValue bias;
-  if (ImportContext::hasInput(node, 8)) { // int32, scale x_scale * w_scale
+  TRY(NodeValue acc, intConv(ctx, node, 3, 2, 5));
+  if (ImportContext::hasInput(node, 8)) { // Int32 [M], scale x_scale*w_scale
     TRY(NodeValue b, ctx.input(node, 8));
-    TRY(NodeValue xs, ctx.input(node, 1));
-    TRY(NodeValue ws, ctx.input(node, 4));
-    TRY(bias, castTo(ctx, node, b, ElemKind::Float32));
-    TRY(bias, binary(ctx, node, OpKind::Mul, bias, xs));
-    TRY(bias, binary(ctx, node, OpKind::Mul, bias, ws));
+    TRY(b, castTo(ctx, node, b, ElemKind::Int32));
+    Ints shape(acc.dims().size(), 1);
+    shape[1] = b.getType()->size();
+    TRY(b, reshapeTo(ctx, node, b, shape));
+    TRY(acc, binary(ctx, node, OpKind::Add, acc, b));
   }
-  TRY(NodeValue y, convolution(ctx, node, x, w, bias));
-  return requantizeOutput(ctx, node, y, 6);
+  TRY(NodeValue sx, scaleAlong(ctx, node, 1, 1, acc));
+  TRY(NodeValue sw, scaleAlong(ctx, node, 4, 1, acc)); // per output channel
+  return requantizeOutput(ctx, node, acc, sx, sw, 6);
 }
 
 const ImportRule kQuantRules[] = {

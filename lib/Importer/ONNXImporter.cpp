@@ -178,6 +178,10 @@ void foldNode(ImportContext &ctx, const onnx::NodeProto &node,
               const ImportOptions &opts) {
   if (!opts.evaluator || node.input_size() == 0)
     return;
+  // Dequantized weights stay 8-bit for the fold-qdq pass (which folds what
+  // it does not use later).
+  if (node.op_type() == "DequantizeLinear")
+    return;
   for (const std::string &in : node.input()) {
     if (in.empty())
       continue;

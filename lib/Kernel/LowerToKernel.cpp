@@ -326,6 +326,27 @@ static bool needsMaterialized(const Instruction &I, const VirtualBroadcast &vb,
   return false;
 }
 
+/// The copy that materializes \p vb into its own buffer, reading vb.src
+/// (which a snapshot may have moved away from the Broadcast's operand).
+static Kernel materializeVirtual(const VirtualBroadcast &vb,
+                                 const MemoryPlan &plan) {
+  Kernel k(vb.inst->getName());
+  unsigned out = k.addBuffer(bufferFor(vb.inst->getOperand(0).value, plan));
+  unsigned in = k.addBuffer(vb.src);
+  llvm::SmallVector<dim_t, kMaxRank> dims(vb.dims);
+  if (dims.empty())
+    dims.push_back(1); // a scalar: one iteration, strides unused
+  k.body() = loopNest(k, dims, [&](llvm::ArrayRef<ExprRef> c) {
+    ExprRef oi = k.constInt(0), ii = k.constInt(0);
+    for (size_t d = 0; d < vb.dims.size(); ++d) {
+      oi = k.add(oi, k.mul(c[d], vb.outStrides[d]));
+      ii = k.add(ii, k.mul(c[d], vb.srcStrides[d]));
+    }
+    return std::vector<Stmt>{Kernel::store(out, oi, k.load(in, ii))};
+  });
+  return k;
+}
+
 /// If \p I only overwrites the (small) source of \p vb, copies the source
 /// to scratch and retargets \p vb there, returning the copy kernel.
 static std::optional<Kernel>
@@ -400,9 +421,8 @@ kir::lowerToKernels(const IRFunction &F, const MemoryPlan &plan,
           continue;
         }
         flush();
-        size_t from = out.size();
-        lowerStructured(*vb.inst, plan, out);
-        tagSources(from, *vb.inst);
+        out.push_back(materializeVirtual(vb, plan));
+        out.back().setSources({vb.inst});
         vb.materialized = true;
       }
     if (canVirtualize(I)) {

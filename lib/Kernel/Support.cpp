@@ -145,6 +145,9 @@ bool kir::hasKernelLowering(const Node &n) {
   case OpKind::Softmax:
   case OpKind::MatMul:
     return kind == ElemKind::Float32;
+  case OpKind::IntMatMul: // operand kinds checked by inference
+  case OpKind::IntConv:
+    return true;
   default:
     return false;
   }

@@ -39,6 +39,7 @@ const RegistryEntry kRegistry[] = {
     entry<FoldScaleIntoConvPass>(),
     entry<ConcatMergePass>(),
     entry<SliceConcatPass>(),
+    entry<FoldQDQPass>(),
 };
 } // namespace
 
@@ -70,7 +71,7 @@ static PipelineStage cleanups(bool withFolding) {
 
 Pipeline ember::getDefaultPipeline() {
   return {
-      {{"dce"}, false},
+      {{"dce", "fold-qdq"}, false}, // before folding: it needs the int8 weights
       cleanups(/*withFolding=*/true),
       {{"fuse-gelu"}, false},
       {{"fold-pad-into-conv", "fold-pad-into-pool", "fold-batchnorm",

@@ -26,6 +26,8 @@ const LoweringRule kRules[] = {
     {NodeKind::MaxPool, adapt<MaxPoolNode, lowerMaxPool>},
     {NodeKind::PoolND, adapt<PoolNDNode, lowerPoolND>},
     {NodeKind::Conv, adapt<ConvNode, lowerGroupedConv>},
+    {NodeKind::Dequantize, adapt<DequantizeNode, lowerDequantize>},
+    {NodeKind::Quantize, adapt<QuantizeNode, lowerQuantize>},
 };
 } // namespace
 

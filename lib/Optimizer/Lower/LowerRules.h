@@ -30,6 +30,10 @@ Replacement lowerPoolND(Function &F, PoolNDNode &n);
 /// Splits a Conv with Group > 1 into Group = 1 Convs and a Concat.
 Replacement lowerGroupedConv(Function &F, ConvNode &n);
 
+/// Quantize and Dequantize as float arithmetic (Quant.cpp).
+Replacement lowerDequantize(Function &F, DequantizeNode &n);
+Replacement lowerQuantize(Function &F, QuantizeNode &n);
+
 /// True if \p n averages over the whole image without padding.
 bool isGlobalAvgPool(const AvgPoolNode &n);
 

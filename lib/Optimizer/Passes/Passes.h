@@ -31,6 +31,9 @@ EMBER_DECLARE_PASS(DCEPass, "dce", "remove nodes whose results are unused")
 EMBER_DECLARE_PASS(CSEPass, "cse", "merge nodes that compute the same value")
 EMBER_DECLARE_PASS(ConstantFoldPass, "constant-fold",
                    "evaluate subgraphs of constants into new constants")
+EMBER_DECLARE_PASS(FoldQDQPass, "fold-qdq",
+                   "fold Dequantize/Quantize around Conv, MatMul and Gemm "
+                   "into integer products")
 EMBER_DECLARE_PASS(FoldBatchNormPass, "fold-batchnorm",
                    "fold inference BatchNorm into the preceding Conv or Gemm")
 EMBER_DECLARE_PASS(FuseConvActivationPass, "fuse-conv-activation",

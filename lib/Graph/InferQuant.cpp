@@ -1,0 +1,102 @@
+//===- InferQuant.cpp - Result types of the integer products --------------===//
+//
+// IntMatMul and IntConv take 8-bit operands and give Int32. Their shapes
+// follow MatMul and Conv, so both check and infer through those functions
+// on Float32 views of the operands.
+//
+//===----------------------------------------------------------------------===//
+#include "Infer.h"
+
+#include "ember/Base/Error.h"
+
+using namespace ember;
+
+/// Int8 and UInt8: the operand kinds of the integer products.
+static bool isByteKind(ElemKind k) {
+  return k == ElemKind::Int8 || k == ElemKind::UInt8;
+}
+
+/// Checks that operands 0 and 1 are bytes and operands 2 and 3 (the zero
+/// points) Int32 vectors of \p lhsZero and \p rhsZero elements.
+static llvm::Error checkOperands(llvm::ArrayRef<TypeRef> in, dim_t lhsZero,
+                                 dim_t rhsZero) {
+  if (!isByteKind(in[0]->getElemKind()) || !isByteKind(in[1]->getElemKind()))
+    return makeErrorF("operands must be Int8 or UInt8: {0}, {1}",
+                      in[0]->toString(), in[1]->toString());
+  dim_t want[2] = {lhsZero, rhsZero};
+  for (int i = 0; i < 2; ++i)
+    if (in[2 + i]->getElemKind() != ElemKind::Int32 ||
+        in[2 + i]->dims()[0] != want[i])
+      return makeErrorF("zero point {0} must be Int32 with {1} elements",
+                        in[2 + i]->toString(), want[i]);
+  return llvm::Error::success();
+}
+
+/// \p t with element kind \p kind.
+static Type asKind(const Type &t, ElemKind kind) {
+  return Type(kind, t.dims());
+}
+
+InferResult ember::inferIntMatMul(llvm::ArrayRef<TypeRef> in,
+                                  const AttrList & /*attrs*/) {
+  Type a = asKind(*in[0], ElemKind::Float32),
+       b = asKind(*in[1], ElemKind::Float32);
+  TypeRef views[2] = {&a, &b};
+  AttrList mm = {Attr::makeInt(0)};
+  EMBER_ASSIGN_OR_RETURN(auto res, inferMatMul(views, mm));
+  unsigned r = a.rank();
+  EMBER_RETURN_IF_ERR(checkOperands(in, a.dims()[r - 2], b.dims()[r - 1]));
+  return llvm::SmallVector<Type, 1>{asKind(res[0], ElemKind::Int32)};
+}
+
+InferResult ember::inferIntConv(llvm::ArrayRef<TypeRef> in,
+                                const AttrList &attrs) {
+  Type x = asKind(*in[0], ElemKind::Float32),
+       w = asKind(*in[1], ElemKind::Float32);
+  Type bias(ElemKind::Float32, {w.dims()[0]});
+  TypeRef views[3] = {&x, &w, &bias};
+  AttrList conv(attrs.begin(), attrs.end());
+  conv.push_back(Attr::makeInt(0)); // FusedActivation: none
+  conv.push_back(Attr::makeFloat(0));
+  conv.push_back(Attr::makeFloat(0));
+  EMBER_ASSIGN_OR_RETURN(auto res, inferConv(views, conv));
+  EMBER_RETURN_IF_ERR(checkOperands(in, 1, w.dims()[0]));
+  return llvm::SmallVector<Type, 1>{asKind(res[0], ElemKind::Int32)};
+}
+
+/// Checks the Scale and Zero operands (1 and 2) of Quantize/Dequantize
+/// against \p x and \p axis.
+static llvm::Error checkScale(llvm::ArrayRef<TypeRef> in, const Type &x,
+                              int64_t axis) {
+  const Type &s = *in[1], &z = *in[2];
+  if (s.getElemKind() != ElemKind::Float32 ||
+      z.getElemKind() != ElemKind::Int32 || s.dims() != z.dims())
+    return makeErrorF("scale {0} and zero point {1} must be Float32 and "
+                      "Int32 of one shape",
+                      s.toString(), z.toString());
+  if (axis < 0 || (s.dims()[0] != 1 && axis >= int64_t(x.rank())))
+    return makeErrorF("axis {0} is out of range for {1}", axis, x.toString());
+  if (s.dims()[0] != 1 && s.dims()[0] != x.dims()[axis])
+    return makeErrorF("scale {0} must have 1 or {1} elements", s.toString(),
+                      x.dims()[axis]);
+  return llvm::Error::success();
+}
+
+InferResult ember::inferDequantize(llvm::ArrayRef<TypeRef> in,
+                                   const AttrList &attrs) {
+  ElemKind k = in[0]->getElemKind();
+  if (!isByteKind(k) && k != ElemKind::Int32)
+    return makeErrorF("input {0} must be Int8, UInt8 or Int32",
+                      in[0]->toString());
+  EMBER_RETURN_IF_ERR(checkScale(in, *in[0], attrs[0].i));
+  return llvm::SmallVector<Type, 1>{asKind(*in[0], ElemKind::Float32)};
+}
+
+InferResult ember::inferQuantize(llvm::ArrayRef<TypeRef> in,
+                                 const AttrList &attrs) {
+  ElemKind to = ElemKind(attrs[1].i);
+  if (!isByteKind(to))
+    return makeError("ElemTy must be Int8 or UInt8");
+  EMBER_RETURN_IF_ERR(checkScale(in, *in[0], attrs[0].i));
+  return llvm::SmallVector<Type, 1>{asKind(*in[0], to)};
+}

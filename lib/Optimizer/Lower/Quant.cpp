@@ -1,0 +1,49 @@
+//===- Quant.cpp - Lowering of Quantize and Dequantize --------------------===//
+//
+// Both become float arithmetic on the tensor with the scale and zero point
+// broadcast along their axis; the fold-qdq pass has by then turned the
+// pairs around Conv and MatMul into integer products.
+//
+//===----------------------------------------------------------------------===//
+#include "LowerRules.h"
+
+using namespace ember;
+
+/// The [1] or [n] vector \p v laid along \p axis and broadcast to \p dims.
+static NodeValue alongAxis(Function &F, const std::string &name, NodeValue v,
+                           int64_t axis, llvm::ArrayRef<dim_t> dims) {
+  llvm::SmallVector<int64_t, kMaxRank> shape(dims.size(), 1);
+  if (v.dims()[0] != 1)
+    shape[axis] = v.dims()[0];
+  NodeValue r = F.createReshape(name + ".r", v, shape);
+  if (dims.empty() || r.dims() == dims)
+    return r;
+  return F.createBroadcast(name + ".b", r, dims);
+}
+
+Replacement ember::lowerDequantize(Function &F, DequantizeNode &n) {
+  std::string name = n.getName().str();
+  NodeValue x = n.getInput();
+  NodeValue zero = F.createCast(name + ".zf", n.getZero(), ElemKind::Float32);
+  NodeValue z = alongAxis(F, name + ".z", zero, n.getAxis(), x.dims());
+  NodeValue s = alongAxis(F, name + ".s", n.getScale(), n.getAxis(), x.dims());
+  NodeValue f = F.createCast(name + ".f", x, ElemKind::Float32);
+  NodeValue c = F.createSub(name + ".sub", f, z);
+  return {F.createMul(name + ".mul", c, s)};
+}
+
+Replacement ember::lowerQuantize(Function &F, QuantizeNode &n) {
+  std::string name = n.getName().str();
+  NodeValue x = n.getInput();
+  ElemKind to = n.getElemTy();
+  NodeValue zero = F.createCast(name + ".zf", n.getZero(), ElemKind::Float32);
+  NodeValue z = alongAxis(F, name + ".z", zero, n.getAxis(), x.dims());
+  NodeValue s = alongAxis(F, name + ".s", n.getScale(), n.getAxis(), x.dims());
+  NodeValue q =
+      F.createRound(name + ".round", F.createDiv(name + ".div", x, s));
+  q = F.createAdd(name + ".add", q, z);
+  bool isSigned = to == ElemKind::Int8;
+  q = F.createClip(name + ".clip", q, isSigned ? -128.f : 0.f,
+                   isSigned ? 127.f : 255.f);
+  return {F.createCast(name + ".cast", q, to)};
+}
