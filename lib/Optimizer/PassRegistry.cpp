@@ -39,6 +39,7 @@ const RegistryEntry kRegistry[] = {
     entry<FoldScaleIntoConvPass>(),
     entry<ConcatMergePass>(),
     entry<SliceConcatPass>(),
+    entry<ConvertPrecisionPass>(),
 };
 } // namespace
 
@@ -79,6 +80,7 @@ Pipeline ember::getDefaultPipeline() {
         "merge-parallel", "conv-layout", "dce"},
        false},
       {{"lower"}, false},
+      {{"convert-precision"}, false},
       cleanups(/*withFolding=*/true),
   };
 }
