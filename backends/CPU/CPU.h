@@ -136,6 +136,7 @@ public:
   /// 16.6 -> 15.6 ms (SiLU), squeezenet1_1 6.1 -> 5.5 ms.
   bool supportsFusedActivation(FusedActivation) const override { return true; }
   bool supportsConvResidual() const override { return true; }
+  bool supportsBF16MatMul() const override { return true; }
   /// Every conv kernel's epilogue reads a residual element before it
   /// writes that output element (the channel-vector GEMM's whole-vector
   /// stores past a tile are off when the two are one buffer).
