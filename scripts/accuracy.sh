@@ -4,6 +4,8 @@
 # one process (minibatch 100), and compares with onnxruntime on the same
 # preprocessed inputs. Exit 0 pass, 1 fail, 77 skip (dataset or venv absent).
 #   scripts/accuracy.sh build/bin/image-classifier OUT [N] [extra flags...]
+# With -precision=bf16 among the extra flags, the criterion is the bf16 one
+# (accuracy within 0.3 points of fp32; tests/accuracy/fashion_accuracy.py).
 set -euo pipefail
 CLASSIFIER=$1
 OUT=$2
@@ -22,4 +24,6 @@ rc=0
 [ $rc = 0 ] || { echo "FAIL: image-classifier exited $rc"; tail -3 "$OUT/ember.txt"; exit 1; }
 echo "image-classifier: $(tail -1 "$OUT/ember.txt")"
 echo "wall time of image-classifier: $(( ($(date +%s%N) - start) / 1000000 )) ms"
-"$PY" "$SRC/tests/accuracy/fashion_accuracy.py" compare "$OUT"
+mode=fp32
+for f in "$@"; do [ "$f" = -precision=bf16 ] && mode=bf16; done
+"$PY" "$SRC/tests/accuracy/fashion_accuracy.py" compare "$OUT" $mode

@@ -137,6 +137,7 @@ public:
   /// (docs/PerformanceHistory.md#fused-activations).
   bool supportsFusedActivation(FusedActivation) const override { return true; }
   bool supportsConvResidual() const override { return true; }
+  bool supportsBF16MatMul() const override { return true; }
   /// Every conv kernel's epilogue reads a residual element before it
   /// writes that output element (the channel-vector GEMM's whole-vector
   /// stores past a tile are off when the two are one buffer).

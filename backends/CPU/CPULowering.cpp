@@ -11,6 +11,7 @@
 #include "CPU.h"
 #include "ConvTiling.h"
 #include "Depthwise.h"
+#include "MatMulBF16.h"
 #include "MatMulTiling.h"
 #include "Winograd.h"
 
@@ -95,7 +96,13 @@ public:
             return true;
           }
           if (auto *m = llvm::dyn_cast<MatMulInst>(&I)) {
-            lowerMatMul(*m, out);
+            if (m->getLHS()->getType()->getElemKind() == ElemKind::BFloat16)
+              lowerMatMulBF16(*m,
+                              {plan_, prog_.constants, target_, patchOffset(),
+                               scratchSize_},
+                              out);
+            else
+              lowerMatMul(*m, out);
             return true;
           }
           if (auto *t = llvm::dyn_cast<TransposeInst>(&I))

@@ -57,6 +57,8 @@ private:
   llvm::Value *emitUnary(ExprRef e);
   llvm::Value *emitBinary(ExprRef e);
   llvm::Value *emitCast(llvm::Value *v, ScalarKind from, ScalarKind to);
+  llvm::Value *emitWidenBF16(llvm::Value *bits);
+  llvm::Value *emitRoundToBF16(llvm::Value *f);
   void emitStmts(const std::vector<Stmt> &body);
   void emitLoop(const Stmt &s, llvm::Value *begin, llvm::Value *end);
   void emitCall(const Stmt &s);
@@ -120,8 +122,35 @@ void Renderer::setAliasScopes() {
   }
 }
 
+/// The Float32 value of BFloat16 bits \p bits (i16): its upper half.
+llvm::Value *Renderer::emitWidenBF16(llvm::Value *bits) {
+  llvm::Value *w = b_.CreateShl(b_.CreateZExt(bits, b_.getInt32Ty()), 16);
+  return b_.CreateBitCast(w, b_.getFloatTy());
+}
+
+/// Float32 \p f as BFloat16 bits (i16), rounded to nearest even with
+/// integer arithmetic (no target needs bf16 instructions or a libcall);
+/// NaN stays a quiet NaN of the same sign, as storeElement rounds.
+llvm::Value *Renderer::emitRoundToBF16(llvm::Value *f) {
+  llvm::Type *i32 = b_.getInt32Ty();
+  llvm::Value *bits = b_.CreateBitCast(f, i32);
+  llvm::Value *odd =
+      b_.CreateAnd(b_.CreateLShr(bits, 16), llvm::ConstantInt::get(i32, 1));
+  llvm::Value *bias = b_.CreateAdd(odd, llvm::ConstantInt::get(i32, 0x7fff));
+  llvm::Value *rounded = b_.CreateLShr(b_.CreateAdd(bits, bias), 16);
+  llvm::Value *quiet =
+      b_.CreateOr(b_.CreateLShr(bits, 16), llvm::ConstantInt::get(i32, 0x40));
+  llvm::Value *r = b_.CreateSelect(b_.CreateFCmpUNO(f, f), quiet, rounded);
+  return b_.CreateTrunc(r, b_.getInt16Ty());
+}
+
 llvm::Value *Renderer::emitCast(llvm::Value *v, ScalarKind from,
                                 ScalarKind to) {
+  // Kernel::cast routes BFloat16 through Float32 only.
+  if (from == ElemKind::BFloat16)
+    return emitWidenBF16(v);
+  if (to == ElemKind::BFloat16)
+    return emitRoundToBF16(v);
   llvm::Type *t = valueType(to);
   bool fromF = isFloatKind(from), toF = isFloatKind(to);
   bool fromU = from == ElemKind::Bool || isUnsignedKind(from);

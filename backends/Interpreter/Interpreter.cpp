@@ -31,7 +31,9 @@ bool interp::hasKernel(OpKind op, ElemKind kind) {
   case OpKind::Save:
   case OpKind::Quantize:
   case OpKind::Dequantize:
-    return false; // lowered, or not an instruction
+    return false;    // lowered, or not an instruction
+  case OpKind::Cast: // BFloat16 rounds to nearest even (storeElement)
+    return isPlainKind(kind);
   case OpKind::MatMul:
   case OpKind::Conv:
   case OpKind::ConvNHWC:

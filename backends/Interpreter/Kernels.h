@@ -26,6 +26,15 @@ private:
   char *bases_[3];
 };
 
+/// The offset of the matrix of a MatMul operand with batch dims \p op for
+/// flat batch index \p bi of the result's batch dims \p out (a dim of 1
+/// against a larger one is broadcast), each matrix \p matrix elements.
+dim_t batchOffset(dim_t bi, llvm::ArrayRef<dim_t> out, llvm::ArrayRef<dim_t> op,
+                  dim_t matrix);
+
+/// MatMul of BFloat16 operands into Float32 (MatMulBF16.cpp).
+void matMulBF16(const MatMulInst &I, const ExecContext &ctx);
+
 /// True if the Interpreter has a kernel for \p op on element kind \p kind.
 bool hasKernel(OpKind op, ElemKind kind);
 

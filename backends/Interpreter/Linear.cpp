@@ -11,8 +11,8 @@ using namespace ember::interp;
 /// The offset of the matrix of an operand with batch dims \p op for flat
 /// batch index \p bi of the result's batch dims \p out (a dim of 1 against
 /// a larger one is broadcast), each matrix \p matrix elements.
-static dim_t batchOffset(dim_t bi, llvm::ArrayRef<dim_t> out,
-                         llvm::ArrayRef<dim_t> op, dim_t matrix) {
+dim_t interp::batchOffset(dim_t bi, llvm::ArrayRef<dim_t> out,
+                          llvm::ArrayRef<dim_t> op, dim_t matrix) {
   dim_t off = 0, stride = matrix;
   for (size_t d = out.size(); d-- > 0;) {
     dim_t coord = bi % out[d];
@@ -25,6 +25,8 @@ static dim_t batchOffset(dim_t bi, llvm::ArrayRef<dim_t> out,
 }
 
 static void matMul(const MatMulInst &I, const ExecContext &ctx) {
+  if (I.getLHS()->getType()->getElemKind() == ElemKind::BFloat16)
+    return matMulBF16(I, ctx);
   TypeRef ta = I.getLHS()->getType(), tb = I.getRHS()->getType();
   TypeRef tc = I.getDest()->getType();
   unsigned r = ta->rank();

@@ -95,5 +95,6 @@ PassContext ember::makePassContext(const Backend &B,
   ctx.supportsRuntimeConvFilter = B.supportsRuntimeConvFilter();
   ctx.convLayout = opts.convLayout.value_or(B.getPreferredConvLayout());
   ctx.evaluate = evaluateConstantValues;
+  ctx.precision = opts.codegen.precision;
   return ctx;
 }

@@ -33,6 +33,10 @@ llvm::Expected<std::unique_ptr<IRFunction>>
 ember::optimizeAndGenerateIR(Function &F, const Backend &B,
                              const CompileOptions &opts, size_t *schedulePeak) {
   EMBER_RETURN_IF_ERR(verifyFunction(F));
+  if (opts.codegen.precision.precision == FloatPrecision::BF16 &&
+      !B.supportsBF16MatMul())
+    return makeErrorF("backend {0} does not support -precision=bf16 yet",
+                      B.getName());
   PassContext ctx = makePassContext(B, opts);
   EMBER_RETURN_IF_ERR(runPipeline(F,
                                   opts.pipeline.value_or(getDefaultPipeline()),

@@ -136,6 +136,8 @@ void ember::storeElement(void *base, ElemKind kind, int64_t i, double v) {
     float f = float(v);
     uint32_t bits;
     std::memcpy(&bits, &f, 4);
+    if (std::isnan(f)) // a quiet NaN of the same sign, not a carry into it
+      return put<uint16_t>(base, i, uint16_t((bits >> 16) | 0x40));
     bits += 0x7fff + ((bits >> 16) & 1);
     return put<uint16_t>(base, i, uint16_t(bits >> 16));
   }

@@ -45,6 +45,9 @@ InferResult ember::inferMatMul(llvm::ArrayRef<TypeRef> in,
     return makeErrorF("inner dimensions differ: {0} x {1}{2}", a.toString(),
                       b.toString(), transB ? " (transposed)" : "");
   d[r - 1] = b.dims()[transB ? r - 2 : r - 1];
+  // BFloat16 operands accumulate in, and give, Float32 (docs/Precision.md).
+  if (a.getElemKind() == ElemKind::BFloat16)
+    return llvm::SmallVector<Type, 1>{Type(ElemKind::Float32, d)};
   return llvm::SmallVector<Type, 1>{a.withDims(d)};
 }
 

@@ -58,7 +58,8 @@ op("MatMul", ["LHS", "RHS"], [("TransB", "int")], infer="MatMul",
    rules=[("minRank", "LHS", 2), ("float", "LHS")],
    doc="Matrix product over the last two dims: LHS [..., M, K] times RHS "
        "[..., K, N] ([..., N, K] when TransB); same rank, each batch dim "
-       "equal or 1 on one side (broadcast).")
+       "equal or 1 on one side (broadcast). BFloat16 operands give a "
+       "Float32 result.")
 
 op("Gemm", ["A", "B", "C"],
    [("Alpha", "float"), ("Beta", "float"), ("TransA", "int"), ("TransB", "int")],

@@ -245,12 +245,13 @@ ExprRef kir::elementwiseValue(Kernel &k, const Instruction &I, ExprRef /*idx*/,
   OpKind op = *opKindForInstr(I.getKind());
   ScalarKind kind = I.getOperand(0).value->getType()->getElemKind();
   // Operands in order, so buffers are numbered deterministically; Float16
-  // computes in Float32.
+  // and BFloat16 compute in Float32.
   llvm::SmallVector<ExprRef, 3> x;
   for (unsigned n = 1; n < I.getNumOperands(); ++n) {
     ExprRef v = operand(n);
-    x.push_back(v->type == ScalarKind::Float16 ? k.cast(v, ScalarKind::Float32)
-                                               : v);
+    bool half =
+        v->type == ScalarKind::Float16 || v->type == ScalarKind::BFloat16;
+    x.push_back(half ? k.cast(v, ScalarKind::Float32) : v);
   }
   return k.cast(computeValue(k, I, op, kind, x), kind);
 }

@@ -99,8 +99,11 @@ ExprRef Kernel::select(ExprRef c, ExprRef a, ExprRef b) {
 ExprRef Kernel::cast(ExprRef a, ScalarKind to) {
   if (a->type == to)
     return a;
-  if ((to == ScalarKind::Float16 && a->type != ScalarKind::Float32) ||
-      (a->type == ScalarKind::Float16 && to != ScalarKind::Float32))
+  auto half = [](ScalarKind k) {
+    return k == ScalarKind::Float16 || k == ScalarKind::BFloat16;
+  };
+  if ((half(to) && a->type != ScalarKind::Float32) ||
+      (half(a->type) && to != ScalarKind::Float32))
     return cast(cast(a, ScalarKind::Float32), to);
   Expr e{ExprKind::Cast, to, {}};
   e.a = a;

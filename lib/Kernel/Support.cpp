@@ -89,8 +89,10 @@ bool kir::hasKernelLowering(const Node &n) {
     return isFloat(in(0));
   case OpKind::Where:
     return isNumericOrBool(kind);
-  case OpKind::Cast:
-    return isNumericOrBool(kind) && isNumericOrBool(in(0));
+  case OpKind::Cast: // BFloat16 only to and from Float32 (precision rules)
+    return (isNumericOrBool(kind) && isNumericOrBool(in(0))) ||
+           (kind == ElemKind::BFloat16 && in(0) == ElemKind::Float32) ||
+           (kind == ElemKind::Float32 && in(0) == ElemKind::BFloat16);
   case OpKind::Pow: // integers through float64 (exact below 2^53)
     return isNumeric(kind);
   case OpKind::Relu:

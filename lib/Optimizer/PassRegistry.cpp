@@ -40,6 +40,7 @@ const RegistryEntry kRegistry[] = {
     entry<ConcatMergePass>(),
     entry<SliceConcatPass>(),
     entry<FoldQDQPass>(),
+    entry<ConvertPrecisionPass>(),
 };
 } // namespace
 
@@ -80,6 +81,7 @@ Pipeline ember::getDefaultPipeline() {
         "merge-parallel", "conv-layout", "dce"},
        false},
       {{"lower"}, false},
+      {{"convert-precision"}, false},
       cleanups(/*withFolding=*/true),
   };
 }

@@ -12,10 +12,14 @@ more than the GEMM run: rerun on a quiet machine for a record.
 
 With --baseline RUNNER (another build's model-runner) both are run
 alternately, --rounds times each, and the table shows both (best round).
+With --precision fp32,bf16 the runner is run at each -precision the same
+way (bf16: the kernels include the conversion of A to bfloat16, which the
+profile counts as M K of the 2 M K N + M K flops).
 
 Usage: gemm_bench.py [--build DIR] [--baseline RUNNER] [--threads 1,2]
                      [--iterations N] [--rounds R]
                      [--shapes M,K,N;M,K,N...] [--epilogue bias|relu|...]
+                     [--precision fp32,bf16]
 """
 import argparse
 import os
@@ -77,14 +81,14 @@ def write_model(path, m, k, n, epilogue):
         g, opset_imports=[helper.make_opsetid("", 17)]), path)
 
 
-def measure(runner, path, threads, iterations):
+def measure(runner, path, threads, iterations, flags=()):
     """GFLOP/s of the whole run (all kernels) at its fastest."""
     # -profile-stat=min reads near zero on the threaded schedule (the
     # fastest of the per-thread samples), so more threads take the mean.
     stat = "min" if threads == 1 else "mean"
     out = run([runner, "-backend=CPU", "-model=" + path,
                "-num-threads=%d" % threads, "-iterations=%d" % iterations,
-               "-profile", "-profile-stat=" + stat])
+               "-profile", "-profile-stat=" + stat] + list(flags))
     got = re.search(r"^total\s+([\d.]+) ms per run, ([\d.]+) GFLOP, "
                     r"([\d.]+) GFLOP/s", out, re.M)
     if not got:
@@ -102,6 +106,8 @@ def main():
     p.add_argument("--shapes", help="M,K,N;M,K,N;... (default: the set)")
     p.add_argument("--epilogue", default="none",
                    choices=["none", "bias", "relu", "sigmoid"])
+    p.add_argument("--precision", default="fp32",
+                   help="comma-separated -precision values (fp32,bf16)")
     args = p.parse_args()
     runner = os.path.join(args.build, "bin", "model-runner")
     threads = [int(t) for t in args.threads.split(",")]
@@ -109,8 +115,16 @@ def main():
     if args.shapes:
         shapes = [tuple(int(v) for v in s.split(","))
                   for s in args.shapes.split(";")]
-    runners = [runner] + ([args.baseline] if args.baseline else [])
-    names = ["new", "base"] if args.baseline else [""]
+    precisions = args.precision.split(",")
+    runners, names = [], []
+    for r, nm in [(runner, "new")] + (
+            [(args.baseline, "base")] if args.baseline else []):
+        for pr in precisions:
+            runners.append((r, ["-precision=" + pr]))
+            names.append(" ".join(
+                x for x in (nm if args.baseline else "",
+                            pr if len(precisions) > 1 else "") if x) + " ")
+    names = [n if n.strip() else "" for n in names]
     with tempfile.TemporaryDirectory() as work:
         peaks = {t: fma_peak(work, t) for t in threads}
         print("FMA peak (fma_peak.c, best of 3): " + ", ".join(
@@ -126,8 +140,8 @@ def main():
             for t in threads:
                 best = [None] * len(runners)
                 for _ in range(args.rounds):
-                    for i, r in enumerate(runners):
-                        got = measure(r, path, t, args.iterations)
+                    for i, (r, flags) in enumerate(runners):
+                        got = measure(r, path, t, args.iterations, flags)
                         if best[i] is None or got[0] < best[i][0]:
                             best[i] = got
                 for ms, gf in best:

@@ -1,7 +1,9 @@
 //===- PathTestMain.cpp - main() of the CPU path tests --------------------===//
 //
 // Takes --cpu-simd-width=auto|256|512 (see PathOptions.h) before gtest's
-// own flags; a bad value is a one-line error and exit code 2.
+// own flags; a bad value is a one-line error and exit code 2. With
+// --require-avx512bf16 it exits 77 (ctest: skipped) on a host without
+// AVX512-BF16.
 //
 //===----------------------------------------------------------------------===//
 #include "PathOptions.h"
@@ -34,6 +36,15 @@ int main(int argc, char **argv) {
   ::testing::InitGoogleTest(&argc, argv);
   for (int i = 1; i < argc; ++i) {
     llvm::StringRef arg(argv[i]);
+    if (arg == "--require-avx512bf16") {
+      auto host = TargetDesc::create(TargetOptions());
+      if (!host || !host->has(ISAExt::AVX512BF16)) {
+        llvm::consumeError(host.takeError());
+        llvm::outs() << "skipped: the host has no AVX512-BF16\n";
+        return 77;
+      }
+      continue;
+    }
     if (!arg.consume_front("--cpu-simd-width=")) {
       llvm::errs() << "error: unknown argument '" << argv[i] << "'\n";
       return 2;

@@ -4,10 +4,12 @@
 # model-runner on each backend and compares (tests/transformers/compare.py:
 # max|d| <= 1e-4 * max|ref|).
 #
-# transformer_test.sh RUNNER SRC OUTDIR BACKENDS MODEL [heavy]
+# transformer_test.sh RUNNER SRC OUTDIR BACKENDS MODEL [heavy] [bf16]
 #   BACKENDS: comma-separated list.
 #   heavy: skip (exit 77) unless EMBER_TRANSFORMERS_HEAVY=1 is set (the
 #   full-size benchmark models: minutes each).
+#   bf16: run with -precision=bf16 and pass at 3e-2 * max|ref| (the fp32
+#   runs pass at 1e-4, so this bounds bf16 against fp32 as well).
 # Exit status: 1 when an enabled case fails; else 77 (ctest: "Skipped", so
 # it stays visible) when a case of the DISABLED list below was run but not
 # counted; else 0. Exports are redone when the export code is newer.
@@ -18,7 +20,15 @@ RUNNER=$1 SRC=$2 OUT=$3 BACKENDS=$4 MODEL=$5
 # result, which does not count; delete an entry once the case passes (the
 # run says so).
 declare -A DISABLED=()
-if [ "${6:-}" = heavy ] && [ "${EMBER_TRANSFORMERS_HEAVY:-0}" != 1 ]; then
+heavy=0 precision=() rel=1e-4 tag=
+for a in "${@:6}"; do
+  case $a in
+    heavy) heavy=1 ;;
+    bf16) precision=(-precision=bf16) rel=3e-2 tag=-bf16 ;;
+    *) echo "unknown argument '$a'"; exit 2 ;;
+  esac
+done
+if [ $heavy = 1 ] && [ "${EMBER_TRANSFORMERS_HEAVY:-0}" != 1 ]; then
   echo "skipped: set EMBER_TRANSFORMERS_HEAVY=1 to run the full-size $MODEL"
   exit 77
 fi
@@ -51,18 +61,18 @@ for f in "$OUT/$MODEL".input_*.pb; do inputs+=("-input=$f"); done
 status=0 disabled=0
 for b in ${BACKENDS//,/ }; do
   reason=${DISABLED[$MODEL:$b]:-}
-  dir=$OUT/$b/$MODEL
+  dir=$OUT/$b$tag/$MODEL
   rm -rf "$dir"
   start=$(date +%s%N)
   if "$RUNNER" -model="$OUT/$MODEL.onnx" -backend="$b" "${inputs[@]}" \
-      -output-dir="$dir" > "$OUT/$b-$MODEL.log" 2>&1; then
+      "${precision[@]}" -output-dir="$dir" > "$OUT/$b$tag-$MODEL.log" 2>&1; then
     secs=$(awk -v a="$start" -v b="$(date +%s%N)" 'BEGIN { printf "%.1f", (b - a) / 1e9 }')
     "$VPY" "$SRC/tests/transformers/compare.py" check "$dir/output_0.pb" \
-      "$OUT/$MODEL.output.pb" "$MODEL" "$b" "$secs"
+      "$OUT/$MODEL.output.pb" "$MODEL" "$b$tag" "$secs" "$rel"
     rc=$?
   else
     echo "FAIL $MODEL on $b: model-runner failed:"
-    grep -v '^output ' "$OUT/$b-$MODEL.log" | tail -3
+    grep -v '^output ' "$OUT/$b$tag-$MODEL.log" | tail -3
     rc=1
   fi
   if [ -n "$reason" ]; then

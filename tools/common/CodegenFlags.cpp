@@ -1,5 +1,6 @@
 //===- CodegenFlags.cpp - Code generation flags shared by the tools -------===//
 #include "CodegenFlags.h"
+#include "PrecisionFlags.h"
 
 #include "ember/Base/Error.h"
 
@@ -88,6 +89,7 @@ llvm::Expected<CodegenOptions> tools::getCodegenOptions() {
   EMBER_ASSIGN_OR_RETURN(o.cuda.conv,
                          cuda::parseLibChoice("-cuda-conv", cudaConv, "cudnn"));
   o.cuda.graph = cudaGraph;
+  EMBER_ASSIGN_OR_RETURN(o.precision, tools::getPrecisionOptions());
   return o;
 }
 

@@ -13,6 +13,7 @@
 #include "Classifier.h"
 #include "InputList.h"
 #include "PassOptions.h"
+#include "PrecisionFlags.h"
 
 #include "ember/Backend/Backend.h"
 #include "ember/Base/Error.h"
@@ -196,6 +197,10 @@ static std::unique_ptr<NetworkRunner> createRunner() {
   if (llvm::Error err = tools::fillPassOptions(compileOpts))
     fail(errorToString(std::move(err)));
   opts.passes = compileOpts.passes;
+  opts.precision = unwrap(tools::getPrecisionOptions());
+  if (!bundlePrefix.empty() && opts.precision.precision != FloatPrecision::FP32)
+    fail("-precision applies to -model; a bundle has the precision it was "
+         "compiled with");
   if (minibatch.getNumOccurrences())
     opts.minibatch = minibatch;
   for (const std::string &s : symbols) {
@@ -215,7 +220,8 @@ int main(int argc, char **argv) {
   google::InitGoogleLogging(argv[0]);
   FLAGS_minloglevel = 2; // quiet unless something is fatal
   tools::registerPassOptions();
-  cl::HideUnrelatedOptions({&category, &tools::passOptionsCategory()});
+  cl::HideUnrelatedOptions({&category, &tools::passOptionsCategory(),
+                            &tools::precisionFlagsCategory()});
   // Unknown flags are reported to flagErrStream (with "did you mean"
   // lines): print only the first line, in the form of every other error.
   // Bad flag values are printed by LLVM itself, as one line.

@@ -139,6 +139,7 @@ llvm::Error CompiledModelRunner::init(llvm::StringRef path,
                         path, p->getName(), p->getType()->toString());
   CompileOptions compileOpts;
   compileOpts.passes = opts.passes;
+  compileOpts.codegen.precision = opts.precision;
   EMBER_ASSIGN_OR_RETURN(net_, compileFunction(*F, *backend, compileOpts));
   bindings_.insert(inputPH_, Tensor(*inputPH_->getType()));
   bindings_.allocateOutputs(module_);

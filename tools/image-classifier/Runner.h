@@ -57,6 +57,8 @@ struct RunnerOptions {
   std::vector<std::pair<std::string, int64_t>> symbols;
   /// Pass-manager instruments for compiling a model (tools/common flags).
   PassInstrumentOptions passes;
+  /// -precision choices for compiling a model.
+  PrecisionOptions precision;
 };
 
 /// Imports the ONNX model at \p path and compiles it for \p backend. A

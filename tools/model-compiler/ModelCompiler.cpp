@@ -16,6 +16,7 @@
 #include "CodegenFlags.h"
 #include "ImportFlags.h"
 #include "PassOptions.h"
+#include "PrecisionFlags.h"
 
 #include "ember/Backend/BundleWriter.h"
 #include "ember/Backend/ConstantEval.h"
@@ -184,7 +185,8 @@ int main(int argc, char **argv) {
   google::InitGoogleLogging(argv[0]);
   FLAGS_minloglevel = std::getenv("GLOG_minloglevel") ? FLAGS_minloglevel : 2;
   tools::registerPassOptions();
-  cl::HideUnrelatedOptions({&category, &tools::codegenFlagsCategory()});
+  cl::HideUnrelatedOptions({&category, &tools::codegenFlagsCategory(),
+                            &tools::precisionFlagsCategory()});
   cl::ParseCommandLineOptions(argc, argv,
                               "Compiles an ONNX model to a bundle\n");
   CodegenOptions codegen = unwrap(tools::getCodegenOptions());

@@ -13,6 +13,7 @@
 #include "CodegenFlags.h"
 #include "ImportFlags.h"
 #include "PassOptions.h"
+#include "PrecisionFlags.h"
 
 #include "ember/Backend/ConstantEval.h"
 #include "ember/Backend/Pipeline.h"
@@ -215,7 +216,8 @@ int main(int argc, char **argv) {
   FLAGS_minloglevel = 2; // quiet unless something is fatal
   tools::registerPassOptions();
   cl::HideUnrelatedOptions({&category, &tools::passOptionsCategory(),
-                            &tools::codegenFlagsCategory()});
+                            &tools::codegenFlagsCategory(),
+                            &tools::precisionFlagsCategory()});
   cl::ParseCommandLineOptions(argc, argv,
                               "Compiles an ONNX model and runs it\n");
   CodegenOptions codegen = unwrap(tools::getCodegenOptions());

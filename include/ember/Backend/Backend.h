@@ -101,6 +101,8 @@ public:
   /// True if the backend's Conv takes a filter computed at run time at
   /// little extra cost (the fold-scale-into-conv pass asks).
   virtual bool supportsRuntimeConvFilter() const { return false; }
+  /// Whether the backend runs BFloat16 MatMuls (-precision=bf16).
+  virtual bool supportsBF16MatMul() const { return false; }
   /// The activation layout the backend's convolution prefers (the
   /// conv-layout pass asks). NCHW keeps Conv as imported.
   virtual ConvLayout getPreferredConvLayout() const { return ConvLayout::NCHW; }

@@ -11,6 +11,7 @@
 #define EMBER_BACKEND_CODEGENOPTIONS_H
 
 #include "ember/Backend/TargetDesc.h"
+#include "ember/Optimizer/Precision.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -83,6 +84,9 @@ struct CodegenOptions {
   TargetOptions target;
   CPUCodegenOptions cpu;
   CUDACodegenOptions cuda;
+  /// -precision: which ops read reduced-precision operands (graph pass
+  /// convert-precision).
+  PrecisionOptions precision;
 };
 
 } // namespace ember

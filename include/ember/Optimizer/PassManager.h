@@ -11,6 +11,7 @@
 #define EMBER_OPTIMIZER_PASSMANAGER_H
 
 #include "ember/Graph/Graph.h"
+#include "ember/Optimizer/Precision.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -45,6 +46,8 @@ struct PassContext {
   bool supportsRuntimeConvFilter = false;
   /// The activation layout the backend's convolution prefers.
   ConvLayout convLayout = ConvLayout::NCHW;
+  /// The -precision choices convert-precision applies.
+  PrecisionOptions precision;
   /// Constant evaluation; when empty, constant folding does nothing.
   EvaluateFn evaluate;
   /// Counters a pass may bump ("fold-batchnorm.folded" -> 53).

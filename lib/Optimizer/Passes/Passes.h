@@ -77,6 +77,8 @@ EMBER_DECLARE_PASS(ConcatMergePass, "concat-merge",
                    "flatten a Concat of a Concat on the same axis")
 EMBER_DECLARE_PASS(SliceConcatPass, "slice-concat",
                    "Slice of a Concat operand, Concat of adjacent Slices")
+EMBER_DECLARE_PASS(ConvertPrecisionPass, "convert-precision",
+                   "make MatMuls read bf16 operands under -precision=bf16")
 
 #undef EMBER_DECLARE_PASS
 

@@ -1,0 +1,69 @@
+//===- MatMulBF16.h - BFloat16 MatMul on the CPU ---------------*- C++ -*-===//
+//
+// The rule that picks libjit's BFloat16 MatMul kernel and its tiles for a
+// target, and the lowering of a BFloat16 MatMul instruction into the
+// packing of B and calls of that kernel (libjit/MatMulBF16.inc).
+//
+//===----------------------------------------------------------------------===//
+#ifndef EMBER_BACKENDS_CPU_MATMULBF16_H
+#define EMBER_BACKENDS_CPU_MATMULBF16_H
+
+#include "MatMulTiling.h"
+
+#include "ember/IR/MemoryPlanner.h"
+#include "ember/Kernel/Kernel.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <vector>
+
+namespace ember {
+struct TargetDesc;
+
+namespace cpu {
+
+/// Which libjit kernel a BFloat16 MatMul calls.
+enum class BF16MatMulKernel {
+  DotProduct, ///< vdpbf16ps (AVX512-BF16 with the 16-lane kernels)
+  Widen,      ///< both operands widened to Float32, Float32 FMAs
+};
+
+/// A BFloat16 MatMul's kernel and tiles for one target.
+struct BF16MatMulPlan {
+  BF16MatMulKernel kernel;
+  /// chooseMatMulTiling's tile (the register budget is the same: MR * V
+  /// accumulators, V vectors of B, one broadcast); kBlock counts K pairs,
+  /// whose panel rows take the bytes of a Float32 row.
+  MatMulTiling tiling;
+  /// The libjit entry point.
+  const char *entry() const;
+  void print(llvm::raw_ostream &os) const;
+};
+
+/// The plan for target \p T (a kernelTarget): vdpbf16ps where \p T has
+/// AVX512-BF16 and takes the 16-lane kernels, the widening kernel
+/// otherwise.
+BF16MatMulPlan chooseBF16MatMul(const TargetDesc &T);
+
+/// What lowerMatMulBF16 needs of the CPU lowering.
+struct MatMulBF16Context {
+  const MemoryPlan &plan;
+  /// The constant image: a constant B is packed and appended.
+  std::vector<uint8_t> &constants;
+  const TargetDesc &target;
+  /// Scratch for a B packed at run time: its offset in the activation
+  /// region, and the scratch size to raise to what it needs.
+  size_t scratchOffset;
+  size_t &scratchSize;
+};
+
+/// Appends to \p out the kernels of BFloat16 MatMul \p I: the packing of a
+/// B computed at run time (a constant B is packed here, into the constant
+/// image), then the product in parallel tasks (splitMatMul).
+void lowerMatMulBF16(const MatMulInst &I, const MatMulBF16Context &ctx,
+                     std::vector<kir::Kernel> &out);
+
+} // namespace cpu
+} // namespace ember
+
+#endif // EMBER_BACKENDS_CPU_MATMULBF16_H

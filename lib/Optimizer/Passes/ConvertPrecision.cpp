@@ -1,0 +1,43 @@
+//===- ConvertPrecision.cpp - Reduced-precision operands for MatMul -------===//
+//
+// Under -precision=bf16, every float32 MatMul (Gemm and the fully connected
+// forms are MatMuls once lowered, so the pass runs after "lower") reads its
+// operands as BFloat16: each operand goes through a Cast to BFloat16 (round
+// to nearest even), and the MatMul's result stays Float32 (a BFloat16
+// MatMul accumulates in Float32; see inferMatMul). Casts of constants are
+// folded by constant-fold, so weights are converted once, at compile time;
+// activations are converted at run time. Everything else keeps its
+// precision; docs/Precision.md lists the rules and their reasons.
+//
+//===----------------------------------------------------------------------===//
+#include "PassUtils.h"
+#include "Passes.h"
+
+using namespace ember;
+
+/// The BFloat16 form of operand \p v of the node named \p name.
+static NodeValue toBF16(Function &F, llvm::StringRef name, NodeValue v) {
+  return F.createCast((name + ".bf16").str(), v, ElemKind::BFloat16);
+}
+
+bool ConvertPrecisionPass::run(Function &F, PassContext &ctx) {
+  if (ctx.precision.precision != FloatPrecision::BF16 ||
+      ctx.precision.keeps("MatMul"))
+    return false;
+  bool changed = false;
+  for (Node *n : nodesInOrder(F)) {
+    auto *mm = llvm::dyn_cast<MatMulNode>(n);
+    if (!mm || mm->getLHS().getElemKind() != ElemKind::Float32 ||
+        mm->getRHS().getElemKind() != ElemKind::Float32)
+      continue;
+    std::string name = mm->getName().str();
+    NodeValue a = toBF16(F, name + ".lhs", mm->getLHS());
+    NodeValue b = toBF16(F, name + ".rhs", mm->getRHS());
+    MatMulNode *converted = F.createMatMul(name, a, b, mm->getTransB());
+    replaceNode(mm, converted);
+    F.eraseNode(mm);
+    ++ctx.counters["convert-precision.matmuls"];
+    changed = true;
+  }
+  return changed;
+}

@@ -1,0 +1,158 @@
+//===- PrecisionTest.cpp - -precision: flags, the pass, BFloat16 text -----===//
+//
+// The flag parsers; convert-precision on a small graph (operands cast to
+// BFloat16, the weight's Cast folded into a BFloat16 constant rounded to
+// nearest even, the result still Float32; nothing under fp32 or when the
+// kind is kept); BFloat16 MatMuls in graph and IR text (print, parse,
+// print) and in the memory plan (2-byte buffers).
+//
+//===----------------------------------------------------------------------===//
+#include "TestUtils.h"
+
+#include "ember/Graph/Parser.h"
+#include "ember/Graph/Printer.h"
+#include "ember/IR/IRGen.h"
+#include "ember/IR/IRParser.h"
+#include "ember/IR/IRPrinter.h"
+#include "ember/IR/Scheduler.h"
+
+#include <cstring>
+
+using namespace ember;
+
+namespace {
+/// y = MatMul(x, w) + Relu: w [3 x 2] with values that round differently
+/// to BFloat16 (1 + 2^-8 is a tie: to even, 1; 1 + 3 * 2^-9 rounds up).
+const char *kNet = R"(function f {
+  %x = Placeholder float<4 x 3> input
+  %w = Constant float<3 x 2> [1.00390625, 1.005859375, -2, 0.5, 3, 1]
+  %y = Placeholder float<4 x 2> output
+  %m = MatMul(%x, %w) {TransB = 0}
+  %r = Relu(%m)
+  Save(%r, %y)
+})";
+
+std::string print(const Function &F) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  printFunction(F, os);
+  return os.str();
+}
+
+/// Runs convert-precision then the folding cleanups on \p F.
+void convert(Function &F, const PrecisionOptions &p) {
+  registerAllBackends();
+  PassContext ctx;
+  ctx.precision = p;
+  ctx.evaluate = evaluateConstantValues;
+  auto P = parsePipeline("convert-precision,constant-fold,dce");
+  ASSERT_TRUE(bool(P));
+  auto changed = runPipeline(F, *P, ctx, PassInstrumentOptions());
+  ASSERT_TRUE(bool(changed)) << llvm::toString(changed.takeError());
+}
+
+MatMulNode *theMatMul(Function &F) {
+  for (auto &n : F.getNodes())
+    if (auto *m = llvm::dyn_cast<MatMulNode>(n.get()))
+      return m;
+  return nullptr;
+}
+} // namespace
+
+TEST(Precision, ParsesFlags) {
+  auto bf16 = parseFloatPrecision("bf16");
+  ASSERT_TRUE(bool(bf16));
+  EXPECT_EQ(*bf16, FloatPrecision::BF16);
+  auto fp16 = parseFloatPrecision("fp16");
+  ASSERT_FALSE(bool(fp16));
+  EXPECT_NE(llvm::toString(fp16.takeError()).find("not implemented"),
+            std::string::npos);
+  auto bad = parseFloatPrecision("fp8");
+  ASSERT_FALSE(bool(bad));
+  EXPECT_EQ(llvm::toString(bad.takeError()), "-precision 'fp8' is not fp32 "
+                                             "or bf16");
+  auto kinds = parseKeepPrecisionKinds("MatMul, Relu");
+  ASSERT_TRUE(bool(kinds));
+  EXPECT_EQ(*kinds, (std::vector<std::string>{"MatMul", "Relu"}));
+  auto gemm = parseKeepPrecisionKinds("Gemm");
+  ASSERT_FALSE(bool(gemm));
+  EXPECT_NE(llvm::toString(gemm.takeError()).find("name MatMul"),
+            std::string::npos);
+  auto unknown = parseKeepPrecisionKinds("MatMul,Nope");
+  ASSERT_FALSE(bool(unknown));
+  EXPECT_NE(llvm::toString(unknown.takeError()).find("'Nope'"),
+            std::string::npos);
+}
+
+TEST(Precision, ConvertsMatMulOperandsToBF16) {
+  Module M;
+  auto F = parseFunction(kNet, M);
+  ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
+  PrecisionOptions p;
+  p.precision = FloatPrecision::BF16;
+  convert(**F, p);
+  MatMulNode *mm = theMatMul(**F);
+  ASSERT_NE(mm, nullptr);
+  EXPECT_EQ(mm->getType()->getElemKind(), ElemKind::Float32);
+  auto *cast = llvm::dyn_cast<CastNode>(mm->getLHS().getNode());
+  ASSERT_NE(cast, nullptr);
+  EXPECT_EQ(cast->getType()->getElemKind(), ElemKind::BFloat16);
+  // The weight: folded at compile time, rounded to nearest even.
+  auto *w = llvm::dyn_cast<Constant>(mm->getRHS().getNode());
+  ASSERT_NE(w, nullptr);
+  ASSERT_EQ(w->getType()->getElemKind(), ElemKind::BFloat16);
+  const uint16_t *bits =
+      reinterpret_cast<const uint16_t *>(w->getPayload().data());
+  EXPECT_EQ(bits[0], 0x3f80); // 1 + 2^-8: a tie, to even
+  EXPECT_EQ(bits[1], 0x3f81); // 1 + 3 * 2^-9: up
+  EXPECT_EQ(bits[2], 0xc000); // -2 exactly
+}
+
+TEST(Precision, KeepsFP32WhenNotAsked) {
+  for (bool keep : {false, true}) {
+    Module M;
+    auto F = parseFunction(kNet, M);
+    ASSERT_TRUE(bool(F));
+    std::string before = print(**F);
+    PrecisionOptions p;
+    if (keep) {
+      p.precision = FloatPrecision::BF16;
+      p.keepKinds = {"MatMul"};
+    }
+    convert(**F, p);
+    EXPECT_EQ(print(**F), before);
+  }
+}
+
+TEST(Precision, BF16MatMulPrintsParsesAndPlans) {
+  Module M;
+  auto F = parseFunction(kNet, M);
+  ASSERT_TRUE(bool(F));
+  PrecisionOptions p;
+  p.precision = FloatPrecision::BF16;
+  convert(**F, p);
+  std::string text = print(**F);
+  EXPECT_NE(text.find("bfloat16<4 x 3>"), std::string::npos) << text;
+  Module M2;
+  auto G = parseFunction(text, M2);
+  ASSERT_TRUE(bool(G)) << llvm::toString(G.takeError()) << "\n" << text;
+  EXPECT_EQ(print(**G), text);
+  auto ir = generateIR(**F, scheduleFunction(**F));
+  ASSERT_TRUE(bool(ir)) << llvm::toString(ir.takeError());
+  std::string irText = irToString(**ir);
+  auto parsed = parseIR(irText, "bf16", &M);
+  ASSERT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError());
+  EXPECT_EQ(irToString(*parsed->function), irText);
+  // The BFloat16 copy of x takes 2 bytes an element.
+  MemoryPlan plan = planMemory(**ir);
+  bool found = false;
+  for (auto &I : (*ir)->getInstrs())
+    if (auto *a = llvm::dyn_cast<AllocActivationInst>(I.get()))
+      if (a->getType()->getElemKind() == ElemKind::BFloat16) {
+        EXPECT_EQ(a->getType()->sizeInBytes(), 4u * 3u * 2u);
+        found = true;
+      }
+  EXPECT_TRUE(found) << irText;
+  llvm::Error err = verifyMemoryPlan(**ir, plan);
+  EXPECT_FALSE(bool(err)) << llvm::toString(std::move(err));
+}
