@@ -272,3 +272,12 @@ op("ConvNHWC", ["Input", "Filter", "Bias", "*Residual"],
    doc="Conv with channels last: NHWC input and result, filter [M, KH, KW, "
        "C/Group], attributes and epilogue as Conv. Made by the conv-layout "
        "pass for backends that prefer NHWC.")
+
+# --- Transformer fusions: made by the fuse-layernorm pass. ---
+op("LayerNorm", ["Input", "Scale", "Bias"], [("Epsilon", "float")],
+   infer="LayerNorm",
+   rules=[("minRank", "Input", 1), ("rank", "Scale", 1), ("float", "Input"),
+          ("sameType", "Scale", "Bias")],
+   doc="Normalizes every row along the last axis: (x - mean) / sqrt(var + "
+       "Epsilon) * Scale + Bias, with the row's mean and (biased) variance; "
+       "Scale and Bias have the last axis' length.")

@@ -315,6 +315,6 @@ bool kir::lowerStructured(const Instruction &I, const MemoryPlan &plan,
     return true;
   default:
     return lowerReduction(I, plan, out) || lowerIndexing(I, plan, out) ||
-           lowerWindow(I, plan, out);
+           lowerWindow(I, plan, out) || lowerNormalization(I, plan, out);
   }
 }

@@ -144,6 +144,7 @@ bool kir::hasKernelLowering(const Node &n) {
   case OpKind::AvgPool:
   case OpKind::Softmax:
   case OpKind::MatMul:
+  case OpKind::LayerNorm:
     return kind == ElemKind::Float32;
   default:
     return false;
