@@ -97,6 +97,28 @@ static void topK(const TopKInst &I, const ExecContext &ctx) {
     }
 }
 
+/// Every row along the last axis normalized, in double: the reference for
+/// the one-pass kernels.
+static void layerNorm(const LayerNormInst &I, const ExecContext &ctx) {
+  Buf y(ctx, I.getDest()), x(ctx, I.getInput());
+  Buf scale(ctx, I.getScale()), bias(ctx, I.getBias());
+  dim_t n = x.dims().back(), rows = n ? x.size() / n : 0;
+  for (dim_t r = 0; r < rows; ++r) {
+    double mean = 0, var = 0;
+    for (dim_t i = 0; i < n; ++i)
+      mean += x.ld(r * n + i);
+    mean /= double(n);
+    for (dim_t i = 0; i < n; ++i) {
+      double d = x.ld(r * n + i) - mean;
+      var += d * d;
+    }
+    double inv = 1.0 / std::sqrt(var / double(n) + I.getEpsilon());
+    for (dim_t i = 0; i < n; ++i)
+      y.st(r * n + i,
+           (x.ld(r * n + i) - mean) * inv * scale.ld(i) + bias.ld(i));
+  }
+}
+
 bool interp::executeReduce(const Instruction &I, const ExecContext &ctx) {
   OpKind op = *opKindForInstr(I.getKind());
   switch (op) {
@@ -113,6 +135,9 @@ bool interp::executeReduce(const Instruction &I, const ExecContext &ctx) {
     return true;
   case OpKind::TopK:
     topK(llvm::cast<TopKInst>(I), ctx);
+    return true;
+  case OpKind::LayerNorm:
+    layerNorm(llvm::cast<LayerNormInst>(I), ctx);
     return true;
   default:
     return false;

@@ -173,6 +173,15 @@ InferResult ember::inferBatchNorm(llvm::ArrayRef<TypeRef> in,
   return llvm::SmallVector<Type, 1>{x};
 }
 
+InferResult ember::inferLayerNorm(llvm::ArrayRef<TypeRef> in,
+                                  const AttrList &) {
+  const Type &x = *in[0], &s = *in[1];
+  if (s.dims()[0] != x.dims().back() || s.getElemKind() != x.getElemKind())
+    return makeErrorF("parameters {0} do not match the last axis of {1}",
+                      s.toString(), x.toString());
+  return llvm::SmallVector<Type, 1>{x};
+}
+
 InferResult ember::inferSoftmax(llvm::ArrayRef<TypeRef> in,
                                 const AttrList &attrs) {
   int64_t axis = attrs[0].i;

@@ -55,6 +55,7 @@ EMBER_DECLARE_INFER(IntMatMul)  // InferQuant.cpp
 EMBER_DECLARE_INFER(IntConv)    // InferQuant.cpp
 EMBER_DECLARE_INFER(Dequantize) // InferQuant.cpp
 EMBER_DECLARE_INFER(Quantize)   // InferQuant.cpp
+EMBER_DECLARE_INFER(LayerNorm)
 #undef EMBER_DECLARE_INFER
 
 } // namespace ember

@@ -325,3 +325,12 @@ op("Quantize", ["Input", "Scale", "Zero"], [("Axis", "int"),
                             ("rank", "Zero", 1)],
    doc="saturate(round_half_even(Input / Scale) + Zero) as ElemTy (Int8 or "
        "UInt8); Scale and Zero as for Dequantize.")
+
+# --- Transformer fusions: made by the fuse-layernorm pass. ---
+op("LayerNorm", ["Input", "Scale", "Bias"], [("Epsilon", "float")],
+   infer="LayerNorm",
+   rules=[("minRank", "Input", 1), ("rank", "Scale", 1), ("float", "Input"),
+          ("sameType", "Scale", "Bias")],
+   doc="Normalizes every row along the last axis: (x - mean) / sqrt(var + "
+       "Epsilon) * Scale + Bias, with the row's mean and (biased) variance; "
+       "Scale and Bias have the last axis' length.")

@@ -36,6 +36,9 @@ bool lowerWindow(const Instruction &I, const MemoryPlan &plan,
 /// Lowers IntMatMul and IntConv (IntProducts.cpp).
 bool lowerIntProduct(const Instruction &I, const MemoryPlan &plan,
                      std::vector<Kernel> &out);
+/// Lowers LayerNorm (Normalization.cpp).
+bool lowerNormalization(const Instruction &I, const MemoryPlan &plan,
+                        std::vector<Kernel> &out);
 
 /// Builds a loop nest over \p dims, every loop parallel, whose innermost
 /// body \p inner makes from the loop variables.

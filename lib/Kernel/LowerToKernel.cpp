@@ -159,7 +159,6 @@ private:
 };
 } // namespace
 
-/// Loads element \p idx of a virtual broadcast's result from its source.
 /// Elements per row of \p vb's result after its last broadcast-varying
 /// dimension: within such a row the source element is fixed.
 static dim_t innerRow(const VirtualBroadcast &vb) {
@@ -172,13 +171,38 @@ static dim_t innerRow(const VirtualBroadcast &vb) {
   return inner;
 }
 
-/// Loads the element of a virtual broadcast's result in row \p row of
-/// \p inner elements (inner divides innerRow(vb)), from its source.
+/// Elements of \p vb's result in its trailing dims that all vary with the
+/// source (a bias row repeated over the leading dims): within such a block
+/// the source index advances with the result's, so rows of it vectorize.
+static dim_t trailingBlock(const VirtualBroadcast &vb) {
+  dim_t block = 1;
+  for (size_t d = vb.dims.size(); d-- > 0;) {
+    if (!vb.srcStrides[d] && vb.dims[d] != 1)
+      break;
+    block *= vb.dims[d];
+  }
+  return block;
+}
+
+/// The row length a fused loop may take for \p vb: the run within which its
+/// source element is fixed, else the trailing block its source follows.
+static dim_t rowLength(const VirtualBroadcast &vb) {
+  dim_t inner = innerRow(vb);
+  return inner > 1 ? inner : trailingBlock(vb);
+}
+
+/// Loads the element at column \p col of row \p row of \p inner elements
+/// of a virtual broadcast's result (inner divides rowLength(vb)) from its
+/// source. In a trailing block the dims inside it add row-major offsets of
+/// (row * inner + col) % block; the dims outside, and every dim of a run of
+/// fixed source elements, come from the row alone.
 static ExprRef broadcastLoad(Kernel &k, const VirtualBroadcast &vb, ExprRef row,
-                             dim_t inner) {
+                             ExprRef col, dim_t inner) {
+  bool fixed = innerRow(vb) > 1;
+  dim_t block = fixed ? 1 : trailingBlock(vb);
   ExprRef src = k.constInt(0);
   for (size_t d = 0; d < vb.dims.size(); ++d) {
-    if (!vb.srcStrides[d] || vb.dims[d] == 1)
+    if (!vb.srcStrides[d] || vb.dims[d] == 1 || vb.outStrides[d] < block)
       continue;
     dim_t step = vb.outStrides[d] / inner;
     ExprRef coord =
@@ -186,6 +210,14 @@ static ExprRef broadcastLoad(Kernel &k, const VirtualBroadcast &vb, ExprRef row,
     if (d > 0)
       coord = k.binary(BinOp::Rem, coord, k.constInt(vb.dims[d]));
     src = k.add(src, k.mul(coord, vb.srcStrides[d]));
+  }
+  if (!fixed) {
+    ExprRef within = col;
+    if (block > inner)
+      within = k.add(
+          k.mul(k.binary(BinOp::Rem, row, k.constInt(block / inner)), inner),
+          col);
+    src = k.add(src, within);
   }
   return k.load(k.addBuffer(vb.src), src);
 }
@@ -202,7 +234,7 @@ Kernel FusionGroup::finish() {
   for (const Instruction *I : instrs_)
     for (unsigned op = 1; op < I->getNumOperands(); ++op)
       if (const VirtualBroadcast *vb = virtualRead(I, op))
-        inner = std::gcd(inner, innerRow(*vb));
+        inner = std::gcd(inner, rowLength(*vb));
   if (inner == 0)
     inner = numElements_;
   unsigned colVar = k.newVar(), rowVar = k.newVar();
@@ -215,7 +247,7 @@ Kernel FusionGroup::finish() {
     const Instruction &I = *instrs_[n];
     ExprRef v = elementwiseValue(k, I, idx, [&](unsigned op) {
       if (const VirtualBroadcast *vb = virtualRead(&I, op))
-        return broadcastLoad(k, *vb, row, inner);
+        return broadcastLoad(k, *vb, row, k.var(colVar), inner);
       Buffer b = bufferFor(I.getOperand(op).value, plan_);
       Range r = rangeOf(b);
       for (auto it = values.rbegin(); it != values.rend(); ++it)

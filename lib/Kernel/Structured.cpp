@@ -315,6 +315,7 @@ bool kir::lowerStructured(const Instruction &I, const MemoryPlan &plan,
     return true;
   default:
     return lowerReduction(I, plan, out) || lowerIndexing(I, plan, out) ||
-           lowerWindow(I, plan, out) || lowerIntProduct(I, plan, out);
+           lowerWindow(I, plan, out) || lowerIntProduct(I, plan, out) ||
+           lowerNormalization(I, plan, out);
   }
 }

@@ -146,6 +146,7 @@ bool kir::hasKernelLowering(const Node &n) {
   case OpKind::AvgPool:
   case OpKind::Softmax:
   case OpKind::MatMul:
+  case OpKind::LayerNorm:
     return kind == ElemKind::Float32;
   case OpKind::IntMatMul: // operand kinds checked by inference
   case OpKind::IntConv:

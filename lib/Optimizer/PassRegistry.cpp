@@ -30,6 +30,7 @@ const RegistryEntry kRegistry[] = {
     entry<FuseConvResidualPass>(),
     entry<FuseConvActivationPass>(),
     entry<FuseGeluPass>(),
+    entry<FuseLayerNormPass>(),
     entry<LowerPass>(),
     entry<ConvLayoutPass>(),
     entry<MergeParallelPass>(),
@@ -74,7 +75,7 @@ Pipeline ember::getDefaultPipeline() {
   return {
       {{"dce", "fold-qdq"}, false}, // before folding: it needs the int8 weights
       cleanups(/*withFolding=*/true),
-      {{"fuse-gelu"}, false},
+      {{"fuse-gelu", "fuse-layernorm"}, false},
       {{"fold-pad-into-conv", "fold-pad-into-pool", "fold-batchnorm",
         "fold-scale-into-conv", "channel-shuffle", "matmul-form",
         "merge-matmul-add", "fuse-conv-residual", "fuse-conv-activation",

@@ -14,6 +14,8 @@
 
 #include "gtest/gtest.h"
 
+#include <cmath>
+
 using namespace ember;
 using namespace ember::kir;
 
@@ -172,6 +174,37 @@ TEST_F(KernelLowering, BroadcastIntoElementwiseIsNotMaterialized) {
   EXPECT_EQ(countStores(ks[0].body()), 1u);
 }
 
+TEST_F(KernelLowering, TrailingBroadcastRowsVectorize) {
+  // A bias along the last axis (s [1, 1, 4]) and a per-image row
+  // (t [2, 1, 4]): the source advances with the result in rows of 4, so the
+  // loop runs over rows of 4, not of 1.
+  auto *x = input("x", {2, 3, 4}), *s = input("s", {1, 1, 4}),
+       *t = input("t", {2, 1, 4});
+  NodeValue y = F->createAdd("add", x, F->createBroadcast("bs", s, {2, 3, 4}));
+  save(F->createMul("mul", y, F->createBroadcast("bt", t, {2, 3, 4})));
+  auto ks = lower();
+  ASSERT_EQ(ks.size(), 2u);
+  std::string str = print(ks[0]);
+  EXPECT_NE(str.find("parallel for i1 < 6"), std::string::npos) << str;
+  EXPECT_NE(str.find("[i0]"), std::string::npos) << str;
+  EXPECT_NE(str.find("[(((i1 / 3) * 4) + i0)]"), std::string::npos) << str;
+}
+
+TEST_F(KernelLowering, TrailingBlockLongerThanRow) {
+  // s [1, 3, 4] follows the last two dims (a block of 12); u [2, 3, 1] is
+  // fixed in rows of 4, so rows are 4 long and s is read at
+  // (row % 3) * 4 + column.
+  auto *x = input("x", {2, 3, 4}), *s = input("s", {1, 3, 4}),
+       *u = input("u", {2, 3, 1});
+  NodeValue y = F->createAdd("add", x, F->createBroadcast("bs", s, {2, 3, 4}));
+  save(F->createMul("mul", y, F->createBroadcast("bu", u, {2, 3, 4})));
+  auto ks = lower();
+  ASSERT_EQ(ks.size(), 2u);
+  std::string str = print(ks[0]);
+  EXPECT_NE(str.find("parallel for i1 < 6"), std::string::npos) << str;
+  EXPECT_NE(str.find("[(((i1 % 3) * 4) + i0)]"), std::string::npos) << str;
+}
+
 TEST_F(KernelLowering, BroadcastReadByDataMovementIsMaterialized) {
   auto *x = input("x", {3, 4}), *s = input("s", {3, 1});
   NodeValue b = F->createBroadcast("bc", s, {3, 4});
@@ -220,6 +253,59 @@ TEST(KernelNumbers, VirtualAndMaterializedBroadcastsOnCPU) {
     EXPECT_EQ(h0.begin()[i], want0[i]) << i;
     EXPECT_EQ(h1.begin()[i], want1[i]) << i;
   }
+}
+
+TEST(KernelNumbers, TrailingBroadcastsOnCPU) {
+  // y = (x + bc(s)) * bc(u) + bc(t) with s [1, 3, 4] (a block of 12),
+  // u [2, 3, 1] (fixed in rows of 4) and t [2, 1, 4] (a row per image),
+  // against the same float arithmetic on explicit indices.
+  Module M;
+  Function *F = M.createFunction("k");
+  auto ph = [&](const char *name, llvm::ArrayRef<dim_t> dims) {
+    return M.createPlaceholder(name, Type(ElemKind::Float32, dims), false);
+  };
+  auto *x = ph("x", {2, 3, 4}), *s = ph("s", {1, 3, 4}),
+       *u = ph("u", {2, 3, 1}), *t = ph("t", {2, 1, 4});
+  NodeValue y = F->createAdd(
+      "add2",
+      F->createMul(
+          "mul", F->createAdd("add", x, F->createBroadcast("bs", s, {2, 3, 4})),
+          F->createBroadcast("bu", u, {2, 3, 4})),
+      F->createBroadcast("bt", t, {2, 3, 4}));
+  auto *out = M.createPlaceholder("y", *y.getType(), true);
+  F->createSave("save", y, out);
+  Bindings bind;
+  std::vector<float> xv(24), sv(12), uv(6), tv(8);
+  for (unsigned i = 0; i < 24; ++i)
+    xv[i] = 0.25f * float(i) - 2.f;
+  for (unsigned i = 0; i < 12; ++i)
+    sv[i] = float(i * i) / 7.f;
+  for (unsigned i = 0; i < 6; ++i)
+    uv[i] = 1.5f - float(i);
+  for (unsigned i = 0; i < 8; ++i)
+    tv[i] = float(i) * 3.f - 10.f;
+  auto bindTo = [&](Placeholder *p, const std::vector<float> &v) {
+    Tensor tt(ElemKind::Float32, p->getType()->dims());
+    std::copy(v.begin(), v.end(), tt.getHandle<float>().begin());
+    bind.insert(p, std::move(tt));
+  };
+  bindTo(x, xv);
+  bindTo(s, sv);
+  bindTo(u, uv);
+  bindTo(t, tv);
+  registerAllBackends();
+  auto net = compileFunction(*F, *getBackend("CPU").get(), {});
+  ASSERT_TRUE(bool(net)) << llvm::toString(net.takeError());
+  ASSERT_FALSE(bool(net->function->run(bind)));
+  auto h = bind.get(out)->getHandle<float>();
+  for (unsigned n = 0; n < 2; ++n)
+    for (unsigned r = 0; r < 3; ++r)
+      for (unsigned c = 0; c < 4; ++c) {
+        unsigned i = (n * 3 + r) * 4 + c;
+        float want = (xv[i] + sv[r * 4 + c]) * uv[n * 3 + r] + tv[n * 4 + c];
+        // One rounding of a product may be fused into the add (FMA).
+        EXPECT_NEAR(h.begin()[i], want, 1e-6f * std::fabs(want)) << i;
+      }
 }
 
 TEST_F(KernelLowering, IndependentWorkOfAnotherSizeDoesNotCutAGroup) {

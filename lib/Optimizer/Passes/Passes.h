@@ -42,6 +42,8 @@ EMBER_DECLARE_PASS(FuseConvResidualPass, "fuse-conv-residual",
                    "fuse Add(Conv, x) into the Conv's Residual operand")
 EMBER_DECLARE_PASS(FuseGeluPass, "fuse-gelu",
                    "recognize the erf and tanh GELU patterns as one Gelu")
+EMBER_DECLARE_PASS(FuseLayerNormPass, "fuse-layernorm",
+                   "recognize layer normalization patterns as one LayerNorm")
 EMBER_DECLARE_PASS(TransposeOptPass, "transpose-opt",
                    "merge, cancel and sink Transposes")
 EMBER_DECLARE_PASS(ReshapeMergePass, "reshape-merge",
