@@ -94,6 +94,8 @@ PassContext ember::makePassContext(const Backend &B,
   ctx.supportsConvResidual = B.supportsConvResidual();
   ctx.supportsRuntimeConvFilter = B.supportsRuntimeConvFilter();
   ctx.convLayout = opts.convLayout.value_or(B.getPreferredConvLayout());
+  ctx.foldQuantizedProducts =
+      opts.integerProducts.value_or(B.prefersIntegerProducts());
   ctx.evaluate = evaluateConstantValues;
   ctx.precision = opts.codegen.precision;
   return ctx;

@@ -7,9 +7,12 @@ Builds the QDQ model onnxruntime's quantize_static writes for a small CNN
 (uint8 activations per tensor, int8 weights per output channel, Int32
 biases at scale x_scale * w_scale): Conv 3x3 + Relu, Conv 1x1,
 GlobalAveragePool (stays dequantized), Gemm with transB, and a MatMul with
-per-column weights. Runs it on the Interpreter and the CPU and checks:
+per-column weights. Runs it on the Interpreter and the CPU, with
+-quantized-products=integer and with the default (float products of the
+dequantized operands on every backend today), and checks:
 - the lowered graph (-dump-graph) has the products as IntConv / IntMatMul
-  and no float Conv, Gemm or MatMul is left (the fold-qdq pass ran);
+  and no float Conv, Gemm or MatMul is left (the fold-qdq pass ran), or by
+  default no integer product;
 - each output, in units of its quantization step, is within 1 step of
   onnxruntime's everywhere (the float GlobalAveragePool may sum in another
   order and tip one requantization) and equal on >= 99 % of elements.
@@ -112,22 +115,26 @@ def main():
     refs = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(
         None, {"x": x})
     failures = []
-    for backend in ["Interpreter", "CPU"]:
-        out = os.path.join(work, backend)
+    for backend, mode in [(b, m) for b in ["Interpreter", "CPU"]
+                          for m in ["integer", "auto"]]:
+        out = os.path.join(work, backend + "-" + mode)
         r = subprocess.run([runner, "-model=" + path, "-backend=" + backend,
                             "-input=x=" + xin, "-output-dir=" + out,
-                            "-dump-graph"], capture_output=True, text=True)
+                            "-quantized-products=" + mode, "-dump-graph"],
+                           capture_output=True, text=True)
+        backend += " " + mode
         if r.returncode != 0:
             failures.append("%s: %s" % (backend, r.stderr.strip()))
             continue
         ops = re.findall(r"= (\w+)\(", r.stdout)
-        want = {"IntConv": 2, "IntMatMul": 2}
+        want = ({"IntConv": 2, "IntMatMul": 2} if mode == "integer" else
+                {"IntConv": 0, "IntMatMul": 0})
         for op, n in want.items():
             if ops.count(op) != n:
                 failures.append("%s: %d %s nodes, want %d" % (
                     backend, ops.count(op), op, n))
         left = [op for op in ops if op in ("Conv", "Gemm", "MatMul")]
-        if left:
+        if left and mode == "integer":
             failures.append("%s: float products left: %s" % (backend, left))
         for i, (ref, step) in enumerate(zip(refs, steps)):
             got = numpy_helper.to_array(onnx.load_tensor(

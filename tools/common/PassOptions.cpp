@@ -43,6 +43,13 @@ struct Flags {
       "print-optimization-stats",
       cl::desc("Print node counts per kind before and after the pipeline"),
       cl::cat(tools::passOptionsCategory())};
+  cl::opt<std::string> quantizedProducts{
+      "quantized-products",
+      cl::desc("QDQ models' Conv/MatMul/Gemm: exact integer products "
+               "(integer), the float product of the dequantized operands "
+               "(float), or the backend's choice (auto: float today)"),
+      cl::value_desc("auto|integer|float"), cl::init("auto"),
+      cl::cat(tools::passOptionsCategory())};
   cl::opt<std::string> convLayout{
       "conv-layout",
       cl::desc("Convolution layout the conv-layout pass targets instead of "
@@ -108,6 +115,12 @@ llvm::Error tools::fillPassOptions(CompileOptions &opts) {
   p.verifyEach = f.verifyEach;
   p.timePasses = f.timePasses;
   p.printStats = f.printStats;
+  if (f.quantizedProducts == "integer" || f.quantizedProducts == "float")
+    opts.integerProducts = f.quantizedProducts == "integer";
+  else if (f.quantizedProducts != "auto")
+    return makeErrorF("-quantized-products: expected auto, integer or float, "
+                      "got '{0}'",
+                      f.quantizedProducts.getValue());
   if (f.convLayout == "nchw")
     opts.convLayout = ConvLayout::NCHW;
   else if (f.convLayout == "nhwc")

@@ -91,6 +91,10 @@ int main(int argc, char **argv) {
   Module M;
   Function *F = load(M);
   PassContext ctx = makePassContext(*B, opts);
+  // A pass list that names fold-qdq asks for it, whatever the backend's
+  // default for compiles.
+  if (!passes.empty())
+    ctx.foldQuantizedProducts = opts.integerProducts.value_or(true);
   unwrap(runPipeline(*F, P, ctx, opts.passes));
   if (llvm::Error err = verifyFunction(*F))
     fail("the pipeline produced an invalid graph (use -verify-each): " +

@@ -106,6 +106,12 @@ public:
   /// The activation layout the backend's convolution prefers (the
   /// conv-layout pass asks). NCHW keeps Conv as imported.
   virtual ConvLayout getPreferredConvLayout() const { return ConvLayout::NCHW; }
+  /// Whether QDQ models should run their Conv/MatMul/Gemm as integer
+  /// products (fold-qdq) by default: true only where the backend's integer
+  /// kernels are at least as fast as its float ones on dequantized
+  /// operands. No backend has such kernels yet (the integer products are
+  /// portable loop nests), so all keep the float path unless asked.
+  virtual bool prefersIntegerProducts() const { return false; }
   /// Compiles planned IR for this process's machine with the choices in
   /// \p opts. \p M owns the placeholders the IR refers to.
   virtual llvm::Expected<std::unique_ptr<CompiledFunction>>

@@ -27,6 +27,9 @@ struct CompileOptions {
   /// Overrides the backend's preferred convolution layout (testing: run
   /// the NHWC path of the conv-layout pass on the Interpreter).
   std::optional<ConvLayout> convLayout;
+  /// Overrides whether QDQ pairs around Conv/MatMul/Gemm become exact
+  /// integer products (fold-qdq) instead of the backend's preference.
+  std::optional<bool> integerProducts;
   /// Instruments around every pass (print, verify, time, statistics).
   PassInstrumentOptions passes;
   /// Target and code generation choices for the backend's compile.

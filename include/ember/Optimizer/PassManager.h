@@ -46,6 +46,11 @@ struct PassContext {
   bool supportsRuntimeConvFilter = false;
   /// The activation layout the backend's convolution prefers.
   ConvLayout convLayout = ConvLayout::NCHW;
+  /// Whether fold-qdq turns QDQ pairs into integer products. A compile sets
+  /// it from the backend (only where its integer kernels beat the float
+  /// product of the dequantized operands) or the user's choice; a pass list
+  /// that names fold-qdq runs it.
+  bool foldQuantizedProducts = true;
   /// The -precision choices convert-precision applies.
   PrecisionOptions precision;
   /// Constant evaluation; when empty, constant folding does nothing.

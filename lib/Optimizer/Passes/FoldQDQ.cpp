@@ -205,6 +205,8 @@ std::optional<Product> match(QuantizeNode *q) {
 } // namespace
 
 bool FoldQDQPass::run(Function &F, PassContext &ctx) {
+  if (!ctx.foldQuantizedProducts)
+    return false;
   bool changed = false;
   for (Node *n : nodesInOrder(F)) {
     auto *q = llvm::dyn_cast<QuantizeNode>(n);
