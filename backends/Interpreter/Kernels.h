@@ -32,6 +32,39 @@ private:
 dim_t batchOffset(dim_t bi, llvm::ArrayRef<dim_t> out, llvm::ArrayRef<dim_t> op,
                   dim_t matrix);
 
+/// C = A * B over the last two dims of MatMul \p I, its operands stored as
+/// \p T and read as float through \p load, each sum taken in increasing k
+/// (the order the reference defines); broadcast batch dims and a
+/// transposed B are read in place.
+template <typename T, typename Load>
+void matMulLoop(const MatMulInst &I, const ExecContext &ctx, Load load) {
+  TypeRef ta = I.getLHS()->getType(), tb = I.getRHS()->getType();
+  TypeRef tc = I.getDest()->getType();
+  unsigned r = ta->rank();
+  dim_t m = ta->dims()[r - 2], k = ta->dims()[r - 1], n = tc->dims()[r - 1];
+  dim_t batch = m * n != 0 ? tc->size() / (m * n) : 0;
+  // B[p][j] of a plain RHS is at p * n + j, of a transposed one at j * k + p.
+  dim_t pStride = I.getTransB() ? 1 : n, jStride = I.getTransB() ? k : 1;
+  auto outBatch = tc->dims().drop_back(2);
+  const T *a = ctx.ptr<T>(I.getLHS());
+  const T *b = ctx.ptr<T>(I.getRHS());
+  float *c = ctx.ptr<float>(I.getDest());
+  for (dim_t bi = 0; bi < batch; ++bi) {
+    const T *A = a + batchOffset(bi, outBatch, ta->dims().drop_back(2), m * k);
+    const T *B = b + batchOffset(bi, outBatch, tb->dims().drop_back(2), k * n);
+    float *C = c + bi * m * n;
+    for (dim_t i = 0; i < m; ++i) {
+      for (dim_t j = 0; j < n; ++j)
+        C[i * n + j] = 0.f;
+      for (dim_t p = 0; p < k; ++p) {
+        float av = load(A[i * k + p]);
+        for (dim_t j = 0; j < n; ++j)
+          C[i * n + j] += av * load(B[p * pStride + j * jStride]);
+      }
+    }
+  }
+}
+
 /// MatMul of BFloat16 operands into Float32 (MatMulBF16.cpp).
 void matMulBF16(const MatMulInst &I, const ExecContext &ctx);
 

@@ -26,31 +26,5 @@ static float widen(uint16_t h) {
 }
 
 void interp::matMulBF16(const MatMulInst &I, const ExecContext &ctx) {
-  TypeRef ta = I.getLHS()->getType(), tb = I.getRHS()->getType();
-  TypeRef tc = I.getDest()->getType();
-  unsigned r = ta->rank();
-  dim_t m = ta->dims()[r - 2], k = ta->dims()[r - 1], n = tc->dims()[r - 1];
-  dim_t batch = m * n != 0 ? tc->size() / (m * n) : 0;
-  // B[p][j] of a plain RHS is at p * n + j, of a transposed one at j * k + p.
-  dim_t pStride = I.getTransB() ? 1 : n, jStride = I.getTransB() ? k : 1;
-  auto outBatch = tc->dims().drop_back(2);
-  const uint16_t *a = ctx.ptr<uint16_t>(I.getLHS());
-  const uint16_t *b = ctx.ptr<uint16_t>(I.getRHS());
-  float *c = ctx.ptr<float>(I.getDest());
-  for (dim_t bi = 0; bi < batch; ++bi) {
-    const uint16_t *A =
-        a + batchOffset(bi, outBatch, ta->dims().drop_back(2), m * k);
-    const uint16_t *B =
-        b + batchOffset(bi, outBatch, tb->dims().drop_back(2), k * n);
-    float *C = c + bi * m * n;
-    for (dim_t i = 0; i < m; ++i) {
-      for (dim_t j = 0; j < n; ++j)
-        C[i * n + j] = 0.f;
-      for (dim_t p = 0; p < k; ++p) {
-        float av = widen(A[i * k + p]);
-        for (dim_t j = 0; j < n; ++j)
-          C[i * n + j] += av * widen(B[p * pStride + j * jStride]);
-      }
-    }
-  }
+  matMulLoop<uint16_t>(I, ctx, widen);
 }

@@ -27,21 +27,6 @@ private:
   bool signed_;
 };
 
-/// The offset of the matrix of an operand with batch dims \p op for flat
-/// batch index \p bi of the result's batch dims \p out (broadcast dims 1).
-dim_t batchOffset(dim_t bi, llvm::ArrayRef<dim_t> out, llvm::ArrayRef<dim_t> op,
-                  dim_t matrix) {
-  dim_t off = 0, stride = matrix;
-  for (size_t d = out.size(); d-- > 0;) {
-    dim_t coord = bi % out[d];
-    bi /= out[d];
-    if (op[d] != 1)
-      off += coord * stride;
-    stride *= op[d];
-  }
-  return off;
-}
-
 void intMatMul(const IntMatMulInst &I, const ExecContext &ctx) {
   TypeRef ta = I.getLHS()->getType(), tb = I.getRHS()->getType();
   TypeRef tc = I.getDest()->getType();
