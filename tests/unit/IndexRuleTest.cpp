@@ -18,21 +18,6 @@ using namespace ember::test;
 
 namespace {
 
-std::vector<std::string> backends() {
-#ifdef EMBER_WITH_CUDA
-  return {"Interpreter", "CPU", "CUDAHostEmu"};
-#else
-  return {"Interpreter", "CPU"};
-#endif
-}
-
-Tensor ints(llvm::ArrayRef<dim_t> dims, std::initializer_list<int64_t> v) {
-  Tensor t(ElemKind::Int64, dims);
-  EXPECT_EQ(size_t(t.size()), v.size());
-  std::copy(v.begin(), v.end(), t.getHandle<int64_t>().begin());
-  return t;
-}
-
 std::string importError(const ONNXBuilder &b) {
   Module M;
   auto F = importONNXBuffer(b.serialize(), "m", M);
@@ -62,7 +47,7 @@ TEST(IndexRule, RunTimeIndicesOutOfRangeGatherZeroAndScatterNothing) {
   b.node("ScatterND", {"x1", "i5", "u5"}, {"y5"});
   for (const char *y : {"y1", "y2", "y3", "y4", "y5"})
     b.output(y);
-  for (const std::string &backend : backends()) {
+  for (const std::string &backend : testBackends()) {
     SCOPED_TRACE(backend);
     Module M;
     auto F = importONNXBuffer(b.serialize(), "m", M);
@@ -70,12 +55,13 @@ TEST(IndexRule, RunTimeIndicesOutOfRangeGatherZeroAndScatterNothing) {
     auto out = compileAndRun(
         M, **F, backend,
         tensors(makeTensor({4}, {10, 20, 30, 40}),
-                ints({5}, {5, -5, 1, -1, -4}), makeTensor({2, 2}, {1, 2, 3, 4}),
-                ints({2, 2}, {0, 2, -3, -1}),
+                int64Tensor({5}, {5, -5, 1, -1, -4}),
+                makeTensor({2, 2}, {1, 2, 3, 4}),
+                int64Tensor({2, 2}, {0, 2, -3, -1}),
                 makeTensor({2, 3}, {1, 2, 3, 4, 5, 6}),
-                ints({3, 2}, {1, 2, 0, 3, -2, -3}), ints({3}, {7, -1, -5}),
-                makeTensor({3}, {1, 2, 3}), ints({2, 1}, {9, -4}),
-                makeTensor({2}, {1, 2})));
+                int64Tensor({3, 2}, {1, 2, 0, 3, -2, -3}),
+                int64Tensor({3}, {7, -1, -5}), makeTensor({3}, {1, 2, 3}),
+                int64Tensor({2, 1}, {9, -4}), makeTensor({2}, {1, 2})));
     ASSERT_EQ(out.size(), 5u);
     // Out of range: 5, -5 (after adding 4, still below 0).
     expectNear(out[0], makeTensor({5}, {0, 0, 20, 40, 10}), 0);
@@ -94,7 +80,7 @@ TEST(IndexRule, ConstantNegativeIndicesInRangeAreValid) {
   b.initializerInts("i", {-4, -1, 3, 0});
   b.node("Gather", {"x", "i"}, {"y"}, "g");
   b.output("y");
-  for (const std::string &backend : backends()) {
+  for (const std::string &backend : testBackends()) {
     SCOPED_TRACE(backend);
     Module M;
     auto F = importONNXBuffer(b.serialize(), "m", M);

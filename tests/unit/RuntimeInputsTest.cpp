@@ -17,21 +17,6 @@ using namespace ember::test;
 
 namespace {
 
-std::vector<std::string> backends() {
-#ifdef EMBER_WITH_CUDA
-  return {"Interpreter", "CPU", "CUDAHostEmu"};
-#else
-  return {"Interpreter", "CPU"};
-#endif
-}
-
-Tensor ints(llvm::ArrayRef<dim_t> dims, std::initializer_list<int64_t> v) {
-  Tensor t(ElemKind::Int64, dims);
-  EXPECT_EQ(size_t(t.size()), v.size());
-  std::copy(v.begin(), v.end(), t.getHandle<int64_t>().begin());
-  return t;
-}
-
 /// 1, 2, ..., n in \p dims.
 Tensor iota(llvm::ArrayRef<dim_t> dims) {
   Tensor t(ElemKind::Float32, dims);
@@ -93,15 +78,16 @@ TEST(RuntimeInputs, ReshapeRunsForEveryShapeGivingTheDeclaredOne) {
   b.input("s", {3}, onnx::TensorProto::INT64);
   b.node("Reshape", {"x", "s"}, {"y"}, "r");
   b.output("y", {4, 3, 2});
-  for (const std::string &backend : backends()) {
+  for (const std::string &backend : testBackends()) {
     SCOPED_TRACE(backend);
     Module M;
     auto F = importONNXBuffer(b.serialize(), "m", M);
     ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
-    auto res = runEach(M, **F, backend,
-                       runs(tensors(iota({2, 3, 4}), ints({3}, {4, 3, 2})),
-                            tensors(iota({2, 3, 4}), ints({3}, {4, -1, 2})),
-                            tensors(iota({2, 3, 4}), ints({3}, {2, 12, 1}))));
+    auto res =
+        runEach(M, **F, backend,
+                runs(tensors(iota({2, 3, 4}), int64Tensor({3}, {4, 3, 2})),
+                     tensors(iota({2, 3, 4}), int64Tensor({3}, {4, -1, 2})),
+                     tensors(iota({2, 3, 4}), int64Tensor({3}, {2, 12, 1}))));
     ASSERT_EQ(res.size(), 3u);
     for (int i = 0; i < 2; ++i) {
       ASSERT_EQ(res[i].outs.size(), 1u) << res[i].error;
@@ -123,16 +109,16 @@ TEST(RuntimeInputs, UnsqueezeAxesAreCheckedAtRunTime) {
   b.input("a", {2}, onnx::TensorProto::INT64);
   b.node("Unsqueeze", {"x", "a"}, {"y"}, "u");
   b.output("y", {1, 3, 1, 2});
-  for (const std::string &backend : backends()) {
+  for (const std::string &backend : testBackends()) {
     SCOPED_TRACE(backend);
     Module M;
     auto F = importONNXBuffer(b.serialize(), "m", M);
     ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
     auto res = runEach(M, **F, backend,
-                       runs(tensors(iota({3, 2}), ints({2}, {2, 0})),
-                            tensors(iota({3, 2}), ints({2}, {-4, -2})),
-                            tensors(iota({3, 2}), ints({2}, {0, 1})),
-                            tensors(iota({3, 2}), ints({2}, {0, 9}))));
+                       runs(tensors(iota({3, 2}), int64Tensor({2}, {2, 0})),
+                            tensors(iota({3, 2}), int64Tensor({2}, {-4, -2})),
+                            tensors(iota({3, 2}), int64Tensor({2}, {0, 1})),
+                            tensors(iota({3, 2}), int64Tensor({2}, {0, 9}))));
     ASSERT_EQ(res.size(), 4u);
     for (int i = 0; i < 2; ++i) {
       ASSERT_EQ(res[i].outs.size(), 1u) << res[i].error;
@@ -175,14 +161,14 @@ TEST(RuntimeInputs, TriluTakesKAtRunTime) {
     ONNXBuilder::attrInt(b.node("Trilu", {"x", "k"}, {"y"}, "t"), "upper",
                          upper);
     b.output("y", {3, 4});
-    for (const std::string &backend : backends()) {
+    for (const std::string &backend : testBackends()) {
       SCOPED_TRACE(backend + (upper ? " upper" : " lower"));
       Module M;
       auto F = importONNXBuffer(b.serialize(), "m", M);
       ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
       auto res = runEach(M, **F, backend,
-                         runs(tensors(iota({3, 4}), ints({}, {1})),
-                              tensors(iota({3, 4}), ints({}, {-1}))));
+                         runs(tensors(iota({3, 4}), int64Tensor({}, {1})),
+                              tensors(iota({3, 4}), int64Tensor({}, {-1}))));
       ASSERT_EQ(res.size(), 2u);
       ASSERT_EQ(res[0].outs.size(), 1u) << res[0].error;
       ASSERT_EQ(res[1].outs.size(), 1u) << res[1].error;
@@ -211,16 +197,16 @@ TEST(RuntimeInputs, CumSumTakesItsAxisAtRunTime) {
   b.input("a", {}, onnx::TensorProto::INT64);
   b.node("CumSum", {"x", "a"}, {"y"}, "c");
   b.output("y", {2, 3});
-  for (const std::string &backend : backends()) {
+  for (const std::string &backend : testBackends()) {
     SCOPED_TRACE(backend);
     Module M;
     auto F = importONNXBuffer(b.serialize(), "m", M);
     ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
     auto res = runEach(M, **F, backend,
-                       runs(tensors(iota({2, 3}), ints({}, {0})),
-                            tensors(iota({2, 3}), ints({}, {1})),
-                            tensors(iota({2, 3}), ints({}, {-1})),
-                            tensors(iota({2, 3}), ints({}, {2}))));
+                       runs(tensors(iota({2, 3}), int64Tensor({}, {0})),
+                            tensors(iota({2, 3}), int64Tensor({}, {1})),
+                            tensors(iota({2, 3}), int64Tensor({}, {-1})),
+                            tensors(iota({2, 3}), int64Tensor({}, {2}))));
     ASSERT_EQ(res.size(), 4u);
     for (int i = 0; i < 3; ++i)
       ASSERT_EQ(res[i].outs.size(), 1u) << res[i].error;
@@ -241,7 +227,7 @@ TEST(RuntimeInputs, RangeComputesItsValuesAndChecksItsLength) {
   b.node("Range", {"start", "limit", "delta"}, {"y"}, "r");
   b.output("y", {4});
   auto scalar = [](float v) { return makeTensor({}, {v}); };
-  for (const std::string &backend : backends()) {
+  for (const std::string &backend : testBackends()) {
     SCOPED_TRACE(backend);
     Module M;
     auto F = importONNXBuffer(b.serialize(), "m", M);
@@ -271,10 +257,10 @@ TEST(RuntimeInputs, SliceGathersAtRunTimeStartsAndSteps) {
   b.node("Slice", {"x", "starts", "ends", "axes", "steps"}, {"y"}, "s");
   b.output("y", {3, 2});
   auto run = [](int64_t s, int64_t e, int64_t a, int64_t st) {
-    return tensors(iota({3, 4}), ints({1}, {s}), ints({1}, {e}), ints({1}, {a}),
-                   ints({1}, {st}));
+    return tensors(iota({3, 4}), int64Tensor({1}, {s}), int64Tensor({1}, {e}),
+                   int64Tensor({1}, {a}), int64Tensor({1}, {st}));
   };
-  for (const std::string &backend : backends()) {
+  for (const std::string &backend : testBackends()) {
     SCOPED_TRACE(backend);
     Module M;
     auto F = importONNXBuffer(b.serialize(), "m", M);

@@ -81,6 +81,25 @@ inline void expectNear(const Tensor &a, const Tensor &b, float tol) {
 /// The directory of the source tree (set by CMake).
 inline std::string sourceDir() { return EMBER_SOURCE_DIR; }
 
+/// The backends an end-to-end test runs on: the Interpreter, the CPU and,
+/// where CUDA is built, its host emulation.
+inline std::vector<std::string> testBackends() {
+#ifdef EMBER_WITH_CUDA
+  return {"Interpreter", "CPU", "CUDAHostEmu"};
+#else
+  return {"Interpreter", "CPU"};
+#endif
+}
+
+/// An Int64 tensor of \p dims holding \p v.
+inline Tensor int64Tensor(llvm::ArrayRef<dim_t> dims,
+                          std::initializer_list<int64_t> v) {
+  Tensor t(ElemKind::Int64, dims);
+  EXPECT_EQ(size_t(t.size()), v.size());
+  std::copy(v.begin(), v.end(), t.getHandle<int64_t>().begin());
+  return t;
+}
+
 } // namespace test
 } // namespace ember
 
