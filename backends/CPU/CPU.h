@@ -145,6 +145,8 @@ public:
   /// A computed filter is packed by a kernel before its GEMM (Winograd
   /// only takes constant ones).
   bool supportsRuntimeConvFilter() const override { return true; }
+  llvm::Error printConvPlans(const IRFunction &F, const CodegenOptions &opts,
+                             llvm::raw_ostream &os) const override;
   llvm::Expected<std::unique_ptr<CompiledFunction>>
   compile(const Module &M, std::shared_ptr<const IRFunction> F,
           const MemoryPlan &plan, const CodegenOptions &opts) const override;

@@ -1,5 +1,6 @@
 //===- CPUBackend.cpp - The CPU backend's capabilities --------------------===//
 #include "CPU.h"
+#include "ConvPlan.h"
 
 #include "ember/Base/Error.h"
 
@@ -32,6 +33,14 @@ bool CPUBackend::shouldLower(const Node &n) const {
   // operands in place; everything else with a lowering rule is lowered
   // exactly as for the Interpreter.
   return !llvm::isa<ConvNode>(n) && !llvm::isa<MatMulNode>(n);
+}
+
+llvm::Error CPUBackend::printConvPlans(const IRFunction &F,
+                                       const CodegenOptions &opts,
+                                       llvm::raw_ostream &os) const {
+  EMBER_ASSIGN_OR_RETURN(TargetDesc desc, TargetDesc::create(opts.target));
+  cpu::printConvPlans(F, kernelTarget(desc, opts.cpu), opts.cpu, os);
+  return llvm::Error::success();
 }
 
 llvm::Error CPUBackend::saveBundle(const Module &M, const IRFunction &F,

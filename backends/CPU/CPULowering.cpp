@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CPU.h"
+#include "ConvPlan.h"
 #include "ConvTiling.h"
 #include "Depthwise.h"
 #include "MatMulBF16.h"
@@ -453,28 +454,21 @@ void CPULowering::lowerConv(const ConvInst &I, std::vector<Kernel> &out) {
   auto wd = I.getFilter()->getType()->dims();
   auto yd = I.getDest()->getType()->dims();
   int64_t group = I.getGroup(), M = wd[0], mPerG = M / group;
-  if (group == xd[1] && group == M) {
+  ConvPlan plan = planConv(I, target_, opts_);
+  switch (plan.path) {
+  case ConvPathKind::Depthwise:
     out.push_back(lowerDepthwiseConv(I, dwContext()));
     return;
-  }
-  // Winograd transforms the filter at compile time.
-  if (int64_t tm =
-          hasConstantFilter(I) ? winogradTile(I, target_, opts_.winograd) : 0) {
-    lowerWinogradConv(
-        I, tm, {plan_, prog_.constants, patchOffset(), scratchSize_}, out);
+  case ConvPathKind::Winograd:
+    lowerWinogradConv(I, plan.winogradTile,
+                      {plan_, prog_.constants, patchOffset(), scratchSize_},
+                      out);
     return;
-  }
-  // The channel-vector GEMM's offset table holds 32-bit offsets into a
-  // group's input planes (padded ones are at most H + pads tall and wide).
-  auto pads = I.getPads();
-  int64_t span =
-      xd[1] / group * (xd[2] + pads[0] + pads[2]) * (xd[3] + pads[1] + pads[3]);
-  bool cvFits = span < (int64_t(1) << 31);
-  if (cvFits &&
-      (opts_.convPath == ConvPath::Channels ||
-       (opts_.convPath == ConvPath::Auto && preferChannelVector(I, target_)))) {
+  case ConvPathKind::ChannelVectors:
     lowerConvCV(I, out);
     return;
+  case ConvPathKind::PixelPanels:
+    break;
   }
   int64_t MB = kConvBlock, nbg = (mPerG + MB - 1) / MB;
   int64_t K = xd[1] / group * wd[2] * wd[3];

@@ -34,6 +34,21 @@ bool isStrided1x1(const ConvInst &I) {
          std::all_of(pads.begin(), pads.end(), [](auto p) { return p == 0; });
 }
 
+double panelTileUse(const ConvInst &I, const TargetDesc &T) {
+  auto wd = I.getFilter()->getType()->dims();
+  auto yd = I.getDest()->getType()->dims();
+  int64_t panelCols = useWideKernels(T) ? kConvNR : kConvNarrowNR;
+  return tileUse(yd[2] * yd[3], panelCols) *
+         tileUse(wd[0] / I.getGroup(), kConvBlock);
+}
+
+double channelTileUse(const ConvInst &I) {
+  int64_t mPerG = I.getFilter()->getType()->dims()[0] / I.getGroup();
+  int64_t rest = mPerG % kConvCVBlock;
+  int64_t cvRows = mPerG - rest + (rest > 16 ? 32 : rest > 0 ? 16 : 0);
+  return double(mPerG) / double(cvRows);
+}
+
 /// True when the channel-vector GEMM should run \p I (-cpu-conv-path=auto).
 /// The estimate weighs the padding of both layouts (6-channel blocks and
 /// 64-pixel panels, walked in 16-pixel tiles on AVX2; 32- or 16-channel
@@ -49,18 +64,25 @@ bool isStrided1x1(const ConvInst &I) {
 /// shortest K (under 32: a 3-channel 3x3 stem) do not amortize. The
 /// weights 1.3 and 0.85 and the bounds below were chosen by measurement,
 /// see docs/PerformanceHistory.md#conv-path-rule.
-bool preferChannelVector(const ConvInst &I, const TargetDesc &T) {
+bool preferChannelVector(const ConvInst &I, const TargetDesc &T,
+                         const char **why) {
+  const char *unused;
+  const char *&reason = why ? *why : unused;
   bool wideSimd = useWideKernels(T);
   auto wd = I.getFilter()->getType()->dims();
   auto yd = I.getDest()->getType()->dims();
   int64_t N = yd[2] * yd[3], mPerG = wd[0] / I.getGroup();
-  int64_t rest = mPerG % kConvCVBlock;
-  int64_t cvRows = mPerG - rest + (rest > 16 ? 32 : rest > 0 ? 16 : 0);
   int64_t panelCols = wideSimd ? kConvNR : kConvNarrowNR;
-  double panels = tileUse(N, panelCols) * tileUse(mPerG, kConvBlock);
-  double channels = double(mPerG) / double(cvRows);
-  if (!isPointwise(I) && !isStrided1x1(I))
-    return channels * 1.3 > panels && (wideSimd || wd[1] * wd[2] * wd[3] >= 32);
+  double panels = panelTileUse(I, T), channels = channelTileUse(I);
+  if (!isPointwise(I) && !isStrided1x1(I)) {
+    if (!wideSimd && wd[1] * wd[2] * wd[3] < 32) {
+      reason = "K under 32 with 16 registers does not amortize the "
+               "channel-vector epilogue";
+      return false;
+    }
+    reason = "no im2col copy unless channel tiles waste 1.3x the panels'";
+    return channels * 1.3 > panels;
+  }
   // With K past one pass the panels also re-read and re-write the output
   // once per pass, where the channel-vector GEMM keeps the whole K in
   // registers. With more output channels than pixels the filter outweighs
@@ -73,18 +95,28 @@ bool preferChannelVector(const ConvInst &I, const TargetDesc &T) {
   // keep the panels (im2col of the strided pixels) even where the filter
   // dominates. Chosen by measurement, see
   // docs/PerformanceHistory.md#conv-path-rule.
-  if (!wideSimd && isStrided1x1(I))
+  if (!wideSimd && isStrided1x1(I)) {
+    reason = "strided 1x1 with 16 registers keeps the panels";
     return false;
+  }
   int64_t K = wd[1];
   bool filterHeavy =
       mPerG > N && (wideSimd || tileUse(N, panelCols) < 0.8 || K >= kConvPassK);
-  if ((K > kConvPassK || filterHeavy) && N <= kConvCVMaxPixels)
+  if ((K > kConvPassK || filterHeavy) && N <= kConvCVMaxPixels) {
+    reason = K > kConvPassK ? "K past one pass of the panels"
+                            : "filter outweighs the input";
     return true;
+  }
   // With 16 registers, long K on planes of 14x14 or less also favours the
   // channel vectors (K from 384 and N up to 256 chosen by measurement, see
   // docs/PerformanceHistory.md#conv-path-rule).
-  if (!wideSimd && K >= 384 && N <= 256)
+  if (!wideSimd && K >= 384 && N <= 256) {
+    reason = "long K on a small plane with 16 registers";
     return true;
+  }
+  reason = N > kConvCVMaxPixels ? "large plane read in place by the panels"
+                                : "1x1: channel tiles need a clear gain "
+                                  "(0.85x) over the panels";
   return N <= kConvCVMaxPixels && channels * 0.85 > panels;
 }
 

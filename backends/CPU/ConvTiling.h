@@ -83,9 +83,19 @@ inline double tileUse(int64_t n, int64_t t) {
   return double(n) / double((n + t - 1) / t * t);
 }
 
+/// The fraction of the pixel panels' register tiles (6 channels x 64 or 16
+/// pixels) that \p I's output fills.
+double panelTileUse(const ConvInst &I, const TargetDesc &T);
+
+/// The fraction of the channel-vector tiles (32- or 16-channel blocks) that
+/// \p I's output channels fill.
+double channelTileUse(const ConvInst &I);
+
 /// True when the channel-vector GEMM should run \p I on kernel target \p T
-/// (-cpu-conv-path=auto).
-bool preferChannelVector(const ConvInst &I, const TargetDesc &T);
+/// (-cpu-conv-path=auto). \p why, if given, is set to the clause that decided,
+/// in a few words.
+bool preferChannelVector(const ConvInst &I, const TargetDesc &T,
+                         const char **why = nullptr);
 
 } // namespace cpu
 } // namespace ember

@@ -110,6 +110,13 @@ llvm::Error Backend::saveBundle(const Module &, const IRFunction &,
   return makeErrorF("backend {0} cannot emit bundles", getName());
 }
 
+llvm::Error Backend::printConvPlans(const IRFunction &, const CodegenOptions &,
+                                    llvm::raw_ostream &) const {
+  return makeErrorF("-print-conv-plans: backend {0} does not choose among "
+                    "convolution paths (the CPU backend does)",
+                    getName());
+}
+
 llvm::Error CompiledFunction::setNumThreads(unsigned n) {
   if (n <= 1)
     return llvm::Error::success();

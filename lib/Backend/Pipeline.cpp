@@ -90,6 +90,9 @@ ember::compileFunction(Function &F, const Backend &B,
                       errorToString(std::move(err)));
   if (opts.dumpIR)
     printIR(*ir, *opts.dumpIR, &net.plan);
+  if (opts.printConvPlans)
+    EMBER_RETURN_IF_ERR(
+        B.printConvPlans(*ir, opts.codegen, *opts.printConvPlans));
   net.ir = std::move(ir);
   EMBER_ASSIGN_OR_RETURN(
       net.function, B.compile(F.getParent(), net.ir, net.plan, opts.codegen));

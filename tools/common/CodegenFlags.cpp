@@ -93,6 +93,16 @@ llvm::Expected<CodegenOptions> tools::getCodegenOptions() {
   return o;
 }
 
+static cl::opt<bool> printConvPlans(
+    "print-conv-plans",
+    cl::desc("Print the path the backend runs each convolution along and "
+             "why (the CPU backend's conv plans)"),
+    cl::cat(tools::codegenFlagsCategory()));
+
+llvm::raw_ostream *tools::convPlansStream() {
+  return printConvPlans ? &llvm::outs() : nullptr;
+}
+
 llvm::Expected<bool> tools::printTargetIfAsked(const CodegenOptions &opts,
                                                llvm::raw_ostream &os) {
   if (!printTarget)

@@ -30,6 +30,10 @@ llvm::Expected<CodegenOptions> getCodegenOptions();
 llvm::Expected<bool> printTargetIfAsked(const CodegenOptions &opts,
                                         llvm::raw_ostream &os);
 
+/// The stream -print-conv-plans sends the backend's convolution plans to
+/// (null without the flag).
+llvm::raw_ostream *convPlansStream();
+
 } // namespace tools
 } // namespace ember
 

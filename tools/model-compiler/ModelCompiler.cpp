@@ -245,6 +245,9 @@ int main(int argc, char **argv) {
     printIR(*ir, llvm::outs(), &plan);
   if (printMemory)
     printMemorySummary(plan, llvm::outs());
+  if (llvm::raw_ostream *os = tools::convPlansStream())
+    if (llvm::Error err = backend->printConvPlans(*ir, codegen, *os))
+      fail(errorToString(std::move(err)));
   // Without -emit-bundle the whole compile still runs (a check that the
   // model compiles for the backend); its files go to a scratch directory.
   std::string outDir = bundleDir;

@@ -241,6 +241,7 @@ int main(int argc, char **argv) {
   failOn(tools::fillPassOptions(opts));
   opts.dumpGraph = dumpGraph ? &llvm::outs() : nullptr;
   opts.dumpIR = dumpIR ? &llvm::outs() : nullptr;
+  opts.printConvPlans = tools::convPlansStream();
   std::unique_ptr<llvm::raw_fd_ostream> dotFile;
   if (!dumpGraphDot.empty()) {
     std::error_code ec;

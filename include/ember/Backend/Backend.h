@@ -114,6 +114,12 @@ public:
   virtual bool prefersIntegerProducts() const { return false; }
   /// Compiles planned IR for this process's machine with the choices in
   /// \p opts. \p M owns the placeholders the IR refers to.
+  /// Prints, one line per convolution of \p F, the path the backend runs
+  /// it along and why (-print-conv-plans). Backends that do not choose
+  /// among convolution paths themselves say so in the error.
+  virtual llvm::Error printConvPlans(const IRFunction &F,
+                                     const CodegenOptions &opts,
+                                     llvm::raw_ostream &os) const;
   virtual llvm::Expected<std::unique_ptr<CompiledFunction>>
   compile(const Module &M, std::shared_ptr<const IRFunction> F,
           const MemoryPlan &plan, const CodegenOptions &opts) const = 0;

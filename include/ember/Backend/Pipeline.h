@@ -19,6 +19,8 @@ struct CompileOptions {
   llvm::raw_ostream *dumpGraphDot = nullptr;
   /// Where to print the IR with its memory plan.
   llvm::raw_ostream *dumpIR = nullptr;
+  /// Where to print the backend's convolution plans (null: nowhere).
+  llvm::raw_ostream *printConvPlans = nullptr;
   /// Run the IR optimizer (in-place reuse, concat into place, copy removal,
   /// live-range shrinking) before memory planning.
   bool optimizeIR = true;
