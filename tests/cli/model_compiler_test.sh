@@ -26,6 +26,10 @@ if ! "$COMPILER" -model="$D" -emit-bundle="$B/cuda" -backend=CUDA >/dev/null 2>&
   check "CUDA not built in" 1 "^model-compiler: error: backend CUDA is not built in" \
     "$COMPILER" -model="$D" -emit-bundle="$B" -backend=CUDA
 fi
+# -print-conv-plans: one line per convolution, then the compile goes on.
+check "-print-conv-plans" 0 "^conv '/features/features.4/Conv_1_1' \\[1, 16, 4, 4\\] \\* \\[32, 16, 3, 3\\] stride 1x1 group 1 -> \\[1, 32, 4, 4\\]: [a-z]" \
+  "$COMPILER" -model="$D" -emit-bundle="$B/plans" -print-conv-plans
+[ -s "$B/plans/digits.o" ] || fail "-print-conv-plans stopped the compile"
 check "run-time shape operand has no bundle" 1 "^model-compiler: error: input 's' is a shape operand fed at run time" \
   "$COMPILER" -model="$TMP/runtime_reshape.onnx" -emit-bundle="$B/rt"
 check "Interpreter has no bundles" 1 "^model-compiler: error: backend Interpreter cannot emit bundles" \
