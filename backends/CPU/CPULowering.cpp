@@ -12,6 +12,7 @@
 #include "ConvPlan.h"
 #include "ConvTiling.h"
 #include "Depthwise.h"
+#include "LibCall.h"
 #include "MatMulBF16.h"
 #include "MatMulTiling.h"
 #include "Winograd.h"
@@ -257,7 +258,7 @@ Kernel CPULowering::im2col(const ConvInst &I, int64_t img,
     args.push_back(valArg(k.constInt(v)));
   appendPatchGeometry(I, k, args);
   k.body() = {Kernel::loop(c, C, /*parallel=*/true,
-                           {Kernel::call("ember_im2col_f32", args)})};
+                           {EMBER_LIBJIT_CALL(k, ember_im2col_f32, args)})};
   return k;
 }
 
@@ -401,8 +402,9 @@ void CPULowering::lowerConvCV(const ConvInst &I, std::vector<Kernel> &out) {
                                                    k.mul(k.var(c), H * W)))};
       for (int64_t v : {H, W, Hp, Wp, pads[0], pads[1]})
         args.push_back(valArg(k.constInt(v)));
-      k.body() = {Kernel::loop(c, C, /*parallel=*/true,
-                               {Kernel::call("ember_pad_plane_f32", args)})};
+      k.body() = {
+          Kernel::loop(c, C, /*parallel=*/true,
+                       {EMBER_LIBJIT_CALL(k, ember_pad_plane_f32, args)})};
       out.push_back(std::move(k));
     }
     Kernel k(I.getName());
@@ -443,8 +445,9 @@ void CPULowering::lowerConvCV(const ConvInst &I, std::vector<Kernel> &out) {
     args.push_back(valArg(k.constFloat(I.getFusedBeta())));
     for (ExprRef v : {b0, k.add(b0, k.constInt(1)), t0, t1})
       args.push_back(valArg(v));
-    k.body() = {Kernel::loop(e, group * nbg * chunks, /*parallel=*/true,
-                             {Kernel::call("ember_conv_gemm_cv_f32", args)})};
+    k.body() = {
+        Kernel::loop(e, group * nbg * chunks, /*parallel=*/true,
+                     {EMBER_LIBJIT_CALL(k, ember_conv_gemm_cv_f32, args)})};
     out.push_back(std::move(k));
   }
 }
@@ -574,9 +577,9 @@ void CPULowering::lowerConv(const ConvInst &I, std::vector<Kernel> &out) {
           valArg(k.mul(t0, kConvNR)),
           valArg(k.mul(t1, kConvNR))};
       appendPatchGeometry(I, k, pa);
-      body.push_back(Kernel::call("ember_im2col_cols_f32", pa));
+      body.push_back(EMBER_LIBJIT_CALL(k, ember_im2col_cols_f32, pa));
     }
-    body.push_back(Kernel::call("ember_conv_gemm_f32", args));
+    body.push_back(EMBER_LIBJIT_CALL(k, ember_conv_gemm_f32, args));
     k.body() = {Kernel::loop(e, chunks * group * nbc, /*parallel=*/true,
                              std::move(body))};
     out.push_back(std::move(k));
@@ -685,9 +688,12 @@ void CPULowering::lowerMatMul(const MatMulInst &I, std::vector<Kernel> &out) {
   bool wide = useWideKernels(target_);
   MatMulTarget target = matMulTarget(target_);
   MatMulTiling tiling = chooseMatMulTiling(target);
-  // libjit instantiates the rule's tile of each target kind (MatMul.inc's
+  // libjit instantiates the rule's tile of each target kind (LibjitABI.h's
   // kMatMulWide* / kMatMulNarrow*); a new target kind needs its own.
-  CHECK(tiling.rows == 6 && tiling.panelCols == (wide ? 64 : 16))
+  CHECK(
+      tiling.rows == (wide ? libjit::kMatMulWideMR : libjit::kMatMulNarrowMR) &&
+      tiling.panelCols ==
+          target.lanes * (wide ? libjit::kMatMulWideV : libjit::kMatMulNarrowV))
       << "no libjit MatMul kernel for this tile";
   int64_t nr = tiling.panelCols;
   int64_t np = (n + nr - 1) / nr;
@@ -727,7 +733,7 @@ void CPULowering::lowerMatMul(const MatMulInst &I, std::vector<Kernel> &out) {
                     min(k.add(t0, k.constInt(panels)), np)})
     args.push_back(valArg(v));
   k.body() = {Kernel::loop(e, batch * rowTasks * colTasks, /*parallel=*/true,
-                           {Kernel::call("ember_matmul_f32", args)})};
+                           {EMBER_LIBJIT_CALL(k, ember_matmul_f32, args)})};
   out.push_back(std::move(k));
 }
 

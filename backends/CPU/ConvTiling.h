@@ -1,7 +1,7 @@
 //===- ConvTiling.h - Conv GEMM tile sizes and path choice -----*- C++ -*-===//
 //
-// The block and tile sizes the CPU lowering packs conv filters for (they
-// mirror libjit's kernels), and the rule that picks the
+// The block and tile sizes the CPU lowering packs conv filters for (those
+// libjit's kernels read are LibjitABI.h's), and the rule that picks the
 // pixel-panel or the channel-vector GEMM for a convolution.
 //
 //===----------------------------------------------------------------------===//
@@ -9,6 +9,7 @@
 #define EMBER_BACKENDS_CPU_CONVTILING_H
 
 #include "CPU.h"
+#include "libjit/LibjitABI.h"
 
 #include <cstdint>
 #include <utility>
@@ -17,9 +18,9 @@ namespace ember {
 namespace cpu {
 
 /// Output channels per packed filter block (libjit's kConvMR).
-inline constexpr int64_t kConvBlock = 6;
+inline constexpr int64_t kConvBlock = libjit::kConvMR;
 /// Columns per patch panel (libjit's kConvNR).
-inline constexpr int64_t kConvNR = 64;
+inline constexpr int64_t kConvNR = libjit::kConvNR;
 /// Columns per pixel-panel tile on 16-register targets, which walk a panel
 /// in tiles of this width and skip those past its last column.
 inline constexpr int64_t kConvNarrowNR = 16;
@@ -33,9 +34,9 @@ inline constexpr int64_t kPatchChunk = 2;
 inline constexpr int64_t kConvBlocksPerCall = 16;
 /// Output channels per packed filter block of the channel-vector GEMM
 /// (libjit's kConvCVMR).
-inline constexpr int64_t kConvCVBlock = 32;
+inline constexpr int64_t kConvCVBlock = libjit::kConvCVMR;
 /// Pixels per patch tile of the channel-vector GEMM (libjit's kConvCVNR).
-inline constexpr int64_t kConvCVTile = 14;
+inline constexpr int64_t kConvCVTile = libjit::kConvCVNR;
 /// The same on 16-register targets, which walk a tile in strips of 6
 /// pixels: three whole strips (a 14-pixel tile is 6 + 4 + 4, and a 4-pixel
 /// strip does 8 multiply-adds per 6 loads where a 6-pixel one does 12 per
@@ -51,7 +52,8 @@ inline constexpr std::pair<int64_t, double> kConvCVWidths[] = {
     {12, 0.98}, {9, 0.94}, {8, 0.92}, {7, 0.9}};
 /// K slice of the channel-vector GEMM and the most tiles a call walks K
 /// slice by slice (libjit's kConvCVKC, kConvCVMaxTiles).
-inline constexpr int64_t kConvCVKC = 64, kConvCVMaxTiles = 16;
+inline constexpr int64_t kConvCVKC = libjit::kConvCVKC,
+                         kConvCVMaxTiles = libjit::kConvCVMaxTiles;
 /// Patch bytes one channel-vector task may read (its tiles stay in L2 while
 /// it walks its filter blocks).
 inline constexpr int64_t kConvCVTaskBytes = 256 << 10;
@@ -65,7 +67,7 @@ inline constexpr int64_t kConvCVEvenTasks = 16;
 inline constexpr int64_t kConvCVMaxPixels = 1024;
 /// Longest K the pixel-panel GEMM accumulates in one pass (libjit's
 /// kConvKC); longer ones read and write the output once per pass.
-inline constexpr int64_t kConvPassK = 512;
+inline constexpr int64_t kConvPassK = libjit::kConvKC;
 /// Conv GEMM tasks a layer is split into at least (when it has the blocks),
 /// so that a team of threads gets balanced shares.
 inline constexpr int64_t kConvMinTasks = 8;

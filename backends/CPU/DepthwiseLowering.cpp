@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Depthwise.h"
+#include "LibCall.h"
 #include "ember/Kernel/LowerToKernel.h"
 
 #include <algorithm>
@@ -76,7 +77,7 @@ struct CVWindow {
   /// dilations when \p dilated), what \p tail makes and the band's rows
   /// [oh0, oh1).
   template <class HeadFn, class TailFn>
-  Kernel tasks(llvm::StringRef name, llvm::StringRef callee, bool dilated,
+  Kernel tasks(llvm::StringRef name, const LibKernel &callee, bool dilated,
                HeadFn head, TailFn tail) const {
     int64_t R = bandRows(), nbands = (OH + R - 1) / R;
     int64_t nblk = (C + kDwCVBlock - 1) / kDwCVBlock;
@@ -104,7 +105,7 @@ struct CVWindow {
     a.push_back(valArg(
         k.binary(BinOp::Min, k.add(oh0, k.constInt(R)), k.constInt(OH))));
     k.body() = {Kernel::loop(e, N * nblk * nbands, /*parallel=*/true,
-                             {Kernel::call(callee, std::move(a))})};
+                             {checkedLibCall(k, callee, std::move(a))})};
     return k;
   }
 };
@@ -155,7 +156,7 @@ static Kernel lowerDepthwisePlanes(const DwSpec &spec, const MemoryPlan &plan) {
   args.push_back(valArg(k.constFloat(spec.alpha)));
   args.push_back(valArg(k.constFloat(spec.beta)));
   k.body() = {Kernel::loop(e, g.N * g.C, /*parallel=*/true,
-                           {Kernel::call("ember_dwconv_f32", args)})};
+                           {EMBER_LIBJIT_CALL(k, ember_dwconv_f32, args)})};
   return k;
 }
 
@@ -195,7 +196,7 @@ static Kernel lowerDepthwiseCV(const DwSpec &spec, const MemoryPlan &plan) {
   int64_t T = g.KH * g.KW;
   int64_t HW = g.H * g.W, OHOW = g.OH * g.OW;
   return g.tasks(
-      spec.name, "ember_dwconv_cv_f32", /*dilated=*/true,
+      spec.name, EMBER_LIBJIT_KERNEL(ember_dwconv_cv_f32), /*dilated=*/true,
       [&](Kernel &k, ExprRef plane, ExprRef blk, ExprRef c0) {
         unsigned y = k.addBuffer(spec.y);
         unsigned x = k.addBuffer(spec.x);
@@ -232,7 +233,7 @@ std::optional<Kernel> cpu::lowerMaxPoolCV(const MaxPoolInst &I,
     return std::nullopt;
   int64_t HW = g.H * g.W, OHOW = g.OH * g.OW;
   return g.tasks(
-      I.getName(), "ember_maxpool_cv_f32", /*dilated=*/false,
+      I.getName(), EMBER_LIBJIT_KERNEL(ember_maxpool_cv_f32), /*dilated=*/false,
       [&](Kernel &k, ExprRef plane, ExprRef, ExprRef) {
         unsigned y = k.addBuffer(kir::bufferFor(I.getDest(), plan));
         unsigned x = k.addBuffer(kir::bufferFor(I.getInput(), plan));

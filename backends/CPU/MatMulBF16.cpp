@@ -16,13 +16,14 @@ using kir::CallArg;
 using kir::ExprRef;
 using kir::Kernel;
 
-const char *BF16MatMulPlan::entry() const {
-  return kernel == BF16MatMulKernel::DotProduct ? "ember_matmul_bf16_dp"
-                                                : "ember_matmul_bf16_widen";
+LibKernel BF16MatMulPlan::entry() const {
+  return kernel == BF16MatMulKernel::DotProduct
+             ? EMBER_LIBJIT_KERNEL(ember_matmul_bf16_dp)
+             : EMBER_LIBJIT_KERNEL(ember_matmul_bf16_widen);
 }
 
 void BF16MatMulPlan::print(llvm::raw_ostream &os) const {
-  os << entry() << " tile " << tiling.rows << "x" << tiling.panelCols
+  os << entry().name << " tile " << tiling.rows << "x" << tiling.panelCols
      << " kBlock " << tiling.kBlock << " pairs\n";
 }
 
@@ -159,6 +160,6 @@ void cpu::lowerMatMulBF16(const MatMulInst &I, const MatMulBF16Context &ctx,
                     min(k.add(t0, k.constInt(tasks.panelsPerTask)), s.np)})
     args.push_back(valArg(v));
   k.body() = {Kernel::loop(e, s.batch * rowTasks * colTasks, /*parallel=*/true,
-                           {Kernel::call(plan.entry(), args)})};
+                           {checkedLibCall(k, plan.entry(), args)})};
   out.push_back(std::move(k));
 }

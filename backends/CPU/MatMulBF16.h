@@ -8,6 +8,7 @@
 #ifndef EMBER_BACKENDS_CPU_MATMULBF16_H
 #define EMBER_BACKENDS_CPU_MATMULBF16_H
 
+#include "LibCall.h"
 #include "MatMulTiling.h"
 
 #include "ember/IR/MemoryPlanner.h"
@@ -36,7 +37,7 @@ struct BF16MatMulPlan {
   /// whose panel rows take the bytes of a Float32 row.
   MatMulTiling tiling;
   /// The libjit entry point.
-  const char *entry() const;
+  LibKernel entry() const;
   void print(llvm::raw_ostream &os) const;
 };
 

@@ -8,6 +8,8 @@
 #ifndef EMBER_BACKENDS_CPU_MATMULTILING_H
 #define EMBER_BACKENDS_CPU_MATMULTILING_H
 
+#include "libjit/LibjitABI.h"
+
 #include <cstdint>
 
 namespace ember {
@@ -38,7 +40,7 @@ struct MatMulTiling {
 };
 
 /// The longest K block libjit copies an unpacked B's partial panel in.
-inline constexpr int64_t kMatMulMaxKC = 256;
+inline constexpr int64_t kMatMulMaxKC = libjit::kMatMulMaxKC;
 
 /// The tile that does the most multiply-adds per load (MR * V FMAs per
 /// MR broadcasts plus V vector loads) with MR * V accumulators, V vectors

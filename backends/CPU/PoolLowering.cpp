@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Depthwise.h"
+#include "LibCall.h"
 #include "ember/Kernel/LowerToKernel.h"
 
 #include <algorithm>
@@ -50,7 +51,7 @@ std::optional<Kernel> poolPlanes(const PoolInst &I, bool isMax, bool countPad,
                     pads[2], pads[3], int64_t(isMax), int64_t(countPad)})
     args.push_back(valArg(k.constInt(v)));
   k.body() = {Kernel::loop(e, xd[0] * xd[1], /*parallel=*/true,
-                           {Kernel::call("ember_pool_plane_f32", args)})};
+                           {EMBER_LIBJIT_CALL(k, ember_pool_plane_f32, args)})};
   return k;
 }
 } // namespace

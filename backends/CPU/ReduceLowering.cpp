@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CPU.h"
+#include "LibCall.h"
 #include "ember/Kernel/LowerToKernel.h"
 
 using namespace ember;
@@ -45,6 +46,6 @@ std::optional<Kernel> cpu::lowerTrailingSum(const Instruction &I,
       bufArg(y, k.var(o)), bufArg(x, k.mul(k.var(o), run)),
       valArg(k.constInt(run)), valArg(k.constFloat(mean ? double(run) : 1.0))};
   k.body() = {Kernel::loop(o, outputs, /*parallel=*/true,
-                           {Kernel::call("ember_sum_f32", args)})};
+                           {EMBER_LIBJIT_CALL(k, ember_sum_f32, args)})};
   return k;
 }

@@ -15,6 +15,7 @@
 // rows instead, T then being the band's tiles (winoPieces).
 //
 //===----------------------------------------------------------------------===//
+#include "LibCall.h"
 #include "Winograd.h"
 
 #include "ember/Base/Error.h"
@@ -281,8 +282,9 @@ void cpu::lowerWinogradConv(const ConvInst &I, int64_t tm,
       for (int64_t val : {tm, pc.nImg, C * H * W, H - skip, W, bandPt, pl,
                           pc.TH, TW, vStride, T, Tpad})
         args.push_back(valArg(k.constInt(val)));
-      k.body() = {Kernel::loop(c, C, /*parallel=*/true,
-                               {Kernel::call("ember_wino_input_f32", args)})};
+      k.body() = {
+          Kernel::loop(c, C, /*parallel=*/true,
+                       {EMBER_LIBJIT_CALL(k, ember_wino_input_f32, args)})};
       out.push_back(std::move(k));
     }
     { // GEMMs: e = ((xi * chunks) + chunk) * nbc + bc.
@@ -317,8 +319,9 @@ void cpu::lowerWinogradConv(const ConvInst &I, int64_t tm,
       // into L2 while it computes
       // (docs/PerformanceHistory.md#winograd).
       args.push_back(valArg(k.constInt(1)));
-      k.body() = {Kernel::loop(e, P * chunks * nbc, /*parallel=*/true,
-                               {Kernel::call("ember_conv_gemm_f32", args)})};
+      k.body() = {
+          Kernel::loop(e, P * chunks * nbc, /*parallel=*/true,
+                       {EMBER_LIBJIT_CALL(k, ember_conv_gemm_f32, args)})};
       out.push_back(std::move(k));
     }
     { // Output transform and epilogue: one call per output channel.
@@ -336,8 +339,9 @@ void cpu::lowerWinogradConv(const ConvInst &I, int64_t tm,
         args.push_back(valArg(k.constInt(val)));
       args.push_back(valArg(k.constFloat(I.getFusedAlpha())));
       args.push_back(valArg(k.constFloat(I.getFusedBeta())));
-      k.body() = {Kernel::loop(m, M, /*parallel=*/true,
-                               {Kernel::call("ember_wino_output_f32", args)})};
+      k.body() = {
+          Kernel::loop(m, M, /*parallel=*/true,
+                       {EMBER_LIBJIT_CALL(k, ember_wino_output_f32, args)})};
       out.push_back(std::move(k));
     }
   }

@@ -9,6 +9,10 @@
 //===----------------------------------------------------------------------===//
 #include <stdint.h>
 
+#include "LibjitABI.h"
+
+using namespace ember::libjit;
+
 #define EMBER_KERNEL extern "C" __attribute__((always_inline, used))
 #define EMBER_HELPER static __attribute__((always_inline)) inline
 

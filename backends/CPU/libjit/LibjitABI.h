@@ -1,0 +1,115 @@
+//===- LibjitABI.h - What libjit's kernels take, declared once --*- C++ -*-===//
+//
+// Included by libjit.cpp (compiled by clang to bitcode) before its kernel
+// files and by the CPU lowering: each kernel's definition must match its
+// declaration here (C linkage makes a mismatch an error), and the lowering
+// builds calls against the same declarations (LibCall.h checks count and
+// kinds when a call is built). The tile constants both sides must agree on
+// live here too. Plain C++17 with <stdint.h> only: libjit is freestanding.
+//
+//===----------------------------------------------------------------------===//
+#ifndef EMBER_BACKENDS_CPU_LIBJIT_LIBJITABI_H
+#define EMBER_BACKENDS_CPU_LIBJIT_LIBJITABI_H
+
+#include <stdint.h>
+
+namespace ember {
+namespace libjit {
+
+/// Pixel-panel conv GEMM: output channels per packed filter block, columns
+/// per patch panel, and the longest K accumulated in one pass (a block's
+/// filter slice, kConvKC * 24 bytes, stays in L1 and the panels' slices in
+/// L2).
+constexpr int64_t kConvMR = 6, kConvNR = 64, kConvKC = 512;
+/// Channel-vector conv GEMM: output channels per packed filter block,
+/// pixels per tile, the K slice of a call with several tiles, and the most
+/// tiles a sliced call holds partial sums for.
+constexpr int64_t kConvCVMR = 32, kConvCVNR = 14, kConvCVKC = 64,
+                  kConvCVMaxTiles = 16;
+/// MatMul register tiles libjit instantiates: rows and vectors per tile
+/// with 32 512-bit registers and with 16 256-bit ones (chooseMatMulTiling
+/// must yield one of them).
+constexpr int kMatMulWideMR = 6, kMatMulWideV = 4;
+constexpr int kMatMulNarrowMR = 6, kMatMulNarrowV = 2;
+/// The longest K block an unpacked B's partial panel is copied in.
+constexpr int64_t kMatMulMaxKC = 256;
+
+} // namespace libjit
+} // namespace ember
+
+// The kernels. Pointers are element pointers into the planned regions;
+// int64_t are sizes, strides, bounds and enum values (act: FusedActivation);
+// a task's bounds come last ([b0, b1) blocks, [t0, t1) tiles or panels,
+// [i0, i1) rows).
+extern "C" {
+void ember_im2col_f32(float *patches, const float *x, int64_t row0, int64_t cw,
+                      int64_t cs, int64_t ncols, int64_t H, int64_t W,
+                      int64_t KH, int64_t KW, int64_t OH, int64_t OW,
+                      int64_t sh, int64_t sw, int64_t pt, int64_t pl,
+                      int64_t dh, int64_t dw);
+void ember_im2col_cols_f32(float *dst, int64_t ld, const float *x, int64_t C,
+                           int64_t c0, int64_t c1, int64_t H, int64_t W,
+                           int64_t KH, int64_t KW, int64_t OH, int64_t OW,
+                           int64_t sh, int64_t sw, int64_t pt, int64_t pl,
+                           int64_t dh, int64_t dw);
+void ember_conv_gemm_f32(float *y, const float *w, const float *p,
+                         const float *bias, const float *res, int64_t K,
+                         int64_t N, int64_t ldp, int64_t G, int64_t chunkStride,
+                         int64_t mPerG, int64_t act, float alpha, float beta,
+                         int64_t b0, int64_t b1, int64_t t0, int64_t t1,
+                         int64_t pfNext);
+void ember_conv_gemm_cv_f32(float *y, const float *w, const float *p,
+                            const int32_t *koff, const float *bias,
+                            const float *res, int64_t K, int64_t N, int64_t ldp,
+                            int64_t rowPixels, int64_t rowStride,
+                            int64_t tileStride, int64_t ps, int64_t mPerG,
+                            int64_t vw, int64_t ow, int64_t nr, int64_t act,
+                            float alpha, float beta, int64_t b0, int64_t b1,
+                            int64_t t0, int64_t t1);
+void ember_pad_plane_f32(float *dst, const float *x, int64_t H, int64_t W,
+                         int64_t Hp, int64_t Wp, int64_t pt, int64_t pl);
+void ember_dwconv_f32(float *y, const float *x, const float *w,
+                      const float *bias, const float *res, int64_t H, int64_t W,
+                      int64_t KH, int64_t KW, int64_t OH, int64_t OW,
+                      int64_t sh, int64_t sw, int64_t pt, int64_t pl,
+                      int64_t dh, int64_t dw, int64_t act, float alpha,
+                      float beta);
+void ember_dwconv_cv_f32(float *y, const float *x, const float *w,
+                         const float *bias, const float *res, int64_t nc,
+                         int64_t H, int64_t W, int64_t KH, int64_t KW,
+                         int64_t OH, int64_t OW, int64_t sh, int64_t sw,
+                         int64_t pt, int64_t pl, int64_t dh, int64_t dw,
+                         int64_t act, float alpha, float beta, int64_t oh0,
+                         int64_t oh1);
+void ember_maxpool_cv_f32(float *y, const float *x, int64_t nc, int64_t H,
+                          int64_t W, int64_t KH, int64_t KW, int64_t OH,
+                          int64_t OW, int64_t sh, int64_t sw, int64_t pt,
+                          int64_t pl, int64_t oh0, int64_t oh1);
+void ember_matmul_f32(float *c, const float *a, const float *b, int64_t n,
+                      int64_t K, int64_t ldb, int64_t panelStride,
+                      int64_t packed, int64_t kc, int64_t i0, int64_t i1,
+                      int64_t t0, int64_t t1);
+void ember_matmul_bf16_widen(float *c, const uint16_t *a, const uint16_t *b,
+                             int64_t n, int64_t K, int64_t kc, int64_t i0,
+                             int64_t i1, int64_t t0, int64_t t1);
+void ember_matmul_bf16_dp(float *c, const uint16_t *a, const uint16_t *b,
+                          int64_t n, int64_t K, int64_t kc, int64_t i0,
+                          int64_t i1, int64_t t0, int64_t t1);
+void ember_pool_plane_f32(float *y, const float *x, int64_t H, int64_t W,
+                          int64_t KH, int64_t KW, int64_t OH, int64_t OW,
+                          int64_t sh, int64_t sw, int64_t pt, int64_t pl,
+                          int64_t pb, int64_t pr, int64_t isMax,
+                          int64_t countPad);
+void ember_sum_f32(float *y, const float *x, int64_t n, float div);
+void ember_wino_input_f32(float *v, const float *x, int64_t tm, int64_t nImg,
+                          int64_t imgStride, int64_t H, int64_t W, int64_t pt,
+                          int64_t pl, int64_t TH, int64_t TW, int64_t xiStride,
+                          int64_t T, int64_t Tpad);
+void ember_wino_output_f32(float *y, const float *mo, const float *bias,
+                           const float *res, int64_t tm, int64_t nImg,
+                           int64_t imgStride, int64_t OH, int64_t OW,
+                           int64_t TH, int64_t TW, int64_t xiStride,
+                           int64_t act, float alpha, float beta);
+}
+
+#endif // EMBER_BACKENDS_CPU_LIBJIT_LIBJITABI_H
