@@ -373,16 +373,18 @@ llvm::Expected<std::unique_ptr<llvm::Module>>
 cpu::buildModule(const CPUProgram &prog, llvm::LLVMContext &ctx,
                  llvm::TargetMachine &TM, const ModuleOptions &opts) {
   EMBER_ASSIGN_OR_RETURN(auto M, startModule(ctx, TM, opts, opts.name));
-  // The entries call the kernels by declaration; each partition module
-  // defines some of them, optimized on its own (kKernelsPerPartition).
+  // The first kKernelsPerPartition kernels live in the entries' module
+  // (a small network stays one module); the entries call the others by
+  // declaration, each partition module defining some of them.
+  const size_t n = prog.kernels.size();
+  const size_t inMain = std::min(kKernelsPerPartition, n);
   std::vector<llvm::Function *> fns;
-  auto *kernelTy = llvm::FunctionType::get(
-      llvm::Type::getVoidTy(ctx),
-      {llvm::PointerType::get(ctx, 0), llvm::PointerType::get(ctx, 0),
-       llvm::PointerType::get(ctx, 0), llvm::Type::getInt64Ty(ctx),
-       llvm::Type::getInt64Ty(ctx)},
-      false);
-  for (size_t i = 0; i < prog.kernels.size(); ++i)
+  for (size_t i = 0; i < inMain; ++i) {
+    fns.push_back(renderKernel(prog.kernels[i], *M));
+    fns.back()->setName(kernelSymbol(prog, i));
+  }
+  auto *kernelTy = inMain ? fns.front()->getFunctionType() : nullptr;
+  for (size_t i = inMain; i < n; ++i)
     fns.push_back(llvm::Function::Create(kernelTy,
                                          llvm::GlobalValue::ExternalLinkage,
                                          kernelSymbol(prog, i), *M));
@@ -402,12 +404,13 @@ cpu::buildModule(const CPUProgram &prog, llvm::LLVMContext &ctx,
     addEntry(*M, prog, fns, weights, opts.name, /*profile=*/true);
     addThreadedEntry(*M, prog, fns, weights, opts.name, /*profile=*/true);
   }
-  EMBER_RETURN_IF_ERR(finishModule(*M, TM, {}, false));
-  for (size_t b = 0; b < prog.kernels.size(); b += kKernelsPerPartition)
+  EMBER_RETURN_IF_ERR(finishModule(
+      *M, TM, llvm::ArrayRef<llvm::Function *>(fns).take_front(inMain),
+      opts.wideKernels));
+  for (size_t b = inMain; b < n; b += kKernelsPerPartition)
     EMBER_RETURN_IF_ERR(addPartition(
-        *M, prog, b, std::min(b + kKernelsPerPartition, prog.kernels.size()),
-        TM, opts));
-  for (size_t i = 0; i < prog.kernels.size(); ++i)
+        *M, prog, b, std::min(b + kKernelsPerPartition, n), TM, opts));
+  for (size_t i = inMain; i < n; ++i)
     M->getFunction(kernelSymbol(prog, i))
         ->setLinkage(llvm::GlobalValue::InternalLinkage);
   return M;
