@@ -25,7 +25,8 @@ zoo=${2:-$build/zoo}
 calls=${3:-200}
 compiler=$build/bin/model-compiler
 [[ -x $compiler ]] || { echo "error: build $compiler first" >&2; exit 1; }
-command -v clang-19 >/dev/null || { echo "error: clang-19 is needed" >&2; exit 1; }
+# 77: ctest's skip code (bundles.tsan) where clang-19 is not installed.
+command -v clang-19 >/dev/null || { echo "skipped: clang-19 is needed" >&2; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 PY=/usr/bin/python3

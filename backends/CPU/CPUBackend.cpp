@@ -3,6 +3,7 @@
 #include "ConvPlan.h"
 
 #include "ember/Base/Error.h"
+#include "ember/Base/Progress.h"
 
 #include <algorithm>
 
@@ -52,5 +53,6 @@ llvm::Error CPUBackend::saveBundle(const Module &M, const IRFunction &F,
   TargetDesc kt = kernelTarget(desc, opts.codegen.cpu);
   EMBER_ASSIGN_OR_RETURN(CPUProgram prog,
                          lowerForCPU(F, plan, kt, opts.codegen.cpu));
+  noteStageDone("lower");
   return writeBundle(M, F, plan, prog, *TM, useWideKernels(kt), opts);
 }

@@ -52,23 +52,26 @@ public:
               alignTo64(b->getInput()->getType()->sizeInBytes());
   }
 
-  /// Takes \p image as the start of the constant image, with address
+  /// Starts the constant image with the weights of F_, with address
   /// space reserved for what lowering appends (packed panels, Winograd
   /// filters of up to 64/9 of a filter's size, folded transposes), so
   /// that appending never copies the whole image while its old buffer is
   /// alive: that copy was the compile's memory peak. Reserved pages that
   /// are never written cost no memory; the reservation is capped at half
   /// the machine's memory, beyond which the image grows as usual.
-  void reserveConstantImage(std::vector<uint8_t> image) {
+  /// The weights are written straight into the reserved buffer: an image
+  /// built apart and copied in held them once more beside the Module's.
+  void reserveConstantImage() {
     uint64_t phys =
         uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
-    uint64_t want = 9 * uint64_t(image.size()) + snapshotReserve_;
+    uint64_t want = 9 * uint64_t(plan_.constantSize) + snapshotReserve_;
     prog_.constants.reserve(size_t(std::min(want, phys / 2)));
-    prog_.constants.assign(image.begin(), image.end());
+    prog_.constants.assign(plan_.constantSize, 0);
+    copyConstants(F_, plan_, prog_.constants.data());
   }
 
   llvm::Expected<CPUProgram> run() {
-    reserveConstantImage(makeConstantImage(F_, plan_));
+    reserveConstantImage();
     prog_.mutableSize = plan_.mutableSize;
     prog_.activationSize = plan_.activationSize;
     auto kernels = kir::lowerToKernels(

@@ -284,11 +284,13 @@ static void optimize(llvm::Module &M, llvm::TargetMachine &TM) {
   pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(M, mam);
 }
 
-llvm::Expected<std::unique_ptr<llvm::Module>>
-cpu::buildModule(const CPUProgram &prog, llvm::LLVMContext &ctx,
-                 llvm::TargetMachine &TM, const ModuleOptions &opts) {
+/// A fresh module holding libjit (bodies still lazy) for \p TM, with its
+/// functions private to the network and ember_wide_simd defined.
+static llvm::Expected<std::unique_ptr<llvm::Module>>
+startModule(llvm::LLVMContext &ctx, llvm::TargetMachine &TM,
+            const ModuleOptions &opts, llvm::StringRef id) {
   EMBER_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> M, loadLibjit(ctx, TM));
-  M->setModuleIdentifier(opts.name);
+  M->setModuleIdentifier(id);
   M->setTargetTriple(TM.getTargetTriple().str());
   M->setDataLayout(TM.createDataLayout());
   // Library kernels are private to the network once linked.
@@ -300,9 +302,92 @@ cpu::buildModule(const CPUProgram &prog, llvm::LLVMContext &ctx,
   if (auto *used = M->getNamedGlobal("llvm.compiler.used"))
     used->eraseFromParent();
   defineTargetConstants(*M, opts.wideKernels);
+  return M;
+}
+
+/// Materializes what \p M uses, sets the target on it, verifies and
+/// optimizes it.
+static llvm::Error finishModule(llvm::Module &M, llvm::TargetMachine &TM,
+                                llvm::ArrayRef<llvm::Function *> kernels,
+                                bool wideKernels) {
+  if (llvm::Error e = materializeUsed(M))
+    return makeErrorF("internal error: cannot read libjit bitcode: {0}",
+                      llvm::toString(std::move(e)));
+  setTargetAttrs(M, TM);
+  if (wideKernels)
+    preferWideVectors(kernels);
+  std::string err;
+  llvm::raw_string_ostream es(err);
+  if (llvm::verifyModule(M, &es))
+    return makeErrorF("internal error: invalid LLVM module: {0}", es.str());
+  optimize(M, TM);
+  return llvm::Error::success();
+}
+
+/// The symbol of kernel \p i of \p prog while the partitions are linked
+/// (internal again once they are); it keeps the kernel's name for
+/// profilers.
+static std::string kernelSymbol(const CPUProgram &prog, size_t i) {
+  return ("kernel." + llvm::Twine(i) + "." + prog.kernels[i].getName()).str();
+}
+
+/// Kernels per partition module. LLVM's O3 pipeline keeps the analyses of
+/// every function of a module (dominator trees, loop info, scalar
+/// evolution, memory SSA of the inlined and vectorized kernels) until the
+/// pipeline ends, so one module of a few hundred kernels peaked at several
+/// hundred MiB, far above the weights of a convolutional network. Each
+/// partition also pays for itself (libjit read again, module-wide passes,
+/// libjit helpers that are not inlined optimized once per partition): 16
+/// kernels keep that to a fraction of the compile while bounding the peak
+/// (docs/Reliability.md#compile-memory).
+static constexpr size_t kKernelsPerPartition = 16;
+
+/// Renders kernels [begin, end) of \p prog into their own module, optimizes
+/// it and links it into \p M, which declares them.
+static llvm::Error addPartition(llvm::Module &M, const CPUProgram &prog,
+                                size_t begin, size_t end,
+                                llvm::TargetMachine &TM,
+                                const ModuleOptions &opts) {
+  EMBER_ASSIGN_OR_RETURN(
+      auto P, startModule(M.getContext(), TM, opts,
+                          (opts.name + ".part" + llvm::Twine(begin)).str()));
+  // The runtime's destructor (the worker pool) belongs to the main module;
+  // kept here, it would root a second pool.
+  for (const char *g : {"llvm.global_ctors", "llvm.global_dtors"})
+    if (auto *gv = P->getNamedGlobal(g))
+      gv->eraseFromParent();
   std::vector<llvm::Function *> fns;
-  for (const kir::Kernel &k : prog.kernels)
-    fns.push_back(renderKernel(k, *M));
+  for (size_t i = begin; i < end; ++i) {
+    llvm::Function *f = renderKernel(prog.kernels[i], *P);
+    f->setName(kernelSymbol(prog, i));
+    f->setLinkage(llvm::GlobalValue::ExternalLinkage);
+    fns.push_back(f);
+  }
+  EMBER_RETURN_IF_ERR(finishModule(*P, TM, fns, opts.wideKernels));
+  if (llvm::Linker::linkModules(M, std::move(P)))
+    return makeError("internal error: cannot link a kernel partition");
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::unique_ptr<llvm::Module>>
+cpu::buildModule(const CPUProgram &prog, llvm::LLVMContext &ctx,
+                 llvm::TargetMachine &TM, const ModuleOptions &opts) {
+  EMBER_ASSIGN_OR_RETURN(auto M, startModule(ctx, TM, opts, opts.name));
+  // The first kKernelsPerPartition kernels live in the entries' module
+  // (a small network stays one module); the entries call the others by
+  // declaration, each partition module defining some of them.
+  const size_t n = prog.kernels.size();
+  const size_t inMain = std::min(kKernelsPerPartition, n);
+  std::vector<llvm::Function *> fns;
+  for (size_t i = 0; i < inMain; ++i) {
+    fns.push_back(renderKernel(prog.kernels[i], *M));
+    fns.back()->setName(kernelSymbol(prog, i));
+  }
+  auto *kernelTy = inMain ? fns.front()->getFunctionType() : nullptr;
+  for (size_t i = inMain; i < n; ++i)
+    fns.push_back(llvm::Function::Create(kernelTy,
+                                         llvm::GlobalValue::ExternalLinkage,
+                                         kernelSymbol(prog, i), *M));
   llvm::GlobalVariable *weights = nullptr;
   if (opts.embedWeights) {
     auto *data = llvm::ConstantDataArray::get(
@@ -319,16 +404,14 @@ cpu::buildModule(const CPUProgram &prog, llvm::LLVMContext &ctx,
     addEntry(*M, prog, fns, weights, opts.name, /*profile=*/true);
     addThreadedEntry(*M, prog, fns, weights, opts.name, /*profile=*/true);
   }
-  if (llvm::Error e = materializeUsed(*M))
-    return makeErrorF("internal error: cannot read libjit bitcode: {0}",
-                      llvm::toString(std::move(e)));
-  setTargetAttrs(*M, TM);
-  if (opts.wideKernels)
-    preferWideVectors(fns);
-  std::string err;
-  llvm::raw_string_ostream es(err);
-  if (llvm::verifyModule(*M, &es))
-    return makeErrorF("internal error: invalid LLVM module: {0}", es.str());
-  optimize(*M, TM);
+  EMBER_RETURN_IF_ERR(finishModule(
+      *M, TM, llvm::ArrayRef<llvm::Function *>(fns).take_front(inMain),
+      opts.wideKernels));
+  for (size_t b = inMain; b < n; b += kKernelsPerPartition)
+    EMBER_RETURN_IF_ERR(addPartition(
+        *M, prog, b, std::min(b + kKernelsPerPartition, n), TM, opts));
+  for (size_t i = inMain; i < n; ++i)
+    M->getFunction(kernelSymbol(prog, i))
+        ->setLinkage(llvm::GlobalValue::InternalLinkage);
   return M;
 }

@@ -36,11 +36,16 @@ void Bindings::allocateOutputs(const Module &M) {
 std::vector<uint8_t> ember::makeConstantImage(const IRFunction &F,
                                               const MemoryPlan &plan) {
   std::vector<uint8_t> image(plan.constantSize, 0);
+  copyConstants(F, plan, image.data());
+  return image;
+}
+
+void ember::copyConstants(const IRFunction &F, const MemoryPlan &plan,
+                          uint8_t *image) {
   for (auto &w : F.getWeights())
     if (w->isConstant())
-      std::memcpy(image.data() + plan.placements.lookup(w.get()).offset,
+      std::memcpy(image + plan.placements.lookup(w.get()).offset,
                   w->getPayload()->data(), w->getType()->sizeInBytes());
-  return image;
 }
 
 llvm::Error ember::copyInputsToRegion(const Module &M, const IRFunction &F,

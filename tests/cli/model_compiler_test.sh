@@ -87,9 +87,9 @@ check "-onnx-define-symbol is validated" 1 "expects NAME,POSITIVE_INT" \
   fail "-progress-after=0: exit $?"
 stages=$(sed -nE 's/^model-compiler: ([A-Za-z]+) +done in +[0-9.]+ s \( *[0-9.]+ s in all, peak memory [0-9]+ MiB\)$/\1/p' \
   "$TMP/progress" | tr '\n' ' ')
-if [ "$stages" = "import optimize IR plan codegen object " ] &&
-  [ "$(wc -l <"$TMP/progress")" = 6 ]; then
-  echo "ok: -progress-after=0 reports the six stages in order"
+if [ "$stages" = "import optimize IR plan lower codegen object " ] &&
+  [ "$(wc -l <"$TMP/progress")" = 7 ]; then
+  echo "ok: -progress-after=0 reports the seven stages in order"
 else
   fail "-progress-after=0: stages '$stages'"; cat "$TMP/progress"
 fi

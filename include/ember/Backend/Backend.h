@@ -37,6 +37,11 @@ private:
 std::vector<uint8_t> makeConstantImage(const IRFunction &F,
                                        const MemoryPlan &plan);
 
+/// Writes every constant weight of \p F at its planned offset into \p image
+/// (plan.constantSize bytes, zeroed by the caller): makeConstantImage into a
+/// buffer the caller owns, without a second copy of the weights.
+void copyConstants(const IRFunction &F, const MemoryPlan &plan, uint8_t *image);
+
 /// Copies the input tensors bound in \p b into the mutable-weights region
 /// \p mutables, each at its planned offset; an error names an input that is
 /// not bound or has the wrong type. Shared by every in-process backend.

@@ -1,7 +1,7 @@
 //===- Progress.h - Stage notifications of a long compile ------*- C++ -*-===//
 //
 // A tool that compiles a large model reports each finished stage (import,
-// optimize, IR, plan, codegen, object) so that its user sees it moving.
+// optimize, IR, plan, lower, codegen, object) so that its user sees it moving.
 // The stages happen deep inside the pipeline and the backends; like LLVM's
 // -time-passes switch, the listener is process-wide, set once by the tool,
 // so that no options struct of every stage has to carry it.

@@ -4,19 +4,99 @@
 // (a Splat has none). It is worth folding unless it is a Splat or folding
 // would create more data than its Constant leaves hold (a Broadcast of a
 // per-channel vector stays a Broadcast). The roots - nodes worth folding
-// with a user that is not - are evaluated together through
-// PassContext::evaluate and replaced by new Constants.
+// with a user that is not - are evaluated through PassContext::evaluate, in
+// batches of bounded size, and replaced by new Constants.
 //
 //===----------------------------------------------------------------------===//
 #include "PassUtils.h"
 #include "Passes.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+#include <optional>
 
 using namespace ember;
 
 /// Results smaller than this are always worth folding.
 static constexpr dim_t kSmallResult = 64;
+
+/// Result bytes one evaluation computes at most (a larger single result is
+/// evaluated alone). The evaluator holds copies of the batch's leaves, the
+/// Interpreter's regions and the results at once, next to the network's
+/// own Constants: folding all of a transformer's weight transposes in one
+/// evaluation held its weights four times over.
+static constexpr uint64_t kBatchBytes = 32 << 20;
+
+/// Evaluates \p roots together (or, if that fails, one by one, so that one
+/// subgraph the evaluator cannot run does not block the others).
+static std::vector<std::optional<Tensor>>
+evaluateRoots(llvm::ArrayRef<Node *> roots, PassContext &ctx) {
+  std::vector<NodeValue> values(roots.begin(), roots.end());
+  std::vector<std::optional<Tensor>> results(roots.size());
+  if (auto all = ctx.evaluate(values)) {
+    for (size_t i = 0; i < roots.size(); ++i)
+      results[i] = std::move((*all)[i]);
+    return results;
+  } else {
+    llvm::consumeError(all.takeError());
+  }
+  for (size_t i = 0; i < roots.size(); ++i) {
+    auto one = ctx.evaluate({values[i]});
+    if (one)
+      results[i] = std::move(one->front());
+    else
+      llvm::consumeError(one.takeError());
+  }
+  return results;
+}
+
+/// Erases \p n if nothing uses it, then its operands that this leaves
+/// unused, and the Constants no node uses any more: a folded subgraph's
+/// weights are freed before the next batch is evaluated.
+static void eraseDeadSubgraph(Node *n) {
+  // A node reached twice (an operand of two erased nodes) is erased once.
+  llvm::SmallPtrSet<Node *, 16> erased;
+  std::vector<Node *> work = {n};
+  while (!work.empty()) {
+    Node *d = work.back();
+    work.pop_back();
+    if (erased.count(d) || d->hasUsers() || llvm::isa<Constant>(d) ||
+        !d->getParent())
+      continue;
+    for (NodeValue v : d->getInputs())
+      work.push_back(v.getNode());
+    erased.insert(d);
+    d->getParent()->eraseNode(d);
+  }
+}
+
+/// Folds \p roots: evaluates them, replaces each by a new Constant and
+/// erases what only it used.
+static bool foldBatch(Function &F, llvm::ArrayRef<Node *> roots,
+                      PassContext &ctx) {
+  std::vector<std::optional<Tensor>> results = evaluateRoots(roots, ctx);
+  Module &M = F.getParent();
+  bool changed = false;
+  for (size_t i = 0; i < roots.size(); ++i) {
+    if (!results[i]) {
+      ++ctx.counters["constant-fold.failed-evaluations"];
+      continue;
+    }
+    Constant *c = M.createConstant(roots[i]->getName(), std::move(*results[i]));
+    if (c->getType() != roots[i]->getType())
+      LOG(FATAL) << "constant folding changed the type of "
+                 << roots[i]->getName().str();
+    roots[i]->getNthResult(0).replaceAllUsesWith(c);
+    ++ctx.counters["constant-fold.folded"];
+    changed = true;
+  }
+  for (size_t i = 0; i < roots.size(); ++i)
+    if (results[i])
+      eraseDeadSubgraph(roots[i]);
+  M.eraseUnusedConstants();
+  return changed;
+}
 
 bool ConstantFoldPass::run(Function &F, PassContext &ctx) {
   if (!ctx.evaluate)
@@ -60,38 +140,18 @@ bool ConstantFoldPass::run(Function &F, PassContext &ctx) {
   }
   if (roots.empty())
     return false;
-  // Evaluate all roots in one compile; if that fails (a node the evaluator
-  // cannot run), retry them one by one so one bad subgraph does not block
-  // the others.
-  std::vector<NodeValue> values(roots.begin(), roots.end());
-  std::vector<std::optional<Tensor>> results(roots.size());
-  if (auto all = ctx.evaluate(values)) {
-    for (size_t i = 0; i < roots.size(); ++i)
-      results[i] = std::move((*all)[i]);
-  } else {
-    llvm::consumeError(all.takeError());
-    for (size_t i = 0; i < roots.size(); ++i) {
-      auto one = ctx.evaluate({values[i]});
-      if (one)
-        results[i] = std::move(one->front());
-      else
-        llvm::consumeError(one.takeError());
-    }
-  }
-  Module &M = F.getParent();
+  // Later roots stay valid while earlier batches are erased: each has a
+  // user outside the folded subgraphs.
   bool changed = false;
-  for (size_t i = 0; i < roots.size(); ++i) {
-    if (!results[i]) {
-      ++ctx.counters["constant-fold.failed-evaluations"];
-      continue;
-    }
-    Constant *c = M.createConstant(roots[i]->getName(), std::move(*results[i]));
-    if (c->getType() != roots[i]->getType())
-      LOG(FATAL) << "constant folding changed the type of "
-                 << roots[i]->getName().str();
-    roots[i]->getNthResult(0).replaceAllUsesWith(c);
-    ++ctx.counters["constant-fold.folded"];
-    changed = true;
+  for (size_t b = 0; b < roots.size();) {
+    size_t e = b;
+    uint64_t bytes = 0;
+    do
+      bytes += roots[e++]->getType()->sizeInBytes();
+    while (e < roots.size() &&
+           bytes + roots[e]->getType()->sizeInBytes() <= kBatchBytes);
+    changed |= foldBatch(F, llvm::ArrayRef<Node *>(roots).slice(b, e - b), ctx);
+    b = e;
   }
   return changed;
 }
