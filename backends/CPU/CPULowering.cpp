@@ -750,8 +750,10 @@ void CPULowering::lowerMatMul(const MatMulInst &I, std::vector<Kernel> &out) {
       bufArg(c, k.mul(bi, m * n)), bufArg(a, offset(I.getLHS(), m * kk)),
       bufArg(b, offset(I.getRHS(), packed ? np * kk * nr : kk * n))};
   appendMatMulEpilogue(k, I, k.mul(bi, m * n), args);
-  for (int64_t v : {n, kk, packed ? nr : n, packed ? kk * nr : nr,
-                    int64_t(packed), kc, I.getFusedActivation()})
+  bool prefetch = packed && prefetchMatMulRHS(batch * kk * n, target);
+  for (int64_t v :
+       {n, kk, packed ? nr : n, packed ? kk * nr : nr, int64_t(packed),
+        int64_t(prefetch), kc, I.getFusedActivation()})
     args.push_back(valArg(k.constInt(v)));
   args.push_back(valArg(k.constFloat(I.getFusedAlpha())));
   args.push_back(valArg(k.constFloat(I.getFusedBeta())));
