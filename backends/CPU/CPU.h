@@ -136,6 +136,9 @@ public:
   /// the activation's pass over memory
   /// (docs/PerformanceHistory.md#fused-activations).
   bool supportsFusedActivation(FusedActivation) const override { return true; }
+  /// libjit's MatMul applies bias, residual and activation to its
+  /// accumulators before the last K block's store (MatMul.inc).
+  bool supportsMatMulEpilogue() const override { return true; }
   bool supportsConvResidual() const override { return true; }
   bool supportsBF16MatMul() const override { return true; }
   /// Every conv kernel's epilogue reads a residual element before it

@@ -101,7 +101,13 @@ public:
             return true;
           }
           if (auto *m = llvm::dyn_cast<MatMulInst>(&I)) {
-            if (m->getLHS()->getType()->getElemKind() == ElemKind::BFloat16)
+            // fuse-matmul-epilogue leaves BFloat16 products alone.
+            bool bf16 =
+                m->getLHS()->getType()->getElemKind() == ElemKind::BFloat16;
+            CHECK(!bf16 ||
+                  (m->getEpilogue().empty() && m->getFusedActivation() == 0))
+                << "BFloat16 MatMul with an epilogue";
+            if (bf16)
               lowerMatMulBF16(*m,
                               {plan_, prog_.constants, target_, patchOffset(),
                                scratchSize_},
@@ -159,6 +165,8 @@ private:
   kir::Buffer packMatMulRHS(const MatMulInst &I, int64_t nr,
                             std::vector<Kernel> &out);
   void lowerMatMul(const MatMulInst &I, std::vector<Kernel> &out);
+  void appendMatMulEpilogue(Kernel &k, const MatMulInst &I, ExprRef cOffset,
+                            std::vector<CallArg> &args);
   std::optional<Kernel> foldConstantTranspose(const TransposeInst &I);
 
   const IRFunction &F_;
@@ -679,6 +687,21 @@ kir::Buffer CPULowering::packMatMulRHS(const MatMulInst &I, int64_t nr,
                         I.getRHS()->getName().str() + ".packed");
 }
 
+/// The bias and residual arguments of ember_matmul_f32 for \p I (null
+/// where absent); the residual of batch matrix at \p cOffset, as C's.
+void CPULowering::appendMatMulEpilogue(Kernel &k, const MatMulInst &I,
+                                       ExprRef cOffset,
+                                       std::vector<CallArg> &args) {
+  Value *bias = nullptr, *res = nullptr;
+  for (Value *v : I.getEpilogue())
+    (v->getType()->rank() == 1 ? bias : res) = v;
+  args.push_back(
+      bias ? bufArg(k.addBuffer(kir::bufferFor(bias, plan_)), k.constInt(0))
+           : valArg(k.constInt(0)));
+  args.push_back(res ? bufArg(k.addBuffer(kir::bufferFor(res, plan_)), cOffset)
+                     : valArg(k.constInt(0)));
+}
+
 /// C = A * B per batch, in the tasks of splitMatMul with the tiles of
 /// chooseMatMulTiling (MatMulTiling.h). A constant or transposed B is packed
 /// (packMatMulRHS); a broadcast batch dim of either operand is read with
@@ -729,9 +752,14 @@ void CPULowering::lowerMatMul(const MatMulInst &I, std::vector<Kernel> &out) {
   std::vector<CallArg> args = {
       bufArg(c, k.mul(bi, m * n)), bufArg(a, offset(I.getLHS(), m * kk)),
       bufArg(b, offset(I.getRHS(), packed ? np * kk * nr : kk * n))};
+  appendMatMulEpilogue(k, I, k.mul(bi, m * n), args);
+  bool prefetch = packed && prefetchMatMulRHS(batch * kk * n, target);
   for (int64_t v :
-       {n, kk, packed ? nr : n, packed ? kk * nr : nr, int64_t(packed), kc})
+       {n, kk, packed ? nr : n, packed ? kk * nr : nr, int64_t(packed),
+        int64_t(prefetch), kc, I.getFusedActivation()})
     args.push_back(valArg(k.constInt(v)));
+  args.push_back(valArg(k.constFloat(I.getFusedAlpha())));
+  args.push_back(valArg(k.constFloat(I.getFusedBeta())));
   for (ExprRef v : {i0, min(k.add(i0, k.constInt(rows)), m), t0,
                     min(k.add(t0, k.constInt(panels)), np)})
     args.push_back(valArg(v));

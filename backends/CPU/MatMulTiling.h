@@ -65,6 +65,13 @@ struct MatMulTasks {
 MatMulTasks splitMatMul(int64_t m, int64_t panels, const MatMulTiling &t,
                         const MatMulTarget &T);
 
+/// Whether the tiles prefetch the next block of a packed B of \p floats
+/// floats: where it exceeds half of L2 it cannot stay cached from one run
+/// (or layer) to the next and is streamed from memory, a block at a time.
+inline bool prefetchMatMulRHS(int64_t floats, const MatMulTarget &T) {
+  return floats * int64_t(sizeof(float)) > T.l2Bytes / 2;
+}
+
 /// Tasks a product is split into at least (when it has the rows), so that
 /// a team of threads gets balanced shares (as kConvMinTasks).
 inline constexpr int64_t kMatMulMinTasks = 8;

@@ -25,9 +25,11 @@ bool CUDABackend::shouldLower(const Node &n) const {
 }
 
 bool CUDABackend::supportsFusedActivation(FusedActivation act) const {
-  // The generated convolution applies every kind (cuDNN a subset; Conv
-  // falls back to the generated kernel for the others).
-  return act != FusedActivation::NumKinds;
+  // The generated convolution applies every kind up to SiLU (cuDNN a
+  // subset; Conv falls back to the generated kernel for the others); the
+  // GELU kinds are MatMul epilogues, which this backend does not fuse.
+  return act != FusedActivation::NumKinds && act != FusedActivation::Gelu &&
+         act != FusedActivation::GeluTanh;
 }
 
 llvm::Error CUDABackend::saveBundle(const Module & /*M*/, const IRFunction &F,

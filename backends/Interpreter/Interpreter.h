@@ -18,6 +18,7 @@ public:
     return !llvm::isa<ConvNode>(n) && !llvm::isa<MatMulNode>(n);
   }
   bool supportsFusedActivation(FusedActivation) const override { return true; }
+  bool supportsMatMulEpilogue() const override { return true; }
   bool supportsConvResidual() const override { return true; }
   bool supportsBF16MatMul() const override { return true; }
   bool supportsRuntimeConvFilter() const override { return true; }

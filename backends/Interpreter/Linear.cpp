@@ -24,10 +24,34 @@ dim_t interp::batchOffset(dim_t bi, llvm::ArrayRef<dim_t> out,
   return off;
 }
 
+/// y = act(y + bias + residual) over the product \p I has stored (the
+/// epilogue's reference semantics; a rank-1 operand is the bias).
+static void matMulEpilogue(const MatMulInst &I, const ExecContext &ctx) {
+  auto act = FusedActivation(I.getFusedActivation());
+  if (I.getEpilogue().empty() && act == FusedActivation::None)
+    return;
+  const float *bias = nullptr, *res = nullptr;
+  for (Value *v : I.getEpilogue())
+    (v->getType()->rank() == 1 ? bias : res) = ctx.ptr<float>(v);
+  float *y = ctx.ptr<float>(I.getDest());
+  dim_t n = I.getDest()->getType()->dims().back();
+  dim_t size = I.getDest()->getType()->size();
+  for (dim_t e = 0; e < size; ++e) {
+    float v = y[e];
+    if (bias)
+      v += bias[e % n];
+    if (res)
+      v += res[e];
+    y[e] = applyFusedActivation(act, v, I.getFusedAlpha(), I.getFusedBeta());
+  }
+}
+
 static void matMul(const MatMulInst &I, const ExecContext &ctx) {
   if (I.getLHS()->getType()->getElemKind() == ElemKind::BFloat16)
-    return matMulBF16(I, ctx);
-  matMulLoop<float>(I, ctx, [](float v) { return v; });
+    matMulBF16(I, ctx);
+  else
+    matMulLoop<float>(I, ctx, [](float v) { return v; });
+  matMulEpilogue(I, ctx);
 }
 
 /// Direct convolution shared by Conv (NCHW: x [N, C, H, W], w [M, C/G, KH,

@@ -92,6 +92,7 @@ PassContext ember::makePassContext(const Backend &B,
     return B.supportsFusedActivation(act);
   };
   ctx.supportsConvResidual = B.supportsConvResidual();
+  ctx.supportsMatMulEpilogue = B.supportsMatMulEpilogue();
   ctx.supportsRuntimeConvFilter = B.supportsRuntimeConvFilter();
   ctx.convLayout = opts.convLayout.value_or(B.getPreferredConvLayout());
   ctx.foldQuantizedProducts =

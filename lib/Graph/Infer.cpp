@@ -21,6 +21,30 @@ InferResult ember::inferSplat(llvm::ArrayRef<TypeRef>, const AttrList &attrs) {
   return llvm::SmallVector<Type, 1>{Type(ElemKind(attrs[1].i), attrs[0].ints)};
 }
 
+/// A MatMul's epilogue operands \p ep (a bias [N], then a residual of the
+/// \p result type, each optional) and its activation.
+static llvm::Error checkMatMulEpilogue(llvm::ArrayRef<TypeRef> ep,
+                                       const AttrList &attrs,
+                                       const Type &result) {
+  if (attrs.size() > 1 &&
+      (attrs[1].i < 0 || attrs[1].i >= int64_t(FusedActivation::NumKinds)))
+    return makeErrorF("unknown fused activation {0}", attrs[1].i);
+  if (ep.size() > 2)
+    return makeErrorF("{0} epilogue operands (at most a bias and a residual)",
+                      ep.size());
+  dim_t n = result.dims().back();
+  for (size_t i = 0; i < ep.size(); ++i) {
+    const Type &e = *ep[i];
+    bool bias = i == 0 && e.rank() == 1 && e.dims()[0] == n &&
+                e.getElemKind() == result.getElemKind();
+    if (!bias && e != result)
+      return makeErrorF("epilogue operand {0} is neither a bias [{1}] nor a "
+                        "residual {2}",
+                        e.toString(), n, result.toString());
+  }
+  return llvm::Error::success();
+}
+
 InferResult ember::inferMatMul(llvm::ArrayRef<TypeRef> in,
                                const AttrList &attrs) {
   const Type &a = *in[0], &b = *in[1];
@@ -46,9 +70,11 @@ InferResult ember::inferMatMul(llvm::ArrayRef<TypeRef> in,
                       b.toString(), transB ? " (transposed)" : "");
   d[r - 1] = b.dims()[transB ? r - 2 : r - 1];
   // BFloat16 operands accumulate in, and give, Float32 (docs/Precision.md).
-  if (a.getElemKind() == ElemKind::BFloat16)
-    return llvm::SmallVector<Type, 1>{Type(ElemKind::Float32, d)};
-  return llvm::SmallVector<Type, 1>{a.withDims(d)};
+  Type result = a.getElemKind() == ElemKind::BFloat16
+                    ? Type(ElemKind::Float32, d)
+                    : a.withDims(d);
+  EMBER_RETURN_IF_ERR(checkMatMulEpilogue(in.drop_front(2), attrs, result));
+  return llvm::SmallVector<Type, 1>{result};
 }
 
 InferResult ember::inferGemm(llvm::ArrayRef<TypeRef> in,

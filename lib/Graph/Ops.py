@@ -54,12 +54,20 @@ op("Splat", [], [("Dims", "ints"), ("ElemTy", "elemkind"), ("Value", "float")],
 
 # MatMul reads broadcast batch dims and a transposed RHS in place, so neither
 # is ever copied; a backend that cannot lowers them (lowerMatMulOperands).
-op("MatMul", ["LHS", "RHS"], [("TransB", "int")], infer="MatMul",
+# Like Conv, MatMul carries an optional fused epilogue (fuse-matmul-epilogue):
+# y = act(LHS * RHS + bias + residual), act given by FusedActivation with
+# FusedAlpha/FusedBeta. Epilogue holds at most a bias [N] (rank 1, first)
+# and a residual of the result type; a backend's kernel applies them to the
+# accumulators before it stores them.
+op("MatMul", ["LHS", "RHS", "*Epilogue"],
+   [("TransB", "int"), ("FusedActivation", "int"), ("FusedAlpha", "float"),
+    ("FusedBeta", "float")], infer="MatMul",
    rules=[("minRank", "LHS", 2), ("float", "LHS")],
    doc="Matrix product over the last two dims: LHS [..., M, K] times RHS "
        "[..., K, N] ([..., N, K] when TransB); same rank, each batch dim "
        "equal or 1 on one side (broadcast). BFloat16 operands give a "
-       "Float32 result.")
+       "Float32 result. Epilogue: optional bias [N] and residual of the "
+       "result type, then FusedActivation.")
 
 op("Gemm", ["A", "B", "C"],
    [("Alpha", "float"), ("Beta", "float"), ("TransA", "int"), ("TransB", "int")],

@@ -91,6 +91,12 @@ struct DirWeights {
   OpKind f, g, h;
 };
 
+/// The attributes of a MatMul without TransB or epilogue.
+AttrList plainMatMul() {
+  return {Attr::makeInt(0), Attr::makeInt(int64_t(FusedActivation::None)),
+          Attr::makeFloat(0), Attr::makeFloat(0)};
+}
+
 /// Runs one direction over time; returns per-step H (in time order), and
 /// the final H and C.
 llvm::Error runDirection(ImportContext &ctx, const onnx::NodeProto &node,
@@ -104,10 +110,10 @@ llvm::Error runDirection(ImportContext &ctx, const onnx::NodeProto &node,
     int64_t t = reverse ? s.seq - 1 - step : step;
     TRY(NodeValue xt, perDir(ctx, node, x, t)); // [batch, input]
     TRY(NodeValue xw,
-        make(ctx, node, OpKind::MatMul, {xt, w.wT}, {Attr::makeInt(0)}));
+        make(ctx, node, OpKind::MatMul, {xt, w.wT}, plainMatMul()));
     TRY(xw, add(ctx, node, xw, w.wb));
     TRY(NodeValue hr,
-        make(ctx, node, OpKind::MatMul, {h, w.rT}, {Attr::makeInt(0)}));
+        make(ctx, node, OpKind::MatMul, {h, w.rT}, plainMatMul()));
     TRY(hr, add(ctx, node, hr, w.rb));
     auto gate = [&](NodeValue v, int64_t i) {
       return sliceAxis(ctx, node, v, 1, i * H, H);
@@ -159,7 +165,7 @@ llvm::Error runDirection(ImportContext &ctx, const onnx::NodeProto &node,
       } else {
         TRY(NodeValue rh, mul(ctx, node, r, h));
         TRY(NodeValue rT, sliceAxis(ctx, node, w.rT, 1, 2 * H, H));
-        TRY(hh, make(ctx, node, OpKind::MatMul, {rh, rT}, {Attr::makeInt(0)}));
+        TRY(hh, make(ctx, node, OpKind::MatMul, {rh, rT}, plainMatMul()));
         TRY(NodeValue rbh, sliceAxis(ctx, node, w.rb, 1, 2 * H, H));
         TRY(hh, add(ctx, node, hh, rbh));
       }

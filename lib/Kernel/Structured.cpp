@@ -1,6 +1,8 @@
 //===- Structured.cpp - Data movement, pooling and softmax as kernels -----===//
 #include "KernelRules.h"
 
+#include "glog/logging.h"
+
 #include <limits>
 
 using namespace ember;
@@ -239,8 +241,11 @@ ExprRef kir::matMulBatchOffset(Kernel &k, ExprRef bi,
 
 /// Batched C = A * B with a sequential reduction: the portable fallback
 /// (backends with a tuned matmul claim MatMul through their hook). Broadcast
-/// batch dims and a transposed B are read in place.
+/// batch dims and a transposed B are read in place. Backends that take it
+/// do not fuse epilogues (Backend::supportsMatMulEpilogue).
 static Kernel lowerMatMul(const MatMulInst &I, const MemoryPlan &plan) {
+  CHECK(I.getEpilogue().empty() && I.getFusedActivation() == 0)
+      << "MatMul epilogue on a backend that does not fuse it";
   TypeRef ta = I.getLHS()->getType(), tb = I.getRHS()->getType();
   TypeRef tc = I.getDest()->getType();
   unsigned r = ta->rank();

@@ -30,6 +30,7 @@ const RegistryEntry kRegistry[] = {
     entry<FuseConvResidualPass>(),
     entry<FuseConvActivationPass>(),
     entry<FuseGeluPass>(),
+    entry<FuseMatMulEpiloguePass>(),
     entry<FuseLayerNormPass>(),
     entry<LowerPass>(),
     entry<ConvLayoutPass>(),
@@ -83,6 +84,7 @@ Pipeline ember::getDefaultPipeline() {
        false},
       {{"lower"}, false},
       {{"convert-precision"}, false},
+      {{"fuse-matmul-epilogue"}, false},
       cleanups(/*withFolding=*/true),
   };
 }

@@ -236,6 +236,17 @@ TEST(MatMulTiling, TilesOfBothTargets) {
   EXPECT_EQ(cpu::chooseMatMulTiling({16, 32, 48 << 10, 2 << 20}).kBlock, 144);
 }
 
+// A packed B is prefetched block by block where it exceeds half of L2
+// (streamed from memory): BERT's FFN weight is, a 128 x 128 one is not.
+TEST(MatMulTiling, PrefetchOnlyStreamedRHS) {
+  for (const cpu::MatMulTarget &T : {kWideTarget, kNarrowTarget}) {
+    EXPECT_TRUE(cpu::prefetchMatMulRHS(768 * 3072, T));
+    EXPECT_FALSE(cpu::prefetchMatMulRHS(128 * 128, T));
+    EXPECT_EQ(cpu::prefetchMatMulRHS(T.l2Bytes / 8 + 1, T), true);
+    EXPECT_EQ(cpu::prefetchMatMulRHS(T.l2Bytes / 8, T), false);
+  }
+}
+
 TEST(MatMulTiling, TasksCoverTheProduct) {
   for (bool wide : {true, false}) {
     cpu::MatMulTarget T = wide ? kWideTarget : kNarrowTarget;

@@ -18,7 +18,17 @@ using namespace ember::libjit;
 
 namespace {
 /// Mirrors ember::FusedActivation (include/ember/Graph/OpInfo.h).
-enum Act : int64_t { None, Relu, Clip, Sigmoid, HardSwish, LeakyRelu, SiLU };
+enum Act : int64_t {
+  None,
+  Relu,
+  Clip,
+  Sigmoid,
+  HardSwish,
+  LeakyRelu,
+  SiLU,
+  Gelu,
+  GeluTanh
+};
 } // namespace
 
 /// The bits of \p n (an integral float, or a vector of them) as int32.
@@ -58,6 +68,32 @@ template <class T> EMBER_HELPER T expLogistic(T x) {
   return y * scale;
 }
 
+/// erf(x) for a float or a whole vector of them, by FastMath.cpp's
+/// emitFastErf (the same polynomials, so a fused GELU epilogue and the
+/// elementwise Gelu kernel agree): x + x Q(x^2) below |x| = 1, else
+/// 1 - exp(R(|x| - 1)) with |x| clamped to 3.92 (erf rounds to 1 beyond).
+template <class T> EMBER_HELPER T erfApprox(T x) {
+  T a = __builtin_elementwise_abs(x);
+  T x2 = x * x;
+  constexpr float kQ[] = {0.004917594138532877f, -0.02671135403215885f,
+                          0.11280182003974915f, -0.3761232793331146f,
+                          0.12837912142276764f};
+  constexpr float kR[] = {-3.2861898944247514e-05f, 0.00031956861494109035f,
+                          -0.0020520812831819057f,  0.010073876939713955f,
+                          -0.04157201573252678f,    -0.8431065082550049f,
+                          -2.638967275619507f,      -1.8496055603027344f};
+  T q = T{} - 0.0005631576641462743f;
+  for (float c : kQ)
+    q = __builtin_elementwise_fma(q, x2, T{} + c);
+  T small = __builtin_elementwise_fma(x, q, x);
+  T t = (a > 3.92f ? 3.92f : a) - 1.f;
+  T r = T{} + 1.6319661426678067e-06f;
+  for (float c : kR)
+    r = __builtin_elementwise_fma(r, t, T{} + c);
+  T large = __builtin_elementwise_copysign(1.f - expLogistic(r), x);
+  return a < 1.f ? small : large;
+}
+
 /// The fused activation \p act of a float or of a whole vector of them
 /// (the piecewise-linear kinds as selects with the same comparisons either
 /// way, so NaN behaves the same; Sigmoid and SiLU through expLogistic).
@@ -79,6 +115,13 @@ EMBER_HELPER T activateT(int64_t act, T x, float alpha, float beta) {
     return x >= 0.f ? x : alpha * x;
   case SiLU:
     return x / (1.f + expLogistic(-x));
+  case Gelu:
+    return 0.5f * x * (1.f + erfApprox(x * 0.70710678118654752f));
+  case GeluTanh: {
+    // x / 2 * (1 + tanh(u)) is x * sigmoid(2u).
+    T u = x * (1.5957691216057308f + 0.07135481627159864f * x * x);
+    return x / (1.f + expLogistic(-u));
+  }
   default:
     return x;
   }

@@ -96,6 +96,10 @@ public:
   virtual bool supportsFusedActivation(FusedActivation /*act*/) const {
     return false;
   }
+  /// True if the backend's MatMul applies an epilogue (bias, residual and
+  /// the activations supportsFusedActivation names) before it stores (the
+  /// fuse-matmul-epilogue pass asks).
+  virtual bool supportsMatMulEpilogue() const { return false; }
   /// True if the backend's Conv adds its Residual operand (the
   /// fuse-conv-residual pass asks).
   virtual bool supportsConvResidual() const { return false; }

@@ -48,6 +48,20 @@ public:
 
 #include "ember/Generated/NodeBuilders.inc"
 
+  /// A MatMul without an epilogue (the form every producer but
+  /// fuse-matmul-epilogue creates).
+  MatMulNode *createMatMul(llvm::StringRef name, NodeValue lhs, NodeValue rhs,
+                           int64_t transB) {
+    return createMatMul(name, lhs, rhs, {}, transB,
+                        int64_t(FusedActivation::None), 0.f, 0.f);
+  }
+  llvm::Expected<MatMulNode *> tryCreateMatMul(llvm::StringRef name,
+                                               NodeValue lhs, NodeValue rhs,
+                                               int64_t transB) {
+    return tryCreateMatMul(name, lhs, rhs, {}, transB,
+                           int64_t(FusedActivation::None), 0.f, 0.f);
+  }
+
 private:
   static Node *dieOnError(llvm::Expected<Node *> n);
   template <typename T> static T *dieOnError(llvm::Expected<T *> n) {

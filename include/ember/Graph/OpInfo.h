@@ -29,8 +29,8 @@ constexpr unsigned kNumOpKinds = 0
 #undef EMBER_OP
     ;
 
-/// Activations a producer (Conv) can apply in its epilogue. Stored in the
-/// FusedActivation attribute; FusedAlpha/FusedBeta carry parameters.
+/// Activations a producer (Conv, MatMul) can apply in its epilogue. Stored
+/// in the FusedActivation attribute; FusedAlpha/FusedBeta carry parameters.
 enum class FusedActivation : int64_t {
   None = 0,
   Relu,      ///< max(x, 0)
@@ -39,6 +39,8 @@ enum class FusedActivation : int64_t {
   HardSwish, ///< x * min(max(x * alpha + beta, 0), 1)
   LeakyRelu, ///< x >= 0 ? x : alpha * x
   SiLU,      ///< x / (1 + exp(-x)), i.e. x * sigmoid(x) (Swish)
+  Gelu,      ///< x / 2 * (1 + erf(x / sqrt(2)))
+  GeluTanh,  ///< x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3)))
   NumKinds,
 };
 
@@ -68,6 +70,13 @@ inline float applyFusedActivation(FusedActivation act, float x, float alpha,
     return x >= 0.f ? x : alpha * x;
   case FusedActivation::SiLU:
     return x / (1.f + __builtin_expf(-x));
+  case FusedActivation::Gelu:
+    // erfc keeps the tail accurate where 1 + erf(x) cancels.
+    return 0.5f * x * __builtin_erfcf(-x * 0.70710678118654752f);
+  case FusedActivation::GeluTanh: {
+    float u = 0.7978845608028654f * (x + 0.044715f * x * x * x);
+    return 0.5f * x * (1.f + __builtin_tanhf(u));
+  }
   }
   return x;
 }

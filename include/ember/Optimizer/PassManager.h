@@ -39,6 +39,9 @@ struct PassContext {
   /// Whether the backend's Conv applies \p act in its epilogue.
   std::function<bool(FusedActivation)> supportsConvActivation =
       [](FusedActivation) { return false; };
+  /// Whether the backend's MatMul applies a fused epilogue (bias, residual,
+  /// the activations of supportsConvActivation).
+  bool supportsMatMulEpilogue = false;
   /// Whether the backend's Conv adds a Residual operand.
   bool supportsConvResidual = false;
   /// Whether the backend's Conv takes a filter computed at run time at

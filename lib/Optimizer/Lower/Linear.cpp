@@ -51,5 +51,7 @@ Replacement ember::lowerMatMulOperands(Function &F, MatMulNode &n) {
     if (bd != llvm::ArrayRef<int64_t>(b.dims()))
       b = F.createBroadcast(name + ".rhs", b, bd);
   }
-  return {NodeValue(F.createMatMul(name, a, b, 0))};
+  return {NodeValue(F.createMatMul(name, a, b, n.getEpilogue(), 0,
+                                   n.getFusedActivation(), n.getFusedAlpha(),
+                                   n.getFusedBeta()))};
 }

@@ -27,8 +27,10 @@ bool ConvertPrecisionPass::run(Function &F, PassContext &ctx) {
   bool changed = false;
   for (Node *n : nodesInOrder(F)) {
     auto *mm = llvm::dyn_cast<MatMulNode>(n);
+    // A fused epilogue stays with the float kernel that applies it.
     if (!mm || mm->getLHS().getElemKind() != ElemKind::Float32 ||
-        mm->getRHS().getElemKind() != ElemKind::Float32)
+        mm->getRHS().getElemKind() != ElemKind::Float32 ||
+        !mm->getEpilogue().empty() || mm->getFusedActivation() != 0)
       continue;
     std::string name = mm->getName().str();
     NodeValue a = toBF16(F, name + ".lhs", mm->getLHS());

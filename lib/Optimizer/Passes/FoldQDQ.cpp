@@ -162,7 +162,8 @@ bool matchOperands(Product &p, NodeValue &bias) {
   }
   if (auto *mm = llvm::dyn_cast<MatMulNode>(p.op)) {
     int64_t r = mm->getRHS().dims().size();
-    if (mm->getTransB())
+    if (mm->getTransB() || !mm->getEpilogue().empty() ||
+        mm->getFusedActivation() != 0)
       return false;
     p.x = byteDequantize(mm->getLHS(), -1);
     p.w = byteDequantize(mm->getRHS(), r - 1);

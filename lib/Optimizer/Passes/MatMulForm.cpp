@@ -67,7 +67,8 @@ bool MatMulFormPass::run(Function &F, PassContext &ctx) {
   bool changed = false;
   for (Node *n : nodesInOrder(F)) {
     auto *mm = llvm::dyn_cast<MatMulNode>(n);
-    if (!mm)
+    // An epilogue's residual has the N-D result's shape: left as it is.
+    if (!mm || !mm->getEpilogue().empty() || mm->getFusedActivation() != 0)
       continue;
     NodeValue y = rewrite(F, *mm, ctx);
     if (!y)

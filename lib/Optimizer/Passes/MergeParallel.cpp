@@ -78,7 +78,8 @@ static std::string mergeKey(const Node *n) {
   os << n->getKindName() << "|" << n->getNthInput(0).getNode() << ":"
      << n->getNthInput(0).getResNo() << "|";
   if (auto *mm = llvm::dyn_cast<MatMulNode>(n)) {
-    if (mm->getLHS().dims().size() != 2 || !payloadOf(mm->getRHS()))
+    if (mm->getLHS().dims().size() != 2 || !payloadOf(mm->getRHS()) ||
+        !mm->getEpilogue().empty() || mm->getFusedActivation() != 0)
       return "";
     os << mm->getTransB();
     return os.str();

@@ -40,6 +40,9 @@ EMBER_DECLARE_PASS(FuseConvActivationPass, "fuse-conv-activation",
                    "fuse Relu/Clip/Sigmoid after a Conv into its epilogue")
 EMBER_DECLARE_PASS(FuseConvResidualPass, "fuse-conv-residual",
                    "fuse Add(Conv, x) into the Conv's Residual operand")
+EMBER_DECLARE_PASS(FuseMatMulEpiloguePass, "fuse-matmul-epilogue",
+                   "fuse bias, residual Add and activation after a MatMul "
+                   "into its epilogue")
 EMBER_DECLARE_PASS(FuseGeluPass, "fuse-gelu",
                    "recognize the erf and tanh GELU patterns as one Gelu")
 EMBER_DECLARE_PASS(FuseLayerNormPass, "fuse-layernorm",
