@@ -430,6 +430,10 @@ int64_t Renderer::run(llvm::StringRef sym) {
 CUDASource cuda::renderCUDA(const CUDAProgram &prog, llvm::StringRef prefix) {
   CUDASource src;
   llvm::raw_string_ostream os(src.text);
+  // The activation codes of ember_act, from the one list of them.
+#define EMBER_FUSED_ACT(Name, Code)                                            \
+  os << "#define EMBER_ACT_" #Name " " #Code "\n";
+#include "ember/Graph/FusedActivations.def"
   os << cudaPrelude();
   for (size_t i = 0; i < prog.kernels.size(); ++i) {
     LaunchInfo li;

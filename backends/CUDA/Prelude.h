@@ -89,16 +89,16 @@ template <typename T> __device__ __forceinline__ T ember_min(T a, T b) {
 __device__ __forceinline__ float ember_act(long long act, float x,
                                            float alpha, float beta) {
   switch (act) {
-  case 1: return x > 0.f ? x : 0.f;
-  case 2: return x < alpha ? alpha : (x > beta ? beta : x);
-  case 3: return 1.f / (1.f + expf(-x));
-  case 4: {
+  case EMBER_ACT_Relu: return x > 0.f ? x : 0.f;
+  case EMBER_ACT_Clip: return x < alpha ? alpha : (x > beta ? beta : x);
+  case EMBER_ACT_Sigmoid: return 1.f / (1.f + expf(-x));
+  case EMBER_ACT_HardSwish: {
     float t = x * alpha + beta;
     t = t < 0.f ? 0.f : (t > 1.f ? 1.f : t);
     return x * t;
   }
-  case 5: return x >= 0.f ? x : alpha * x;
-  case 6: return x / (1.f + expf(-x));
+  case EMBER_ACT_LeakyRelu: return x >= 0.f ? x : alpha * x;
+  case EMBER_ACT_SiLU: return x / (1.f + expf(-x));
   default: return x;
   }
 }

@@ -17,17 +17,10 @@ using namespace ember::libjit;
 #define EMBER_HELPER static __attribute__((always_inline)) inline
 
 namespace {
-/// Mirrors ember::FusedActivation (include/ember/Graph/OpInfo.h).
+/// ember::FusedActivation's codes, from the one list of them.
 enum Act : int64_t {
-  None,
-  Relu,
-  Clip,
-  Sigmoid,
-  HardSwish,
-  LeakyRelu,
-  SiLU,
-  Gelu,
-  GeluTanh
+#define EMBER_FUSED_ACT(Name, Code) Name = Code,
+#include "../../../include/ember/Graph/FusedActivations.def"
 };
 } // namespace
 

@@ -31,16 +31,10 @@ constexpr unsigned kNumOpKinds = 0
 
 /// Activations a producer (Conv, MatMul) can apply in its epilogue. Stored
 /// in the FusedActivation attribute; FusedAlpha/FusedBeta carry parameters.
+/// The list and each one's formula: FusedActivations.def.
 enum class FusedActivation : int64_t {
-  None = 0,
-  Relu,      ///< max(x, 0)
-  Clip,      ///< min(max(x, alpha), beta)
-  Sigmoid,   ///< 1 / (1 + exp(-x))
-  HardSwish, ///< x * min(max(x * alpha + beta, 0), 1)
-  LeakyRelu, ///< x >= 0 ? x : alpha * x
-  SiLU,      ///< x / (1 + exp(-x)), i.e. x * sigmoid(x) (Swish)
-  Gelu,      ///< x / 2 * (1 + erf(x / sqrt(2)))
-  GeluTanh,  ///< x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3)))
+#define EMBER_FUSED_ACT(Name, Code) Name = Code,
+#include "ember/Graph/FusedActivations.def"
   NumKinds,
 };
 
