@@ -25,6 +25,29 @@ llvm::Error importUnaryOp(ImportContext &ctx, const onnx::NodeProto &node) {
   return ctx.setOutput(node, y);
 }
 
+/// Neg and Abs of an integer tensor: 0 - x and max(x, 0 - x), exact for
+/// every value whose negation is representable; Abs of an unsigned tensor
+/// is x. Float tensors keep the unary op.
+template <OpKind K>
+llvm::Error importSignOp(ImportContext &ctx, const onnx::NodeProto &node) {
+  TRY(NodeValue x, ctx.input(node, 0));
+  ElemKind kind = x.getElemKind();
+  if (!isIntegerKind(kind)) {
+    TRY(NodeValue y, unary(ctx, node, K, x));
+    return ctx.setOutput(node, y);
+  }
+  bool isUnsigned = kind == ElemKind::UInt8 || kind == ElemKind::UInt16 ||
+                    kind == ElemKind::UInt32 || kind == ElemKind::UInt64;
+  if (K == OpKind::Abs && isUnsigned)
+    return ctx.setOutput(node, x);
+  TRY(NodeValue neg,
+      binary(ctx, node, OpKind::Sub, constantLike(ctx, node, x, 0), x));
+  if (K == OpKind::Neg)
+    return ctx.setOutput(node, neg);
+  TRY(NodeValue y, binary(ctx, node, OpKind::Max, x, neg));
+  return ctx.setOutput(node, y);
+}
+
 template <OpKind K>
 llvm::Error importBinaryOp(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(NodeValue a, ctx.input(node, 0));
@@ -397,8 +420,8 @@ const ImportRule kMathRules[] = {
     {"Tanh", 6, 17, importUnaryOp<OpKind::Tanh>},
     {"Clip", 6, 17, importClipAny},
     {"BitShift", 11, 17, importBitShift},
-    {"Abs", 6, 17, importUnaryOp<OpKind::Abs>},
-    {"Neg", 6, 17, importUnaryOp<OpKind::Neg>},
+    {"Abs", 6, 17, importSignOp<OpKind::Abs>},
+    {"Neg", 6, 17, importSignOp<OpKind::Neg>},
     {"Sqrt", 6, 17, importUnaryOp<OpKind::Sqrt>},
     {"Exp", 6, 17, importUnaryOp<OpKind::Exp>},
     {"Log", 6, 17, importUnaryOp<OpKind::Log>},
