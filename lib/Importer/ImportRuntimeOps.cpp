@@ -248,3 +248,100 @@ llvm::Error onnximport::importRuntimeSlice(ImportContext &ctx,
   }
   return ctx.setOutput(node, y);
 }
+
+namespace {
+
+/// The source index along a padded dim for each of its \p out positions,
+/// clamped into [0, n): i - before, mirrored (reflect) or clamped (edge,
+/// and the out-of-range positions of constant mode, masked later).
+llvm::Expected<NodeValue> padSource(ImportContext &ctx,
+                                    const onnx::NodeProto &node,
+                                    NodeValue before, int64_t out, int64_t n,
+                                    int64_t mode) {
+  auto lit = [&](double v) {
+    return constantOf(ctx, node, ElemKind::Int64, {1}, v);
+  };
+  Tensor steps(ElemKind::Int64, {out});
+  for (int64_t i = 0; i < out; ++i)
+    steps.getHandle<int64_t>().raw(i) = i;
+  NodeValue iota =
+      ctx.module().createConstant(nameOf(node) + ".iota", std::move(steps));
+  TRY(NodeValue src, binary(ctx, node, OpKind::Sub, iota, before));
+  if (mode == 1 && n > 1) { // reflect: -i before 0, 2(n-1) - i past n - 1
+    TRY(NodeValue neg, binary(ctx, node, OpKind::Sub, lit(0), src));
+    TRY(src, binary(ctx, node, OpKind::Max, src, neg));
+    TRY(NodeValue back, binary(ctx, node, OpKind::Sub, lit(2 * (n - 1)), src));
+    TRY(src, binary(ctx, node, OpKind::Min, src, back));
+  }
+  TRY(src, binary(ctx, node, OpKind::Max, src, lit(0)));
+  return binary(ctx, node, OpKind::Min, src, lit(n - 1));
+}
+
+/// Constant mode: true where the position along dim \p a of a tensor of
+/// \p dims reads the input (0 <= i - before < n), shaped to broadcast.
+llvm::Expected<NodeValue>
+padInside(ImportContext &ctx, const onnx::NodeProto &node, NodeValue before,
+          llvm::ArrayRef<dim_t> dims, int64_t a, int64_t n) {
+  Tensor steps(ElemKind::Int64, {dims[a]});
+  for (int64_t i = 0; i < dims[a]; ++i)
+    steps.getHandle<int64_t>().raw(i) = i;
+  NodeValue iota =
+      ctx.module().createConstant(nameOf(node) + ".iota", std::move(steps));
+  TRY(NodeValue src, binary(ctx, node, OpKind::Sub, iota, before));
+  TRY(NodeValue below,
+      make(ctx, node, OpKind::Less, {src, constantLike(ctx, node, src, 0)}));
+  TRY(NodeValue above, make(ctx, node, OpKind::Less,
+                            {src, constantLike(ctx, node, src, double(n))}));
+  TRY(NodeValue notBelow, make(ctx, node, OpKind::Not, {below}));
+  TRY(NodeValue in, make(ctx, node, OpKind::And, {notBelow, above}));
+  Ints shape(dims.size(), 1);
+  shape[a] = dims[a];
+  TRY(in, reshapeTo(ctx, node, in, shape));
+  return ctx.broadcastTo(node, in, dims);
+}
+
+} // namespace
+
+llvm::Error onnximport::importRuntimePad(ImportContext &ctx,
+                                         const onnx::NodeProto &node,
+                                         NodeValue x, int64_t mode) {
+  const std::vector<int64_t> *d =
+      node.output_size() ? ctx.declaredDims(node.output(0)) : nullptr;
+  int64_t r = x.dims().size();
+  if (!d || int64_t(d->size()) != r)
+    return fail(node, "input '" + node.input(1) +
+                          "' must be a constant (an initializer or a "
+                          "Constant node) or implied by the declared output "
+                          "shapes: the output has no declared static shape");
+  TRY(NodeValue pads, ctx.input(node, 1));
+  if (pads.dims().size() != 1 || pads.dims()[0] != 2 * r)
+    return fail(node, "expected " + llvm::Twine(2 * r) + " pads");
+  TRY(pads, castTo(ctx, node, pads, ElemKind::Int64));
+  for (int i = 1; i < 3; ++i)
+    if (ImportContext::hasInput(node, i)) {
+      TRY(Placeholder * p, graphInputOf(ctx, node, i));
+      if (p)
+        ctx.checkAtRunTime(i, p);
+    }
+  NodeValue value = constantLike(ctx, node, x, 0);
+  if (ImportContext::hasInput(node, 2)) {
+    TRY(value, ctx.input(node, 2));
+    TRY(value, castTo(ctx, node, value, x.getElemKind()));
+    TRY(value, reshapeTo(ctx, node, value, {}));
+  }
+  NodeValue y = x;
+  for (int64_t a = 0; a < r; ++a) {
+    int64_t n = x.dims()[a];
+    if ((*d)[a] < 1)
+      return fail(node, "the result is empty (unsupported)");
+    TRY(NodeValue before, elementAt(ctx, node, pads, a));
+    TRY(NodeValue idx, padSource(ctx, node, before, (*d)[a], n, mode));
+    TRY(y, make(ctx, node, OpKind::Gather, {y, idx}, {Attr::makeInt(a)}));
+    if (mode != 0)
+      continue;
+    TRY(NodeValue in, padInside(ctx, node, before, y.dims(), a, n));
+    TRY(NodeValue v, ctx.broadcastTo(node, value, y.dims()));
+    TRY(y, make(ctx, node, OpKind::Where, {in, y, v}));
+  }
+  return ctx.setOutput(node, y);
+}

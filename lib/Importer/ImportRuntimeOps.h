@@ -29,6 +29,14 @@ llvm::Error importRuntimeRange(ImportContext &ctx, const onnx::NodeProto &node);
 llvm::Error importRuntimeSlice(ImportContext &ctx, const onnx::NodeProto &node,
                                NodeValue x);
 
+/// Pad (opset >= 11) with pads (and the constant value) fed at run time:
+/// the output shape is the declared one (checked before each run); per dim
+/// the input is gathered at the source index of every output position,
+/// computed in the graph for \p mode (0 constant, 1 reflect, 2 edge), and
+/// constant mode selects the value outside the input.
+llvm::Error importRuntimePad(ImportContext &ctx, const onnx::NodeProto &node,
+                             NodeValue x, int64_t mode);
+
 } // namespace onnximport
 } // namespace ember
 

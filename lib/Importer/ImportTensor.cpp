@@ -357,6 +357,18 @@ llvm::Error importSplit(ImportContext &ctx, const onnx::NodeProto &node) {
   return llvm::Error::success();
 }
 
+/// Pad's mode: 0 constant, 1 reflect, 2 edge.
+llvm::Expected<int64_t> padMode(const onnx::NodeProto &node) {
+  TRY(std::string mode, AttrReader(node).getString("mode", "constant"));
+  if (mode == "constant")
+    return 0;
+  if (mode == "reflect")
+    return 1;
+  if (mode == "edge")
+    return 2;
+  return fail(node, "unknown mode '" + mode + "'");
+}
+
 llvm::Error importPad(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(NodeValue x, ctx.input(node, 0));
   AttrReader attrs(node);
@@ -369,20 +381,20 @@ llvm::Error importPad(ImportContext &ctx, const onnx::NodeProto &node) {
     TRY(float v, attrs.getFloat("value", 0.f));
     value = v;
   } else {
+    TRY(NodeValue p, ctx.input(node, 1));
+    if (ImportContext::hasInput(node, 3))
+      return fail(node, "the axes input is not supported");
+    if (auto *ph = llvm::dyn_cast<Placeholder>(p.getNode());
+        ph && !ph->isOutput()) {
+      TRY(int64_t m, padMode(node));
+      return onnximport::importRuntimePad(ctx, node, x, m);
+    }
     TRY(pads, ctx.constantInts(node, 1));
     if (ImportContext::hasInput(node, 2)) {
       TRY(value, constantScalar(ctx, node, 2));
     }
-    if (ImportContext::hasInput(node, 3))
-      return fail(node, "the axes input is not supported");
   }
-  TRY(std::string mode, attrs.getString("mode", "constant"));
-  int64_t m = mode == "constant"  ? 0
-              : mode == "reflect" ? 1
-              : mode == "edge"    ? 2
-                                  : -1;
-  if (m < 0)
-    return fail(node, "unknown mode '" + mode + "'");
+  TRY(int64_t m, padMode(node));
   if (int64_t(pads.size()) != 2 * r)
     return fail(node, "expected " + llvm::Twine(2 * r) + " pads");
   // Negative pads crop: pad the positive part, then slice.

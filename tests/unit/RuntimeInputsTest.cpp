@@ -287,3 +287,65 @@ TEST(RuntimeInputs, SliceGathersAtRunTimeStartsAndSteps) {
         << res[5].error;
   }
 }
+
+/// A Pad node with pads (and, in constant mode, the value) as graph inputs.
+static ONNXBuilder padModel(const char *mode, bool withValue) {
+  ONNXBuilder b(13);
+  b.input("x", {4});
+  b.input("p", {2}, onnx::TensorProto::INT64);
+  std::vector<std::string> ins = {"x", "p"};
+  if (withValue) {
+    b.input("v", {});
+    ins.push_back("v");
+  }
+  onnx::AttributeProto *a = b.node("Pad", ins, {"y"}, "pad").add_attribute();
+  a->set_name("mode");
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s(mode);
+  b.output("y", {7});
+  return b;
+}
+
+TEST(RuntimeInputs, PadTakesItsPadsAtRunTime) {
+  ONNXBuilder b = padModel("reflect", false);
+  for (const std::string &backend : testBackends()) {
+    SCOPED_TRACE(backend);
+    Module M;
+    auto F = importONNXBuffer(b.serialize(), "m", M);
+    ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
+    // Two pads of one output length place the input differently; a third
+    // gives another length and fails the call.
+    auto res = runEach(M, **F, backend,
+                       runs(tensors(iota({4}), int64Tensor({2}, {2, 1})),
+                            tensors(iota({4}), int64Tensor({2}, {1, 2})),
+                            tensors(iota({4}), int64Tensor({2}, {1, 1}))));
+    ASSERT_EQ(res.size(), 3u);
+    ASSERT_EQ(res[0].outs.size(), 1u) << res[0].error;
+    ASSERT_EQ(res[1].outs.size(), 1u) << res[1].error;
+    expectNear(res[0].outs[0], makeTensor({7}, {3, 2, 1, 2, 3, 4, 3}), 0);
+    expectNear(res[1].outs[0], makeTensor({7}, {2, 1, 2, 3, 4, 3, 2}), 0);
+    EXPECT_NE(res[2].error.find("run-time input check: node 'pad' (Pad)"),
+              std::string::npos)
+        << res[2].error;
+  }
+}
+
+TEST(RuntimeInputs, PadTakesItsConstantValueAtRunTime) {
+  ONNXBuilder b = padModel("constant", true);
+  auto scalar = [](float v) { return makeTensor({}, {v}); };
+  for (const std::string &backend : testBackends()) {
+    SCOPED_TRACE(backend);
+    Module M;
+    auto F = importONNXBuffer(b.serialize(), "m", M);
+    ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
+    auto res =
+        runEach(M, **F, backend,
+                runs(tensors(iota({4}), int64Tensor({2}, {0, 3}), scalar(-1)),
+                     tensors(iota({4}), int64Tensor({2}, {3, 0}), scalar(9))));
+    ASSERT_EQ(res.size(), 2u);
+    ASSERT_EQ(res[0].outs.size(), 1u) << res[0].error;
+    ASSERT_EQ(res[1].outs.size(), 1u) << res[1].error;
+    expectNear(res[0].outs[0], makeTensor({7}, {1, 2, 3, 4, -1, -1, -1}), 0);
+    expectNear(res[1].outs[0], makeTensor({7}, {9, 9, 9, 1, 2, 3, 4}), 0);
+  }
+}
