@@ -345,3 +345,212 @@ llvm::Error onnximport::importRuntimePad(ImportContext &ctx,
   }
   return ctx.setOutput(node, y);
 }
+
+namespace {
+
+/// A float [1] constant.
+NodeValue floatLit(ImportContext &ctx, const onnx::NodeProto &node, double v) {
+  return constantOf(ctx, node, ElemKind::Float32, {1}, v);
+}
+
+/// The source coordinate of each of the \p out positions along a dim of
+/// \p in elements, scale \p s a run-time float [1], for the
+/// coordinate_transformation_mode \p coord (as the Resize node numbers it).
+llvm::Expected<NodeValue> resizeCoord(ImportContext &ctx,
+                                      const onnx::NodeProto &node, NodeValue s,
+                                      int64_t in, int64_t out, int64_t coord) {
+  Tensor steps(ElemKind::Float32, {out});
+  for (int64_t i = 0; i < out; ++i)
+    steps.getHandle<float>().raw(i) = float(i);
+  NodeValue o =
+      ctx.module().createConstant(nameOf(node) + ".iota", std::move(steps));
+  if (coord == 1) // asymmetric
+    return binary(ctx, node, OpKind::Div, o, s);
+  if (coord == 3) { // align_corners, over the unrounded length in * s
+    // A resized length of 1 reads coordinate 0 (as does every position of
+    // a dim of one element) instead of dividing by zero.
+    NodeValue zeros = constantOf(ctx, node, ElemKind::Float32, {out}, 0);
+    if (in == 1)
+      return zeros;
+    TRY(NodeValue len,
+        binary(ctx, node, OpKind::Mul, s, floatLit(ctx, node, double(in))));
+    TRY(NodeValue den,
+        binary(ctx, node, OpKind::Sub, len, floatLit(ctx, node, 1)));
+    TRY(NodeValue one,
+        make(ctx, node, OpKind::Equal, {den, floatLit(ctx, node, 0)}));
+    TRY(den,
+        make(ctx, node, OpKind::Where, {one, floatLit(ctx, node, 1), den}));
+    TRY(NodeValue x,
+        binary(ctx, node, OpKind::Mul, o, floatLit(ctx, node, double(in - 1))));
+    TRY(x, binary(ctx, node, OpKind::Div, x, den));
+    TRY(NodeValue oneB, ctx.broadcastTo(node, one, {out}));
+    return make(ctx, node, OpKind::Where, {oneB, zeros, x});
+  }
+  if (coord == 2 && out == 1) // pytorch_half_pixel of one output
+    return floatLit(ctx, node, 0);
+  TRY(NodeValue x, binary(ctx, node, OpKind::Add, o, floatLit(ctx, node, 0.5)));
+  TRY(x, binary(ctx, node, OpKind::Div, x, s));
+  return binary(ctx, node, OpKind::Sub, x, floatLit(ctx, node, 0.5));
+}
+
+/// \p i (float, integral) clamped into [0, n) as int64 indices.
+llvm::Expected<NodeValue> tapIndex(ImportContext &ctx,
+                                   const onnx::NodeProto &node, NodeValue i,
+                                   int64_t n) {
+  TRY(i, binary(ctx, node, OpKind::Max, i, floatLit(ctx, node, 0)));
+  TRY(i, binary(ctx, node, OpKind::Min, i, floatLit(ctx, node, double(n - 1))));
+  return castTo(ctx, node, i, ElemKind::Int64);
+}
+
+/// The interpolation weight of tap \p k (0, 1 linear; -1..2 cubic) at
+/// fraction \p r; the same polynomials as the Resize node.
+llvm::Expected<NodeValue> tapWeight(ImportContext &ctx,
+                                    const onnx::NodeProto &node, NodeValue r,
+                                    int64_t k, int64_t mode, double a) {
+  auto lit = [&](double v) { return floatLit(ctx, node, v); };
+  auto mul = [&](NodeValue p, NodeValue q) {
+    return binary(ctx, node, OpKind::Mul, p, q);
+  };
+  auto add = [&](NodeValue p, double c) {
+    return binary(ctx, node, OpKind::Add, p, lit(c));
+  };
+  // The distance from the tap: 1 + r, r, 1 - r or 2 - r.
+  TRY(NodeValue negR, binary(ctx, node, OpKind::Sub, lit(0), r));
+  TRY(NodeValue t, k <= 0 ? add(r, double(-k)) : add(negR, double(k)));
+  if (mode == 1) // linear: 1 - t
+    return binary(ctx, node, OpKind::Sub, lit(1), t);
+  if (k == 0 || k == 1) { // ((a + 2) t - (a + 3)) t^2 + 1
+    TRY(NodeValue p, mul(t, lit(a + 2)));
+    TRY(p, add(p, -(a + 3)));
+    TRY(p, mul(p, t));
+    TRY(p, mul(p, t));
+    return add(p, 1);
+  }
+  // ((a t - 5a) t + 8a) t - 4a
+  TRY(NodeValue p, mul(t, lit(a)));
+  TRY(p, add(p, -5 * a));
+  TRY(p, mul(p, t));
+  TRY(p, add(p, 8 * a));
+  TRY(p, mul(p, t));
+  return add(p, -4 * a);
+}
+
+/// The nearest source index of each coordinate of \p x, by nearest_mode.
+llvm::Expected<NodeValue> nearestTap(ImportContext &ctx,
+                                     const onnx::NodeProto &node, NodeValue x,
+                                     int64_t nearest) {
+  if (nearest == 2)
+    return unary(ctx, node, OpKind::Floor, x);
+  if (nearest == 3)
+    return unary(ctx, node, OpKind::Ceil, x);
+  TRY(x, binary(ctx, node, OpKind::Add, x,
+                floatLit(ctx, node, nearest == 1 ? 0.5 : -0.5)));
+  return unary(ctx, node, nearest == 1 ? OpKind::Floor : OpKind::Ceil, x);
+}
+
+/// \p w [out] reshaped to broadcast along dim \p a of \p dims.
+llvm::Expected<NodeValue> alongDim(ImportContext &ctx,
+                                   const onnx::NodeProto &node, NodeValue w,
+                                   llvm::ArrayRef<dim_t> dims, int64_t a) {
+  Ints shape(dims.size(), 1);
+  shape[a] = dims[a];
+  TRY(w, reshapeTo(ctx, node, w, shape));
+  return ctx.broadcastTo(node, w, dims);
+}
+
+/// \p y resized along dim \p a to \p out positions with taps at the
+/// coordinates \p x: nearest gathers one tap, linear and cubic sum the
+/// weighted taps (exclude_outside zeroes and renormalizes the outside ones).
+llvm::Expected<NodeValue> resizeDim(ImportContext &ctx,
+                                    const onnx::NodeProto &node, NodeValue y,
+                                    NodeValue x, int64_t a, int64_t mode,
+                                    int64_t nearest) {
+  int64_t n = y.dims()[a];
+  auto gather = [&](NodeValue idx) {
+    return make(ctx, node, OpKind::Gather, {y, idx}, {Attr::makeInt(a)});
+  };
+  if (mode == 0) {
+    TRY(NodeValue i, nearestTap(ctx, node, x, nearest));
+    TRY(NodeValue idx, tapIndex(ctx, node, i, n));
+    return gather(idx);
+  }
+  AttrReader attrs(node);
+  TRY(float coeff, attrs.getFloat("cubic_coeff_a", -0.75f));
+  TRY(int64_t exclude, attrs.getInt("exclude_outside", 0));
+  TRY(NodeValue i0, unary(ctx, node, OpKind::Floor, x));
+  TRY(NodeValue r, binary(ctx, node, OpKind::Sub, x, i0));
+  std::vector<std::pair<NodeValue, NodeValue>> taps; // (index, weight)
+  NodeValue sum;
+  for (int64_t k = mode == 1 ? 0 : -1; k <= (mode == 1 ? 1 : 2); ++k) {
+    TRY(NodeValue i,
+        binary(ctx, node, OpKind::Add, i0, floatLit(ctx, node, double(k))));
+    TRY(NodeValue w, tapWeight(ctx, node, r, k, mode, coeff));
+    if (exclude) {
+      TRY(NodeValue lo,
+          make(ctx, node, OpKind::Less, {i, constantLike(ctx, node, i, 0)}));
+      TRY(NodeValue hi, make(ctx, node, OpKind::Less,
+                             {i, constantLike(ctx, node, i, double(n))}));
+      TRY(NodeValue notLo, make(ctx, node, OpKind::Not, {lo}));
+      TRY(NodeValue in, make(ctx, node, OpKind::And, {notLo, hi}));
+      TRY(w, make(ctx, node, OpKind::Where,
+                  {in, w, constantLike(ctx, node, w, 0)}));
+      if (sum) {
+        TRY(sum, binary(ctx, node, OpKind::Add, sum, w));
+      } else {
+        sum = w;
+      }
+    }
+    TRY(NodeValue idx, tapIndex(ctx, node, i, n));
+    taps.push_back({idx, w});
+  }
+  NodeValue acc;
+  for (auto &[idx, w] : taps) {
+    if (exclude) {
+      TRY(w, binary(ctx, node, OpKind::Div, w, sum));
+    }
+    TRY(NodeValue g, gather(idx));
+    TRY(NodeValue wb, alongDim(ctx, node, w, g.dims(), a));
+    TRY(NodeValue term, binary(ctx, node, OpKind::Mul, g, wb));
+    if (acc) {
+      TRY(acc, binary(ctx, node, OpKind::Add, acc, term));
+    } else {
+      acc = term;
+    }
+  }
+  return acc;
+}
+
+} // namespace
+
+llvm::Error onnximport::importRuntimeResize(ImportContext &ctx,
+                                            const onnx::NodeProto &node,
+                                            NodeValue x, int scalesInput,
+                                            int64_t mode, int64_t coord,
+                                            int64_t nearest) {
+  const std::vector<int64_t> *d =
+      node.output_size() ? ctx.declaredDims(node.output(0)) : nullptr;
+  int64_t r = x.dims().size();
+  if (!d || int64_t(d->size()) != r)
+    return fail(node, "input '" + node.input(scalesInput) +
+                          "' must be a constant (an initializer or a "
+                          "Constant node) or implied by the declared output "
+                          "shapes: the output has no declared static shape");
+  if (!isFloatKind(x.getElemKind()))
+    return fail(node, "run-time scales need a float input");
+  TRY(NodeValue scales, ctx.input(node, scalesInput));
+  if (scales.dims().size() != 1 || scales.dims()[0] != r)
+    return fail(node, "needs scales with one entry per dim");
+  TRY(Placeholder * p, graphInputOf(ctx, node, scalesInput));
+  ctx.checkAtRunTime(scalesInput, p);
+  TRY(scales, castTo(ctx, node, scales, ElemKind::Float32));
+  TRY(NodeValue y, castTo(ctx, node, x, ElemKind::Float32));
+  for (int64_t a = 0; a < r; ++a) {
+    if ((*d)[a] < 1)
+      return fail(node, "the result is empty (unsupported)");
+    TRY(NodeValue s, elementAt(ctx, node, scales, a));
+    TRY(NodeValue c, resizeCoord(ctx, node, s, x.dims()[a], (*d)[a], coord));
+    TRY(y, resizeDim(ctx, node, y, c, a, mode, nearest));
+  }
+  TRY(y, castTo(ctx, node, y, x.getElemKind()));
+  return ctx.setOutput(node, y);
+}

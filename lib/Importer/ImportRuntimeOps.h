@@ -37,6 +37,15 @@ llvm::Error importRuntimeSlice(ImportContext &ctx, const onnx::NodeProto &node,
 llvm::Error importRuntimePad(ImportContext &ctx, const onnx::NodeProto &node,
                              NodeValue x, int64_t mode);
 
+/// Resize or Upsample whose scales (input \p scalesInput) are fed at run
+/// time: the output shape is the declared one (checked before each run);
+/// per dim the source coordinates are computed in the graph from the scale
+/// and the taps gathered and weighted as the Resize node does (\p mode,
+/// \p coord and \p nearest numbered as its attributes).
+llvm::Error importRuntimeResize(ImportContext &ctx, const onnx::NodeProto &node,
+                                NodeValue x, int scalesInput, int64_t mode,
+                                int64_t coord, int64_t nearest);
+
 } // namespace onnximport
 } // namespace ember
 

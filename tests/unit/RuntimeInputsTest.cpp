@@ -349,3 +349,77 @@ TEST(RuntimeInputs, PadTakesItsConstantValueAtRunTime) {
     expectNear(res[1].outs[0], makeTensor({7}, {9, 9, 9, 1, 2, 3, 4}), 0);
   }
 }
+
+/// A 1-D float tensor holding \p v.
+static Tensor vecTensor(const std::vector<float> &v) {
+  Tensor t(ElemKind::Float32, {dim_t(v.size())});
+  std::copy(v.begin(), v.end(), t.getHandle<float>().begin());
+  return t;
+}
+
+/// Resize of x [1, 1, 4, 3] to [1, 1, 2, 5] with \p mode and \p coord;
+/// scales a graph input, or the initializer \p constScales when given.
+static ONNXBuilder resizeModel(const char *mode, const char *coord,
+                               const std::vector<float> &constScales) {
+  ONNXBuilder b(13);
+  b.input("x", {1, 1, 4, 3});
+  if (constScales.empty())
+    b.input("s", {4});
+  else
+    b.initializer("s", {4}, constScales);
+  onnx::NodeProto &n = b.node("Resize", {"x", "", "s"}, {"y"}, "rs");
+  for (auto [name, value] :
+       {std::pair{"mode", mode},
+        std::pair{"coordinate_transformation_mode", coord}}) {
+    onnx::AttributeProto *a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(value);
+  }
+  b.output("y", {1, 1, 2, 5});
+  return b;
+}
+
+// The oracle is the Interpreter's Resize node, built when the scales are a
+// constant; the run-time form computes the taps in the graph in float32,
+// hence the tolerance.
+TEST(RuntimeInputs, ResizeTakesItsScalesAtRunTime) {
+  const std::vector<std::vector<float>> scales = {{1, 1, 0.6f, 1.7f},
+                                                  {1, 1, 0.5f, 1.9f}};
+  for (auto [mode, coord] :
+       {std::pair{"linear", "half_pixel"}, std::pair{"cubic", "align_corners"},
+        std::pair{"nearest", "asymmetric"},
+        std::pair{"linear", "pytorch_half_pixel"}}) {
+    std::vector<Tensor> want;
+    for (const std::vector<float> &s : scales) {
+      Module M;
+      auto F =
+          importONNXBuffer(resizeModel(mode, coord, s).serialize(), "m", M);
+      ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
+      auto outs =
+          compileAndRun(M, **F, "Interpreter", tensors(iota({1, 1, 4, 3})));
+      ASSERT_EQ(outs.size(), 1u);
+      want.push_back(std::move(outs[0]));
+    }
+    ONNXBuilder b = resizeModel(mode, coord, {});
+    for (const std::string &backend : testBackends()) {
+      SCOPED_TRACE(backend + " " + mode + " " + coord);
+      Module M;
+      auto F = importONNXBuffer(b.serialize(), "m", M);
+      ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
+      auto res = runEach(
+          M, **F, backend,
+          runs(tensors(iota({1, 1, 4, 3}), vecTensor(scales[0])),
+               tensors(iota({1, 1, 4, 3}), vecTensor(scales[1])),
+               tensors(iota({1, 1, 4, 3}), makeTensor({4}, {1, 1, 1, 1}))));
+      ASSERT_EQ(res.size(), 3u);
+      for (int i = 0; i < 2; ++i) {
+        ASSERT_EQ(res[i].outs.size(), 1u) << res[i].error;
+        expectNear(res[i].outs[0], want[i], 1e-5f);
+      }
+      EXPECT_NE(res[2].error.find("run-time input check: node 'rs' (Resize)"),
+                std::string::npos)
+          << res[2].error;
+    }
+  }
+}
