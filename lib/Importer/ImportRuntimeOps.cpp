@@ -554,3 +554,127 @@ llvm::Error onnximport::importRuntimeResize(ImportContext &ctx,
   TRY(y, castTo(ctx, node, y, x.getElemKind()));
   return ctx.setOutput(node, y);
 }
+
+namespace {
+
+/// Float32 [K] positions of the first \p k true entries of \p cond [n] (any
+/// kind; nonzero is true), in order: entry i is the j-th true one when
+/// cond[i] and its inclusive running count is j + 1. Exact below 2^24
+/// entries.
+llvm::Expected<NodeValue> truePositions(ImportContext &ctx,
+                                        const onnx::NodeProto &node,
+                                        NodeValue cond, int64_t k) {
+  int64_t n = cond.dims()[0];
+  if (n >= (int64_t(1) << 24))
+    return fail(node, "more than 2^24 entries");
+  if (cond.getElemKind() != ElemKind::Bool) {
+    TRY(NodeValue zero, make(ctx, node, OpKind::Equal,
+                             {cond, constantLike(ctx, node, cond, 0)}));
+    TRY(cond, make(ctx, node, OpKind::Not, {zero}));
+  }
+  TRY(NodeValue c, castTo(ctx, node, cond, ElemKind::Float32));
+  TRY(NodeValue count,
+      make(ctx, node, OpKind::CumSum, {c},
+           {Attr::makeInt(0), Attr::makeInt(0), Attr::makeInt(0)}));
+  Tensor rank(ElemKind::Float32, {k, 1}), iota(ElemKind::Float32, {1, n});
+  for (int64_t j = 0; j < k; ++j)
+    rank.getHandle<float>().raw(j) = float(j + 1);
+  for (int64_t i = 0; i < n; ++i)
+    iota.getHandle<float>().raw(i) = float(i);
+  NodeValue ranks =
+      ctx.module().createConstant(nameOf(node) + ".rank", std::move(rank));
+  NodeValue at =
+      ctx.module().createConstant(nameOf(node) + ".iota", std::move(iota));
+  TRY(count, reshapeTo(ctx, node, count, {1, n}));
+  TRY(c, reshapeTo(ctx, node, c, {1, n}));
+  TRY(auto pair, ctx.broadcastPair(node, count, ranks));
+  TRY(NodeValue is, make(ctx, node, OpKind::Equal, {pair.first, pair.second}));
+  TRY(NodeValue isF, castTo(ctx, node, is, ElemKind::Float32));
+  TRY(NodeValue m, binary(ctx, node, OpKind::Mul, isF, c));
+  TRY(m, binary(ctx, node, OpKind::Mul, m, at));
+  return reduce(ctx, node, OpKind::ReduceSum, m, {1}, false);
+}
+
+/// The graph input behind input \p i, marked for the run-time check that
+/// re-imports the node with its value (the declared shape then must hold).
+llvm::Error checkInput(ImportContext &ctx, const onnx::NodeProto &node, int i) {
+  TRY(Placeholder * p, graphInputOf(ctx, node, i));
+  if (p)
+    ctx.checkAtRunTime(i, p);
+  return llvm::Error::success();
+}
+
+/// The declared dims of output 0, or an error naming input \p i.
+llvm::Expected<const std::vector<int64_t> *>
+declaredOutput(ImportContext &ctx, const onnx::NodeProto &node, int i) {
+  const std::vector<int64_t> *d =
+      node.output_size() ? ctx.declaredDims(node.output(0)) : nullptr;
+  if (!d)
+    return fail(node, "input '" + node.input(i) +
+                          "' must be a constant (an initializer or a "
+                          "Constant node) or its output's size declared: "
+                          "the output has no declared static shape");
+  return d;
+}
+
+} // namespace
+
+llvm::Error onnximport::importRuntimeCompress(ImportContext &ctx,
+                                              const onnx::NodeProto &node,
+                                              NodeValue x, int64_t axis) {
+  TRY(const std::vector<int64_t> *d, declaredOutput(ctx, node, 1));
+  if (d->size() != x.dims().size() || (*d)[axis] < 1)
+    return fail(node, "the declared output shape does not fit the input");
+  TRY(NodeValue cond, ctx.input(node, 1));
+  if (cond.dims().size() != 1 || cond.dims()[0] > x.dims()[axis])
+    return fail(node, "condition must be 1-D and no longer than the axis");
+  EMBER_RETURN_IF_ERR(checkInput(ctx, node, 1));
+  TRY(NodeValue pos, truePositions(ctx, node, cond, (*d)[axis]));
+  TRY(NodeValue idx, castTo(ctx, node, pos, ElemKind::Int64));
+  TRY(NodeValue y,
+      make(ctx, node, OpKind::Gather, {x, idx}, {Attr::makeInt(axis)}));
+  return ctx.setOutput(node, y);
+}
+
+llvm::Error onnximport::importRuntimeNonZero(ImportContext &ctx,
+                                             const onnx::NodeProto &node,
+                                             NodeValue x) {
+  TRY(const std::vector<int64_t> *d, declaredOutput(ctx, node, 0));
+  int64_t r = std::max<int64_t>(x.dims().size(), 1);
+  if (d->size() != 2 || (*d)[0] != r || (*d)[1] < 1)
+    return fail(node, "the declared output shape is not [rank, count]");
+  EMBER_RETURN_IF_ERR(checkInput(ctx, node, 0));
+  TRY(NodeValue flat, reshapeTo(ctx, node, x, {x.getType()->size()}));
+  int64_t k = (*d)[1];
+  TRY(NodeValue pos, truePositions(ctx, node, flat, k));
+  // Row i: (pos / stride_i) mod dim_i, with floors in float (exact).
+  std::vector<NodeValue> rows;
+  int64_t stride = 1;
+  Ints dims(x.dims().begin(), x.dims().end());
+  if (dims.empty())
+    dims.push_back(1);
+  std::vector<int64_t> strides(dims.size());
+  for (int64_t i = int64_t(dims.size()) - 1; i >= 0; --i) {
+    strides[i] = stride;
+    stride *= dims[i];
+  }
+  for (size_t i = 0; i < dims.size(); ++i) {
+    auto floorDiv = [&](double by) -> llvm::Expected<NodeValue> {
+      TRY(NodeValue q,
+          binary(ctx, node, OpKind::Div, pos, floatLit(ctx, node, by)));
+      return unary(ctx, node, OpKind::Floor, q);
+    };
+    TRY(NodeValue q, floorDiv(double(strides[i])));
+    TRY(NodeValue h, floorDiv(double(strides[i] * dims[i])));
+    TRY(h, binary(ctx, node, OpKind::Mul, h, floatLit(ctx, node, dims[i])));
+    TRY(q, binary(ctx, node, OpKind::Sub, q, h));
+    TRY(q, reshapeTo(ctx, node, q, {1, k}));
+    rows.push_back(q);
+  }
+  NodeValue y = rows[0];
+  if (rows.size() > 1) {
+    TRY(y, make(ctx, node, OpKind::Concat, rows, {Attr::makeInt(0)}));
+  }
+  TRY(y, castTo(ctx, node, y, ElemKind::Int64));
+  return ctx.setOutput(node, y);
+}

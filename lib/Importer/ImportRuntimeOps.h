@@ -46,6 +46,21 @@ llvm::Error importRuntimeResize(ImportContext &ctx, const onnx::NodeProto &node,
                                 NodeValue x, int scalesInput, int64_t mode,
                                 int64_t coord, int64_t nearest);
 
+/// Compress whose condition is fed at run time, along \p axis of \p x
+/// (flattened when the node has no axis): the output's declared extent K
+/// is the number of true entries the compiled graph selects (the first K,
+/// found from a running count of the condition); a condition with another
+/// count fails the call before the run (the check of path 3).
+llvm::Error importRuntimeCompress(ImportContext &ctx,
+                                  const onnx::NodeProto &node, NodeValue x,
+                                  int64_t axis);
+
+/// NonZero of a run-time tensor: the declared output [rank, K] bounds the
+/// count; the first K nonzero positions are found as in Compress and
+/// unravelled; another count fails the call before the run.
+llvm::Error importRuntimeNonZero(ImportContext &ctx,
+                                 const onnx::NodeProto &node, NodeValue x);
+
 } // namespace onnximport
 } // namespace ember
 

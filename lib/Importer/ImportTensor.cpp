@@ -657,9 +657,17 @@ llvm::Error importCumSum(ImportContext &ctx, const onnx::NodeProto &node) {
 }
 
 /// Compress with a constant condition: a Gather of the selected indices.
+/// True when input \p i of \p node is a graph input (a run-time value).
+bool isGraphInput(ImportContext &ctx, const onnx::NodeProto &node, int i) {
+  if (!ImportContext::hasInput(node, i) || !ctx.isBound(node.input(i)))
+    return false;
+  NodeValue v = llvm::cantFail(ctx.get(node.input(i)));
+  auto *p = llvm::dyn_cast<Placeholder>(v.getNode());
+  return p && !p->isOutput();
+}
+
 llvm::Error importCompress(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(NodeValue x, ctx.input(node, 0));
-  TRY(const Tensor *cond, ctx.constantInput(node, 1));
   AttrReader attrs(node);
   int64_t axis = 0;
   if (attrs.has("axis")) {
@@ -668,6 +676,9 @@ llvm::Error importCompress(ImportContext &ctx, const onnx::NodeProto &node) {
   } else {
     TRY(x, reshapeTo(ctx, node, x, {x.getType()->size()}));
   }
+  if (isGraphInput(ctx, node, 1))
+    return onnximport::importRuntimeCompress(ctx, node, x, axis);
+  TRY(const Tensor *cond, ctx.constantInput(node, 1));
   Ints sel;
   for (int64_t i = 0; i < cond->size() && i < x.dims()[axis]; ++i)
     if (cond->elementAsDouble(i) != 0)
@@ -682,6 +693,10 @@ llvm::Error importCompress(ImportContext &ctx, const onnx::NodeProto &node) {
 
 /// NonZero of a constant: its result shape depends on the values.
 llvm::Error importNonZero(ImportContext &ctx, const onnx::NodeProto &node) {
+  if (isGraphInput(ctx, node, 0)) {
+    TRY(NodeValue x, ctx.input(node, 0));
+    return onnximport::importRuntimeNonZero(ctx, node, x);
+  }
   TRY(const Tensor *t, ctx.constantInput(node, 0));
   llvm::ArrayRef<dim_t> d = t->dims();
   Ints flat;

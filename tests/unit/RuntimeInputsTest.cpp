@@ -423,3 +423,67 @@ TEST(RuntimeInputs, ResizeTakesItsScalesAtRunTime) {
     }
   }
 }
+
+/// A bool tensor of \p dims holding \p v.
+static Tensor boolTensor(llvm::ArrayRef<dim_t> dims,
+                         std::initializer_list<bool> v) {
+  Tensor t(ElemKind::Bool, dims);
+  std::copy(v.begin(), v.end(), t.getHandle<bool>().begin());
+  return t;
+}
+
+TEST(RuntimeInputs, CompressSelectsTheDeclaredCountAtRunTime) {
+  ONNXBuilder b(13);
+  b.input("x", {4, 2});
+  b.input("c", {4}, onnx::TensorProto::BOOL);
+  ONNXBuilder::attrInt(b.node("Compress", {"x", "c"}, {"y"}, "cp"), "axis", 0);
+  b.output("y", {2, 2});
+  for (const std::string &backend : testBackends()) {
+    SCOPED_TRACE(backend);
+    Module M;
+    auto F = importONNXBuffer(b.serialize(), "m", M);
+    ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
+    auto res =
+        runEach(M, **F, backend,
+                runs(tensors(iota({4, 2}), boolTensor({4}, {0, 1, 0, 1})),
+                     tensors(iota({4, 2}), boolTensor({4}, {1, 0, 1, 0})),
+                     tensors(iota({4, 2}), boolTensor({4}, {1, 1, 1, 0}))));
+    ASSERT_EQ(res.size(), 3u);
+    ASSERT_EQ(res[0].outs.size(), 1u) << res[0].error;
+    ASSERT_EQ(res[1].outs.size(), 1u) << res[1].error;
+    expectNear(res[0].outs[0], makeTensor({2, 2}, {3, 4, 7, 8}), 0);
+    expectNear(res[1].outs[0], makeTensor({2, 2}, {1, 2, 5, 6}), 0);
+    EXPECT_NE(res[2].error.find("run-time input check: node 'cp' (Compress)"),
+              std::string::npos)
+        << res[2].error;
+  }
+}
+
+TEST(RuntimeInputs, NonZeroFindsTheDeclaredCountAtRunTime) {
+  ONNXBuilder b(13);
+  b.input("x", {2, 3});
+  b.node("NonZero", {"x"}, {"y"}, "nz");
+  b.output("y", {2, 2}, onnx::TensorProto::INT64);
+  for (const std::string &backend : testBackends()) {
+    SCOPED_TRACE(backend);
+    Module M;
+    auto F = importONNXBuffer(b.serialize(), "m", M);
+    ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
+    auto res = runEach(M, **F, backend,
+                       runs(tensors(makeTensor({2, 3}, {0, 5, 0, 0, 0, -1})),
+                            tensors(makeTensor({2, 3}, {2, 0, 0, 0, 3, 0})),
+                            tensors(makeTensor({2, 3}, {1, 1, 1, 0, 0, 0}))));
+    ASSERT_EQ(res.size(), 3u);
+    ASSERT_EQ(res[0].outs.size(), 1u) << res[0].error;
+    ASSERT_EQ(res[1].outs.size(), 1u) << res[1].error;
+    // Rows: the row indices, then the column indices, of the nonzeros.
+    auto want = [](std::initializer_list<int64_t> v) {
+      return int64Tensor({2, 2}, v);
+    };
+    expectNear(res[0].outs[0], want({0, 1, 1, 2}), 0);
+    expectNear(res[1].outs[0], want({0, 1, 0, 1}), 0);
+    EXPECT_NE(res[2].error.find("run-time input check: node 'nz' (NonZero)"),
+              std::string::npos)
+        << res[2].error;
+  }
+}
