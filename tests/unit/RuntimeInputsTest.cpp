@@ -487,3 +487,27 @@ TEST(RuntimeInputs, NonZeroFindsTheDeclaredCountAtRunTime) {
         << res[2].error;
   }
 }
+
+TEST(RuntimeInputs, ReverseSequenceTakesItsLengthsAtRunTime) {
+  ONNXBuilder b(13);
+  b.input("x", {3, 2}); // [time, batch]
+  b.input("l", {2}, onnx::TensorProto::INT64);
+  b.node("ReverseSequence", {"x", "l"}, {"y"}, "rv");
+  b.output("y", {3, 2});
+  for (const std::string &backend : testBackends()) {
+    SCOPED_TRACE(backend);
+    Module M;
+    auto F = importONNXBuffer(b.serialize(), "m", M);
+    ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
+    auto res = runEach(M, **F, backend,
+                       runs(tensors(iota({3, 2}), int64Tensor({2}, {3, 1})),
+                            tensors(iota({3, 2}), int64Tensor({2}, {2, 9}))));
+    ASSERT_EQ(res.size(), 2u);
+    ASSERT_EQ(res[0].outs.size(), 1u) << res[0].error;
+    ASSERT_EQ(res[1].outs.size(), 1u) << res[1].error;
+    // Batch 0 is 1, 3, 5 and batch 1 is 2, 4, 6 along time; a length past
+    // the time extent reverses all of it.
+    expectNear(res[0].outs[0], makeTensor({3, 2}, {5, 2, 3, 4, 1, 6}), 0);
+    expectNear(res[1].outs[0], makeTensor({3, 2}, {3, 6, 1, 4, 5, 2}), 0);
+  }
+}
