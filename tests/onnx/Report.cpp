@@ -204,6 +204,22 @@ std::string conformance::summarize(llvm::ArrayRef<TestResult> results) {
   return s;
 }
 
+namespace {
+
+/// The report's histogram of why node tests did not pass, per backend.
+void writeWhySection(llvm::raw_ostream &os, llvm::ArrayRef<TestResult> results,
+                     llvm::ArrayRef<llvm::StringRef> backends) {
+  os << "\n## Why node tests did not pass\n\nNon-passing node tests by "
+        "reason group (tests/onnx/Report.cpp, reasonGroup), largest "
+        "first.\n";
+  for (llvm::StringRef b : backends) {
+    os << "\n" << b << ":\n\n";
+    writeReasonHistogram(os, results, "node", b);
+  }
+}
+
+} // namespace
+
 void conformance::writeReport(llvm::raw_ostream &os,
                               llvm::ArrayRef<TestResult> results,
                               llvm::ArrayRef<llvm::StringRef> backends) {
@@ -278,13 +294,7 @@ void conformance::writeReport(llvm::raw_ostream &os,
         os << "`" << r.backend << " " << r.name << "` ";
     os << "(" << frozen << ")\n";
   }
-  os << "\n## Why node tests did not pass\n\nNon-passing node tests by "
-        "reason group (tests/onnx/Report.cpp, reasonGroup), largest "
-        "first.\n";
-  for (llvm::StringRef b : backends) {
-    os << "\n" << b << ":\n\n";
-    writeReasonHistogram(os, results, "node", b);
-  }
+  writeWhySection(os, results, backends);
   os << "\n## Tests that did not pass\n\n";
   for (const TestResult &r : results) {
     if (r.verdict == Verdict::Pass)
