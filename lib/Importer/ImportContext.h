@@ -25,6 +25,12 @@ public:
   /// Binds ONNX value \p name to \p v.
   void bind(const std::string &name, NodeValue v) { values_[name] = v; }
   bool isBound(const std::string &name) const { return values_.count(name); }
+  /// The bound names, to be put back with restoreScope once a subgraph
+  /// (an If branch, a Loop or Scan body) has been imported.
+  std::map<std::string, NodeValue> saveScope() const { return values_; }
+  void restoreScope(std::map<std::string, NodeValue> scope) {
+    values_ = std::move(scope);
+  }
   /// The value of ONNX name \p name, or an error naming the node.
   llvm::Expected<NodeValue> get(const std::string &name);
 

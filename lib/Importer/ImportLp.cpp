@@ -147,18 +147,62 @@ llvm::Error importMaxUnpool(ImportContext &ctx, const onnx::NodeProto &node) {
   return ctx.setOutput(node, y);
 }
 
+/// ReverseSequence with the lengths a run-time value: the output shape is
+/// the input's whatever the lengths, so the time index of every element
+/// (len - 1 - t below the length clamped into [0, T], t above) is computed
+/// in the graph and gathered.
+llvm::Expected<NodeValue> runtimeReverseIndex(ImportContext &ctx,
+                                              const onnx::NodeProto &node,
+                                              NodeValue x, NodeValue lens,
+                                              int64_t batchAxis,
+                                              int64_t timeAxis) {
+  size_t r = x.dims().size();
+  int64_t n = x.dims()[timeAxis];
+  Ints lensShape(r, 1), timeShape(r, 1);
+  lensShape[batchAxis] = x.dims()[batchAxis];
+  timeShape[timeAxis] = n;
+  TRY(lens, castTo(ctx, node, lens, ElemKind::Int64));
+  TRY(lens, reshapeTo(ctx, node, lens, lensShape));
+  TRY(lens,
+      binary(ctx, node, OpKind::Max, lens, constantLike(ctx, node, lens, 0)));
+  TRY(lens, binary(ctx, node, OpKind::Min, lens,
+                   constantLike(ctx, node, lens, double(n))));
+  Tensor steps(ElemKind::Int64, timeShape);
+  for (int64_t i = 0; i < n; ++i)
+    steps.getHandle<int64_t>().raw(i) = i;
+  NodeValue t =
+      ctx.module().createConstant(nameOf(node) + ".time", std::move(steps));
+  TRY(NodeValue rev, binary(ctx, node, OpKind::Sub, lens, t));
+  TRY(rev,
+      binary(ctx, node, OpKind::Sub, rev, constantLike(ctx, node, rev, 1)));
+  TRY(auto lt, ctx.broadcastPair(node, t, lens));
+  TRY(NodeValue below, make(ctx, node, OpKind::Less, {lt.first, lt.second}));
+  TRY(NodeValue tb, ctx.broadcastTo(node, t, below.dims()));
+  TRY(NodeValue idx, make(ctx, node, OpKind::Where, {below, rev, tb}));
+  return ctx.broadcastTo(node, idx, x.dims());
+}
+
 llvm::Error importReverseSequence(ImportContext &ctx,
                                   const onnx::NodeProto &node) {
   TRY(NodeValue x, ctx.input(node, 0));
-  TRY(Ints lens, ctx.constantInts(node, 1));
   AttrReader attrs(node);
   TRY(int64_t batchAxis, attrs.getInt("batch_axis", 1));
   TRY(int64_t timeAxis, attrs.getInt("time_axis", 0));
   size_t r = x.dims().size();
+  TRY(NodeValue lensV, ctx.input(node, 1));
   if (r < 2 || batchAxis + timeAxis != 1 || batchAxis < 0 || timeAxis < 0 ||
-      int64_t(lens.size()) != x.dims()[batchAxis])
+      lensV.dims().size() != 1 || lensV.dims()[0] != x.dims()[batchAxis])
     return fail(node, "needs batch and time axes 0 and 1 and one length per "
                       "batch entry");
+  if (auto *p = llvm::dyn_cast<Placeholder>(lensV.getNode());
+      p && !p->isOutput()) {
+    TRY(NodeValue idx,
+        runtimeReverseIndex(ctx, node, x, lensV, batchAxis, timeAxis));
+    TRY(NodeValue y, make(ctx, node, OpKind::GatherElements, {x, idx},
+                          {Attr::makeInt(timeAxis)}));
+    return ctx.setOutput(node, y);
+  }
+  TRY(Ints lens, ctx.constantInts(node, 1));
   // Index along the time axis for every element: reversed below the length.
   Tensor ix(ElemKind::Int64, x.dims());
   int64_t inner = x.getType()->size() / (x.dims()[0] * x.dims()[1]);

@@ -9,7 +9,9 @@
 #include "ImportHelpers.h"
 #include "ProtoTensor.h"
 
+#include <algorithm>
 #include <cmath>
+#include <numeric>
 
 using namespace ember;
 using namespace ember::onnximport;
@@ -22,6 +24,29 @@ template <OpKind K>
 llvm::Error importUnaryOp(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(NodeValue x, ctx.input(node, 0));
   TRY(NodeValue y, unary(ctx, node, K, x));
+  return ctx.setOutput(node, y);
+}
+
+/// Neg and Abs of an integer tensor: 0 - x and max(x, 0 - x), exact for
+/// every value whose negation is representable; Abs of an unsigned tensor
+/// is x. Float tensors keep the unary op.
+template <OpKind K>
+llvm::Error importSignOp(ImportContext &ctx, const onnx::NodeProto &node) {
+  TRY(NodeValue x, ctx.input(node, 0));
+  ElemKind kind = x.getElemKind();
+  if (!isIntegerKind(kind)) {
+    TRY(NodeValue y, unary(ctx, node, K, x));
+    return ctx.setOutput(node, y);
+  }
+  bool isUnsigned = kind == ElemKind::UInt8 || kind == ElemKind::UInt16 ||
+                    kind == ElemKind::UInt32 || kind == ElemKind::UInt64;
+  if (K == OpKind::Abs && isUnsigned)
+    return ctx.setOutput(node, x);
+  TRY(NodeValue neg,
+      binary(ctx, node, OpKind::Sub, constantLike(ctx, node, x, 0), x));
+  if (K == OpKind::Neg)
+    return ctx.setOutput(node, neg);
+  TRY(NodeValue y, binary(ctx, node, OpKind::Max, x, neg));
   return ctx.setOutput(node, y);
 }
 
@@ -104,6 +129,62 @@ llvm::Error importWhere(ImportContext &ctx, const onnx::NodeProto &node) {
   return ctx.setOutput(node, y);
 }
 
+/// The largest matrix Det expands: n! products of n entries.
+constexpr int64_t kMaxDetOrder = 4;
+
+/// Det of [..., n, n] as the sum over permutations p of sign(p) times the
+/// product of x[i, p(i)]: exact in its operations and cheap for the small
+/// n it is limited to (kMaxDetOrder).
+llvm::Error importDet(ImportContext &ctx, const onnx::NodeProto &node) {
+  TRY(NodeValue x, ctx.input(node, 0));
+  size_t r = x.dims().size();
+  if (r < 2 || x.dims()[r - 1] != x.dims()[r - 2] ||
+      !isFloatKind(x.getElemKind()))
+    return fail(node, "needs float square matrices [..., n, n], got " +
+                          x.getType()->toString());
+  int64_t n = x.dims()[r - 1];
+  if (n > kMaxDetOrder)
+    return fail(node, "matrices of order " + llvm::Twine(n) +
+                          "; Det is expanded by permutations up to order " +
+                          llvm::Twine(kMaxDetOrder));
+  int64_t batch = x.getType()->size() / (n * n);
+  TRY(NodeValue flat, reshapeTo(ctx, node, x, {batch, n * n}));
+  std::vector<NodeValue> entry;
+  for (int64_t k = 0; k < n * n; ++k) {
+    TRY(NodeValue e, make(ctx, node, OpKind::Slice, {flat},
+                          {Attr::makeInts({0, k}), Attr::makeInts({1, 1}),
+                           Attr::makeInts({batch, 1})}));
+    entry.push_back(e);
+  }
+  std::vector<int64_t> perm(n);
+  std::iota(perm.begin(), perm.end(), 0);
+  NodeValue sum;
+  do {
+    int64_t inversions = 0;
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = i + 1; j < n; ++j)
+        inversions += perm[i] > perm[j];
+    NodeValue term = entry[perm[0]];
+    for (int64_t i = 1; i < n; ++i) {
+      TRY(term, binary(ctx, node, OpKind::Mul, term, entry[i * n + perm[i]]));
+    }
+    bool odd = inversions % 2;
+    if (!sum) {
+      if (odd) {
+        TRY(sum, binary(ctx, node, OpKind::Sub,
+                        constantLike(ctx, node, term, 0), term));
+      } else {
+        sum = term;
+      }
+    } else {
+      TRY(sum, binary(ctx, node, odd ? OpKind::Sub : OpKind::Add, sum, term));
+    }
+  } while (std::next_permutation(perm.begin(), perm.end()));
+  Ints out(x.dims().begin(), x.dims().end() - 2);
+  TRY(NodeValue y, reshapeTo(ctx, node, sum, out));
+  return ctx.setOutput(node, y);
+}
+
 llvm::Error importCast(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(NodeValue x, ctx.input(node, 0));
   TRY(int64_t to, AttrReader(node).getInt("to", std::nullopt));
@@ -176,6 +257,15 @@ llvm::Error importActivation(ImportContext &ctx, const onnx::NodeProto &node) {
 llvm::Error importPRelu(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(NodeValue x, ctx.input(node, 0));
   TRY(NodeValue slope, ctx.input(node, 1));
+  // Before opset 7 a slope of several values is one per channel (axis 1),
+  // as PyTorch exports it, not a numpy-broadcast operand.
+  size_t r = x.dims().size();
+  if (ctx.opset() < 7 && r >= 2 && slope.dims().size() == 1 &&
+      slope.dims()[0] > 1 && slope.dims()[0] == x.dims()[1]) {
+    Ints perChannel(r - 1, 1);
+    perChannel[0] = slope.dims()[0];
+    TRY(slope, reshapeTo(ctx, node, slope, perChannel));
+  }
   TRY(slope, ctx.broadcastTo(node, slope, x.dims()));
   TRY(NodeValue neg, binary(ctx, node, OpKind::Mul, x, slope));
   TRY(NodeValue pos,
@@ -397,8 +487,8 @@ const ImportRule kMathRules[] = {
     {"Tanh", 6, 17, importUnaryOp<OpKind::Tanh>},
     {"Clip", 6, 17, importClipAny},
     {"BitShift", 11, 17, importBitShift},
-    {"Abs", 6, 17, importUnaryOp<OpKind::Abs>},
-    {"Neg", 6, 17, importUnaryOp<OpKind::Neg>},
+    {"Abs", 6, 17, importSignOp<OpKind::Abs>},
+    {"Neg", 6, 17, importSignOp<OpKind::Neg>},
     {"Sqrt", 6, 17, importUnaryOp<OpKind::Sqrt>},
     {"Exp", 6, 17, importUnaryOp<OpKind::Exp>},
     {"Log", 6, 17, importUnaryOp<OpKind::Log>},
@@ -440,6 +530,7 @@ const ImportRule kMathRules[] = {
     {"Sum", 6, 17, importVariadic<OpKind::Add, false>},
     {"Mean", 6, 17, importVariadic<OpKind::Add, true>},
     {"Where", 9, 17, importWhere},
+    {"Det", 11, 17, importDet},
     {"Cast", 6, 17, importCast},
     {"CastLike", 15, 17, importCastLike},
     {"Elu", 6, 17, importActivation<0>},

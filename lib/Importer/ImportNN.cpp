@@ -465,13 +465,81 @@ const ImportRule kNNRules[] = {
 
 RuleList onnximport::getNNImportRules() { return kNNRules; }
 
+namespace {
+
+/// A 3-D convolution as one 2-D convolution per kernel depth tap: tap kd
+/// reads the depth slices kd * dilation + od * stride (od the output depth,
+/// after zero-padding the depth), which are folded into the batch; the
+/// 2-D results are summed and the depth moved back behind the channels.
+/// The bias enters once, with tap 0.
+llvm::Expected<NodeValue> conv3D(ImportContext &ctx,
+                                 const onnx::NodeProto &node, NodeValue x,
+                                 NodeValue w, NodeValue bias,
+                                 const WindowND &win, int64_t group) {
+  int64_t n = x.dims()[0], c = x.dims()[1], m = w.dims()[0];
+  int64_t kd = w.dims()[2], s = win.strides[0], dl = win.dilations[0];
+  if (win.pads[0] || win.pads[3]) {
+    Ints pads(10, 0);
+    pads[2] = win.pads[0];
+    pads[7] = win.pads[3];
+    TRY(x, make(ctx, node, OpKind::Pad, {x},
+                {Attr::makeInts(pads), Attr::makeInt(0), Attr::makeFloat(0)}));
+  }
+  int64_t depth = x.dims()[2], h = x.dims()[3], wd = x.dims()[4];
+  int64_t outD = (depth - (kd - 1) * dl - 1) / s + 1;
+  if (outD < 1)
+    return fail(node, "the kernel is deeper than the padded input");
+  NodeValue zero = constantOf(ctx, node, x.getElemKind(), {m}, 0);
+  AttrList attrs = {
+      Attr::makeInts({win.strides[1], win.strides[2]}),
+      Attr::makeInts({win.pads[1], win.pads[2], win.pads[4], win.pads[5]}),
+      Attr::makeInts({win.dilations[1], win.dilations[2]}),
+      Attr::makeInt(group),
+      Attr::makeInt(int64_t(FusedActivation::None)),
+      Attr::makeFloat(0.f),
+      Attr::makeFloat(0.f)};
+  NodeValue sum;
+  for (int64_t k = 0; k < kd; ++k) {
+    TRY(NodeValue xs, make(ctx, node, OpKind::Slice, {x},
+                           {Attr::makeInts({0, 0, k * dl, 0, 0}),
+                            Attr::makeInts({1, 1, s, 1, 1}),
+                            Attr::makeInts({n, c, outD, h, wd})}));
+    TRY(xs, make(ctx, node, OpKind::Transpose, {xs},
+                 {Attr::makeInts({0, 2, 1, 3, 4})}));
+    TRY(xs, reshapeTo(ctx, node, xs, {n * outD, c, h, wd}));
+    Ints wDims(w.dims().begin(), w.dims().end());
+    wDims[2] = 1;
+    TRY(NodeValue ws,
+        make(ctx, node, OpKind::Slice, {w},
+             {Attr::makeInts({0, 0, k, 0, 0}), Attr::makeInts({1, 1, 1, 1, 1}),
+              Attr::makeInts(wDims)}));
+    TRY(ws,
+        reshapeTo(ctx, node, ws, {m, w.dims()[1], w.dims()[3], w.dims()[4]}));
+    TRY(NodeValue y,
+        make(ctx, node, OpKind::Conv, {xs, ws, k ? zero : bias}, attrs));
+    if (sum) {
+      TRY(sum, binary(ctx, node, OpKind::Add, sum, y));
+    } else {
+      sum = y;
+    }
+  }
+  TRY(sum,
+      reshapeTo(ctx, node, sum, {n, outD, m, sum.dims()[2], sum.dims()[3]}));
+  return make(ctx, node, OpKind::Transpose, {sum},
+              {Attr::makeInts({0, 2, 1, 3, 4})});
+}
+
+} // namespace
+
 llvm::Expected<NodeValue>
 onnximport::convolution(ImportContext &ctx, const onnx::NodeProto &node,
                         NodeValue x, NodeValue w, NodeValue bias,
                         NodeValue xZero, NodeValue wZero) {
   size_t r = x.dims().size();
-  if ((r != 3 && r != 4) || w.dims().size() != r)
-    return fail(node, "only 1-D and 2-D convolutions are supported, got " +
+  bool is3D = r == 5 && !xZero;
+  if ((r != 3 && r != 4 && !is3D) || w.dims().size() != r)
+    return fail(node, "only 1-D, 2-D and (float) 3-D convolutions are "
+                      "supported, got " +
                           x.getType()->toString());
   Ints wk(w.dims().begin() + 2, w.dims().end());
   TRY(WindowND win, readWindowND(node, x, wk));
@@ -480,6 +548,8 @@ onnximport::convolution(ImportContext &ctx, const onnx::NodeProto &node,
   TRY(int64_t group, AttrReader(node).getInt("group", 1));
   if (!bias && !xZero)
     bias = constantOf(ctx, node, x.getElemKind(), {w.dims()[0]}, 0);
+  if (is3D)
+    return conv3D(ctx, node, x, w, bias, win, group);
   if (r == 3) { // 1-D: a 2-D convolution over a unit height.
     TRY(x, reshapeTo(ctx, node, x, {x.dims()[0], x.dims()[1], 1, x.dims()[2]}));
     TRY(w, reshapeTo(ctx, node, w, {w.dims()[0], w.dims()[1], 1, w.dims()[2]}));

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ImportHelpers.h"
+#include "ImportRuntimeOps.h"
 
 #include <cmath>
 
@@ -62,6 +63,19 @@ floatsInput(ImportContext &ctx, const onnx::NodeProto &node, int i) {
   return v;
 }
 
+/// True when input \p i of \p node is a graph input (a run-time value).
+bool isRuntimeInput(ImportContext &ctx, const onnx::NodeProto &node, int i) {
+  if (!ImportContext::hasInput(node, i))
+    return false;
+  auto v = ctx.input(node, i);
+  if (!v) {
+    llvm::consumeError(v.takeError());
+    return false;
+  }
+  auto *p = llvm::dyn_cast<Placeholder>(v->getNode());
+  return p && !p->isOutput();
+}
+
 } // namespace
 
 llvm::Error onnximport::importResize(ImportContext &ctx,
@@ -75,6 +89,8 @@ llvm::Error onnximport::importResize(ImportContext &ctx,
   Ints dims;
   int64_t coord = 1, nearest = 2; // opset 10: asymmetric, floor
   if (ctx.opset() < 11) {
+    if (isRuntimeInput(ctx, node, 1))
+      return importRuntimeResize(ctx, node, x, 1, mode, coord, nearest);
     TRY(scales, floatsInput(ctx, node, 1));
   } else {
     TRY(std::string c,
@@ -86,6 +102,8 @@ llvm::Error onnximport::importResize(ImportContext &ctx,
     TRY(nearest, modeIndex(node, nm,
                            {"round_prefer_floor", "round_prefer_ceil", "floor",
                             "ceil"}));
+    if (isRuntimeInput(ctx, node, 2) && !ImportContext::hasInput(node, 3))
+      return importRuntimeResize(ctx, node, x, 2, mode, coord, nearest);
     TRY(scales, floatsInput(ctx, node, 2));
     if (ImportContext::hasInput(node, 3)) {
       TRY(dims, ctx.constantInts(node, 3));
@@ -120,6 +138,8 @@ llvm::Error onnximport::importUpsample(ImportContext &ctx,
       return fail(node, "missing attribute 'scales'");
     scales.assign(a->floats().begin(), a->floats().end());
   } else {
+    if (isRuntimeInput(ctx, node, 1))
+      return importRuntimeResize(ctx, node, x, 1, mode, 1, 2);
     TRY(scales, floatsInput(ctx, node, 1));
   }
   if (scales.size() != x.dims().size())

@@ -248,3 +248,433 @@ llvm::Error onnximport::importRuntimeSlice(ImportContext &ctx,
   }
   return ctx.setOutput(node, y);
 }
+
+namespace {
+
+/// The source index along a padded dim for each of its \p out positions,
+/// clamped into [0, n): i - before, mirrored (reflect) or clamped (edge,
+/// and the out-of-range positions of constant mode, masked later).
+llvm::Expected<NodeValue> padSource(ImportContext &ctx,
+                                    const onnx::NodeProto &node,
+                                    NodeValue before, int64_t out, int64_t n,
+                                    int64_t mode) {
+  auto lit = [&](double v) {
+    return constantOf(ctx, node, ElemKind::Int64, {1}, v);
+  };
+  Tensor steps(ElemKind::Int64, {out});
+  for (int64_t i = 0; i < out; ++i)
+    steps.getHandle<int64_t>().raw(i) = i;
+  NodeValue iota =
+      ctx.module().createConstant(nameOf(node) + ".iota", std::move(steps));
+  TRY(NodeValue src, binary(ctx, node, OpKind::Sub, iota, before));
+  if (mode == 1 && n > 1) { // reflect: -i before 0, 2(n-1) - i past n - 1
+    TRY(NodeValue neg, binary(ctx, node, OpKind::Sub, lit(0), src));
+    TRY(src, binary(ctx, node, OpKind::Max, src, neg));
+    TRY(NodeValue back, binary(ctx, node, OpKind::Sub, lit(2 * (n - 1)), src));
+    TRY(src, binary(ctx, node, OpKind::Min, src, back));
+  }
+  TRY(src, binary(ctx, node, OpKind::Max, src, lit(0)));
+  return binary(ctx, node, OpKind::Min, src, lit(n - 1));
+}
+
+/// Constant mode: true where the position along dim \p a of a tensor of
+/// \p dims reads the input (0 <= i - before < n), shaped to broadcast.
+llvm::Expected<NodeValue>
+padInside(ImportContext &ctx, const onnx::NodeProto &node, NodeValue before,
+          llvm::ArrayRef<dim_t> dims, int64_t a, int64_t n) {
+  Tensor steps(ElemKind::Int64, {dims[a]});
+  for (int64_t i = 0; i < dims[a]; ++i)
+    steps.getHandle<int64_t>().raw(i) = i;
+  NodeValue iota =
+      ctx.module().createConstant(nameOf(node) + ".iota", std::move(steps));
+  TRY(NodeValue src, binary(ctx, node, OpKind::Sub, iota, before));
+  TRY(NodeValue below,
+      make(ctx, node, OpKind::Less, {src, constantLike(ctx, node, src, 0)}));
+  TRY(NodeValue above, make(ctx, node, OpKind::Less,
+                            {src, constantLike(ctx, node, src, double(n))}));
+  TRY(NodeValue notBelow, make(ctx, node, OpKind::Not, {below}));
+  TRY(NodeValue in, make(ctx, node, OpKind::And, {notBelow, above}));
+  Ints shape(dims.size(), 1);
+  shape[a] = dims[a];
+  TRY(in, reshapeTo(ctx, node, in, shape));
+  return ctx.broadcastTo(node, in, dims);
+}
+
+} // namespace
+
+llvm::Error onnximport::importRuntimePad(ImportContext &ctx,
+                                         const onnx::NodeProto &node,
+                                         NodeValue x, int64_t mode) {
+  const std::vector<int64_t> *d =
+      node.output_size() ? ctx.declaredDims(node.output(0)) : nullptr;
+  int64_t r = x.dims().size();
+  if (!d || int64_t(d->size()) != r)
+    return fail(node, "input '" + node.input(1) +
+                          "' must be a constant (an initializer or a "
+                          "Constant node) or implied by the declared output "
+                          "shapes: the output has no declared static shape");
+  TRY(NodeValue pads, ctx.input(node, 1));
+  if (pads.dims().size() != 1 || pads.dims()[0] != 2 * r)
+    return fail(node, "expected " + llvm::Twine(2 * r) + " pads");
+  TRY(pads, castTo(ctx, node, pads, ElemKind::Int64));
+  for (int i = 1; i < 3; ++i)
+    if (ImportContext::hasInput(node, i)) {
+      TRY(Placeholder * p, graphInputOf(ctx, node, i));
+      if (p)
+        ctx.checkAtRunTime(i, p);
+    }
+  NodeValue value = constantLike(ctx, node, x, 0);
+  if (ImportContext::hasInput(node, 2)) {
+    TRY(value, ctx.input(node, 2));
+    TRY(value, castTo(ctx, node, value, x.getElemKind()));
+    TRY(value, reshapeTo(ctx, node, value, {}));
+  }
+  NodeValue y = x;
+  for (int64_t a = 0; a < r; ++a) {
+    int64_t n = x.dims()[a];
+    if ((*d)[a] < 1)
+      return fail(node, "the result is empty (unsupported)");
+    TRY(NodeValue before, elementAt(ctx, node, pads, a));
+    TRY(NodeValue idx, padSource(ctx, node, before, (*d)[a], n, mode));
+    TRY(y, make(ctx, node, OpKind::Gather, {y, idx}, {Attr::makeInt(a)}));
+    if (mode != 0)
+      continue;
+    TRY(NodeValue in, padInside(ctx, node, before, y.dims(), a, n));
+    TRY(NodeValue v, ctx.broadcastTo(node, value, y.dims()));
+    TRY(y, make(ctx, node, OpKind::Where, {in, y, v}));
+  }
+  return ctx.setOutput(node, y);
+}
+
+namespace {
+
+/// A float [1] constant.
+NodeValue floatLit(ImportContext &ctx, const onnx::NodeProto &node, double v) {
+  return constantOf(ctx, node, ElemKind::Float32, {1}, v);
+}
+
+/// The source coordinate of each of the \p out positions along a dim of
+/// \p in elements, scale \p s a run-time float [1], for the
+/// coordinate_transformation_mode \p coord (as the Resize node numbers it).
+llvm::Expected<NodeValue> resizeCoord(ImportContext &ctx,
+                                      const onnx::NodeProto &node, NodeValue s,
+                                      int64_t in, int64_t out, int64_t coord) {
+  Tensor steps(ElemKind::Float32, {out});
+  for (int64_t i = 0; i < out; ++i)
+    steps.getHandle<float>().raw(i) = float(i);
+  NodeValue o =
+      ctx.module().createConstant(nameOf(node) + ".iota", std::move(steps));
+  if (coord == 1) // asymmetric
+    return binary(ctx, node, OpKind::Div, o, s);
+  if (coord == 3) { // align_corners, over the unrounded length in * s
+    // A resized length of 1 reads coordinate 0 (as does every position of
+    // a dim of one element) instead of dividing by zero.
+    NodeValue zeros = constantOf(ctx, node, ElemKind::Float32, {out}, 0);
+    if (in == 1)
+      return zeros;
+    TRY(NodeValue len,
+        binary(ctx, node, OpKind::Mul, s, floatLit(ctx, node, double(in))));
+    TRY(NodeValue den,
+        binary(ctx, node, OpKind::Sub, len, floatLit(ctx, node, 1)));
+    TRY(NodeValue one,
+        make(ctx, node, OpKind::Equal, {den, floatLit(ctx, node, 0)}));
+    TRY(den,
+        make(ctx, node, OpKind::Where, {one, floatLit(ctx, node, 1), den}));
+    TRY(NodeValue x,
+        binary(ctx, node, OpKind::Mul, o, floatLit(ctx, node, double(in - 1))));
+    TRY(x, binary(ctx, node, OpKind::Div, x, den));
+    TRY(NodeValue oneB, ctx.broadcastTo(node, one, {out}));
+    return make(ctx, node, OpKind::Where, {oneB, zeros, x});
+  }
+  if (coord == 2 && out == 1) // pytorch_half_pixel of one output
+    return floatLit(ctx, node, 0);
+  TRY(NodeValue x, binary(ctx, node, OpKind::Add, o, floatLit(ctx, node, 0.5)));
+  TRY(x, binary(ctx, node, OpKind::Div, x, s));
+  return binary(ctx, node, OpKind::Sub, x, floatLit(ctx, node, 0.5));
+}
+
+/// \p i (float, integral) clamped into [0, n) as int64 indices.
+llvm::Expected<NodeValue> tapIndex(ImportContext &ctx,
+                                   const onnx::NodeProto &node, NodeValue i,
+                                   int64_t n) {
+  TRY(i, binary(ctx, node, OpKind::Max, i, floatLit(ctx, node, 0)));
+  TRY(i, binary(ctx, node, OpKind::Min, i, floatLit(ctx, node, double(n - 1))));
+  return castTo(ctx, node, i, ElemKind::Int64);
+}
+
+/// The interpolation weight of tap \p k (0, 1 linear; -1..2 cubic) at
+/// fraction \p r; the same polynomials as the Resize node.
+llvm::Expected<NodeValue> tapWeight(ImportContext &ctx,
+                                    const onnx::NodeProto &node, NodeValue r,
+                                    int64_t k, int64_t mode, double a) {
+  auto lit = [&](double v) { return floatLit(ctx, node, v); };
+  auto mul = [&](NodeValue p, NodeValue q) {
+    return binary(ctx, node, OpKind::Mul, p, q);
+  };
+  auto add = [&](NodeValue p, double c) {
+    return binary(ctx, node, OpKind::Add, p, lit(c));
+  };
+  // The distance from the tap: 1 + r, r, 1 - r or 2 - r.
+  TRY(NodeValue negR, binary(ctx, node, OpKind::Sub, lit(0), r));
+  TRY(NodeValue t, k <= 0 ? add(r, double(-k)) : add(negR, double(k)));
+  if (mode == 1) // linear: 1 - t
+    return binary(ctx, node, OpKind::Sub, lit(1), t);
+  if (k == 0 || k == 1) { // ((a + 2) t - (a + 3)) t^2 + 1
+    TRY(NodeValue p, mul(t, lit(a + 2)));
+    TRY(p, add(p, -(a + 3)));
+    TRY(p, mul(p, t));
+    TRY(p, mul(p, t));
+    return add(p, 1);
+  }
+  // ((a t - 5a) t + 8a) t - 4a
+  TRY(NodeValue p, mul(t, lit(a)));
+  TRY(p, add(p, -5 * a));
+  TRY(p, mul(p, t));
+  TRY(p, add(p, 8 * a));
+  TRY(p, mul(p, t));
+  return add(p, -4 * a);
+}
+
+/// The nearest source index of each coordinate of \p x, by nearest_mode.
+llvm::Expected<NodeValue> nearestTap(ImportContext &ctx,
+                                     const onnx::NodeProto &node, NodeValue x,
+                                     int64_t nearest) {
+  if (nearest == 2)
+    return unary(ctx, node, OpKind::Floor, x);
+  if (nearest == 3)
+    return unary(ctx, node, OpKind::Ceil, x);
+  TRY(x, binary(ctx, node, OpKind::Add, x,
+                floatLit(ctx, node, nearest == 1 ? 0.5 : -0.5)));
+  return unary(ctx, node, nearest == 1 ? OpKind::Floor : OpKind::Ceil, x);
+}
+
+/// \p w [out] reshaped to broadcast along dim \p a of \p dims.
+llvm::Expected<NodeValue> alongDim(ImportContext &ctx,
+                                   const onnx::NodeProto &node, NodeValue w,
+                                   llvm::ArrayRef<dim_t> dims, int64_t a) {
+  Ints shape(dims.size(), 1);
+  shape[a] = dims[a];
+  TRY(w, reshapeTo(ctx, node, w, shape));
+  return ctx.broadcastTo(node, w, dims);
+}
+
+/// \p y resized along dim \p a to \p out positions with taps at the
+/// coordinates \p x: nearest gathers one tap, linear and cubic sum the
+/// weighted taps (exclude_outside zeroes and renormalizes the outside ones).
+llvm::Expected<NodeValue> resizeDim(ImportContext &ctx,
+                                    const onnx::NodeProto &node, NodeValue y,
+                                    NodeValue x, int64_t a, int64_t mode,
+                                    int64_t nearest) {
+  int64_t n = y.dims()[a];
+  auto gather = [&](NodeValue idx) {
+    return make(ctx, node, OpKind::Gather, {y, idx}, {Attr::makeInt(a)});
+  };
+  if (mode == 0) {
+    TRY(NodeValue i, nearestTap(ctx, node, x, nearest));
+    TRY(NodeValue idx, tapIndex(ctx, node, i, n));
+    return gather(idx);
+  }
+  AttrReader attrs(node);
+  TRY(float coeff, attrs.getFloat("cubic_coeff_a", -0.75f));
+  TRY(int64_t exclude, attrs.getInt("exclude_outside", 0));
+  TRY(NodeValue i0, unary(ctx, node, OpKind::Floor, x));
+  TRY(NodeValue r, binary(ctx, node, OpKind::Sub, x, i0));
+  std::vector<std::pair<NodeValue, NodeValue>> taps; // (index, weight)
+  NodeValue sum;
+  for (int64_t k = mode == 1 ? 0 : -1; k <= (mode == 1 ? 1 : 2); ++k) {
+    TRY(NodeValue i,
+        binary(ctx, node, OpKind::Add, i0, floatLit(ctx, node, double(k))));
+    TRY(NodeValue w, tapWeight(ctx, node, r, k, mode, coeff));
+    if (exclude) {
+      TRY(NodeValue lo,
+          make(ctx, node, OpKind::Less, {i, constantLike(ctx, node, i, 0)}));
+      TRY(NodeValue hi, make(ctx, node, OpKind::Less,
+                             {i, constantLike(ctx, node, i, double(n))}));
+      TRY(NodeValue notLo, make(ctx, node, OpKind::Not, {lo}));
+      TRY(NodeValue in, make(ctx, node, OpKind::And, {notLo, hi}));
+      TRY(w, make(ctx, node, OpKind::Where,
+                  {in, w, constantLike(ctx, node, w, 0)}));
+      if (sum) {
+        TRY(sum, binary(ctx, node, OpKind::Add, sum, w));
+      } else {
+        sum = w;
+      }
+    }
+    TRY(NodeValue idx, tapIndex(ctx, node, i, n));
+    taps.push_back({idx, w});
+  }
+  NodeValue acc;
+  for (auto &[idx, w] : taps) {
+    if (exclude) {
+      TRY(w, binary(ctx, node, OpKind::Div, w, sum));
+    }
+    TRY(NodeValue g, gather(idx));
+    TRY(NodeValue wb, alongDim(ctx, node, w, g.dims(), a));
+    TRY(NodeValue term, binary(ctx, node, OpKind::Mul, g, wb));
+    if (acc) {
+      TRY(acc, binary(ctx, node, OpKind::Add, acc, term));
+    } else {
+      acc = term;
+    }
+  }
+  return acc;
+}
+
+} // namespace
+
+llvm::Error onnximport::importRuntimeResize(ImportContext &ctx,
+                                            const onnx::NodeProto &node,
+                                            NodeValue x, int scalesInput,
+                                            int64_t mode, int64_t coord,
+                                            int64_t nearest) {
+  const std::vector<int64_t> *d =
+      node.output_size() ? ctx.declaredDims(node.output(0)) : nullptr;
+  int64_t r = x.dims().size();
+  if (!d || int64_t(d->size()) != r)
+    return fail(node, "input '" + node.input(scalesInput) +
+                          "' must be a constant (an initializer or a "
+                          "Constant node) or implied by the declared output "
+                          "shapes: the output has no declared static shape");
+  if (!isFloatKind(x.getElemKind()))
+    return fail(node, "run-time scales need a float input");
+  TRY(NodeValue scales, ctx.input(node, scalesInput));
+  if (scales.dims().size() != 1 || scales.dims()[0] != r)
+    return fail(node, "needs scales with one entry per dim");
+  TRY(Placeholder * p, graphInputOf(ctx, node, scalesInput));
+  ctx.checkAtRunTime(scalesInput, p);
+  TRY(scales, castTo(ctx, node, scales, ElemKind::Float32));
+  TRY(NodeValue y, castTo(ctx, node, x, ElemKind::Float32));
+  for (int64_t a = 0; a < r; ++a) {
+    if ((*d)[a] < 1)
+      return fail(node, "the result is empty (unsupported)");
+    TRY(NodeValue s, elementAt(ctx, node, scales, a));
+    TRY(NodeValue c, resizeCoord(ctx, node, s, x.dims()[a], (*d)[a], coord));
+    TRY(y, resizeDim(ctx, node, y, c, a, mode, nearest));
+  }
+  TRY(y, castTo(ctx, node, y, x.getElemKind()));
+  return ctx.setOutput(node, y);
+}
+
+namespace {
+
+/// Float32 [K] positions of the first \p k true entries of \p cond [n] (any
+/// kind; nonzero is true), in order: entry i is the j-th true one when
+/// cond[i] and its inclusive running count is j + 1. Exact below 2^24
+/// entries.
+llvm::Expected<NodeValue> truePositions(ImportContext &ctx,
+                                        const onnx::NodeProto &node,
+                                        NodeValue cond, int64_t k) {
+  int64_t n = cond.dims()[0];
+  if (n >= (int64_t(1) << 24))
+    return fail(node, "more than 2^24 entries");
+  if (cond.getElemKind() != ElemKind::Bool) {
+    TRY(NodeValue zero, make(ctx, node, OpKind::Equal,
+                             {cond, constantLike(ctx, node, cond, 0)}));
+    TRY(cond, make(ctx, node, OpKind::Not, {zero}));
+  }
+  TRY(NodeValue c, castTo(ctx, node, cond, ElemKind::Float32));
+  TRY(NodeValue count,
+      make(ctx, node, OpKind::CumSum, {c},
+           {Attr::makeInt(0), Attr::makeInt(0), Attr::makeInt(0)}));
+  Tensor rank(ElemKind::Float32, {k, 1}), iota(ElemKind::Float32, {1, n});
+  for (int64_t j = 0; j < k; ++j)
+    rank.getHandle<float>().raw(j) = float(j + 1);
+  for (int64_t i = 0; i < n; ++i)
+    iota.getHandle<float>().raw(i) = float(i);
+  NodeValue ranks =
+      ctx.module().createConstant(nameOf(node) + ".rank", std::move(rank));
+  NodeValue at =
+      ctx.module().createConstant(nameOf(node) + ".iota", std::move(iota));
+  TRY(count, reshapeTo(ctx, node, count, {1, n}));
+  TRY(c, reshapeTo(ctx, node, c, {1, n}));
+  TRY(auto pair, ctx.broadcastPair(node, count, ranks));
+  TRY(NodeValue is, make(ctx, node, OpKind::Equal, {pair.first, pair.second}));
+  TRY(NodeValue isF, castTo(ctx, node, is, ElemKind::Float32));
+  TRY(NodeValue m, binary(ctx, node, OpKind::Mul, isF, c));
+  TRY(m, binary(ctx, node, OpKind::Mul, m, at));
+  return reduce(ctx, node, OpKind::ReduceSum, m, {1}, false);
+}
+
+/// The graph input behind input \p i, marked for the run-time check that
+/// re-imports the node with its value (the declared shape then must hold).
+llvm::Error checkInput(ImportContext &ctx, const onnx::NodeProto &node, int i) {
+  TRY(Placeholder * p, graphInputOf(ctx, node, i));
+  if (p)
+    ctx.checkAtRunTime(i, p);
+  return llvm::Error::success();
+}
+
+/// The declared dims of output 0, or an error naming input \p i.
+llvm::Expected<const std::vector<int64_t> *>
+declaredOutput(ImportContext &ctx, const onnx::NodeProto &node, int i) {
+  const std::vector<int64_t> *d =
+      node.output_size() ? ctx.declaredDims(node.output(0)) : nullptr;
+  if (!d)
+    return fail(node, "input '" + node.input(i) +
+                          "' must be a constant (an initializer or a "
+                          "Constant node) or its output's size declared: "
+                          "the output has no declared static shape");
+  return d;
+}
+
+} // namespace
+
+llvm::Error onnximport::importRuntimeCompress(ImportContext &ctx,
+                                              const onnx::NodeProto &node,
+                                              NodeValue x, int64_t axis) {
+  TRY(const std::vector<int64_t> *d, declaredOutput(ctx, node, 1));
+  if (d->size() != x.dims().size() || (*d)[axis] < 1)
+    return fail(node, "the declared output shape does not fit the input");
+  TRY(NodeValue cond, ctx.input(node, 1));
+  if (cond.dims().size() != 1 || cond.dims()[0] > x.dims()[axis])
+    return fail(node, "condition must be 1-D and no longer than the axis");
+  EMBER_RETURN_IF_ERR(checkInput(ctx, node, 1));
+  TRY(NodeValue pos, truePositions(ctx, node, cond, (*d)[axis]));
+  TRY(NodeValue idx, castTo(ctx, node, pos, ElemKind::Int64));
+  TRY(NodeValue y,
+      make(ctx, node, OpKind::Gather, {x, idx}, {Attr::makeInt(axis)}));
+  return ctx.setOutput(node, y);
+}
+
+llvm::Error onnximport::importRuntimeNonZero(ImportContext &ctx,
+                                             const onnx::NodeProto &node,
+                                             NodeValue x) {
+  TRY(const std::vector<int64_t> *d, declaredOutput(ctx, node, 0));
+  int64_t r = std::max<int64_t>(x.dims().size(), 1);
+  if (d->size() != 2 || (*d)[0] != r || (*d)[1] < 1)
+    return fail(node, "the declared output shape is not [rank, count]");
+  EMBER_RETURN_IF_ERR(checkInput(ctx, node, 0));
+  TRY(NodeValue flat, reshapeTo(ctx, node, x, {x.getType()->size()}));
+  int64_t k = (*d)[1];
+  TRY(NodeValue pos, truePositions(ctx, node, flat, k));
+  // Row i: (pos / stride_i) mod dim_i, with floors in float (exact).
+  std::vector<NodeValue> rows;
+  int64_t stride = 1;
+  Ints dims(x.dims().begin(), x.dims().end());
+  if (dims.empty())
+    dims.push_back(1);
+  std::vector<int64_t> strides(dims.size());
+  for (int64_t i = int64_t(dims.size()) - 1; i >= 0; --i) {
+    strides[i] = stride;
+    stride *= dims[i];
+  }
+  for (size_t i = 0; i < dims.size(); ++i) {
+    auto floorDiv = [&](double by) -> llvm::Expected<NodeValue> {
+      TRY(NodeValue q,
+          binary(ctx, node, OpKind::Div, pos, floatLit(ctx, node, by)));
+      return unary(ctx, node, OpKind::Floor, q);
+    };
+    TRY(NodeValue q, floorDiv(double(strides[i])));
+    TRY(NodeValue h, floorDiv(double(strides[i] * dims[i])));
+    TRY(h, binary(ctx, node, OpKind::Mul, h, floatLit(ctx, node, dims[i])));
+    TRY(q, binary(ctx, node, OpKind::Sub, q, h));
+    TRY(q, reshapeTo(ctx, node, q, {1, k}));
+    rows.push_back(q);
+  }
+  NodeValue y = rows[0];
+  if (rows.size() > 1) {
+    TRY(y, make(ctx, node, OpKind::Concat, rows, {Attr::makeInt(0)}));
+  }
+  TRY(y, castTo(ctx, node, y, ElemKind::Int64));
+  return ctx.setOutput(node, y);
+}

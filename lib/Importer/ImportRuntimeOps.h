@@ -29,6 +29,38 @@ llvm::Error importRuntimeRange(ImportContext &ctx, const onnx::NodeProto &node);
 llvm::Error importRuntimeSlice(ImportContext &ctx, const onnx::NodeProto &node,
                                NodeValue x);
 
+/// Pad (opset >= 11) with pads (and the constant value) fed at run time:
+/// the output shape is the declared one (checked before each run); per dim
+/// the input is gathered at the source index of every output position,
+/// computed in the graph for \p mode (0 constant, 1 reflect, 2 edge), and
+/// constant mode selects the value outside the input.
+llvm::Error importRuntimePad(ImportContext &ctx, const onnx::NodeProto &node,
+                             NodeValue x, int64_t mode);
+
+/// Resize or Upsample whose scales (input \p scalesInput) are fed at run
+/// time: the output shape is the declared one (checked before each run);
+/// per dim the source coordinates are computed in the graph from the scale
+/// and the taps gathered and weighted as the Resize node does (\p mode,
+/// \p coord and \p nearest numbered as its attributes).
+llvm::Error importRuntimeResize(ImportContext &ctx, const onnx::NodeProto &node,
+                                NodeValue x, int scalesInput, int64_t mode,
+                                int64_t coord, int64_t nearest);
+
+/// Compress whose condition is fed at run time, along \p axis of \p x
+/// (flattened when the node has no axis): the output's declared extent K
+/// is the number of true entries the compiled graph selects (the first K,
+/// found from a running count of the condition); a condition with another
+/// count fails the call before the run (the check of path 3).
+llvm::Error importRuntimeCompress(ImportContext &ctx,
+                                  const onnx::NodeProto &node, NodeValue x,
+                                  int64_t axis);
+
+/// NonZero of a run-time tensor: the declared output [rank, K] bounds the
+/// count; the first K nonzero positions are found as in Compress and
+/// unravelled; another count fails the call before the run.
+llvm::Error importRuntimeNonZero(ImportContext &ctx,
+                                 const onnx::NodeProto &node, NodeValue x);
+
 } // namespace onnximport
 } // namespace ember
 

@@ -357,6 +357,18 @@ llvm::Error importSplit(ImportContext &ctx, const onnx::NodeProto &node) {
   return llvm::Error::success();
 }
 
+/// Pad's mode: 0 constant, 1 reflect, 2 edge.
+llvm::Expected<int64_t> padMode(const onnx::NodeProto &node) {
+  TRY(std::string mode, AttrReader(node).getString("mode", "constant"));
+  if (mode == "constant")
+    return 0;
+  if (mode == "reflect")
+    return 1;
+  if (mode == "edge")
+    return 2;
+  return fail(node, "unknown mode '" + mode + "'");
+}
+
 llvm::Error importPad(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(NodeValue x, ctx.input(node, 0));
   AttrReader attrs(node);
@@ -369,20 +381,20 @@ llvm::Error importPad(ImportContext &ctx, const onnx::NodeProto &node) {
     TRY(float v, attrs.getFloat("value", 0.f));
     value = v;
   } else {
+    TRY(NodeValue p, ctx.input(node, 1));
+    if (ImportContext::hasInput(node, 3))
+      return fail(node, "the axes input is not supported");
+    if (auto *ph = llvm::dyn_cast<Placeholder>(p.getNode());
+        ph && !ph->isOutput()) {
+      TRY(int64_t m, padMode(node));
+      return onnximport::importRuntimePad(ctx, node, x, m);
+    }
     TRY(pads, ctx.constantInts(node, 1));
     if (ImportContext::hasInput(node, 2)) {
       TRY(value, constantScalar(ctx, node, 2));
     }
-    if (ImportContext::hasInput(node, 3))
-      return fail(node, "the axes input is not supported");
   }
-  TRY(std::string mode, attrs.getString("mode", "constant"));
-  int64_t m = mode == "constant"  ? 0
-              : mode == "reflect" ? 1
-              : mode == "edge"    ? 2
-                                  : -1;
-  if (m < 0)
-    return fail(node, "unknown mode '" + mode + "'");
+  TRY(int64_t m, padMode(node));
   if (int64_t(pads.size()) != 2 * r)
     return fail(node, "expected " + llvm::Twine(2 * r) + " pads");
   // Negative pads crop: pad the positive part, then slice.
@@ -645,9 +657,17 @@ llvm::Error importCumSum(ImportContext &ctx, const onnx::NodeProto &node) {
 }
 
 /// Compress with a constant condition: a Gather of the selected indices.
+/// True when input \p i of \p node is a graph input (a run-time value).
+bool isGraphInput(ImportContext &ctx, const onnx::NodeProto &node, int i) {
+  if (!ImportContext::hasInput(node, i) || !ctx.isBound(node.input(i)))
+    return false;
+  NodeValue v = llvm::cantFail(ctx.get(node.input(i)));
+  auto *p = llvm::dyn_cast<Placeholder>(v.getNode());
+  return p && !p->isOutput();
+}
+
 llvm::Error importCompress(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(NodeValue x, ctx.input(node, 0));
-  TRY(const Tensor *cond, ctx.constantInput(node, 1));
   AttrReader attrs(node);
   int64_t axis = 0;
   if (attrs.has("axis")) {
@@ -656,6 +676,9 @@ llvm::Error importCompress(ImportContext &ctx, const onnx::NodeProto &node) {
   } else {
     TRY(x, reshapeTo(ctx, node, x, {x.getType()->size()}));
   }
+  if (isGraphInput(ctx, node, 1))
+    return onnximport::importRuntimeCompress(ctx, node, x, axis);
+  TRY(const Tensor *cond, ctx.constantInput(node, 1));
   Ints sel;
   for (int64_t i = 0; i < cond->size() && i < x.dims()[axis]; ++i)
     if (cond->elementAsDouble(i) != 0)
@@ -670,6 +693,10 @@ llvm::Error importCompress(ImportContext &ctx, const onnx::NodeProto &node) {
 
 /// NonZero of a constant: its result shape depends on the values.
 llvm::Error importNonZero(ImportContext &ctx, const onnx::NodeProto &node) {
+  if (isGraphInput(ctx, node, 0)) {
+    TRY(NodeValue x, ctx.input(node, 0));
+    return onnximport::importRuntimeNonZero(ctx, node, x);
+  }
   TRY(const Tensor *t, ctx.constantInput(node, 0));
   llvm::ArrayRef<dim_t> d = t->dims();
   Ints flat;

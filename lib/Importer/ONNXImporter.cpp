@@ -2,6 +2,7 @@
 #include "ember/Importer/ONNXImporter.h"
 
 #include "ImportContext.h"
+#include "ImportControlFlow.h"
 #include "ModelValidator.h"
 #include "ProtoTensor.h"
 #include "SchemaCheck.h"
@@ -40,12 +41,13 @@ const ImportRule *findRule(llvm::StringRef opType, int64_t opset) {
   return nullptr;
 }
 
-/// \p g's nodes and, through If, its branches' nodes, in order.
+/// \p g's nodes and, through If, Loop and Scan, their subgraphs' nodes, in
+/// order.
 void collectNodes(const onnx::GraphProto &g,
                   std::vector<const onnx::NodeProto *> &out) {
   for (const auto &node : g.node()) {
     out.push_back(&node);
-    if (node.op_type() == "If")
+    if (isControlFlow(node.op_type()))
       for (const auto &a : node.attribute())
         if (a.type() == onnx::AttributeProto::GRAPH)
           collectNodes(a.g(), out);
@@ -81,7 +83,7 @@ llvm::Error checkAllSupported(const onnx::ModelProto &model, int64_t opset) {
     const onnx::NodeProto &node = *np;
     bool defaultDomain = isDefaultDomain(node.domain());
     if (defaultDomain &&
-        (node.op_type() == "If" || findRule(node.op_type(), opset)))
+        (isControlFlow(node.op_type()) || findRule(node.op_type(), opset)))
       continue;
     types.insert(defaultDomain ? node.op_type()
                                : node.domain() + "::" + node.op_type());
@@ -211,9 +213,6 @@ void foldNode(ImportContext &ctx, const onnx::NodeProto &node,
   }
 }
 
-llvm::Error importNodes(ImportContext &ctx, const onnx::GraphProto &g,
-                        const ImportOptions &opts);
-
 /// Records the fully static shapes \p g declares for its outputs and
 /// value_info: they imply shape operands fed at run time.
 void declareStaticShapes(ImportContext &ctx, const onnx::GraphProto &g) {
@@ -234,50 +233,18 @@ void declareStaticShapes(ImportContext &ctx, const onnx::GraphProto &g) {
     declare(vi);
 }
 
-/// If with a condition known at compile time: the taken branch's nodes are
-/// imported in place and its outputs become the If's outputs.
-llvm::Error importIf(ImportContext &ctx, const onnx::NodeProto &node,
-                     const ImportOptions &opts) {
-  auto cond = ctx.constantInput(node, 0);
-  if (!cond)
-    return ImportContext::nodeError(
-        node, "the condition must be known at compile time: " +
-                  errorToString(cond.takeError()));
-  bool taken = (*cond)->size() == 1 && (*cond)->elementAsDouble(0) != 0;
-  AttrReader attrs(node);
-  const onnx::AttributeProto *branch =
-      attrs.find(taken ? "then_branch" : "else_branch");
-  if (!branch || branch->type() != onnx::AttributeProto::GRAPH)
-    return ImportContext::nodeError(node, "missing branch graph");
-  const onnx::GraphProto &g = branch->g();
-  for (const auto &init : g.initializer()) {
-    EMBER_ASSIGN_OR_RETURN(Tensor t, tensorFromProto(init));
-    ctx.bind(init.name(),
-             ctx.module().createConstant(init.name(), std::move(t)));
-  }
-  EMBER_RETURN_IF_ERR(importNodes(ctx, g, opts));
-  if (g.output_size() != node.output_size())
-    return ImportContext::nodeError(
-        node, "the branch has " + llvm::Twine(g.output_size()) +
-                  " outputs, the node " + llvm::Twine(node.output_size()));
-  for (int i = 0; i < g.output_size(); ++i) {
-    EMBER_ASSIGN_OR_RETURN(NodeValue v, ctx.get(g.output(i).name()));
-    if (!node.output(i).empty())
-      ctx.bind(node.output(i), v);
-  }
-  return llvm::Error::success();
-}
+} // namespace
 
 /// Imports \p g's nodes in order (the main graph or an If branch).
-llvm::Error importNodes(ImportContext &ctx, const onnx::GraphProto &g,
-                        const ImportOptions &opts) {
+llvm::Error ember::importNodes(ImportContext &ctx, const onnx::GraphProto &g,
+                               const ImportOptions &opts) {
   for (const auto &node : g.node()) {
     for (const std::string &out : node.output())
       if (!out.empty() && ctx.isBound(out))
         return ImportContext::nodeError(node, "output '" + out +
                                                   "' is already defined");
-    if (node.op_type() == "If") {
-      EMBER_RETURN_IF_ERR(importIf(ctx, node, opts));
+    if (isControlFlow(node.op_type())) {
+      EMBER_RETURN_IF_ERR(importControlFlow(ctx, node, opts));
       continue;
     }
     const ImportRule *rule = findRule(node.op_type(), ctx.opset());
@@ -288,6 +255,8 @@ llvm::Error importNodes(ImportContext &ctx, const onnx::GraphProto &g,
   }
   return llvm::Error::success();
 }
+
+namespace {
 
 /// Frees \p init's payload once it is a Constant, so that the weights are
 /// not held twice (proto and Tensor) while the rest imports. A cleared

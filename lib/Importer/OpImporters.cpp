@@ -31,6 +31,43 @@ llvm::Error importIdentity(ImportContext &ctx, const onnx::NodeProto &node) {
   return ctx.setOutput(node, x);
 }
 
+/// Training mode: the batch's mean and population variance over every axis
+/// but 1 replace the inputs' (in[3], in[4]), and outputs 1 and 2 are the
+/// running statistics input * momentum + batch * (1 - momentum).
+llvm::Error batchStatistics(ImportContext &ctx, const onnx::NodeProto &node,
+                            NodeValue (&in)[5]) {
+  ASSIGN_OR_RETURN(float momentum, AttrReader(node).getFloat("momentum", 0.9f));
+  NodeValue x = in[0];
+  Ints axes, keep(x.dims().size(), 1);
+  for (size_t a = 0; a < x.dims().size(); ++a)
+    if (a != 1)
+      axes.push_back(int64_t(a));
+  keep[1] = x.dims()[1];
+  ASSIGN_OR_RETURN(NodeValue mean,
+                   reduce(ctx, node, OpKind::ReduceMean, x, axes, false));
+  ASSIGN_OR_RETURN(NodeValue m4, reshapeTo(ctx, node, mean, keep));
+  ASSIGN_OR_RETURN(NodeValue dev, binary(ctx, node, OpKind::Sub, x, m4));
+  ASSIGN_OR_RETURN(dev, binary(ctx, node, OpKind::Mul, dev, dev));
+  ASSIGN_OR_RETURN(NodeValue var,
+                   reduce(ctx, node, OpKind::ReduceMean, dev, axes, false));
+  for (int k = 1; k <= 2 && k < node.output_size(); ++k) {
+    if (node.output(k).empty())
+      continue;
+    NodeValue batch = k == 1 ? mean : var;
+    ASSIGN_OR_RETURN(NodeValue a,
+                     binary(ctx, node, OpKind::Mul, in[2 + k],
+                            constantLike(ctx, node, in[2 + k], momentum)));
+    ASSIGN_OR_RETURN(NodeValue b,
+                     binary(ctx, node, OpKind::Mul, batch,
+                            constantLike(ctx, node, batch, 1.0 - momentum)));
+    ASSIGN_OR_RETURN(NodeValue run, binary(ctx, node, OpKind::Add, a, b));
+    ctx.bind(node.output(k), run);
+  }
+  in[3] = mean;
+  in[4] = var;
+  return llvm::Error::success();
+}
+
 llvm::Error importBatchNorm(ImportContext &ctx, const onnx::NodeProto &node) {
   NodeValue in[5];
   for (int i = 0; i < 5; ++i) {
@@ -38,13 +75,18 @@ llvm::Error importBatchNorm(ImportContext &ctx, const onnx::NodeProto &node) {
   }
   AttrReader attrs(node);
   ASSIGN_OR_RETURN(int64_t training, attrs.getInt("training_mode", 0));
+  if (training && in[0].dims().size() < 2)
+    return ImportContext::nodeError(node, "needs an input of rank 2 or more");
   if (training)
-    return ImportContext::nodeError(node, "training_mode=1 is not supported");
+    EMBER_RETURN_IF_ERR(batchStatistics(ctx, node, in));
   ASSIGN_OR_RETURN(float eps, attrs.getFloat("epsilon", 1e-5f));
   ASSIGN_OR_RETURN(auto *n, wrap(node, ctx.fn().tryCreateBatchNorm(
                                            nameOf(node), in[0], in[1], in[2],
                                            in[3], in[4], eps)));
-  return ctx.setOutput(node, n);
+  if (!training)
+    return ctx.setOutput(node, n);
+  ctx.bind(node.output(0), n); // outputs 1 and 2 are bound above
+  return llvm::Error::success();
 }
 
 llvm::Error importGemm(ImportContext &ctx, const onnx::NodeProto &node) {

@@ -198,8 +198,8 @@ big = TensorProto(name="w", data_type=F, dims=[1000000, 1000000])
 case("initializer-1e12-elements", "tensor 'w': shape [1000000, 1000000] has "
      "more than", model([helper.make_node("Add", ["x", "w"], ["y"],
                                            name="add1")], [X], [Y], [big]))
-case("rank-7", "rank 7 exceeds the maximum 6",
-     model([relu], [vi("x", [1] * 7)], [Y]))
+case("rank-9", "rank 9 exceeds the maximum 8",
+     model([relu], [vi("x", [1] * 9)], [Y]))
 case("symbolic-dim-without-value", "has symbolic dimension 'N'",
      model([relu], [vi("x", ["N", 4])], [Y]))
 case("broadcast-result-too-large", "would compute", model(
@@ -335,6 +335,34 @@ case("softmax-axis-float", "node 'sm' (Softmax): invalid per the ONNX schema",
 case("relu-unknown-attribute", "node 'relu1' (Relu): invalid per the ONNX "
      "schema", model([helper.make_node("Relu", ["x"], ["y"], name="relu1",
                                        colour=3)], [X], [Y]))
+
+
+# --- Control flow that cannot become straight-line graph (ControlFlow.md) --
+B1 = TensorProto.BOOL
+if_then = helper.make_graph([helper.make_node("Relu", ["x"], ["t"])], "then",
+                            [], [vi("t", [1, 4])])
+if_else = helper.make_graph(
+    [helper.make_node("ReduceSum", ["x"], ["e"], keepdims=0)], "else", [],
+    [vi("e", [])])
+case("if-branch-types-differ", "node 'if1' (If): with a run-time condition "
+     "both branches must give outputs of one type", model(
+         [helper.make_node("If", ["c"], ["y"], name="if1",
+                           then_branch=if_then, else_branch=if_else)],
+         [vi("c", [], B1), X], [Y]))
+loop_body = helper.make_graph(
+    [helper.make_node("Identity", ["ci"], ["co"]),
+     helper.make_node("Relu", ["yi"], ["yo"])], "body",
+    [vi("i", [], TensorProto.INT64), vi("ci", [], B1), vi("yi", [1, 4])],
+    [vi("co", [], B1), vi("yo", [1, 4])])
+case("loop-runtime-trip-count", "node 'loop1' (Loop): the trip count 'm' "
+     "must be one constant value", model(
+         [helper.make_node("Loop", ["m", "", "x"], ["y"], name="loop1",
+                           body=loop_body)],
+         [vi("m", [], TensorProto.INT64), X], [Y]))
+case("loop-unroll-limit", "would unroll to more than 4096 nodes", model(
+    [helper.make_node("Loop", ["m", "", "x"], ["y"], name="loop1",
+                      body=loop_body)], [X], [Y],
+    [helper.make_tensor("m", TensorProto.INT64, [], [100000])]))
 
 # --- Bad input tensors (for model-runner -input, with digits.onnx) ---------
 INPUTS = os.path.join(OUT, "inputs")

@@ -76,6 +76,11 @@ static cl::opt<bool>
     acceptDrop("accept-drop",
                cl::desc("Write the report even if counts fell below -floor"));
 
+static cl::opt<bool> requirePass(
+    "require-pass",
+    cl::desc("Fail unless every test passes (the hand-made sets of "
+             "tests/onnx/handmade, where unsupported is a regression too)"));
+
 namespace {
 
 /// A running child.
@@ -274,9 +279,21 @@ int main(int argc, char **argv) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
           .count();
   unsigned unexpected = countUnexpected(results);
+  for (const TestResult &r : results)
+    if (requirePass && r.verdict != Verdict::Pass &&
+        r.verdict != Verdict::Fail) {
+      ++unexpected;
+      llvm::errs() << "not a pass (-require-pass): " << r.backend << " "
+                   << r.set << "/" << r.name << ": " << r.reason << "\n";
+    }
   bool held = checkFloor(results);
   llvm::outs() << summarize(results) << " (" << llvm::format("%.1f", secs)
                << " s)\n";
+  for (llvm::StringRef b : backends)
+    for (llvm::StringRef set : sets) {
+      llvm::outs() << "not passing, " << set << " on " << b << ":\n";
+      writeReasonHistogram(llvm::outs(), results, set, b);
+    }
   bool keepRecord = !held && !acceptDrop && reportPath == floorPath;
   if (keepRecord)
     llvm::errs() << "onnx-conformance: counts fell; " << reportPath

@@ -6,6 +6,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <set>
@@ -103,7 +104,84 @@ std::string opOf(const TestResult &r, const std::vector<std::string> &allOps) {
   return r.info.opTypes.empty() ? "(none)" : r.info.opTypes[0];
 }
 
+/// \p s with every '...' quoted name and every digit run replaced, so that
+/// node, input and test names and sizes do not split a group.
+std::string anonymize(llvm::StringRef s) {
+  std::string out;
+  bool quoted = false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (c == '\'') {
+      out += quoted ? "'" : "'X";
+      quoted = !quoted;
+    } else if (quoted) {
+      continue;
+    } else if (llvm::isDigit(c)) {
+      if (out.empty() || out.back() != 'N')
+        out += 'N';
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 } // namespace
+
+std::string conformance::reasonGroup(llvm::StringRef reason) {
+  // The runner prefixes import errors with the model's path.
+  size_t at = reason.find("model.onnx: ");
+  if (at != llvm::StringRef::npos)
+    reason = reason.drop_front(at + 12);
+  reason = reason.split('\n').first;
+  size_t open = reason.find(" op type(s) [");
+  if (reason.contains("unsupported node(s)") && open != llvm::StringRef::npos)
+    return "op not imported: " +
+           reason.drop_front(open + 13).split(']').first.str();
+  // "node 'n' (Op): rest": the op type and the innermost clause of rest.
+  llvm::StringRef op;
+  if (reason.starts_with("node '")) {
+    llvm::StringRef rest = reason.drop_front(6).split("' (").second;
+    op = rest.split("): ").first;
+    reason = rest.split("): ").second;
+  }
+  std::string prefix = op.empty() ? "" : op.str() + ": ";
+  if (reason.contains("must be a constant"))
+    return "run-time operand: " + op.str();
+  size_t ty = reason.find("unsupported element type ");
+  if (ty != llvm::StringRef::npos)
+    return "element type " + reason.drop_front(ty + 25).split(' ').first.str();
+  if (reason.contains("exceeds the maximum"))
+    return "rank above the maximum";
+  if (reason.contains("zero-sized dimension") ||
+      reason.contains("result is empty"))
+    return "empty tensor";
+  if (reason.contains("is not a tensor"))
+    return "sequence or optional value";
+  size_t inner = reason.rfind("): ");
+  if (inner != llvm::StringRef::npos)
+    reason = reason.drop_front(inner + 3);
+  std::string g = prefix + anonymize(reason);
+  return g.size() > 100 ? g.substr(0, 100) + "…" : g;
+}
+
+void conformance::writeReasonHistogram(llvm::raw_ostream &os,
+                                       llvm::ArrayRef<TestResult> results,
+                                       llvm::StringRef set,
+                                       llvm::StringRef backend) {
+  std::map<std::string, unsigned> count;
+  for (const TestResult &r : results)
+    if (r.set == set && r.backend == backend && r.verdict != Verdict::Pass)
+      ++count[std::string(r.verdict == Verdict::Fail ? "fail: " : "") +
+              reasonGroup(r.reason)];
+  std::vector<std::pair<unsigned, std::string>> sorted;
+  for (auto &[g, n] : count)
+    sorted.push_back({n, g});
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](auto &a, auto &b) { return a.first > b.first; });
+  for (auto &[n, g] : sorted)
+    os << "- " << n << ": " << g << "\n";
+}
 
 std::string conformance::summarize(llvm::ArrayRef<TestResult> results) {
   std::map<std::pair<std::string, std::string>, Counts> bySet;
@@ -125,6 +203,22 @@ std::string conformance::summarize(llvm::ArrayRef<TestResult> results) {
   }
   return s;
 }
+
+namespace {
+
+/// The report's histogram of why node tests did not pass, per backend.
+void writeWhySection(llvm::raw_ostream &os, llvm::ArrayRef<TestResult> results,
+                     llvm::ArrayRef<llvm::StringRef> backends) {
+  os << "\n## Why node tests did not pass\n\nNon-passing node tests by "
+        "reason group (tests/onnx/Report.cpp, reasonGroup), largest "
+        "first.\n";
+  for (llvm::StringRef b : backends) {
+    os << "\n" << b << ":\n\n";
+    writeReasonHistogram(os, results, "node", b);
+  }
+}
+
+} // namespace
 
 void conformance::writeReport(llvm::raw_ostream &os,
                               llvm::ArrayRef<TestResult> results,
@@ -200,6 +294,7 @@ void conformance::writeReport(llvm::raw_ostream &os,
         os << "`" << r.backend << " " << r.name << "` ";
     os << "(" << frozen << ")\n";
   }
+  writeWhySection(os, results, backends);
   os << "\n## Tests that did not pass\n\n";
   for (const TestResult &r : results) {
     if (r.verdict == Verdict::Pass)

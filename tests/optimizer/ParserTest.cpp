@@ -81,8 +81,8 @@ TEST(Parser, ErrorsNameTheLine) {
   expectError("", "no function");
   // Limits (found or prompted by ember-fuzz-graph).
   expectError("function f {\n  %x = Placeholder float<1 x 1 x 1 x 1 x 1 x 1 "
-              "x 1> input\n}",
-              "rank 7, more than the maximum 6");
+              "x 1 x 1 x 1> input\n}",
+              "rank 9, more than the maximum 8");
   expectError("function f {\n  %x = Placeholder "
               "float<4294967296 x 4294967296 x 4294967296> input\n}",
               "more than 2147483648 elements");

@@ -110,7 +110,7 @@ TEST(ImportFlags, ModelInputSyntax) {
   EXPECT_EQ(i64->second.getElemKind(), ElemKind::Int64);
   for (const char *bad :
        {"input,float", "input,complex,[1]", "input,float,1,2",
-        "input,float,[1,0]", ",float,[1]", "x,float,[1,2,3,4,5,6,7]"}) {
+        "input,float,[1,0]", ",float,[1]", "x,float,[1,2,3,4,5,6,7,8,9]"}) {
     auto r = tools::parseModelInputFlag(bad);
     ASSERT_FALSE(bool(r)) << bad;
     EXPECT_NE(llvm::toString(r.takeError()).find("-model-input expects"),

@@ -287,3 +287,227 @@ TEST(RuntimeInputs, SliceGathersAtRunTimeStartsAndSteps) {
         << res[5].error;
   }
 }
+
+/// A Pad node with pads (and, in constant mode, the value) as graph inputs.
+static ONNXBuilder padModel(const char *mode, bool withValue) {
+  ONNXBuilder b(13);
+  b.input("x", {4});
+  b.input("p", {2}, onnx::TensorProto::INT64);
+  std::vector<std::string> ins = {"x", "p"};
+  if (withValue) {
+    b.input("v", {});
+    ins.push_back("v");
+  }
+  onnx::AttributeProto *a = b.node("Pad", ins, {"y"}, "pad").add_attribute();
+  a->set_name("mode");
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s(mode);
+  b.output("y", {7});
+  return b;
+}
+
+TEST(RuntimeInputs, PadTakesItsPadsAtRunTime) {
+  ONNXBuilder b = padModel("reflect", false);
+  for (const std::string &backend : testBackends()) {
+    SCOPED_TRACE(backend);
+    Module M;
+    auto F = importONNXBuffer(b.serialize(), "m", M);
+    ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
+    // Two pads of one output length place the input differently; a third
+    // gives another length and fails the call.
+    auto res = runEach(M, **F, backend,
+                       runs(tensors(iota({4}), int64Tensor({2}, {2, 1})),
+                            tensors(iota({4}), int64Tensor({2}, {1, 2})),
+                            tensors(iota({4}), int64Tensor({2}, {1, 1}))));
+    ASSERT_EQ(res.size(), 3u);
+    ASSERT_EQ(res[0].outs.size(), 1u) << res[0].error;
+    ASSERT_EQ(res[1].outs.size(), 1u) << res[1].error;
+    expectNear(res[0].outs[0], makeTensor({7}, {3, 2, 1, 2, 3, 4, 3}), 0);
+    expectNear(res[1].outs[0], makeTensor({7}, {2, 1, 2, 3, 4, 3, 2}), 0);
+    EXPECT_NE(res[2].error.find("run-time input check: node 'pad' (Pad)"),
+              std::string::npos)
+        << res[2].error;
+  }
+}
+
+TEST(RuntimeInputs, PadTakesItsConstantValueAtRunTime) {
+  ONNXBuilder b = padModel("constant", true);
+  auto scalar = [](float v) { return makeTensor({}, {v}); };
+  for (const std::string &backend : testBackends()) {
+    SCOPED_TRACE(backend);
+    Module M;
+    auto F = importONNXBuffer(b.serialize(), "m", M);
+    ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
+    auto res =
+        runEach(M, **F, backend,
+                runs(tensors(iota({4}), int64Tensor({2}, {0, 3}), scalar(-1)),
+                     tensors(iota({4}), int64Tensor({2}, {3, 0}), scalar(9))));
+    ASSERT_EQ(res.size(), 2u);
+    ASSERT_EQ(res[0].outs.size(), 1u) << res[0].error;
+    ASSERT_EQ(res[1].outs.size(), 1u) << res[1].error;
+    expectNear(res[0].outs[0], makeTensor({7}, {1, 2, 3, 4, -1, -1, -1}), 0);
+    expectNear(res[1].outs[0], makeTensor({7}, {9, 9, 9, 1, 2, 3, 4}), 0);
+  }
+}
+
+/// A 1-D float tensor holding \p v.
+static Tensor vecTensor(const std::vector<float> &v) {
+  Tensor t(ElemKind::Float32, {dim_t(v.size())});
+  std::copy(v.begin(), v.end(), t.getHandle<float>().begin());
+  return t;
+}
+
+/// Resize of x [1, 1, 4, 3] to [1, 1, 2, 5] with \p mode and \p coord;
+/// scales a graph input, or the initializer \p constScales when given.
+static ONNXBuilder resizeModel(const char *mode, const char *coord,
+                               const std::vector<float> &constScales) {
+  ONNXBuilder b(13);
+  b.input("x", {1, 1, 4, 3});
+  if (constScales.empty())
+    b.input("s", {4});
+  else
+    b.initializer("s", {4}, constScales);
+  onnx::NodeProto &n = b.node("Resize", {"x", "", "s"}, {"y"}, "rs");
+  for (auto [name, value] :
+       {std::pair{"mode", mode},
+        std::pair{"coordinate_transformation_mode", coord}}) {
+    onnx::AttributeProto *a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(value);
+  }
+  b.output("y", {1, 1, 2, 5});
+  return b;
+}
+
+// The oracle is the Interpreter's Resize node, built when the scales are a
+// constant; the run-time form computes the taps in the graph in float32,
+// hence the tolerance.
+TEST(RuntimeInputs, ResizeTakesItsScalesAtRunTime) {
+  const std::vector<std::vector<float>> scales = {{1, 1, 0.6f, 1.7f},
+                                                  {1, 1, 0.5f, 1.9f}};
+  for (auto [mode, coord] :
+       {std::pair{"linear", "half_pixel"}, std::pair{"cubic", "align_corners"},
+        std::pair{"nearest", "asymmetric"},
+        std::pair{"linear", "pytorch_half_pixel"}}) {
+    std::vector<Tensor> want;
+    for (const std::vector<float> &s : scales) {
+      Module M;
+      auto F =
+          importONNXBuffer(resizeModel(mode, coord, s).serialize(), "m", M);
+      ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
+      auto outs =
+          compileAndRun(M, **F, "Interpreter", tensors(iota({1, 1, 4, 3})));
+      ASSERT_EQ(outs.size(), 1u);
+      want.push_back(std::move(outs[0]));
+    }
+    ONNXBuilder b = resizeModel(mode, coord, {});
+    for (const std::string &backend : testBackends()) {
+      SCOPED_TRACE(backend + " " + mode + " " + coord);
+      Module M;
+      auto F = importONNXBuffer(b.serialize(), "m", M);
+      ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
+      auto res = runEach(
+          M, **F, backend,
+          runs(tensors(iota({1, 1, 4, 3}), vecTensor(scales[0])),
+               tensors(iota({1, 1, 4, 3}), vecTensor(scales[1])),
+               tensors(iota({1, 1, 4, 3}), makeTensor({4}, {1, 1, 1, 1}))));
+      ASSERT_EQ(res.size(), 3u);
+      for (int i = 0; i < 2; ++i) {
+        ASSERT_EQ(res[i].outs.size(), 1u) << res[i].error;
+        expectNear(res[i].outs[0], want[i], 1e-5f);
+      }
+      EXPECT_NE(res[2].error.find("run-time input check: node 'rs' (Resize)"),
+                std::string::npos)
+          << res[2].error;
+    }
+  }
+}
+
+/// A bool tensor of \p dims holding \p v.
+static Tensor boolTensor(llvm::ArrayRef<dim_t> dims,
+                         std::initializer_list<bool> v) {
+  Tensor t(ElemKind::Bool, dims);
+  std::copy(v.begin(), v.end(), t.getHandle<bool>().begin());
+  return t;
+}
+
+TEST(RuntimeInputs, CompressSelectsTheDeclaredCountAtRunTime) {
+  ONNXBuilder b(13);
+  b.input("x", {4, 2});
+  b.input("c", {4}, onnx::TensorProto::BOOL);
+  ONNXBuilder::attrInt(b.node("Compress", {"x", "c"}, {"y"}, "cp"), "axis", 0);
+  b.output("y", {2, 2});
+  for (const std::string &backend : testBackends()) {
+    SCOPED_TRACE(backend);
+    Module M;
+    auto F = importONNXBuffer(b.serialize(), "m", M);
+    ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
+    auto res =
+        runEach(M, **F, backend,
+                runs(tensors(iota({4, 2}), boolTensor({4}, {0, 1, 0, 1})),
+                     tensors(iota({4, 2}), boolTensor({4}, {1, 0, 1, 0})),
+                     tensors(iota({4, 2}), boolTensor({4}, {1, 1, 1, 0}))));
+    ASSERT_EQ(res.size(), 3u);
+    ASSERT_EQ(res[0].outs.size(), 1u) << res[0].error;
+    ASSERT_EQ(res[1].outs.size(), 1u) << res[1].error;
+    expectNear(res[0].outs[0], makeTensor({2, 2}, {3, 4, 7, 8}), 0);
+    expectNear(res[1].outs[0], makeTensor({2, 2}, {1, 2, 5, 6}), 0);
+    EXPECT_NE(res[2].error.find("run-time input check: node 'cp' (Compress)"),
+              std::string::npos)
+        << res[2].error;
+  }
+}
+
+TEST(RuntimeInputs, NonZeroFindsTheDeclaredCountAtRunTime) {
+  ONNXBuilder b(13);
+  b.input("x", {2, 3});
+  b.node("NonZero", {"x"}, {"y"}, "nz");
+  b.output("y", {2, 2}, onnx::TensorProto::INT64);
+  for (const std::string &backend : testBackends()) {
+    SCOPED_TRACE(backend);
+    Module M;
+    auto F = importONNXBuffer(b.serialize(), "m", M);
+    ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
+    auto res = runEach(M, **F, backend,
+                       runs(tensors(makeTensor({2, 3}, {0, 5, 0, 0, 0, -1})),
+                            tensors(makeTensor({2, 3}, {2, 0, 0, 0, 3, 0})),
+                            tensors(makeTensor({2, 3}, {1, 1, 1, 0, 0, 0}))));
+    ASSERT_EQ(res.size(), 3u);
+    ASSERT_EQ(res[0].outs.size(), 1u) << res[0].error;
+    ASSERT_EQ(res[1].outs.size(), 1u) << res[1].error;
+    // Rows: the row indices, then the column indices, of the nonzeros.
+    auto want = [](std::initializer_list<int64_t> v) {
+      return int64Tensor({2, 2}, v);
+    };
+    expectNear(res[0].outs[0], want({0, 1, 1, 2}), 0);
+    expectNear(res[1].outs[0], want({0, 1, 0, 1}), 0);
+    EXPECT_NE(res[2].error.find("run-time input check: node 'nz' (NonZero)"),
+              std::string::npos)
+        << res[2].error;
+  }
+}
+
+TEST(RuntimeInputs, ReverseSequenceTakesItsLengthsAtRunTime) {
+  ONNXBuilder b(13);
+  b.input("x", {3, 2}); // [time, batch]
+  b.input("l", {2}, onnx::TensorProto::INT64);
+  b.node("ReverseSequence", {"x", "l"}, {"y"}, "rv");
+  b.output("y", {3, 2});
+  for (const std::string &backend : testBackends()) {
+    SCOPED_TRACE(backend);
+    Module M;
+    auto F = importONNXBuffer(b.serialize(), "m", M);
+    ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
+    auto res = runEach(M, **F, backend,
+                       runs(tensors(iota({3, 2}), int64Tensor({2}, {3, 1})),
+                            tensors(iota({3, 2}), int64Tensor({2}, {2, 9}))));
+    ASSERT_EQ(res.size(), 2u);
+    ASSERT_EQ(res[0].outs.size(), 1u) << res[0].error;
+    ASSERT_EQ(res[1].outs.size(), 1u) << res[1].error;
+    // Batch 0 is 1, 3, 5 and batch 1 is 2, 4, 6 along time; a length past
+    // the time extent reverses all of it.
+    expectNear(res[0].outs[0], makeTensor({3, 2}, {5, 2, 3, 4, 1, 6}), 0);
+    expectNear(res[1].outs[0], makeTensor({3, 2}, {3, 6, 1, 4, 5, 2}), 0);
+  }
+}

@@ -12,7 +12,7 @@
 namespace ember {
 
 /// The largest rank a tensor may have.
-constexpr unsigned kMaxRank = 6;
+constexpr unsigned kMaxRank = 8;
 
 /// The type of a tensor: element kind, dimensions and, for quantized kinds,
 /// scale and offset. Types are uniqued per Module (see TypeRef).

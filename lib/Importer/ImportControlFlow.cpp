@@ -1,0 +1,395 @@
+//===- ImportControlFlow.cpp - If, Loop and Scan --------------------------===//
+//
+// Ember plans every buffer before the first run, so control flow becomes
+// straight-line graph: If selects between both branches' results, Loop and
+// Scan are unrolled. docs/ControlFlow.md says which models that covers.
+//
+//===----------------------------------------------------------------------===//
+#include "ImportControlFlow.h"
+
+#include "ImportHelpers.h"
+#include "ProtoTensor.h"
+
+using namespace ember;
+using namespace ember::onnximport;
+
+#define TRY EMBER_ASSIGN_OR_RETURN
+
+namespace {
+
+/// The graph attribute \p name of \p node, or an error.
+llvm::Expected<const onnx::GraphProto *> subgraph(const onnx::NodeProto &node,
+                                                  llvm::StringRef name) {
+  const onnx::AttributeProto *a = AttrReader(node).find(name);
+  if (!a || a->type() != onnx::AttributeProto::GRAPH)
+    return fail(node, "missing graph attribute '" + name + "'");
+  return &a->g();
+}
+
+/// Imports \p body once with its inputs bound to \p inputs and returns its
+/// outputs. Names of the enclosing graphs stay visible (ONNX subgraphs may
+/// read them); the body's own names are unbound again afterwards, so that
+/// an unrolled body can be imported once per iteration.
+llvm::Expected<std::vector<NodeValue>>
+importBody(ImportContext &ctx, const onnx::NodeProto &node,
+           const onnx::GraphProto &body, llvm::ArrayRef<NodeValue> inputs,
+           const ImportOptions &opts) {
+  if (body.input_size() != int(inputs.size()))
+    return fail(node, "the body takes " + llvm::Twine(body.input_size()) +
+                          " inputs; the node gives " +
+                          llvm::Twine(inputs.size()));
+  auto outer = ctx.saveScope();
+  for (const auto &init : body.initializer()) {
+    TRY(Tensor t, tensorFromProto(init));
+    ctx.bind(init.name(),
+             ctx.module().createConstant(init.name(), std::move(t)));
+  }
+  for (size_t i = 0; i < inputs.size(); ++i)
+    ctx.bind(body.input(int(i)).name(), inputs[i]);
+  llvm::Error err = importNodes(ctx, body, opts);
+  std::vector<NodeValue> outs;
+  for (int i = 0; !err && i < body.output_size(); ++i) {
+    auto v = ctx.get(body.output(i).name());
+    if (!v)
+      err = v.takeError();
+    else
+      outs.push_back(*v);
+  }
+  ctx.restoreScope(std::move(outer));
+  if (err)
+    return llvm::Expected<std::vector<NodeValue>>(std::move(err));
+  return outs;
+}
+
+/// Binds the node's outputs to \p values (as many as the node names).
+llvm::Error bindOutputs(ImportContext &ctx, const onnx::NodeProto &node,
+                        llvm::ArrayRef<NodeValue> values) {
+  if (int(values.size()) < node.output_size())
+    return fail(node, "the body gives " + llvm::Twine(values.size()) +
+                          " outputs; the node has " +
+                          llvm::Twine(node.output_size()));
+  for (int i = 0; i < node.output_size(); ++i)
+    if (!node.output(i).empty())
+      ctx.bind(node.output(i), values[i]);
+  return llvm::Error::success();
+}
+
+/// If: a constant condition imports the taken branch only; a run-time one
+/// imports both and selects each output with Where, which needs the two
+/// branches' outputs to have one type.
+llvm::Error importIf(ImportContext &ctx, const onnx::NodeProto &node,
+                     const ImportOptions &opts) {
+  TRY(NodeValue cond, ctx.input(node, 0));
+  TRY(const onnx::GraphProto *thenG, subgraph(node, "then_branch"));
+  TRY(const onnx::GraphProto *elseG, subgraph(node, "else_branch"));
+  if (cond.getType()->size() != 1 || cond.getElemKind() != ElemKind::Bool)
+    return fail(node, "the condition must be one bool, got " +
+                          cond.getType()->toString());
+  if (auto *c = llvm::dyn_cast<Constant>(cond.getNode())) {
+    bool taken = c->getPayload().elementAsDouble(0) != 0;
+    TRY(auto outs, importBody(ctx, node, taken ? *thenG : *elseG, {}, opts));
+    return bindOutputs(ctx, node, outs);
+  }
+  TRY(auto thenOuts, importBody(ctx, node, *thenG, {}, opts));
+  TRY(auto elseOuts, importBody(ctx, node, *elseG, {}, opts));
+  if (thenOuts.size() != elseOuts.size())
+    return fail(node, "the branches give " + llvm::Twine(thenOuts.size()) +
+                          " and " + llvm::Twine(elseOuts.size()) + " outputs");
+  std::vector<NodeValue> outs;
+  for (size_t i = 0; i < thenOuts.size(); ++i) {
+    const Type &a = *thenOuts[i].getType(), &b = *elseOuts[i].getType();
+    if (!(a == b))
+      return fail(node, "with a run-time condition both branches must give "
+                        "outputs of one type; output " +
+                            llvm::Twine(i) + " is " + a.toString() +
+                            " in then_branch and " + b.toString() +
+                            " in else_branch");
+    TRY(NodeValue c, ctx.broadcastTo(node, cond, a.dims()));
+    TRY(NodeValue y,
+        make(ctx, node, OpKind::Where, {c, thenOuts[i], elseOuts[i]}));
+    outs.push_back(y);
+  }
+  return bindOutputs(ctx, node, outs);
+}
+
+/// Fails unless \p trips iterations of \p body stay within
+/// kMaxUnrolledNodes.
+llvm::Error checkUnrollSize(const onnx::NodeProto &node,
+                            const onnx::GraphProto &body, int64_t trips) {
+  int64_t nodes = std::max(1, body.node_size());
+  if (trips <= kMaxUnrolledNodes / nodes)
+    return llvm::Error::success();
+  return fail(node, llvm::Twine(trips) + " iterations of a " +
+                        llvm::Twine(nodes) + "-node body would unroll to " +
+                        "more than " + llvm::Twine(kMaxUnrolledNodes) +
+                        " nodes (the unrolling limit)");
+}
+
+/// Element \p idx of \p x along \p axis, that axis removed.
+llvm::Expected<NodeValue> sliceAt(ImportContext &ctx,
+                                  const onnx::NodeProto &node, NodeValue x,
+                                  int64_t axis, int64_t idx) {
+  Ints starts(x.dims().size(), 0), steps(x.dims().size(), 1);
+  Ints dims(x.dims().begin(), x.dims().end());
+  starts[axis] = idx;
+  dims[axis] = 1;
+  TRY(NodeValue s, make(ctx, node, OpKind::Slice, {x},
+                        {Attr::makeInts(starts), Attr::makeInts(steps),
+                         Attr::makeInts(dims)}));
+  dims.erase(dims.begin() + axis);
+  return reshapeTo(ctx, node, s, dims);
+}
+
+/// \p parts (of one type) stacked along a new axis \p axis.
+llvm::Expected<NodeValue> stack(ImportContext &ctx, const onnx::NodeProto &node,
+                                llvm::ArrayRef<NodeValue> parts, int64_t axis) {
+  std::vector<NodeValue> grown;
+  for (NodeValue p : parts) {
+    Ints dims(p.dims().begin(), p.dims().end());
+    if (axis < 0 || axis > int64_t(dims.size()))
+      return fail(node, "scan output axis " + llvm::Twine(axis) +
+                            " is out of range for rank " +
+                            llvm::Twine(dims.size() + 1));
+    dims.insert(dims.begin() + axis, 1);
+    TRY(NodeValue g, reshapeTo(ctx, node, p, dims));
+    grown.push_back(g);
+  }
+  if (grown.size() == 1)
+    return grown[0];
+  return make(ctx, node, OpKind::Concat, grown, {Attr::makeInt(axis)});
+}
+
+/// A scalar Constant for body input \p i, shaped as the body declares it
+/// ([] or [1]).
+NodeValue scalarFor(ImportContext &ctx, const onnx::NodeProto &node,
+                    const onnx::GraphProto &body, int i, ElemKind kind,
+                    double v) {
+  const auto &tt = body.input(i).type().tensor_type();
+  bool oneDim = tt.has_shape() && tt.shape().dim_size() == 1;
+  return constantOf(ctx, node, kind, oneDim ? Ints{1} : Ints{}, v);
+}
+
+/// A Loop input that must be a compile-time scalar, or an error naming it.
+llvm::Expected<double> loopScalar(ImportContext &ctx,
+                                  const onnx::NodeProto &node, int i,
+                                  llvm::StringRef what) {
+  TRY(NodeValue v, ctx.input(node, i));
+  auto *c = llvm::dyn_cast<Constant>(v.getNode());
+  if (!c || v.getType()->size() != 1)
+    return fail(node, "the " + what + " '" + node.input(i) +
+                          "' must be one constant value (an initializer or "
+                          "computed from constants) to unroll the loop");
+  return c->getPayload().elementAsDouble(0);
+}
+
+/// Loop with a constant trip count, unrolled. The body's condition output
+/// must fold to a constant in every iteration (true continues, false stops
+/// after that iteration), which holds when it passes the condition through
+/// or is computed from constants and the iteration number.
+llvm::Error importLoop(ImportContext &ctx, const onnx::NodeProto &node,
+                       const ImportOptions &opts) {
+  TRY(const onnx::GraphProto *body, subgraph(node, "body"));
+  if (!ImportContext::hasInput(node, 0))
+    return fail(node, "a Loop without a trip count runs until its condition "
+                      "turns false, which has no compile-time bound");
+  TRY(double m, loopScalar(ctx, node, 0, "trip count"));
+  int64_t trips = int64_t(m);
+  if (ImportContext::hasInput(node, 1)) {
+    TRY(double cond, loopScalar(ctx, node, 1, "condition"));
+    if (cond == 0)
+      trips = 0;
+  }
+  EMBER_RETURN_IF_ERR(checkUnrollSize(node, *body, trips));
+  std::vector<NodeValue> carried;
+  for (int i = 2; i < node.input_size(); ++i) {
+    TRY(NodeValue v, ctx.input(node, i));
+    carried.push_back(v);
+  }
+  size_t n = carried.size();
+  size_t k = size_t(std::max(0, body->output_size() - 1 - int(n)));
+  std::vector<std::vector<NodeValue>> scans(k);
+  for (int64_t t = 0; t < trips; ++t) {
+    std::vector<NodeValue> ins = {
+        scalarFor(ctx, node, *body, 0, ElemKind::Int64, double(t)),
+        scalarFor(ctx, node, *body, 1, ElemKind::Bool, 1)};
+    ins.insert(ins.end(), carried.begin(), carried.end());
+    TRY(auto outs, importBody(ctx, node, *body, ins, opts));
+    if (outs.size() != 1 + n + k)
+      return fail(node, "the body gives " + llvm::Twine(outs.size()) +
+                            " outputs; expected " + llvm::Twine(1 + n + k));
+    auto *c = llvm::dyn_cast<Constant>(outs[0].getNode());
+    if (!c || outs[0].getType()->size() != 1)
+      return fail(node, "the body's condition output '" +
+                            body->output(0).name() +
+                            "' is not known at compile time; only loops "
+                            "whose condition folds can be unrolled");
+    std::copy(outs.begin() + 1, outs.begin() + 1 + n, carried.begin());
+    for (size_t j = 0; j < k; ++j)
+      scans[j].push_back(outs[1 + n + j]);
+    if (c->getPayload().elementAsDouble(0) == 0)
+      break;
+  }
+  std::vector<NodeValue> results = carried;
+  for (auto &parts : scans) {
+    if (parts.empty())
+      return fail(node, "the loop runs no iteration: its scan outputs would "
+                        "be empty (empty tensors are not supported)");
+    TRY(NodeValue y, stack(ctx, node, parts, 0));
+    results.push_back(y);
+  }
+  return bindOutputs(ctx, node, results);
+}
+
+/// One Scan (opset 9 form) over \p states and \p inputs, unrolled; gives
+/// the final states and the stacked scan outputs.
+struct ScanSpec {
+  std::vector<NodeValue> states, inputs;
+  Ints inAxes, inReverse, outAxes, outReverse;
+};
+
+llvm::Expected<std::vector<NodeValue>> unrollScan(ImportContext &ctx,
+                                                  const onnx::NodeProto &node,
+                                                  const onnx::GraphProto &body,
+                                                  ScanSpec &s,
+                                                  const ImportOptions &opts) {
+  int64_t trips = -1;
+  for (size_t j = 0; j < s.inputs.size(); ++j) {
+    TRY(int64_t axis, normAxis(node, s.inAxes[j], s.inputs[j].dims().size()));
+    s.inAxes[j] = axis;
+    int64_t len = s.inputs[j].dims()[axis];
+    if (trips >= 0 && len != trips)
+      return fail(node, "scan inputs of " + llvm::Twine(trips) + " and " +
+                            llvm::Twine(len) + " steps");
+    trips = len;
+  }
+  if (trips < 1)
+    return fail(node, "a Scan needs at least one scan input");
+  EMBER_RETURN_IF_ERR(checkUnrollSize(node, body, trips));
+  size_t n = s.states.size();
+  size_t k = size_t(std::max(0, body.output_size() - int(n)));
+  std::vector<std::vector<NodeValue>> scans(k);
+  for (int64_t t = 0; t < trips; ++t) {
+    std::vector<NodeValue> ins = s.states;
+    for (size_t j = 0; j < s.inputs.size(); ++j) {
+      int64_t at = s.inReverse[j] ? trips - 1 - t : t;
+      TRY(NodeValue x, sliceAt(ctx, node, s.inputs[j], s.inAxes[j], at));
+      ins.push_back(x);
+    }
+    TRY(auto outs, importBody(ctx, node, body, ins, opts));
+    std::copy(outs.begin(), outs.begin() + n, s.states.begin());
+    for (size_t j = 0; j < k; ++j)
+      scans[j].push_back(outs[n + j]);
+  }
+  std::vector<NodeValue> results = s.states;
+  for (size_t j = 0; j < k; ++j) {
+    if (s.outReverse[j])
+      std::reverse(scans[j].begin(), scans[j].end());
+    int64_t rank = int64_t(scans[j][0].dims().size()) + 1;
+    int64_t axis = s.outAxes[j] < 0 ? s.outAxes[j] + rank : s.outAxes[j];
+    TRY(NodeValue y, stack(ctx, node, scans[j], axis));
+    results.push_back(y);
+  }
+  return results;
+}
+
+/// \p v of size \p n, or \p n copies of \p dflt when empty.
+llvm::Expected<Ints> perInput(const onnx::NodeProto &node, Ints v, size_t n,
+                              llvm::StringRef name) {
+  if (v.empty())
+    return Ints(n, 0);
+  if (v.size() != n)
+    return fail(node, name + " has " + llvm::Twine(v.size()) +
+                          " entries; expected " + llvm::Twine(n));
+  return v;
+}
+
+/// Opset 8 Scan: states and scan inputs carry a leading batch axis; each
+/// batch element is scanned on its own (scan axis 1 of the input) and the
+/// results stacked along axis 0 again.
+llvm::Error importBatchedScan(ImportContext &ctx, const onnx::NodeProto &node,
+                              const onnx::GraphProto &body, const ScanSpec &s,
+                              const ImportOptions &opts) {
+  int64_t batch = s.inputs[0].dims().empty() ? 0 : s.inputs[0].dims()[0];
+  for (NodeValue v : s.states)
+    if (v.dims().empty() || v.dims()[0] != batch)
+      return fail(node, "state " + v.getType()->toString() +
+                            " does not have the batch size " +
+                            llvm::Twine(batch));
+  EMBER_RETURN_IF_ERR(checkUnrollSize(node, body, batch));
+  std::vector<std::vector<NodeValue>> perBatch;
+  for (int64_t b = 0; b < batch; ++b) {
+    ScanSpec sb = s;
+    for (NodeValue &v : sb.states) {
+      TRY(v, sliceAt(ctx, node, v, 0, b));
+    }
+    for (NodeValue &v : sb.inputs) {
+      TRY(v, sliceAt(ctx, node, v, 0, b));
+    }
+    std::fill(sb.inAxes.begin(), sb.inAxes.end(), 0);
+    TRY(auto results, unrollScan(ctx, node, body, sb, opts));
+    perBatch.push_back(std::move(results));
+  }
+  std::vector<NodeValue> results;
+  for (size_t j = 0; batch && j < perBatch[0].size(); ++j) {
+    std::vector<NodeValue> parts;
+    for (auto &r : perBatch)
+      parts.push_back(r[j]);
+    TRY(NodeValue y, stack(ctx, node, parts, 0));
+    results.push_back(y);
+  }
+  return bindOutputs(ctx, node, results);
+}
+
+/// Scan, unrolled. Opset 8 has a leading batch axis (scanned per batch
+/// element and stacked again) and an optional sequence_lens, which must be
+/// absent; opset 9 adds axes and directions per input and output.
+llvm::Error importScan(ImportContext &ctx, const onnx::NodeProto &node,
+                       const ImportOptions &opts) {
+  TRY(const onnx::GraphProto *body, subgraph(node, "body"));
+  AttrReader attrs(node);
+  TRY(int64_t m, attrs.getInt("num_scan_inputs", std::nullopt));
+  bool batched = ctx.opset() < 9;
+  if (batched && ImportContext::hasInput(node, 0))
+    return fail(node, "sequence_lens is not supported");
+  int first = batched ? 1 : 0;
+  int64_t numIn = node.input_size() - first;
+  if (m < 1 || m > numIn)
+    return fail(node, "num_scan_inputs " + llvm::Twine(m) + " of " +
+                          llvm::Twine(numIn) + " inputs");
+  ScanSpec s;
+  for (int i = first; i < node.input_size(); ++i) {
+    TRY(NodeValue v, ctx.input(node, i));
+    (i - first < numIn - m ? s.states : s.inputs).push_back(v);
+  }
+  size_t k = size_t(std::max(0, body->output_size() - int(s.states.size())));
+  TRY(Ints dirs,
+      attrs.getInts(batched ? "directions" : "scan_input_directions", Ints{}));
+  TRY(s.inReverse, perInput(node, dirs, size_t(m), "scan_input_directions"));
+  TRY(Ints inAxes, attrs.getInts("scan_input_axes", Ints{}));
+  TRY(s.inAxes, perInput(node, inAxes, size_t(m), "scan_input_axes"));
+  TRY(Ints outAxes, attrs.getInts("scan_output_axes", Ints{}));
+  TRY(s.outAxes, perInput(node, outAxes, k, "scan_output_axes"));
+  TRY(Ints outDirs, attrs.getInts("scan_output_directions", Ints{}));
+  TRY(s.outReverse, perInput(node, outDirs, k, "scan_output_directions"));
+  if (!batched) {
+    TRY(auto results, unrollScan(ctx, node, *body, s, opts));
+    return bindOutputs(ctx, node, results);
+  }
+  return importBatchedScan(ctx, node, *body, s, opts);
+}
+
+} // namespace
+
+bool ember::isControlFlow(llvm::StringRef opType) {
+  return opType == "If" || opType == "Loop" || opType == "Scan";
+}
+
+llvm::Error ember::importControlFlow(ImportContext &ctx,
+                                     const onnx::NodeProto &node,
+                                     const ImportOptions &opts) {
+  if (node.op_type() == "If")
+    return importIf(ctx, node, opts);
+  if (node.op_type() == "Loop")
+    return importLoop(ctx, node, opts);
+  return importScan(ctx, node, opts);
+}
