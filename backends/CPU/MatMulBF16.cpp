@@ -17,9 +17,15 @@ using kir::ExprRef;
 using kir::Kernel;
 
 LibKernel BF16MatMulPlan::entry() const {
-  return kernel == BF16MatMulKernel::DotProduct
-             ? EMBER_LIBJIT_KERNEL(ember_matmul_bf16_dp)
-             : EMBER_LIBJIT_KERNEL(ember_matmul_bf16_widen);
+  switch (kernel) {
+  case BF16MatMulKernel::AMX:
+    return EMBER_LIBJIT_KERNEL(ember_matmul_bf16_amx);
+  case BF16MatMulKernel::DotProduct:
+    return EMBER_LIBJIT_KERNEL(ember_matmul_bf16_dp);
+  case BF16MatMulKernel::Widen:
+    break;
+  }
+  return EMBER_LIBJIT_KERNEL(ember_matmul_bf16_widen);
 }
 
 void BF16MatMulPlan::print(llvm::raw_ostream &os) const {
@@ -27,8 +33,15 @@ void BF16MatMulPlan::print(llvm::raw_ostream &os) const {
      << " kBlock " << tiling.kBlock << " pairs\n";
 }
 
-BF16MatMulPlan cpu::chooseBF16MatMul(const TargetDesc &T) {
+BF16MatMulPlan cpu::chooseBF16MatMul(const TargetDesc &T, int64_t m) {
   bool dot = useWideKernels(T) && T.has(ISAExt::AVX512BF16);
+  if (dot && T.has(ISAExt::AMXTile) && T.has(ISAExt::AMXBF16) &&
+      m >= kAMXTileRows) {
+    // Palette 1: a tile row of 64 bytes holds 16 Float32 sums or 16 pairs.
+    int64_t cols = kAMXTileBytes / 4;
+    return {BF16MatMulKernel::AMX,
+            MatMulTiling{2 * kAMXTileRows, 1, cols, kAMXTileRows}};
+  }
   return {dot ? BF16MatMulKernel::DotProduct : BF16MatMulKernel::Widen,
           chooseMatMulTiling(matMulTarget(T))};
 }
@@ -112,15 +125,32 @@ static kir::Buffer packRHS(const MatMulInst &I, const Shape &s,
                         ElemKind::BFloat16);
 }
 
+/// The AMX kernel's tasks: pairs of panels (a block of 2 x 2 tiles), rows
+/// split in whole blocks until there are kMatMulMinTasks tasks where the
+/// rows allow.
+static MatMulTasks splitAMX(int64_t m, int64_t panels, const MatMulTiling &t) {
+  MatMulTasks r;
+  r.panelsPerTask = 2;
+  r.colTasks = std::max<int64_t>(1, (panels + 1) / 2);
+  int64_t blocks = std::max<int64_t>(1, (m + t.rows - 1) / t.rows);
+  int64_t want = (kMatMulMinTasks + r.colTasks - 1) / r.colTasks;
+  int64_t rowTasks = std::min(blocks, want);
+  r.rowsPerTask = (blocks + rowTasks - 1) / rowTasks * t.rows;
+  r.rowTasks = std::max<int64_t>(1, (m + r.rowsPerTask - 1) / r.rowsPerTask);
+  return r;
+}
+
 void cpu::lowerMatMulBF16(const MatMulInst &I, const MatMulBF16Context &ctx,
                           std::vector<Kernel> &out) {
   TypeRef ta = I.getLHS()->getType(), tc = I.getDest()->getType();
   unsigned r = ta->rank();
-  BF16MatMulPlan plan = chooseBF16MatMul(ctx.target);
+  BF16MatMulPlan plan = chooseBF16MatMul(ctx.target, ta->dims()[r - 2]);
   const MatMulTiling &tiling = plan.tiling;
-  // libjit instantiates the tiles of MatMul.inc's two kernel families.
-  CHECK(tiling.rows == 6 &&
-        tiling.panelCols == (useWideKernels(ctx.target) ? 64 : 16))
+  bool amx = plan.kernel == BF16MatMulKernel::AMX;
+  // libjit instantiates the tiles of MatMul.inc's two kernel families and
+  // the AMX block.
+  CHECK(amx || (tiling.rows == 6 &&
+                tiling.panelCols == (useWideKernels(ctx.target) ? 64 : 16)))
       << "no libjit BFloat16 MatMul kernel for this tile";
   Shape s;
   s.m = ta->dims()[r - 2];
@@ -130,7 +160,12 @@ void cpu::lowerMatMulBF16(const MatMulInst &I, const MatMulBF16Context &ctx,
   s.nr = tiling.panelCols;
   s.np = (s.n + s.nr - 1) / s.nr;
   s.kh = (s.K + 1) / 2;
-  MatMulTasks tasks = splitMatMul(s.m, s.np, tiling, matMulTarget(ctx.target));
+  if (amx) // whole B tiles per panel
+    s.kh = std::max<int64_t>(1, (s.kh + tiling.kBlock - 1) / tiling.kBlock) *
+           tiling.kBlock;
+  MatMulTasks tasks =
+      amx ? splitAMX(s.m, s.np, tiling)
+          : splitMatMul(s.m, s.np, tiling, matMulTarget(ctx.target));
   kir::Buffer bBuf = packRHS(I, s, ctx, out);
   Kernel k(I.getName());
   unsigned c = k.addBuffer(kir::bufferFor(I.getDest(), ctx.plan));
@@ -154,7 +189,8 @@ void cpu::lowerMatMulBF16(const MatMulInst &I, const MatMulBF16Context &ctx,
   std::vector<CallArg> args = {bufArg(c, k.mul(bi, s.m * s.n)),
                                bufArg(a, offset(I.getLHS(), s.m * s.K)),
                                bufArg(b, offset(I.getRHS(), s.packedElems()))};
-  for (int64_t v : {s.n, s.K, tiling.kBlock})
+  // The AMX kernel's K argument is the padded pairs of a panel.
+  for (int64_t v : {s.n, s.K, amx ? s.kh : tiling.kBlock})
     args.push_back(valArg(k.constInt(v)));
   for (ExprRef v : {i0, min(k.add(i0, k.constInt(tasks.rowsPerTask)), s.m), t0,
                     min(k.add(t0, k.constInt(tasks.panelsPerTask)), s.np)})

@@ -179,11 +179,12 @@ def prepare(args, name, work):
 
 
 def compile_ember(args, name, work, info):
-    out = os.path.join(work, "ember", name)
+    out = os.path.join(work, "ember", name + "." + args.precision)
     t0 = time.perf_counter()
     run([os.path.join(args.build_dir, "bin", "model-compiler"),
          "-model=" + info["onnx"], "-backend=CPU", "-emit-bundle=" + out,
-         "-network-name=net", "-bundle-shared"],
+         "-network-name=net", "-bundle-shared",
+         "-precision=" + args.precision],
         timeout=args.compile_timeout, what="compile")
     info["compile_s"]["ember"] = time.perf_counter() - t0
     info["bundle"] = os.path.join(out, "net")
@@ -218,7 +219,7 @@ def time_engine(args, engine, info, threads, driver):
                info["onnx"], info["npys"]] + common
     elif engine == "ov":
         cmd = [sys.executable, os.path.join(LIB, "ov_worker.py"),
-               info["ov_onnx"], info["npys"]] + common
+               info["ov_onnx"], info["npys"]] + common + [args.precision]
     elif engine == "tvm":
         cmd = [sys.executable, os.path.join(LIB, "tvm_worker.py"), "time",
                info["tvm_lib"], info["npys"]] + common
@@ -271,6 +272,10 @@ def parse_args():
     p.add_argument("--work-dir", default=None,
                    help="exports, bundles and inputs (default: "
                    "BUILD_DIR/bench; exports are reused)")
+    p.add_argument("--precision", choices=["fp32", "bf16"], default="fp32",
+                   help="bf16: Ember compiles with -precision=bf16 and "
+                   "OpenVINO runs with INFERENCE_PRECISION_HINT=bf16; only "
+                   "those two engines take it")
     p.add_argument("--out", default=os.path.join(ROOT, "docs",
                                                  "Performance.md"),
                    help="the report to update (default: docs/Performance.md)")
@@ -280,6 +285,9 @@ def parse_args():
     for e in args.engines:
         if e not in ENGINES:
             p.error("unknown engine '%s' (known: %s)" % (e, ",".join(ENGINES)))
+        if args.precision != "fp32" and e not in ("ember", "ov"):
+            p.error("--precision %s: engine '%s' has no such mode here "
+                    "(use --engines ember,ov)" % (args.precision, e))
     _, default, known = SETS[args.set]
     args.models = args.models.split(",") if args.models else default
     for m in args.models:

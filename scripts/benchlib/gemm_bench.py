@@ -14,7 +14,9 @@ With --baseline RUNNER (another build's model-runner) both are run
 alternately, --rounds times each, and the table shows both (best round).
 With --precision fp32,bf16 the runner is run at each -precision the same
 way (bf16: the kernels include the conversion of A to bfloat16, which the
-profile counts as M K of the 2 M K N + M K flops).
+profile counts as M K of the 2 M K N + M K flops). A value may add LLVM
+features after a colon, '/'-separated: bf16:-amx-tile/-amx-bf16 runs the
+vdpbf16ps kernel on an AMX host.
 
 Usage: gemm_bench.py [--build DIR] [--baseline RUNNER] [--threads 1,2]
                      [--iterations N] [--rounds R]
@@ -120,7 +122,11 @@ def main():
     for r, nm in [(runner, "new")] + (
             [(args.baseline, "base")] if args.baseline else []):
         for pr in precisions:
-            runners.append((r, ["-precision=" + pr]))
+            prec, _, mattr = pr.partition(":")
+            flags = ["-precision=" + prec]
+            if mattr:
+                flags.append("-mattr=" + mattr.replace("/", ","))
+            runners.append((r, flags))
             names.append(" ".join(
                 x for x in (nm if args.baseline else "",
                             pr if len(precisions) > 1 else "") if x) + " ")

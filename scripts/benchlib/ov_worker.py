@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """OpenVINO side of scripts/bench: time one model.
 
-    ov_worker.py MODEL.onnx INPUTS THREADS WARMUP ITERS
+    ov_worker.py MODEL.onnx INPUTS THREADS WARMUP ITERS [PRECISION]
 
 INPUTS: comma-separated .npy files, one per graph input in graph order.
 Reads the ONNX file with OpenVINO's ONNX frontend and compiles it for the
 CPU plugin with f32 inference precision (no bf16/fp16 down-conversion on
-CPUs that have them), one stream, INFERENCE_NUM_THREADS=THREADS and the
+CPUs that have them; PRECISION bf16 asks for bf16 instead), one stream,
+INFERENCE_NUM_THREADS=THREADS and the
 LATENCY performance hint; then the same warm-up and timed synchronous runs
 as ort_worker.py. Prints one JSON line {"ms": [...], "openvino": version,
 "compile_s": s, "config": the properties the compiled model reports}.
@@ -29,6 +30,8 @@ def main():
     model, inputs, threads, warmup, iters = sys.argv[1:6]
     core = ov.Core()
     config = dict(CONFIG, INFERENCE_NUM_THREADS=int(threads))
+    if len(sys.argv) > 6 and sys.argv[6] == "bf16":
+        config["INFERENCE_PRECISION_HINT"] = "bf16"
     t0 = time.perf_counter()
     compiled = core.compile_model(model, "CPU", config)
     compile_s = time.perf_counter() - t0

@@ -10,13 +10,16 @@
 //    exact in Float32, the K - 1 sums each round once);
 //  - the CPU against the Interpreter: within 2 gamma(K) S (two summation
 //    orders, each within gamma(K) S of the exact sum).
-// The CPU runs the vdpbf16ps kernel where the host has AVX512-BF16 and the
-// 16-lane kernels (the default run here; ops.bf16-dot-paths requires it),
-// the widening kernel otherwise (ops.narrow-simd-paths runs it on any
-// host). The shapes cover odd K (a half pair), partial panels, every
-// remainder row count, several K blocks, B packed at compile time and at
-// run time, batches, broadcast batch dims and the transformer forms: an
-// N-D activation times a 2-D weight, batched products and TransB.
+// The CPU runs the AMX kernel where the host has AMX-BF16 (the default run
+// there; ops.bf16-amx-paths requires it, ops.bf16-amx-refused runs it with
+// the tile state refused, i.e. its vdpbf16ps fallback), the vdpbf16ps
+// kernel where the host has AVX512-BF16 and the 16-lane kernels
+// (ops.bf16-dot-paths requires it and turns AMX off), the widening kernel
+// otherwise (ops.narrow-simd-paths runs it on any host). The shapes cover odd K
+// (a half pair), partial panels, every remainder row count, several K blocks, B
+// packed at compile time and at run time, batches, broadcast batch dims and the
+// transformer forms: an N-D activation times a 2-D weight, batched products and
+// TransB.
 //
 //===----------------------------------------------------------------------===//
 #include "../../backends/CPU/MatMulBF16.h"
@@ -60,6 +63,13 @@ const BF16Case kBF16Cases[] = {
     {"attention_qk", {2, 3}, {2, 3}, 10, 16, 10, false, true},
     {"attention_pv", {2, 3}, {2, 3}, 10, 10, 16, false},
     {"row_split", {}, {}, 700, 40, 24, true},
+    // AMX blocks (2 x 2 tiles of 16 x 16, K in chunks of 32): whole
+    // blocks, then one row past a block, an odd K past two chunks and a
+    // lone third panel, then partial tiles everywhere with K < 32.
+    {"amx_blocks", {}, {}, 64, 64, 64, true},
+    {"amx_edges", {}, {}, 33, 65, 48, true},
+    {"amx_partial_runtime", {}, {}, 47, 31, 31, false},
+    {"amx_many_chunks", {2}, {1}, 50, 200, 100, true},
 };
 
 void PrintTo(const BF16Case &c, std::ostream *os) { *os << c.name; }
@@ -182,22 +192,37 @@ INSTANTIATE_TEST_SUITE_P(Cases, MatMulBF16PathTest,
                            return std::string(info.param.name);
                          });
 
-// The rule: vdpbf16ps only with AVX512-BF16 and the 16-lane kernels, with
-// the Float32 rule's tiles either way.
+// The rule: AMX with AMX-TILE and AMX-BF16 on top of what vdpbf16ps needs
+// (its fallback) for products of at least a tile's 16 rows; vdpbf16ps only with
+// AVX512-BF16 and the 16-lane kernels, with the Float32 rule's tiles either
+// way.
 TEST(MatMulBF16Plan, KernelFollowsTheTarget) {
   TargetDesc T;
   T.vectorBits = 512;
   T.vectorRegisters = 32;
   T.l1dBytes = 32 << 10;
   T.l2Bytes = 1 << 20;
-  EXPECT_EQ(cpu::chooseBF16MatMul(T).kernel, cpu::BF16MatMulKernel::Widen);
+  EXPECT_EQ(cpu::chooseBF16MatMul(T, 16).kernel, cpu::BF16MatMulKernel::Widen);
   T.extensions |= 1u << unsigned(ISAExt::AVX512BF16);
-  cpu::BF16MatMulPlan p = cpu::chooseBF16MatMul(T);
+  cpu::BF16MatMulPlan p = cpu::chooseBF16MatMul(T, 16);
   EXPECT_EQ(p.kernel, cpu::BF16MatMulKernel::DotProduct);
   EXPECT_EQ(p.tiling.rows, 6);
   EXPECT_EQ(p.tiling.panelCols, 64);
   EXPECT_EQ(p.tiling.kBlock, 96); // pairs: 96 x 64 words, 3/4 of 32 KiB
+  T.extensions |= 1u << unsigned(ISAExt::AMXTile);
+  EXPECT_EQ(cpu::chooseBF16MatMul(T, 16).kernel,
+            cpu::BF16MatMulKernel::DotProduct);
+  T.extensions |= 1u << unsigned(ISAExt::AMXBF16);
+  p = cpu::chooseBF16MatMul(T, 16);
+  EXPECT_EQ(p.kernel, cpu::BF16MatMulKernel::AMX);
+  EXPECT_STREQ(p.entry(), "ember_matmul_bf16_amx");
+  EXPECT_EQ(p.tiling.rows, 32);
+  EXPECT_EQ(p.tiling.panelCols, 16);
+  EXPECT_EQ(p.tiling.kBlock, 16);
+  // Fewer rows than a tile: vdpbf16ps.
+  EXPECT_EQ(cpu::chooseBF16MatMul(T, 15).kernel,
+            cpu::BF16MatMulKernel::DotProduct);
   T.vectorBits = 256;
   T.vectorRegisters = 16;
-  EXPECT_EQ(cpu::chooseBF16MatMul(T).kernel, cpu::BF16MatMulKernel::Widen);
+  EXPECT_EQ(cpu::chooseBF16MatMul(T, 16).kernel, cpu::BF16MatMulKernel::Widen);
 }

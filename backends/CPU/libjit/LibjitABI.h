@@ -97,6 +97,9 @@ void ember_matmul_bf16_widen(float *c, const uint16_t *a, const uint16_t *b,
 void ember_matmul_bf16_dp(float *c, const uint16_t *a, const uint16_t *b,
                           int64_t n, int64_t K, int64_t kc, int64_t i0,
                           int64_t i1, int64_t t0, int64_t t1);
+void ember_matmul_bf16_amx(float *c, const uint16_t *a, const uint16_t *b,
+                           int64_t n, int64_t K, int64_t kp, int64_t i0,
+                           int64_t i1, int64_t t0, int64_t t1);
 void ember_pool_plane_f32(float *y, const float *x, int64_t H, int64_t W,
                           int64_t KH, int64_t KW, int64_t OH, int64_t OW,
                           int64_t sh, int64_t sw, int64_t pt, int64_t pl,

@@ -183,12 +183,14 @@ EMBER_HELPER void transpose16(v16 (&r)[16]) {
   }
 }
 
+#include "AMX.inc"
 #include "ConvGemm.inc"
 #include "ConvGemmCV.inc"
 #include "Depthwise.inc"
 #include "DepthwiseCV.inc"
 #include "MatMul.inc"
 #include "MatMulBF16.inc"
+#include "MatMulAMX.inc"
 #include "Pool.inc"
 #include "Reduce.inc"
 #include "Winograd.inc"
