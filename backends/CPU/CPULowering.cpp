@@ -12,6 +12,7 @@
 #include "ConvTiling.h"
 #include "Depthwise.h"
 #include "MatMulBF16.h"
+#include "MatMulInt8.h"
 #include "MatMulTiling.h"
 #include "Winograd.h"
 
@@ -105,6 +106,11 @@ public:
               lowerMatMul(*m, out);
             return true;
           }
+          if (lowerIntProductCPU(I,
+                                 {F_, plan_, prog_.constants, target_,
+                                  patchOffset(), scratchSize_},
+                                 out))
+            return true;
           if (auto *t = llvm::dyn_cast<TransposeInst>(&I))
             if (auto k = foldConstantTranspose(*t)) {
               out.push_back(std::move(*k));

@@ -149,6 +149,7 @@ EMBER_HELPER void transpose16(v16 (&r)[16]) {
 #include "DepthwiseCV.inc"
 #include "MatMul.inc"
 #include "MatMulBF16.inc"
+#include "MatMulInt8.inc"
 #include "Pool.inc"
 #include "Reduce.inc"
 #include "Winograd.inc"
