@@ -374,3 +374,21 @@ bool cpu::lowerIntProductCPU(const Instruction &I, const Int8Context &ctx,
     return lowerConv(*c, ctx, out);
   return false;
 }
+
+bool CPUBackend::prefersIntegerProduct(const Node &product,
+                                       const CodegenOptions &opts) const {
+  llvm::Expected<TargetDesc> desc = TargetDesc::create(opts.target);
+  if (!desc) {
+    llvm::consumeError(desc.takeError());
+    return false;
+  }
+  // The widening kernel does a quarter of vpdpbusd's multiply-adds per
+  // instruction, fewer than the Float32 kernels' FMAs: integers pay only
+  // with vpdpbusd.
+  if (chooseInt8Plan(kernelTarget(*desc, opts.cpu)).kernel != Int8Kernel::Vnni)
+    return false;
+  // A depthwise convolution is a one-row product per channel: its packing
+  // costs more than the Float32 depthwise kernel's whole work.
+  auto *conv = llvm::dyn_cast<ConvNode>(&product);
+  return !conv || conv->getGroup() == 1 || conv->getFilter().dims()[1] != 1;
+}
