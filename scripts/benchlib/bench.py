@@ -152,10 +152,23 @@ def ov_model(name, work, info):
                            len(nodes))
 
 
+def quantized(args, name, onnx_path):
+    """--precision int8: the QDQ file onnxruntime's quantize_static makes
+    of ONNX_PATH (quantize_qdq.py; made once, kept beside the export)."""
+    out = onnx_path[:-len(".onnx")] + ".qdq.onnx"
+    if not os.path.exists(out) or \
+            os.path.getmtime(out) < os.path.getmtime(onnx_path):
+        run([sys.executable, os.path.join(LIB, "quantize_qdq.py"), onnx_path,
+             out], timeout=args.compile_timeout, what="quantize")
+    return out
+
+
 def prepare(args, name, work):
     """Exports and compiles everything once; returns per-engine info."""
     import numpy as np
     onnx_path, inputs = export_inputs(args, name, work)
+    if args.precision == "int8":
+        onnx_path = quantized(args, name, onnx_path)
     npys, raws = [], []
     for k, (tname, x) in enumerate(inputs):
         npys.append(os.path.join(work, "%s.%d.npy" % (name, k)))
@@ -187,6 +200,10 @@ def compile_ember(args, name, work, info):
         timeout=args.compile_timeout, what="compile")
     info["compile_s"]["ember"] = time.perf_counter() - t0
     info["bundle"] = os.path.join(out, "net")
+    weights = os.path.join(out, "net.weights.bin")
+    if os.path.exists(weights):
+        print("  ember bundle weights: %.1f MB" %
+              (os.path.getsize(weights) / 1e6), flush=True)
 
 
 def compile_tvm(args, name, work, info):
@@ -246,6 +263,11 @@ def parse_args():
                    help="comma-separated models of the set (default: all; "
                    "transformers also accepts the test sizes %s)" %
                    ", ".join(TRANSFORMERS_MINI))
+    p.add_argument("--precision", choices=["fp32", "int8"], default="fp32",
+                   help="int8: every engine runs the model as onnxruntime's "
+                   "quantize_static writes it (QDQ, per-channel Int8 weights, "
+                   "UInt8 activations; quantize_qdq.py), the report goes to "
+                   "WORK_DIR/Performance-int8.md unless --out says")
     p.add_argument("--threads", default="1,2",
                    help="comma-separated thread counts, one table each")
     p.add_argument("--engines", default=",".join(ENGINES),
@@ -271,11 +293,17 @@ def parse_args():
     p.add_argument("--work-dir", default=None,
                    help="exports, bundles and inputs (default: "
                    "BUILD_DIR/bench; exports are reused)")
-    p.add_argument("--out", default=os.path.join(ROOT, "docs",
-                                                 "Performance.md"),
+    p.add_argument("--out", default=None,
                    help="the report to update (default: docs/Performance.md)")
     args = p.parse_args()
     args.build_dir = os.path.abspath(args.build_dir)
+    if args.out is None:
+        args.out = (os.path.join(ROOT, "docs", "Performance.md")
+                    if args.precision == "fp32" else
+                    os.path.join(os.path.abspath(
+                        args.work_dir or os.path.join(args.build_dir,
+                                                      "bench")),
+                        "Performance-int8.md"))
     args.engines = args.engines.split(",")
     for e in args.engines:
         if e not in ENGINES:
