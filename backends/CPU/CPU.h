@@ -141,6 +141,10 @@ public:
   bool supportsMatMulEpilogue() const override { return true; }
   bool supportsConvResidual() const override { return true; }
   bool supportsBF16MatMul() const override { return true; }
+  /// Where libjit's vpdpbusd kernel runs, except for depthwise
+  /// convolutions (MatMulInt8.cpp's rule).
+  bool prefersIntegerProduct(const Node &product,
+                             const CodegenOptions &opts) const override;
   /// Every conv kernel's epilogue reads a residual element before it
   /// writes that output element (the channel-vector GEMM's whole-vector
   /// stores past a tile are off when the two are one buffer).

@@ -14,6 +14,7 @@
 #include "Depthwise.h"
 #include "LibCall.h"
 #include "MatMulBF16.h"
+#include "MatMulInt8.h"
 #include "MatMulTiling.h"
 #include "Winograd.h"
 
@@ -116,6 +117,11 @@ public:
               lowerMatMul(*m, out);
             return true;
           }
+          if (lowerIntProductCPU(I,
+                                 {F_, plan_, prog_.constants, target_,
+                                  patchOffset(), scratchSize_},
+                                 out))
+            return true;
           if (auto *t = llvm::dyn_cast<TransposeInst>(&I))
             if (auto k = foldConstantTranspose(*t)) {
               out.push_back(std::move(*k));

@@ -6,6 +6,15 @@
 using namespace ember;
 using namespace ember::cpu;
 
+/// True when a buffer of \p got may stand behind an integer pointer of
+/// \p want: integer kernels read signed and unsigned (and quantized)
+/// elements of one size through one pointer type and fix the sign up
+/// themselves (e.g. Int8 activations read as UInt8 and flipped).
+static bool sameBytes(ElemKind got, ElemKind want) {
+  return isIntegerKind(want) && (isIntegerKind(got) || isQuantizedKind(got)) &&
+         elemSize(got) == elemSize(want);
+}
+
 kir::Stmt cpu::checkedLibCall(const kir::Kernel &k, const LibKernel &lib,
                               std::vector<kir::CallArg> args) {
   std::string callee = lib.name;
@@ -24,9 +33,10 @@ kir::Stmt cpu::checkedLibCall(const kir::Kernel &k, const LibKernel &lib,
         << callee << " argument " << i << " of kernel " << k.getName().str()
         << ": a " << (p.pointer ? "buffer" : "scalar") << " is expected";
     ElemKind got = a.isBuffer ? k.getBuffers()[a.buffer].kind : a.value->type;
-    CHECK(got == p.elem) << callee << " argument " << i << " of kernel "
-                         << k.getName().str() << ": " << elemKindName(got).str()
-                         << ", expected " << elemKindName(p.elem).str();
+    CHECK(got == p.elem || (a.isBuffer && sameBytes(got, p.elem)))
+        << callee << " argument " << i << " of kernel " << k.getName().str()
+        << ": " << elemKindName(got).str() << ", expected "
+        << elemKindName(p.elem).str();
     if (a.isBuffer && a.value)
       CHECK(a.value->type == ElemKind::Int64)
           << callee << " argument " << i << ": offset not an index";

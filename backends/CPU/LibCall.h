@@ -4,9 +4,11 @@
 // Every call of a libjit kernel is built through EMBER_LIBJIT_CALL, which
 // reads the kernel's parameter list from its declaration in LibjitABI.h
 // and checks the arguments against it when the call is built: their count,
-// buffers for pointers (of the pointee's element kind; an Int64 constant 0
-// passes a null pointer) and scalars of the right kind for the others. A mismatch is a bug of the lowering, caught at
-// compile time of the network rather than as a wrong result.
+// buffers for pointers (of the pointee's element kind, or for integer
+// pointees any integer kind of its size; an Int64 constant 0 passes a null
+// pointer) and scalars of the right kind for the others. A mismatch is a bug of
+// the lowering, caught at compile time of the network rather than as a wrong
+// result.
 //
 //===----------------------------------------------------------------------===//
 #ifndef EMBER_BACKENDS_CPU_LIBCALL_H

@@ -95,8 +95,11 @@ PassContext ember::makePassContext(const Backend &B,
   ctx.supportsMatMulEpilogue = B.supportsMatMulEpilogue();
   ctx.supportsRuntimeConvFilter = B.supportsRuntimeConvFilter();
   ctx.convLayout = opts.convLayout.value_or(B.getPreferredConvLayout());
-  ctx.foldQuantizedProducts =
-      opts.integerProducts.value_or(B.prefersIntegerProducts());
+  ctx.foldQuantizedProducts = opts.integerProducts.value_or(true);
+  if (!opts.integerProducts)
+    ctx.foldQuantizedProduct = [&B, codegen = opts.codegen](const Node &n) {
+      return B.prefersIntegerProduct(n, codegen);
+    };
   ctx.evaluate = evaluateConstantValues;
   ctx.precision = opts.codegen.precision;
   return ctx;

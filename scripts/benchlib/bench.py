@@ -152,10 +152,23 @@ def ov_model(name, work, info):
                            len(nodes))
 
 
+def quantized(args, name, onnx_path):
+    """--precision int8: the QDQ file onnxruntime's quantize_static makes
+    of ONNX_PATH (quantize_qdq.py; made once, kept beside the export)."""
+    out = onnx_path[:-len(".onnx")] + ".qdq.onnx"
+    if not os.path.exists(out) or \
+            os.path.getmtime(out) < os.path.getmtime(onnx_path):
+        run([sys.executable, os.path.join(LIB, "quantize_qdq.py"), onnx_path,
+             out], timeout=args.compile_timeout, what="quantize")
+    return out
+
+
 def prepare(args, name, work):
     """Exports and compiles everything once; returns per-engine info."""
     import numpy as np
     onnx_path, inputs = export_inputs(args, name, work)
+    if args.precision == "int8":
+        onnx_path = quantized(args, name, onnx_path)
     npys, raws = [], []
     for k, (tname, x) in enumerate(inputs):
         npys.append(os.path.join(work, "%s.%d.npy" % (name, k)))
@@ -184,10 +197,14 @@ def compile_ember(args, name, work, info):
     run([os.path.join(args.build_dir, "bin", "model-compiler"),
          "-model=" + info["onnx"], "-backend=CPU", "-emit-bundle=" + out,
          "-network-name=net", "-bundle-shared",
-         "-precision=" + args.precision],
+         "-precision=" + ("bf16" if args.precision == "bf16" else "fp32")],
         timeout=args.compile_timeout, what="compile")
     info["compile_s"]["ember"] = time.perf_counter() - t0
     info["bundle"] = os.path.join(out, "net")
+    weights = os.path.join(out, "net.weights.bin")
+    if os.path.exists(weights):
+        print("  ember bundle weights: %.1f MB" %
+              (os.path.getsize(weights) / 1e6), flush=True)
 
 
 def compile_tvm(args, name, work, info):
@@ -219,7 +236,8 @@ def time_engine(args, engine, info, threads, driver):
                info["onnx"], info["npys"]] + common
     elif engine == "ov":
         cmd = [sys.executable, os.path.join(LIB, "ov_worker.py"),
-               info["ov_onnx"], info["npys"]] + common + [args.precision]
+               info["ov_onnx"], info["npys"]] + common + [
+                   "bf16" if args.precision == "bf16" else "f32"]
     elif engine == "tvm":
         cmd = [sys.executable, os.path.join(LIB, "tvm_worker.py"), "time",
                info["tvm_lib"], info["npys"]] + common
@@ -247,6 +265,15 @@ def parse_args():
                    help="comma-separated models of the set (default: all; "
                    "transformers also accepts the test sizes %s)" %
                    ", ".join(TRANSFORMERS_MINI))
+    p.add_argument("--precision", choices=["fp32", "bf16", "int8"],
+                   default="fp32",
+                   help="bf16: Ember compiles with -precision=bf16 and "
+                   "OpenVINO runs with INFERENCE_PRECISION_HINT=bf16 (only "
+                   "those two engines take it); int8: every engine runs the "
+                   "model as onnxruntime's quantize_static writes it (QDQ, "
+                   "per-channel Int8 weights, UInt8 activations; "
+                   "quantize_qdq.py). Reports other than fp32 go to "
+                   "WORK_DIR/Performance-PRECISION.md unless --out says")
     p.add_argument("--threads", default="1,2",
                    help="comma-separated thread counts, one table each")
     p.add_argument("--engines", default=",".join(ENGINES),
@@ -272,20 +299,22 @@ def parse_args():
     p.add_argument("--work-dir", default=None,
                    help="exports, bundles and inputs (default: "
                    "BUILD_DIR/bench; exports are reused)")
-    p.add_argument("--precision", choices=["fp32", "bf16"], default="fp32",
-                   help="bf16: Ember compiles with -precision=bf16 and "
-                   "OpenVINO runs with INFERENCE_PRECISION_HINT=bf16; only "
-                   "those two engines take it")
-    p.add_argument("--out", default=os.path.join(ROOT, "docs",
-                                                 "Performance.md"),
+    p.add_argument("--out", default=None,
                    help="the report to update (default: docs/Performance.md)")
     args = p.parse_args()
     args.build_dir = os.path.abspath(args.build_dir)
+    if args.out is None:
+        args.out = (os.path.join(ROOT, "docs", "Performance.md")
+                    if args.precision == "fp32" else
+                    os.path.join(os.path.abspath(
+                        args.work_dir or os.path.join(args.build_dir,
+                                                      "bench")),
+                        "Performance-%s.md" % args.precision))
     args.engines = args.engines.split(",")
     for e in args.engines:
         if e not in ENGINES:
             p.error("unknown engine '%s' (known: %s)" % (e, ",".join(ENGINES)))
-        if args.precision != "fp32" and e not in ("ember", "ov"):
+        if args.precision == "bf16" and e not in ("ember", "ov"):
             p.error("--precision %s: engine '%s' has no such mode here "
                     "(use --engines ember,ov)" % (args.precision, e))
     _, default, known = SETS[args.set]

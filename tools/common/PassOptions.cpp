@@ -47,7 +47,8 @@ struct Flags {
       "quantized-products",
       cl::desc("QDQ models' Conv/MatMul/Gemm: exact integer products "
                "(integer), the float product of the dequantized operands "
-               "(float), or the backend's choice (auto: float today)"),
+               "(float), or the backend's choice (auto: integers on a CPU "
+               "with AVX512-VNNI except depthwise, float elsewhere)"),
       cl::value_desc("auto|integer|float"), cl::init("auto"),
       cl::cat(tools::passOptionsCategory())};
   cl::opt<std::string> convLayout{

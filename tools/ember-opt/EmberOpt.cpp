@@ -93,8 +93,10 @@ int main(int argc, char **argv) {
   PassContext ctx = makePassContext(*B, opts);
   // A pass list that names fold-qdq asks for it, whatever the backend's
   // default for compiles.
-  if (!passes.empty())
+  if (!passes.empty()) {
     ctx.foldQuantizedProducts = opts.integerProducts.value_or(true);
+    ctx.foldQuantizedProduct = nullptr;
+  }
   unwrap(runPipeline(*F, P, ctx, opts.passes));
   if (llvm::Error err = verifyFunction(*F))
     fail("the pipeline produced an invalid graph (use -verify-each): " +

@@ -100,6 +100,23 @@ void ember_matmul_bf16_dp(float *c, const uint16_t *a, const uint16_t *b,
 void ember_matmul_bf16_amx(float *c, const uint16_t *a, const uint16_t *b,
                            int64_t n, int64_t K, int64_t kp, int64_t i0,
                            int64_t i1, int64_t t0, int64_t t1);
+void ember_matmul_i8_widen(int32_t *c, const uint8_t *a, const uint8_t *b,
+                           int64_t n, int64_t K, int64_t lda, int64_t kc,
+                           int64_t i0, int64_t i1, int64_t t0, int64_t t1,
+                           int64_t aSigned, int64_t aFlip, const int32_t *u,
+                           int64_t us, int64_t uo, const int32_t *v, int64_t vs,
+                           int64_t vo);
+void ember_matmul_i8_vnni(int32_t *c, const uint8_t *a, const uint8_t *b,
+                          int64_t n, int64_t K, int64_t lda, int64_t kc,
+                          int64_t i0, int64_t i1, int64_t t0, int64_t t1,
+                          int64_t aSigned, int64_t aFlip, const int32_t *u,
+                          int64_t us, int64_t uo, const int32_t *v, int64_t vs,
+                          int64_t vo);
+void ember_im2col_u8(uint8_t *dst, const uint8_t *x, int64_t C, int64_t H,
+                     int64_t W, int64_t KH, int64_t KW, int64_t sh, int64_t sw,
+                     int64_t ph, int64_t pw, int64_t dh, int64_t dw, int64_t OW,
+                     int64_t P, int64_t NR, int64_t pad, int64_t flip,
+                     int64_t t0, int64_t t1);
 void ember_pool_plane_f32(float *y, const float *x, int64_t H, int64_t W,
                           int64_t KH, int64_t KW, int64_t OH, int64_t OW,
                           int64_t sh, int64_t sw, int64_t pt, int64_t pl,

@@ -121,6 +121,14 @@ public:
   /// operands. No backend has such kernels yet (the integer products are
   /// portable loop nests), so all keep the float path unless asked.
   virtual bool prefersIntegerProducts() const { return false; }
+  /// Whether the QDQ product \p product (a Conv, MatMul or Gemm that
+  /// fold-qdq can fold) should run as an integer product when compiled
+  /// with \p opts: the per-node form of prefersIntegerProducts, for a
+  /// backend whose integer kernels win on some targets or shapes only.
+  virtual bool prefersIntegerProduct(const Node & /*product*/,
+                                     const CodegenOptions & /*opts*/) const {
+    return prefersIntegerProducts();
+  }
   /// Compiles planned IR for this process's machine with the choices in
   /// \p opts. \p M owns the placeholders the IR refers to.
   /// Prints, one line per convolution of \p F, the path the backend runs

@@ -54,6 +54,9 @@ struct PassContext {
   /// product of the dequantized operands) or the user's choice; a pass list
   /// that names fold-qdq runs it.
   bool foldQuantizedProducts = true;
+  /// When set, fold-qdq folds only the products (Conv, MatMul, Gemm) it
+  /// accepts: the backend's per-node choice where the user made none.
+  std::function<bool(const Node &)> foldQuantizedProduct;
   /// The -precision choices convert-precision applies.
   PrecisionOptions precision;
   /// Constant evaluation; when empty, constant folding does nothing.

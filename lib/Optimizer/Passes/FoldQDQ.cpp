@@ -214,7 +214,7 @@ bool FoldQDQPass::run(Function &F, PassContext &ctx) {
     if (!q)
       continue;
     std::optional<Product> p = match(q);
-    if (!p)
+    if (!p || (ctx.foldQuantizedProduct && !ctx.foldQuantizedProduct(*p->op)))
       continue;
     std::string name = p->op->getName().str();
     NodeValue acc = intProduct(F, *p, name + ".int");

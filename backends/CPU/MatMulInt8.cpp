@@ -1,0 +1,395 @@
+//===- MatMulInt8.cpp - 8-bit integer products on the CPU -----------------===//
+//
+// IntMatMul and IntConv as calls of libjit's integer product kernel
+// (libjit/MatMulInt8.inc), which multiplies unsigned by signed bytes as
+// vpdpbusd does. The weights become the signed operand (UInt8 weights less
+// 128, so their zero point must then be 128) and are packed here, with
+// their sums; the activations are the unsigned operand (Int8 ones plus
+// 128, a flip of the top bit, their zero point raised by 128). With the
+// weights' zero point 0, sum (x - zx) * w = sum x' * w - zx' * sum w: the
+// kernel's correction with u, v = the activation zero point and the weight
+// sums.
+//
+// IntMatMul: A = the activations [m][K] read in place, B = the weights
+// packed in panels. IntConv: A = the weights [OC][K] (K padded to quads),
+// B = the image's im2col matrix, packed in panels by ember_im2col_u8 into
+// scratch, so that C is the [OC][OH * OW] output in place.
+//
+//===----------------------------------------------------------------------===//
+#include "MatMulInt8.h"
+
+#include "CPU.h"
+
+#include "ember/Backend/TargetDesc.h"
+#include "ember/Kernel/LowerToKernel.h"
+
+#include <algorithm>
+#include <cstring>
+
+using namespace ember;
+using namespace ember::cpu;
+using kir::CallArg;
+using kir::ExprRef;
+using kir::Kernel;
+
+LibKernel Int8Plan::entry() const {
+  return kernel == Int8Kernel::Vnni
+             ? EMBER_LIBJIT_KERNEL(ember_matmul_i8_vnni)
+             : EMBER_LIBJIT_KERNEL(ember_matmul_i8_widen);
+}
+
+Int8Plan cpu::chooseInt8Plan(const TargetDesc &T) {
+  bool vnni = useWideKernels(T) && T.has(ISAExt::AVX512VNNI);
+  return {vnni ? Int8Kernel::Vnni : Int8Kernel::Widen,
+          chooseMatMulTiling(matMulTarget(T))};
+}
+
+namespace {
+
+/// The weights of a product as the kernel's signed operand.
+struct Weights {
+  const uint8_t *bytes; ///< In the constant image.
+  uint8_t flip;         ///< 0x80 for UInt8 weights (less 128), else 0.
+  /// Weight w (an index into bytes) as Int8.
+  int32_t at(int64_t w) const { return int8_t(bytes[w] ^ flip); }
+};
+
+/// The Int32 values of \p v when known at compile time: a constant, or a
+/// buffer a Splat fills (how constant folding leaves a uniform vector).
+std::optional<std::vector<int32_t>> knownInt32(Value *v,
+                                               const Int8Context &ctx) {
+  size_t n = v->getType()->size();
+  kir::Buffer b = kir::bufferFor(v, ctx.plan);
+  if (b.region == Region::Constant) {
+    std::vector<int32_t> out(n);
+    std::memcpy(out.data(), ctx.constants.data() + b.offset, n * 4);
+    return out;
+  }
+  Value *origin = getOrigin(v);
+  std::optional<std::vector<int32_t>> out;
+  for (const auto &I : ctx.fn.getInstrs()) {
+    if (llvm::isa<AllocActivationInst>(I.get()) ||
+        llvm::isa<DeallocActivationInst>(I.get()) ||
+        llvm::isa<TensorViewInst>(I.get()))
+      continue;
+    auto *s = llvm::dyn_cast<SplatInst>(I.get());
+    bool writes = llvm::any_of(I->getOperands(), [&](const auto &op) {
+      return op.role != OperandRole::In && getOrigin(op.value) == origin;
+    });
+    if (!writes)
+      continue;
+    if (!s || s->getDest() != origin)
+      return std::nullopt; // written by something else as well
+    out = std::vector<int32_t>(n, int32_t(s->getValue()));
+  }
+  return out;
+}
+
+/// The weights behind \p w with zero points \p zero, or nullopt unless
+/// the weights are constants and every zero point is known and 0 once
+/// Int8.
+std::optional<Weights> constantWeights(Value *w, Value *zero,
+                                       const Int8Context &ctx) {
+  kir::Buffer wb = kir::bufferFor(w, ctx.plan);
+  std::optional<std::vector<int32_t>> z = knownInt32(zero, ctx);
+  if (wb.region != Region::Constant || !z)
+    return std::nullopt;
+  Weights out{
+      ctx.constants.data() + wb.offset,
+      uint8_t(w->getType()->getElemKind() == ElemKind::UInt8 ? 0x80 : 0)};
+  int32_t want = out.flip ? 128 : 0;
+  if (llvm::any_of(*z, [&](int32_t v) { return v != want; }))
+    return std::nullopt;
+  return out;
+}
+
+/// 128 for Int8 activations (read as UInt8 plus 128), else 0.
+int64_t activationFlip(Value *x) {
+  return x->getType()->getElemKind() == ElemKind::Int8 ? 128 : 0;
+}
+
+/// The kernel call's arguments after C, A and B.
+struct Int8Call {
+  int64_t n, K, lda, kc;
+  ExprRef i0, i1, t0, t1;
+  int64_t aSigned, aFlip;
+  CallArg u;
+  int64_t us, uo;
+  CallArg v;
+  int64_t vs, vo;
+};
+
+kir::Stmt callInt8(Kernel &k, const Int8Plan &plan, CallArg c, CallArg a,
+                   CallArg b, const Int8Call &x) {
+  std::vector<CallArg> args = {c, a, b};
+  for (int64_t v : {x.n, x.K, x.lda, x.kc})
+    args.push_back(valArg(k.constInt(v)));
+  for (ExprRef v : {x.i0, x.i1, x.t0, x.t1})
+    args.push_back(valArg(v));
+  args.push_back(valArg(k.constInt(x.aSigned)));
+  args.push_back(valArg(k.constInt(x.aFlip)));
+  args.push_back(x.u);
+  args.push_back(valArg(k.constInt(x.us)));
+  args.push_back(valArg(k.constInt(x.uo)));
+  args.push_back(x.v);
+  args.push_back(valArg(k.constInt(x.vs)));
+  args.push_back(valArg(k.constInt(x.vo)));
+  return checkedLibCall(k, plan.entry(), args);
+}
+
+/// The task index \p e of a product split by \p tasks over \p groups
+/// independent products: group, first row, row end, first panel, panel end.
+struct TaskSpan {
+  ExprRef g, i0, i1, t0, t1;
+};
+
+TaskSpan taskSpan(Kernel &k, ExprRef e, const MatMulTasks &tasks, int64_t m,
+                  int64_t np) {
+  int64_t rt = tasks.rowTasks, ct = tasks.colTasks;
+  auto min = [&](ExprRef x, int64_t v) {
+    return k.binary(kir::BinOp::Min, x, k.constInt(v));
+  };
+  ExprRef i0 = k.mul(k.rem(k.div(e, ct), rt), tasks.rowsPerTask);
+  ExprRef t0 = k.mul(k.rem(e, ct), tasks.panelsPerTask);
+  return {k.div(e, rt * ct), i0,
+          min(k.add(i0, k.constInt(tasks.rowsPerTask)), m), t0,
+          min(k.add(t0, k.constInt(tasks.panelsPerTask)), np)};
+}
+
+/// Checks that libjit has the plan's tile.
+bool haveTile(const Int8Plan &plan, const TargetDesc &T) {
+  return plan.tiling.rows == 6 &&
+         plan.tiling.panelCols == (useWideKernels(T) ? 64 : 16);
+}
+
+/// B packed as MatMulInt8.inc reads it, and its column sums [batch][n].
+struct PackedB {
+  std::vector<uint8_t> bytes;
+  std::vector<int32_t> sums;
+};
+
+PackedB packWeights(const Weights &w, int64_t batch, int64_t K, int64_t n,
+                    int64_t nr) {
+  int64_t np = (n + nr - 1) / nr, k4 = (K + 3) / 4;
+  int64_t elems = np * k4 * nr * 4;
+  PackedB out{std::vector<uint8_t>(size_t(batch * elems), 0),
+              std::vector<int32_t>(size_t(batch * n), 0)};
+  for (int64_t bi = 0; bi < batch; ++bi)
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t j = 0; j < n; ++j) {
+        int32_t x = w.at(bi * K * n + k * n + j);
+        out.bytes[bi * elems + ((j / nr * k4 + k / 4) * nr + j % nr) * 4 +
+                  k % 4] = uint8_t(x);
+        out.sums[bi * n + j] += x;
+      }
+  return out;
+}
+
+bool lowerMatMul(const IntMatMulInst &I, const Int8Context &ctx,
+                 std::vector<Kernel> &out) {
+  TypeRef ta = I.getLHS()->getType(), tb = I.getRHS()->getType();
+  TypeRef tc = I.getDest()->getType();
+  unsigned r = ta->rank();
+  int64_t m = ta->dims()[r - 2], K = ta->dims()[r - 1], n = tc->dims()[r - 1];
+  std::optional<Weights> w = constantWeights(I.getRHS(), I.getRHSZero(), ctx);
+  Int8Plan plan = chooseInt8Plan(ctx.target);
+  if (!w || !haveTile(plan, ctx.target) || tc->size() == 0 || K == 0)
+    return false;
+  int64_t nr = plan.tiling.panelCols, np = (n + nr - 1) / nr;
+  int64_t k4 = (K + 3) / 4, batch = int64_t(tc->size()) / (m * n);
+  PackedB pb = packWeights(*w, int64_t(tb->size()) / (K * n), K, n, nr);
+  std::string name = I.getRHS()->getName().str();
+  kir::Buffer bBuf =
+      appendConstant(ctx.constants, pb.bytes.data(), pb.bytes.size(),
+                     name + ".i8.packed", ElemKind::Int8);
+  kir::Buffer sBuf =
+      appendConstant(ctx.constants, pb.sums.data(), pb.sums.size() * 4,
+                     name + ".i8.sums", ElemKind::Int32);
+  MatMulTasks tasks = splitMatMul(m, np, plan.tiling, matMulTarget(ctx.target));
+  Kernel k(I.getName());
+  unsigned c = k.addBuffer(kir::bufferFor(I.getDest(), ctx.plan));
+  unsigned a = k.addBuffer(kir::bufferFor(I.getLHS(), ctx.plan));
+  unsigned b = k.addBuffer(bBuf), sums = k.addBuffer(sBuf);
+  unsigned za = k.addBuffer(kir::bufferFor(I.getLHSZero(), ctx.plan));
+  unsigned e = k.newVar();
+  TaskSpan ts = taskSpan(k, k.var(e), tasks, m, np);
+  auto outBatch = tc->dims().drop_back(2);
+  auto offset = [&](Value *v, int64_t matrix) {
+    return kir::matMulBatchOffset(k, ts.g, outBatch,
+                                  v->getType()->dims().drop_back(2), matrix);
+  };
+  Int8Call call{n,
+                K,
+                K,
+                plan.tiling.kBlock,
+                ts.i0,
+                ts.i1,
+                ts.t0,
+                ts.t1,
+                0,
+                activationFlip(I.getLHS()),
+                bufArg(za),
+                1,
+                activationFlip(I.getLHS()),
+                bufArg(sums, offset(I.getRHS(), n)),
+                1,
+                0};
+  k.body() = {Kernel::loop(
+      e, batch * tasks.rowTasks * tasks.colTasks, /*parallel=*/true,
+      {callInt8(k, plan, bufArg(c, k.mul(ts.g, m * n)),
+                bufArg(a, offset(I.getLHS(), m * K)),
+                bufArg(b, offset(I.getRHS(), np * k4 * nr * 4)), call)})};
+  out.push_back(std::move(k));
+  return true;
+}
+
+/// The filter [OC][K] with K padded to quads (the kernel's A), and its row
+/// sums.
+PackedB packFilter(const Weights &w, int64_t oc, int64_t K) {
+  int64_t lda = (K + 3) / 4 * 4;
+  PackedB out{std::vector<uint8_t>(size_t(oc * lda), 0),
+              std::vector<int32_t>(size_t(oc), 0)};
+  for (int64_t o = 0; o < oc; ++o)
+    for (int64_t k = 0; k < K; ++k) {
+      int32_t x = w.at(o * K + k);
+      out.bytes[o * lda + k] = uint8_t(x);
+      out.sums[o] += x;
+    }
+  return out;
+}
+
+/// The shape of one IntConv as per-image, per-group products.
+struct ConvShape {
+  int64_t N, C, H, W, OC, KH, KW, OH, OW, G, cg, ocg, K, k4, P, nr, np;
+  /// Bytes of one packed im2col matrix.
+  int64_t packedBytes() const { return np * k4 * nr * 4; }
+};
+
+ConvShape convShape(const IntConvInst &I, int64_t nr) {
+  auto xd = I.getInput()->getType()->dims();
+  auto wd = I.getFilter()->getType()->dims();
+  auto yd = I.getDest()->getType()->dims();
+  ConvShape s;
+  s.N = xd[0], s.C = xd[1], s.H = xd[2], s.W = xd[3];
+  s.OC = wd[0], s.cg = wd[1], s.KH = wd[2], s.KW = wd[3];
+  s.OH = yd[2], s.OW = yd[3], s.G = I.getGroup(), s.ocg = s.OC / s.G;
+  s.K = s.cg * s.KH * s.KW, s.k4 = (s.K + 3) / 4, s.P = s.OH * s.OW;
+  s.nr = nr, s.np = (s.P + nr - 1) / nr;
+  return s;
+}
+
+/// The kernel that packs every image's and group's im2col matrix into
+/// \p packed.
+Kernel packIm2col(const IntConvInst &I, const ConvShape &s,
+                  const kir::Buffer &packed, const Int8Context &ctx) {
+  Kernel k((I.getName() + ".im2col").str());
+  unsigned d = k.addBuffer(packed);
+  unsigned x = k.addBuffer(kir::bufferFor(I.getInput(), ctx.plan));
+  unsigned zx = k.addBuffer(kir::bufferFor(I.getInputZero(), ctx.plan));
+  unsigned e = k.newVar();
+  // e = (image * G + group) * np + panel.
+  ExprRef gi = k.div(k.var(e), s.np), t = k.rem(k.var(e), s.np);
+  ExprRef img = k.div(gi, s.G), g = k.rem(gi, s.G);
+  auto strides = I.getStrides(), pads = I.getPads(), dil = I.getDilations();
+  std::vector<CallArg> args = {
+      bufArg(d, k.mul(gi, s.packedBytes())),
+      bufArg(x, k.mul(k.add(k.mul(img, s.C), k.mul(g, s.cg)), s.H * s.W))};
+  for (int64_t v : {s.cg, s.H, s.W, s.KH, s.KW, strides[0], strides[1], pads[0],
+                    pads[1], dil[0], dil[1], s.OW, s.P, s.nr})
+    args.push_back(valArg(k.constInt(v)));
+  args.push_back(
+      valArg(k.cast(k.load(zx, k.constInt(0)), kir::ScalarKind::Int64)));
+  args.push_back(valArg(k.constInt(activationFlip(I.getInput()))));
+  args.push_back(valArg(t));
+  args.push_back(valArg(k.add(t, k.constInt(1))));
+  k.body() = {Kernel::loop(e, s.N * s.G * s.np, /*parallel=*/true,
+                           {EMBER_LIBJIT_CALL(k, ember_im2col_u8, args)})};
+  return k;
+}
+
+bool lowerConv(const IntConvInst &I, const Int8Context &ctx,
+               std::vector<Kernel> &out) {
+  std::optional<Weights> w =
+      constantWeights(I.getFilter(), I.getFilterZero(), ctx);
+  Int8Plan plan = chooseInt8Plan(ctx.target);
+  if (!w || !haveTile(plan, ctx.target) || I.getDest()->getType()->size() == 0)
+    return false;
+  ConvShape s = convShape(I, plan.tiling.panelCols);
+  PackedB pa = packFilter(*w, s.OC, s.K);
+  std::string name = I.getFilter()->getName().str();
+  kir::Buffer aBuf =
+      appendConstant(ctx.constants, pa.bytes.data(), pa.bytes.size(),
+                     name + ".i8.rows", ElemKind::Int8);
+  kir::Buffer sBuf =
+      appendConstant(ctx.constants, pa.sums.data(), pa.sums.size() * 4,
+                     name + ".i8.sums", ElemKind::Int32);
+  uint64_t bytes = uint64_t(s.N * s.G * s.packedBytes());
+  kir::Buffer packed{Region::Activation, ctx.scratchOffset, bytes,
+                     ElemKind::UInt8, "intconv.im2col"};
+  ctx.scratchSize = std::max<size_t>(ctx.scratchSize, bytes);
+  out.push_back(packIm2col(I, s, packed, ctx));
+  MatMulTasks tasks =
+      splitMatMul(s.ocg, s.np, plan.tiling, matMulTarget(ctx.target));
+  Kernel k(I.getName());
+  unsigned c = k.addBuffer(kir::bufferFor(I.getDest(), ctx.plan));
+  unsigned a = k.addBuffer(aBuf), sums = k.addBuffer(sBuf);
+  unsigned b = k.addBuffer(packed);
+  unsigned zx = k.addBuffer(kir::bufferFor(I.getInputZero(), ctx.plan));
+  unsigned e = k.newVar();
+  TaskSpan ts = taskSpan(k, k.var(e), tasks, s.ocg, s.np);
+  // ts.g = image * G + group; its first output channel is g * ocg.
+  ExprRef oc0 = k.mul(k.rem(ts.g, s.G), s.ocg);
+  ExprRef img = k.div(ts.g, s.G);
+  Int8Call call{s.P,
+                s.K,
+                s.k4 * 4,
+                plan.tiling.kBlock,
+                ts.i0,
+                ts.i1,
+                ts.t0,
+                ts.t1,
+                1,
+                0,
+                bufArg(sums, oc0),
+                1,
+                0,
+                bufArg(zx),
+                0,
+                activationFlip(I.getInput())};
+  ExprRef cAt = k.mul(k.add(k.mul(img, s.OC), oc0), s.P);
+  k.body() = {Kernel::loop(
+      e, s.N * s.G * tasks.rowTasks * tasks.colTasks, /*parallel=*/true,
+      {callInt8(k, plan, bufArg(c, cAt), bufArg(a, k.mul(oc0, s.k4 * 4)),
+                bufArg(b, k.mul(ts.g, s.packedBytes())), call)})};
+  out.push_back(std::move(k));
+  return true;
+}
+
+} // namespace
+
+bool cpu::lowerIntProductCPU(const Instruction &I, const Int8Context &ctx,
+                             std::vector<Kernel> &out) {
+  if (auto *m = llvm::dyn_cast<IntMatMulInst>(&I))
+    return lowerMatMul(*m, ctx, out);
+  if (auto *c = llvm::dyn_cast<IntConvInst>(&I))
+    return lowerConv(*c, ctx, out);
+  return false;
+}
+
+bool CPUBackend::prefersIntegerProduct(const Node &product,
+                                       const CodegenOptions &opts) const {
+  llvm::Expected<TargetDesc> desc = TargetDesc::create(opts.target);
+  if (!desc) {
+    llvm::consumeError(desc.takeError());
+    return false;
+  }
+  // The widening kernel does a quarter of vpdpbusd's multiply-adds per
+  // instruction, fewer than the Float32 kernels' FMAs: integers pay only
+  // with vpdpbusd.
+  if (chooseInt8Plan(kernelTarget(*desc, opts.cpu)).kernel != Int8Kernel::Vnni)
+    return false;
+  // A depthwise convolution is a one-row product per channel: its packing
+  // costs more than the Float32 depthwise kernel's whole work.
+  auto *conv = llvm::dyn_cast<ConvNode>(&product);
+  return !conv || conv->getGroup() == 1 || conv->getFilter().dims()[1] != 1;
+}

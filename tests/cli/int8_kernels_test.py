@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""The CPU's integer product kernels against the Interpreter, bit for bit.
+
+Usage: int8_kernels_test.py MODEL_RUNNER WORKDIR
+
+MatMulInteger and ConvInteger with constant weights (the form the CPU's
+libjit kernel takes: packed at compile time) over odd and partial shapes:
+K not a multiple of 4 and longer than one K block, columns that leave a
+partial panel, rows that leave a partial tile, batches, strided, padded,
+dilated, grouped and depthwise convolutions; UInt8 and Int8 activations
+with zero points 0 and non-zero (per tensor and per row), Int8 weights with
+zero point 0 and UInt8 weights with zero point 128 (both the kernel's), and
+Int8 weights with non-zero zero points (the portable loop nest's). Each
+model runs on the Interpreter and on the CPU for the host, without
+AVX512-VNNI (the widening kernel, 16 lanes) and for an AVX2 CPU (8 lanes);
+the Int32 outputs must be equal element for element: integer sums are
+exact, so any difference is a bug.
+"""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+RNG = np.random.default_rng(37)
+TYPES = {np.uint8: TensorProto.UINT8, np.int8: TensorProto.INT8}
+# The CPU runs: host (vpdpbusd where it has AVX512-VNNI), 16 lanes without
+# VNNI, 8 lanes (AVX2).
+CPU_RUNS = {"CPU": [], "CPU-novnni": ["-mattr=-avx512vnni"],
+            "CPU-avx2": ["-mcpu=haswell"]}
+PER_SHAPE = 4
+
+
+def values(dtype, shape):
+    info = np.iinfo(dtype)
+    return RNG.integers(info.min, info.max + 1, size=shape).astype(dtype)
+
+
+def model(node, x, consts):
+    inits = [numpy_helper.from_array(v, n) for n, v in consts.items()]
+    g = helper.make_graph(
+        [node], "int8", [helper.make_tensor_value_info(
+            "x", TYPES[x.dtype.type], x.shape)],
+        [helper.make_tensor_value_info("y", TensorProto.INT32, None)], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    return m
+
+
+def weight_cases():
+    """(name, weight dtype, zero point of one channel)."""
+    yield "s8z0", np.int8, lambda n: np.zeros(n, np.int8)
+    yield "u8z128", np.uint8, lambda n: np.full(n, 128, np.uint8)
+    yield "s8zvar", np.int8, lambda n: (np.arange(n) % 5 - 2).astype(np.int8)
+
+
+def act_zero(dtype, kind, rows=1):
+    if kind == "z0":
+        return np.array(0, dtype)
+    if kind == "row":  # per row of A (MatMulInteger only)
+        return values(dtype, (rows,))
+    return np.array(-7 if dtype == np.int8 else 9, dtype)
+
+
+def combos(shape_index, kinds):
+    """PER_SHAPE of the (activation type, zero point kind, weights) combos,
+    a different slice for each shape, so that the shapes cover them all."""
+    all_ = [(xt, zk, w) for xt in (np.uint8, np.int8) for zk in kinds
+            for w in weight_cases()]
+    return [all_[(shape_index * PER_SHAPE + i) % len(all_)]
+            for i in range(PER_SHAPE)]
+
+
+def matmul_cases():
+    shapes = [((1, 1), 1), ((7, 13), 5), ((6, 64), 64), ((13, 37), 70),
+              ((5, 1001), 129), ((2, 3, 9), 17), ((19, 8), 16), ((6, 5), 3),
+              ((1, 700), 80)]
+    for si, (xs, n) in enumerate(shapes):
+        for xt, zk, (wn, wt, wz) in combos(si, ("z0", "zx", "row")):
+            batched = len(xs) == 3 and wn == "s8z0"
+            w = values(wt, (2, xs[-1], n) if batched else (xs[-1], n))
+            x = values(xt, xs)
+            consts = {"w": w, "zx": act_zero(xt, zk, xs[-2]),
+                      "zw": np.array(0, wt) if batched else wz(n)}
+            node = helper.make_node("MatMulInteger", ["x", "w", "zx", "zw"],
+                                    ["y"])
+            name = "mm_%s_%d_%s_%s_%s" % ("x".join(map(str, xs)), n,
+                                          xt.__name__, zk, wn)
+            yield name, model(node, x, consts), x
+
+
+def conv_cases():
+    # (x shape, out channels, kernel, strides, pads, dilations, group)
+    shapes = [((1, 16, 7, 7), 32, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
+              ((1, 5, 9, 11), 7, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),
+              ((2, 8, 10, 10), 70, (3, 3), (2, 2), (1, 0, 2, 1), (1, 1), 1),
+              ((1, 8, 6, 6), 6, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 2),
+              ((1, 8, 9, 9), 8, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 8),
+              ((1, 3, 12, 12), 5, (3, 2), (1, 1), (2, 2, 2, 2), (2, 3), 1),
+              ((1, 130, 5, 5), 9, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1)]
+    for si, (xs, oc, ks, st, pads, dil, grp) in enumerate(shapes):
+        for xt, zk, (wn, wt, wz) in combos(si, ("z0", "zx")):
+            w = values(wt, (oc, xs[1] // grp) + ks)
+            x = values(xt, xs)
+            # ConvInteger's filter zero point is per tensor.
+            consts = {"w": w, "zx": act_zero(xt, zk),
+                      "zw": np.array(wz(1)[0], wt)}
+            node = helper.make_node(
+                "ConvInteger", ["x", "w", "zx", "zw"], ["y"],
+                kernel_shape=list(ks), strides=list(st), pads=list(pads),
+                dilations=list(dil), group=grp)
+            name = "conv_%s_%d_k%s_s%d_g%d_%s_%s_%s" % (
+                "x".join(map(str, xs)), oc, "x".join(map(str, ks)), st[0],
+                grp, xt.__name__, zk, wn)
+            yield name, model(node, x, consts), x
+
+
+def run(runner, backend, extra, path, xpath, outdir):
+    args = [runner, "-model=" + path, "-backend=" + backend,
+            "-output-dir=" + outdir, "-input=x=" + xpath] + extra
+    r = subprocess.run(args, capture_output=True, text=True)
+    if r.returncode != 0:
+        return None, r.stderr.strip()
+    return numpy_helper.to_array(onnx.load_tensor(
+        os.path.join(outdir, "output_0.pb"))), ""
+
+
+def check(runner, work, name, m, x):
+    d = os.path.join(work, name)
+    os.makedirs(d, exist_ok=True)
+    path, xpath = os.path.join(d, "model.onnx"), os.path.join(d, "x.pb")
+    onnx.save(m, path)
+    onnx.save_tensor(numpy_helper.from_array(x, "x"), xpath)
+    ref, err = run(runner, "Interpreter", [], path, xpath,
+                   os.path.join(d, "Interpreter"))
+    if ref is None:
+        return ["%s on Interpreter: %s" % (name, err)]
+    failures = []
+    for label, extra in CPU_RUNS.items():
+        got, err = run(runner, "CPU", extra, path, xpath,
+                       os.path.join(d, label))
+        if got is None:
+            failures.append("%s on %s: %s" % (name, label, err))
+        elif got.shape != ref.shape or got.dtype != ref.dtype:
+            failures.append("%s on %s: %s %s, want %s %s" % (
+                name, label, got.dtype, got.shape, ref.dtype, ref.shape))
+        elif (got != ref).any():
+            failures.append("%s on %s: %d of %d elements differ" % (
+                name, label, int((got != ref).sum()), ref.size))
+    return failures
+
+
+def main():
+    runner, work = sys.argv[1:3]
+    failures, count = [], 0
+    for name, m, x in list(matmul_cases()) + list(conv_cases()):
+        f = check(runner, work, name, m, x)
+        count += 1
+        print("%s %s" % ("FAIL" if f else "PASS", name))
+        failures += f
+    for f in failures:
+        print("FAIL " + f)
+    print("%d models, %d failures" % (count, len(failures)))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
