@@ -215,7 +215,7 @@ TEST(MatMulBF16Plan, KernelFollowsTheTarget) {
   T.extensions |= 1u << unsigned(ISAExt::AMXBF16);
   p = cpu::chooseBF16MatMul(T, 16);
   EXPECT_EQ(p.kernel, cpu::BF16MatMulKernel::AMX);
-  EXPECT_STREQ(p.entry(), "ember_matmul_bf16_amx");
+  EXPECT_STREQ(p.entry().name, "ember_matmul_bf16_amx");
   EXPECT_EQ(p.tiling.rows, 32);
   EXPECT_EQ(p.tiling.panelCols, 16);
   EXPECT_EQ(p.tiling.kBlock, 16);
