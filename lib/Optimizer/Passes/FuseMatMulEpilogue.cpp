@@ -42,7 +42,9 @@ static Producer producerOf(NodeValue v) {
   Node *n = v.getNode();
   ReshapeNode *view = nullptr;
   if (auto *r = llvm::dyn_cast<ReshapeNode>(n)) {
-    if (!hasOneUse(r) || r->getInput().dims().back() != v.dims().back())
+    // A Reshape to or from a scalar has no last dim to keep.
+    if (!hasOneUse(r) || r->getInput().dims().empty() || v.dims().empty() ||
+        r->getInput().dims().back() != v.dims().back())
       return {};
     view = r;
     n = r->getInput().getNode();
