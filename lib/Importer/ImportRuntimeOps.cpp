@@ -74,6 +74,21 @@ llvm::Error onnximport::importRuntimeAxisCumSum(ImportContext &ctx,
   return ctx.setOutput(node, y);
 }
 
+/// The declared dims of output 0 when they have rank \p r, or an error
+/// naming input \p i (the run-time operand the declared shape stands for).
+static llvm::Expected<const std::vector<int64_t> *>
+declaredOutputOfRank(ImportContext &ctx, const onnx::NodeProto &node, int i,
+                     int64_t r) {
+  const std::vector<int64_t> *d =
+      node.output_size() ? ctx.declaredDims(node.output(0)) : nullptr;
+  if (!d || int64_t(d->size()) != r)
+    return fail(node, "input '" + node.input(i) +
+                          "' must be a constant (an initializer or a "
+                          "Constant node) or implied by the declared output "
+                          "shapes: the output has no declared static shape");
+  return d;
+}
+
 /// The graph input behind input \p i of \p node, or null for a constant;
 /// an error for a value computed at run time.
 static llvm::Expected<Placeholder *>
@@ -217,14 +232,8 @@ startAndStep(ImportContext &ctx, const onnx::NodeProto &node,
 llvm::Error onnximport::importRuntimeSlice(ImportContext &ctx,
                                            const onnx::NodeProto &node,
                                            NodeValue x) {
-  const std::vector<int64_t> *d =
-      node.output_size() ? ctx.declaredDims(node.output(0)) : nullptr;
   int64_t r = x.dims().size();
-  if (!d || int64_t(d->size()) != r)
-    return fail(node, "input '" + node.input(1) +
-                          "' must be a constant (an initializer or a "
-                          "Constant node) or implied by the declared output "
-                          "shapes: the output has no declared static shape");
+  TRY(const std::vector<int64_t> *d, declaredOutputOfRank(ctx, node, 1, r));
   for (int i = 1; i < 5; ++i)
     if (ImportContext::hasInput(node, i)) {
       TRY(Placeholder * p, graphInputOf(ctx, node, i));
@@ -305,14 +314,8 @@ padInside(ImportContext &ctx, const onnx::NodeProto &node, NodeValue before,
 llvm::Error onnximport::importRuntimePad(ImportContext &ctx,
                                          const onnx::NodeProto &node,
                                          NodeValue x, int64_t mode) {
-  const std::vector<int64_t> *d =
-      node.output_size() ? ctx.declaredDims(node.output(0)) : nullptr;
   int64_t r = x.dims().size();
-  if (!d || int64_t(d->size()) != r)
-    return fail(node, "input '" + node.input(1) +
-                          "' must be a constant (an initializer or a "
-                          "Constant node) or implied by the declared output "
-                          "shapes: the output has no declared static shape");
+  TRY(const std::vector<int64_t> *d, declaredOutputOfRank(ctx, node, 1, r));
   TRY(NodeValue pads, ctx.input(node, 1));
   if (pads.dims().size() != 1 || pads.dims()[0] != 2 * r)
     return fail(node, "expected " + llvm::Twine(2 * r) + " pads");
@@ -527,14 +530,9 @@ llvm::Error onnximport::importRuntimeResize(ImportContext &ctx,
                                             NodeValue x, int scalesInput,
                                             int64_t mode, int64_t coord,
                                             int64_t nearest) {
-  const std::vector<int64_t> *d =
-      node.output_size() ? ctx.declaredDims(node.output(0)) : nullptr;
   int64_t r = x.dims().size();
-  if (!d || int64_t(d->size()) != r)
-    return fail(node, "input '" + node.input(scalesInput) +
-                          "' must be a constant (an initializer or a "
-                          "Constant node) or implied by the declared output "
-                          "shapes: the output has no declared static shape");
+  TRY(const std::vector<int64_t> *d,
+      declaredOutputOfRank(ctx, node, scalesInput, r));
   if (!isFloatKind(x.getElemKind()))
     return fail(node, "run-time scales need a float input");
   TRY(NodeValue scales, ctx.input(node, scalesInput));
