@@ -487,6 +487,9 @@ void CPULowering::lowerConv(const ConvInst &I, std::vector<Kernel> &out) {
   case ConvPathKind::ChannelVectors:
     lowerConvCV(I, out);
     return;
+  case ConvPathKind::PixelRows:
+    lowerConvRows(I, plan.rows, plan_, out);
+    return;
   case ConvPathKind::PixelPanels:
     break;
   }

@@ -75,25 +75,18 @@ ConvPlan winogradPlan(const ConvInst &I, const ConvShape &S, int64_t tm,
   return P;
 }
 
-} // namespace
-
-ConvPlan cpu::planConv(const ConvInst &I, const TargetDesc &T,
-                       const CPUCodegenOptions &opts) {
-  ConvShape S(I);
+/// One of the two GEMM layouts (ConvPathRule.cpp), or the one forced.
+ConvPlan gemmPlan(const ConvInst &I, const ConvShape &S, const TargetDesc &T,
+                  const CPUCodegenOptions &opts) {
   ConvPlan P;
   P.macs = S.macs();
-  if (S.group == S.inC && S.group == S.outC) {
-    P.path = ConvPathKind::Depthwise;
-    P.vectorMacs = vectorMacs(double(P.macs), 1, T);
-    P.reason = "one filter per channel";
-    return P;
-  }
-  if (int64_t tm = hasConstantFilter(I) ? winogradTile(I, T, opts.winograd) : 0)
-    return winogradPlan(I, S, tm, T, opts);
   const char *why = "";
+  // A forced row path that does not fit leaves the GEMM choice automatic.
+  bool automatic =
+      opts.convPath == ConvPath::Auto || opts.convPath == ConvPath::Rows;
   if (channelVectorsFit(I) &&
       (opts.convPath == ConvPath::Channels ||
-       (opts.convPath == ConvPath::Auto && preferChannelVector(I, T, &why)))) {
+       (automatic && preferChannelVector(I, T, &why)))) {
     P.path = ConvPathKind::ChannelVectors;
     P.vectorMacs = vectorMacs(double(P.macs), channelTileUse(I), T);
     P.reason = opts.convPath == ConvPath::Channels
@@ -116,6 +109,54 @@ ConvPlan cpu::planConv(const ConvInst &I, const TargetDesc &T,
   return P;
 }
 
+/// The row-direct plan of \p I, or none where its band does not fit.
+std::optional<ConvPlan> rowsPlan(const ConvInst &I, const ConvShape &S,
+                                 const TargetDesc &T) {
+  std::optional<ConvRowsTiling> t = chooseConvRowsTiling(I, T);
+  if (!t)
+    return std::nullopt;
+  ConvPlan P;
+  P.path = ConvPathKind::PixelRows;
+  P.rows = *t;
+  P.macs = S.macs();
+  // Channels sit in registers, not lanes: only the row's last vectors
+  // compute padding.
+  P.vectorMacs = vectorMacs(double(P.macs), t->pixelUse, T);
+  P.copyBytes = S.batch * S.group * t->blocks * t->bands * t->bandFloats *
+                int64_t(sizeof(float));
+  return P;
+}
+
+} // namespace
+
+ConvPlan cpu::planConv(const ConvInst &I, const TargetDesc &T,
+                       const CPUCodegenOptions &opts) {
+  ConvShape S(I);
+  ConvPlan P;
+  P.macs = S.macs();
+  if (S.group == S.inC && S.group == S.outC) {
+    P.path = ConvPathKind::Depthwise;
+    P.vectorMacs = vectorMacs(double(P.macs), 1, T);
+    P.reason = "one filter per channel";
+    return P;
+  }
+  if (int64_t tm = hasConstantFilter(I) ? winogradTile(I, T, opts.winograd) : 0)
+    return winogradPlan(I, S, tm, T, opts);
+  std::optional<ConvPlan> rows = rowsPlan(I, S, T);
+  if (rows && opts.convPath == ConvPath::Rows) {
+    rows->reason = "forced by -cpu-conv-path=rows";
+    return *rows;
+  }
+  ConvPlan gemm = gemmPlan(I, S, T, opts);
+  if (rows && opts.convPath == ConvPath::Auto && S.group > 1 &&
+      rows->vectorMacs <= gemm.vectorMacs) {
+    rows->reason = "auto: a grouped convolution whose GEMM tiles would "
+                   "compute more than the row tiles";
+    return *rows;
+  }
+  return gemm;
+}
+
 static const char *pathName(const ConvPlan &P) {
   switch (P.path) {
   case ConvPathKind::Depthwise:
@@ -126,6 +167,8 @@ static const char *pathName(const ConvPlan &P) {
     return "channel-vectors";
   case ConvPathKind::PixelPanels:
     return P.inPlace ? "pixel-panels (in place)" : "pixel-panels (im2col)";
+  case ConvPathKind::PixelRows:
+    return "pixel-rows";
   }
   return "?";
 }

@@ -10,6 +10,7 @@
 #define EMBER_BACKENDS_CPU_CONVPLAN_H
 
 #include "CPU.h"
+#include "ConvRows.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -29,6 +30,9 @@ enum class ConvPathKind {
   /// Pixel panels of an im2col patch matrix (or of the activation itself
   /// for a pointwise convolution).
   PixelPanels,
+  /// Pixels of output rows in vectors, a block of a group's output
+  /// channels in registers, no im2col: ConvRowsLowering.cpp.
+  PixelRows,
 };
 
 /// The path of one convolution and what it is estimated to cost.
@@ -36,6 +40,8 @@ struct ConvPlan {
   ConvPathKind path = ConvPathKind::PixelPanels;
   /// Winograd's output tile m (2 or 4); 0 on the other paths.
   int64_t winogradTile = 0;
+  /// The row-direct path's tiling; meaningful on that path only.
+  ConvRowsTiling rows;
   /// Pixel panels read the activation in place (a pointwise convolution)
   /// instead of an im2col copy.
   bool inPlace = false;

@@ -24,7 +24,10 @@ llvm::Expected<cpu::ConvPath> cpu::parseConvPath(llvm::StringRef s) {
     return ConvPath::Panels;
   if (s == "channels")
     return ConvPath::Channels;
-  return makeErrorF("-cpu-conv-path '{0}' is not auto, panels or channels", s);
+  if (s == "rows")
+    return ConvPath::Rows;
+  return makeErrorF(
+      "-cpu-conv-path '{0}' is not auto, panels, channels or rows", s);
 }
 
 llvm::Expected<unsigned> cpu::parseSimdWidth(llvm::StringRef s) {

@@ -50,7 +50,7 @@ check "unknown cpu" 1 "^model-compiler: error: unknown CPU 'pentium9'" \
   "$COMPILER" -model="$D" -emit-bundle="$B" -mcpu=pentium9
 check "unknown feature" 1 "^model-compiler: error: -mattr entry '\+avx9' is not \+FEATURE or -FEATURE" \
   "$COMPILER" -model="$D" -emit-bundle="$B" -mattr=+avx9
-check "bad -cpu-conv-path" 1 "^model-compiler: error: -cpu-conv-path 'sideways' is not auto, panels or channels$" \
+check "bad -cpu-conv-path" 1 "^model-compiler: error: -cpu-conv-path 'sideways' is not auto, panels, channels or rows$" \
   "$COMPILER" -model="$D" -emit-bundle="$B" -cpu-conv-path=sideways
 check "bad -cpu-simd-width" 1 "^model-compiler: error: -cpu-simd-width '128' is not auto, 256 or 512$" \
   "$COMPILER" -model="$D" -cpu-simd-width=128

@@ -329,6 +329,28 @@ inline const ConvCase kConvCases[] = {
     {"own_patches_grouped_dilated", 1, 4, 50, 47, 6, 3, 3,
      1, 1, 2, 1, 0, 2, 2, 2, 2,
      FusedActivation::None, 0, 0, false},
+    // Grouped convolutions with few output channels per group, the shapes
+    // the automatic rule sends along output rows (ConvRows.inc): ResNeXt's
+    // 4 channels per group on 4-vector rows with a partial last vector;
+    // 10 per group in two blocks of 5 with column stride 2 (two phases)
+    // and a residual; a 5x5 dilated grouped conv with asymmetric pads on
+    // rows narrower than a vector; a stride-3 grouped 1x1 (three phases);
+    // rows split into bands (a tall plane) with batch 2.
+    {"rows_resnext_4_per_group_relu", 1, 32, 20, 56, 32, 3, 3,
+     1, 1, 1, 1, 1, 1, 1, 1, 8,
+     FusedActivation::Relu, 0, 0, false},
+    {"rows_stride2_two_blocks_res", 1, 40, 15, 37, 40, 3, 3,
+     2, 2, 1, 1, 1, 1, 1, 1, 4,
+     FusedActivation::None, 0, 0, true},
+    {"rows_5x5_dilated_asym_silu", 1, 12, 13, 11, 18, 5, 5,
+     1, 1, 3, 1, 2, 4, 2, 2, 3,
+     FusedActivation::SiLU, 0, 0, false},
+    {"rows_pointwise_stride3", 1, 12, 17, 29, 9, 1, 1,
+     3, 3, 0, 0, 0, 0, 1, 1, 3,
+     FusedActivation::None, 0, 0, false},
+    {"rows_tall_bands_batch_clip", 2, 16, 300, 40, 16, 3, 3,
+     1, 1, 1, 1, 1, 1, 1, 1, 4,
+     FusedActivation::Clip, -0.5f, 0.5f, true},
 };
 // clang-format on
 

@@ -187,8 +187,10 @@ TEST_P(ConvPathTest, CPUMatchesInterpreter) {
   Tensor ref = runCase(c, "Interpreter");
   ASSERT_GT(ref.size(), 0);
   checkCPU(c, ref, cpu::WinogradMode::Auto);
-  // Both GEMMs forced, Winograd off (eligible 3x3 cases would take it).
-  for (cpu::ConvPath path : {cpu::ConvPath::Panels, cpu::ConvPath::Channels}) {
+  // Both GEMMs and the row-direct kernel forced, Winograd off (eligible
+  // 3x3 cases would take it).
+  for (cpu::ConvPath path :
+       {cpu::ConvPath::Panels, cpu::ConvPath::Channels, cpu::ConvPath::Rows}) {
     SCOPED_TRACE(int(path));
     PathChoice choice(path);
     checkCPU(c, ref, cpu::WinogradMode::Off);
@@ -253,7 +255,7 @@ TEST(ConvPathRuntimeFilterTest, CPUMatchesInterpreter) {
     float tol =
         float(1e-5 * maxRef * std::sqrt(double(c.C / c.group * c.KH * c.KW)));
     for (cpu::ConvPath path : {cpu::ConvPath::Auto, cpu::ConvPath::Panels,
-                               cpu::ConvPath::Channels}) {
+                               cpu::ConvPath::Channels, cpu::ConvPath::Rows}) {
       SCOPED_TRACE(int(path));
       PathChoice choice(path);
       std::vector<std::string> kernels;
@@ -333,7 +335,7 @@ TEST(ConvPathChoiceTest, BadValueIsAnError) {
   auto path = cpu::parseConvPath("sideways");
   ASSERT_FALSE(bool(path));
   EXPECT_EQ(llvm::toString(path.takeError()),
-            "-cpu-conv-path 'sideways' is not auto, panels or channels");
+            "-cpu-conv-path 'sideways' is not auto, panels, channels or rows");
   auto channels = cpu::parseConvPath("channels");
   ASSERT_TRUE(bool(channels));
   EXPECT_EQ(*channels, cpu::ConvPath::Channels);

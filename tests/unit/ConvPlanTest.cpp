@@ -45,12 +45,38 @@ code {
 }
 )";
 
-/// The plan lines of kConvs for \p backend, keyed by conv name.
+/// Grouped convolutions: ResNeXt's first stage (32 groups of 4 channels),
+/// its last (32 groups of 32), and two groups of 512 channels on rows of
+/// 224 (whose band of input rows exceeds the row-direct kernel's buffer).
+constexpr const char *kGrouped = R"(function grouped
+declare {
+  %x = weight float<1 x 128 x 56 x 56> mutable input
+  %x4 = weight float<1 x 1024 x 7 x 7> mutable input
+  %xw = weight float<1 x 1024 x 8 x 224> mutable input
+  %y = weight float<1 x 128 x 56 x 56> mutable output
+  %y4 = weight float<1 x 1024 x 7 x 7> mutable output
+  %yw = weight float<1 x 1024 x 8 x 224> mutable output
+  %w = weight float<128 x 4 x 3 x 3> const
+  %w4 = weight float<1024 x 32 x 3 x 3> const
+  %ww = weight float<1024 x 512 x 3 x 3> const
+  %b = weight float<128> const
+  %b4 = weight float<1024> const
+}
+code {
+  %narrow = conv @out %y, @in %x, @in %w, @in %b {Strides=[1, 1], Pads=[1, 1, 1, 1], Dilations=[1, 1], Group=32, FusedActivation=0, FusedAlpha=0, FusedBeta=0}
+  %wide = conv @out %y4, @in %x4, @in %w4, @in %b4 {Strides=[1, 1], Pads=[1, 1, 1, 1], Dilations=[1, 1], Group=32, FusedActivation=0, FusedAlpha=0, FusedBeta=0}
+  %huge = conv @out %yw, @in %xw, @in %ww, @in %b4 {Strides=[1, 1], Pads=[1, 1, 1, 1], Dilations=[1, 1], Group=2, FusedActivation=0, FusedAlpha=0, FusedBeta=0}
+}
+)";
+
+/// The plan lines of \p ir (kConvs by default) for \p backend, keyed by
+/// conv name.
 std::map<std::string, std::string> plans(llvm::StringRef backend,
                                          const CodegenOptions &opts,
-                                         std::string *error = nullptr) {
+                                         std::string *error = nullptr,
+                                         const char *ir = kConvs) {
   registerAllBackends();
-  auto parsed = parseIR(kConvs, "plans.ir");
+  auto parsed = parseIR(ir, "plans.ir");
   EXPECT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError());
   if (!parsed)
     return {};
@@ -143,6 +169,30 @@ TEST(ConvPlan, ForcedPathsAreTakenAndSaidSo) {
   EXPECT_TRUE(has(p["dense"], ": winograd F(2x2,3x3): ")) << p["dense"];
   EXPECT_TRUE(has(p["dense"], "forced by -cpu-winograd")) << p["dense"];
   EXPECT_FALSE(has(p["rt"], "winograd")) << p["rt"];
+}
+
+TEST(ConvPlan, GroupsOfFewChannelsRunAlongRows) {
+  for (const char *cpu : {"sapphirerapids", "znver4", "haswell"}) {
+    SCOPED_TRACE(cpu);
+    CodegenOptions o = onCPU(cpu);
+    auto p = plans("CPU", o, nullptr, kGrouped);
+    ASSERT_EQ(p.size(), 3u);
+    // 4 channels per group fill neither channel vectors nor 6-channel
+    // blocks; rows of 56 fill 7/8 of their vectors.
+    EXPECT_TRUE(has(p["narrow"], ": pixel-rows: ")) << p["narrow"];
+    EXPECT_TRUE(has(p["narrow"], "auto: a grouped convolution")) << p["narrow"];
+    // 32 channels per group fill channel vectors; rows of 7 would compute
+    // 16 pixels for 7.
+    EXPECT_FALSE(has(p["wide"], ": pixel-rows: ")) << p["wide"];
+    EXPECT_FALSE(has(p["huge"], ": pixel-rows: ")) << p["huge"];
+    o.cpu.convPath = cpu::ConvPath::Rows;
+    p = plans("CPU", o, nullptr, kGrouped);
+    EXPECT_TRUE(has(p["wide"], ": pixel-rows: ")) << p["wide"];
+    EXPECT_TRUE(has(p["wide"], "forced by -cpu-conv-path=rows")) << p["wide"];
+    // Forced, a band that does not fit leaves the GEMM choice automatic.
+    EXPECT_FALSE(has(p["huge"], ": pixel-rows: ")) << p["huge"];
+    EXPECT_TRUE(has(p["huge"], "auto: ")) << p["huge"];
+  }
 }
 
 TEST(ConvPlan, BackendsWithoutPlansSaySo) {

@@ -41,8 +41,9 @@ static cl::opt<std::string> cpuWinograd(
 static cl::opt<std::string> cpuConvPath(
     "cpu-conv-path",
     cl::desc("CPU: which vector dimension convolutions and pools take: per "
-             "layer (auto), pixels (panels) or channels (channels)"),
-    cl::init("auto"), cl::value_desc("auto|panels|channels"),
+             "layer (auto), pixels (panels), channels (channels), or "
+             "convolutions along output rows without im2col (rows)"),
+    cl::init("auto"), cl::value_desc("auto|panels|channels|rows"),
     cl::cat(tools::codegenFlagsCategory()));
 static cl::opt<std::string> cpuSimdWidth(
     "cpu-simd-width",

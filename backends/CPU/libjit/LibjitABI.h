@@ -26,6 +26,12 @@ constexpr int64_t kConvMR = 6, kConvNR = 64, kConvKC = 512;
 /// tiles a sliced call holds partial sums for.
 constexpr int64_t kConvCVMR = 32, kConvCVNR = 14, kConvCVKC = 64,
                   kConvCVMaxTiles = 16;
+/// Row-direct convolution (ConvRows.inc): the most output channels and
+/// pixel vectors of 16 in one register tile, and the floats of a call's
+/// stack buffer for its band of padded input rows (32 KB, like the
+/// depthwise bands).
+constexpr int64_t kConvRowsMaxMR = 8, kConvRowsMaxNV = 4,
+                  kConvRowsBandFloats = 8192;
 /// MatMul register tiles libjit instantiates: rows and vectors per tile
 /// with 32 512-bit registers and with 16 256-bit ones (chooseMatMulTiling
 /// must yield one of them).
@@ -66,6 +72,13 @@ void ember_conv_gemm_cv_f32(float *y, const float *w, const float *p,
                             int64_t vw, int64_t ow, int64_t nr, int64_t act,
                             float alpha, float beta, int64_t b0, int64_t b1,
                             int64_t t0, int64_t t1);
+void ember_conv_rows_f32(float *y, const float *x, const float *w,
+                         const float *bias, const float *res, int64_t cPerG,
+                         int64_t mc, int64_t H, int64_t W, int64_t KH,
+                         int64_t KW, int64_t OH, int64_t OW, int64_t sh,
+                         int64_t sw, int64_t pt, int64_t pl, int64_t dh,
+                         int64_t dw, int64_t nv, int64_t act, float alpha,
+                         float beta, int64_t oh0, int64_t oh1);
 void ember_pad_plane_f32(float *dst, const float *x, int64_t H, int64_t W,
                          int64_t Hp, int64_t Wp, int64_t pt, int64_t pl);
 void ember_dwconv_f32(float *y, const float *x, const float *w,

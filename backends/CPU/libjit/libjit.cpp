@@ -187,6 +187,7 @@ EMBER_HELPER void transpose16(v16 (&r)[16]) {
 #include "ConvGemm.inc"
 #include "ConvGemmCV.inc"
 #include "Depthwise.inc"
+#include "ConvRows.inc"
 #include "DepthwiseCV.inc"
 #include "MatMul.inc"
 #include "MatMulBF16.inc"

@@ -31,12 +31,14 @@ enum class WinogradMode { Auto, Off, F2, F4 };
 /// the vector dimension: the panel GEMM, per-plane depthwise and shared
 /// pooling kernels) or Channels (channels as the vector lanes: the
 /// channel-vector GEMM and depthwise kernels) force one, for tests and
-/// measurements.
-enum class ConvPath { Auto, Panels, Channels };
+/// measurements; Rows forces the row-direct kernel (pixels in vectors,
+/// output channels in registers, no im2col) on every non-depthwise
+/// convolution whose input band fits it, and leaves the rest as Auto.
+enum class ConvPath { Auto, Panels, Channels, Rows };
 
 /// Parses -cpu-winograd ("auto", "off", "f2" or "f4").
 llvm::Expected<WinogradMode> parseWinogradMode(llvm::StringRef s);
-/// Parses -cpu-conv-path ("auto", "panels" or "channels").
+/// Parses -cpu-conv-path ("auto", "panels", "channels" or "rows").
 llvm::Expected<ConvPath> parseConvPath(llvm::StringRef s);
 /// Parses -cpu-simd-width ("auto": 0, "256" or "512").
 llvm::Expected<unsigned> parseSimdWidth(llvm::StringRef s);
