@@ -17,6 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* fake_cudart.c: provoked refusals and stream capture. */
+int ember_fake_refuses(const char *what);
+int ember_fake_capture(cudaStream_t s, int (*fn)(const void *),
+                       const void *args, size_t bytes);
+
 /* Reports a call outside what this stand-in models (or a wrong one). */
 static cudnnStatus_t reject(const char *fn, const char *why, cudnnStatus_t s) {
   fprintf(stderr, "fake cuDNN: %s: %s\n", fn, why);
@@ -164,6 +169,8 @@ cudnnStatus_t cudnnGetConvolutionForwardAlgorithm_v7(
   if (!h || requested < 2 || !consistent(x, w, c, y))
     return reject("cudnnGetConvolutionForwardAlgorithm_v7",
                   "descriptors disagree", CUDNN_STATUS_BAD_PARAM);
+  if (ember_fake_refuses("cudnn-plan"))
+    return CUDNN_STATUS_NOT_SUPPORTED_SHAPE;
   memset(perf, 0, 2 * sizeof(*perf));
   perf[0].algo = CUDNN_CONVOLUTION_FWD_ALGO_FFT;
   perf[0].status = CUDNN_STATUS_SUCCESS;
@@ -177,12 +184,50 @@ cudnnStatus_t cudnnGetConvolutionForwardAlgorithm_v7(
   return CUDNN_STATUS_SUCCESS;
 }
 
+/* Calls on a capturing stream are recorded with their scalars by value
+   (as the library reads host scalars at capture) and replayed by
+   cudaGraphLaunch. */
+typedef struct ConvArgs {
+  cudnnHandle_t h;
+  float alpha, beta;
+  cudnnTensorDescriptor_t xd, yd;
+  const void *xp;
+  cudnnFilterDescriptor_t wd;
+  const void *wp;
+  cudnnConvolutionDescriptor_t cd;
+  cudnnConvolutionFwdAlgo_t algo;
+  void *ws, *yp;
+  size_t wsSize;
+} ConvArgs;
+
+static int replayConv(const void *p) {
+  const ConvArgs *a = (const ConvArgs *)p;
+  return cudnnConvolutionForward(a->h, &a->alpha, a->xd, a->xp, a->wd, a->wp,
+                                 a->cd, a->algo, a->ws, a->wsSize, &a->beta,
+                                 a->yd, a->yp);
+}
+
 cudnnStatus_t cudnnConvolutionForward(
     cudnnHandle_t h, const void *alpha, const cudnnTensorDescriptor_t xd,
     const void *xp, const cudnnFilterDescriptor_t wd, const void *wp,
     const cudnnConvolutionDescriptor_t cd, cudnnConvolutionFwdAlgo_t algo,
     void *ws, size_t wsSize, const void *beta, const cudnnTensorDescriptor_t yd,
     void *yp) {
+  ConvArgs args = {h,
+                   *(const float *)alpha,
+                   *(const float *)beta,
+                   xd,
+                   yd,
+                   xp,
+                   wd,
+                   wp,
+                   cd,
+                   algo,
+                   ws,
+                   yp,
+                   wsSize};
+  if (h && ember_fake_capture(h->stream, replayConv, &args, sizeof(args)))
+    return CUDNN_STATUS_SUCCESS;
   const float *x = (const float *)xp, *w = (const float *)wp;
   float *y = (float *)yp, a = *(const float *)alpha, b = *(const float *)beta;
   int n, m, oh, ow, c, kh, kw, cpg, mpg;
@@ -221,10 +266,26 @@ cudnnStatus_t cudnnConvolutionForward(
   return CUDNN_STATUS_SUCCESS;
 }
 
+typedef struct AddArgs {
+  cudnnHandle_t h;
+  float alpha, beta;
+  cudnnTensorDescriptor_t ad, cd;
+  const void *A;
+  void *C;
+} AddArgs;
+
+static int replayAdd(const void *p) {
+  const AddArgs *a = (const AddArgs *)p;
+  return cudnnAddTensor(a->h, &a->alpha, a->ad, a->A, &a->beta, a->cd, a->C);
+}
+
 cudnnStatus_t cudnnAddTensor(cudnnHandle_t h, const void *alpha,
                              const cudnnTensorDescriptor_t ad, const void *A,
                              const void *beta, const cudnnTensorDescriptor_t cd,
                              void *C) {
+  AddArgs args = {h, *(const float *)alpha, *(const float *)beta, ad, cd, A, C};
+  if (h && ember_fake_capture(h->stream, replayAdd, &args, sizeof(args)))
+    return CUDNN_STATUS_SUCCESS;
   const float *a = (const float *)A;
   float *c = (float *)C, al = *(const float *)alpha, be = *(const float *)beta;
   long long i, size = (long long)cd->n * cd->c * cd->h * cd->w;
@@ -244,11 +305,30 @@ cudnnStatus_t cudnnAddTensor(cudnnHandle_t h, const void *alpha,
   return CUDNN_STATUS_SUCCESS;
 }
 
+typedef struct ActArgs {
+  cudnnHandle_t h;
+  cudnnActivationDescriptor_t d;
+  float alpha, beta;
+  cudnnTensorDescriptor_t xd, yd;
+  const void *X;
+  void *Y;
+} ActArgs;
+
+static int replayAct(const void *p) {
+  const ActArgs *a = (const ActArgs *)p;
+  return cudnnActivationForward(a->h, a->d, &a->alpha, a->xd, a->X, &a->beta,
+                                a->yd, a->Y);
+}
+
 cudnnStatus_t
 cudnnActivationForward(cudnnHandle_t h, cudnnActivationDescriptor_t d,
                        const void *alpha, const cudnnTensorDescriptor_t xd,
                        const void *X, const void *beta,
                        const cudnnTensorDescriptor_t yd, void *Y) {
+  ActArgs args = {h, d, *(const float *)alpha, *(const float *)beta, xd, yd,
+                  X, Y};
+  if (h && ember_fake_capture(h->stream, replayAct, &args, sizeof(args)))
+    return CUDNN_STATUS_SUCCESS;
   const float *x = (const float *)X;
   float *y = (float *)Y, al = *(const float *)alpha, be = *(const float *)beta;
   long long i, size = (long long)xd->n * xd->c * xd->h * xd->w;

@@ -11,6 +11,7 @@
  *
  *===----------------------------------------------------------------------===*/
 #include "LibOps.h"
+#include "LibStatus.h"
 
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
@@ -62,6 +63,11 @@ typedef struct ConvPlan {
 
 typedef char GemmPlanFits[sizeof(GemmPlan) <= sizeof(EmberLibPlan) ? 1 : -1];
 typedef char ConvPlanFits[sizeof(ConvPlan) <= sizeof(EmberLibPlan) ? 1 : -1];
+typedef char ContextSize[sizeof(EmberLibContext) == EMBER_LIB_CONTEXT_BYTES &&
+                                 __builtin_offsetof(EmberLibContext, notes) ==
+                                     EMBER_LIB_NOTES_OFFSET
+                             ? 1
+                             : -1];
 
 static unsigned char *at(const long long *f, unsigned char *r0,
                          unsigned char *r1, unsigned char *r2) {
@@ -312,33 +318,99 @@ int ember_lib_run(EmberLibContext *ctx, EmberLibPlan *plan,
   return ember_lib_run_conv(ctx, plan, desc, r0, r1, r2, stream);
 }
 
+static void releaseGemm(GemmPlan *p) {
+  if (p->a)
+    cublasLtMatrixLayoutDestroy(p->a);
+  if (p->b)
+    cublasLtMatrixLayoutDestroy(p->b);
+  if (p->d)
+    cublasLtMatrixLayoutDestroy(p->d);
+  if (p->op)
+    cublasLtMatmulDescDestroy(p->op);
+  memset(p, 0, sizeof(*p));
+}
+
+static void releaseConv(ConvPlan *p) {
+  if (p->x)
+    cudnnDestroyTensorDescriptor(p->x);
+  if (p->y)
+    cudnnDestroyTensorDescriptor(p->y);
+  if (p->bias)
+    cudnnDestroyTensorDescriptor(p->bias);
+  if (p->w)
+    cudnnDestroyFilterDescriptor(p->w);
+  if (p->conv)
+    cudnnDestroyConvolutionDescriptor(p->conv);
+  if (p->act)
+    cudnnDestroyActivationDescriptor(p->act);
+  memset(p, 0, sizeof(*p));
+}
+
 void ember_lib_release(EmberLibPlan *plan, const long long *desc) {
-  if (desc[0] == EMBER_LIB_GEMM) {
-    GemmPlan *p = (GemmPlan *)plan;
-    if (p->a)
-      cublasLtMatrixLayoutDestroy(p->a);
-    if (p->b)
-      cublasLtMatrixLayoutDestroy(p->b);
-    if (p->d)
-      cublasLtMatrixLayoutDestroy(p->d);
-    if (p->op)
-      cublasLtMatmulDescDestroy(p->op);
-  } else if (desc[0] == EMBER_LIB_CONV) {
-    ConvPlan *p = (ConvPlan *)plan;
-    if (p->x)
-      cudnnDestroyTensorDescriptor(p->x);
-    if (p->y)
-      cudnnDestroyTensorDescriptor(p->y);
-    if (p->bias)
-      cudnnDestroyTensorDescriptor(p->bias);
-    if (p->w)
-      cudnnDestroyFilterDescriptor(p->w);
-    if (p->conv)
-      cudnnDestroyConvolutionDescriptor(p->conv);
-    if (p->act)
-      cudnnDestroyActivationDescriptor(p->act);
-  }
+  if (desc[0] == EMBER_LIB_GEMM)
+    releaseGemm((GemmPlan *)plan);
+  else if (desc[0] == EMBER_LIB_CONV)
+    releaseConv((ConvPlan *)plan);
   memset(plan, 0, sizeof(*plan));
+}
+
+/* Appends s to the notes (truncating; always terminated). */
+static void note(EmberLibContext *ctx, const char *s) {
+  size_t n = 0;
+  while (n < EMBER_LIB_NOTES_BYTES - 1 && ctx->notes[n])
+    ++n;
+  while (n < EMBER_LIB_NOTES_BYTES - 1 && *s)
+    ctx->notes[n++] = *s++;
+  ctx->notes[n] = 0;
+}
+
+static void noteNumber(EmberLibContext *ctx, long long v) {
+  char buf[24];
+  int i = 23;
+  buf[i] = 0;
+  do
+    buf[--i] = (char)('0' + v % 10);
+  while ((v /= 10) > 0 && i > 0);
+  note(ctx, buf + i);
+}
+
+static void noteFallback(EmberLibContext *ctx, const char *name,
+                         const char *lib, int rc) {
+  const char *status = ember_lib_status_name(rc);
+  note(ctx, name);
+  note(ctx, ": ");
+  note(ctx, lib);
+  note(ctx, " cannot run it (planning returned ");
+  note(ctx, status ? status : cudaGetErrorName((cudaError_t)rc));
+  note(ctx, " (");
+  noteNumber(ctx, rc % 10000);
+  note(ctx, ")); running its generated kernel instead\n");
+}
+
+int ember_lib_try_gemm(EmberLibContext *ctx, EmberLibPlan *plan,
+                       const long long *desc, const char *name,
+                       unsigned char *fallback) {
+  int rc = ember_lib_plan_gemm(ctx, plan, desc);
+  if (rc) {
+    releaseGemm((GemmPlan *)plan);
+    cudaGetLastError();
+    *fallback = 1;
+    noteFallback(ctx, name, "cuBLASLt", rc);
+  }
+  return 0;
+}
+
+int ember_lib_try_conv(EmberLibContext *ctx, EmberLibPlan *plan,
+                       const long long *desc, const char *name,
+                       unsigned char *fallback) {
+  int rc = ember_lib_plan_conv(ctx, plan, desc);
+  if (rc) {
+    releaseConv((ConvPlan *)plan);
+    cudaGetLastError();
+    *fallback = 1;
+    noteFallback(ctx, name, "cuDNN", rc);
+  }
+  return 0;
 }
 
 void ember_lib_destroy(EmberLibContext *ctx) {
