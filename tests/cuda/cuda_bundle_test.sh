@@ -39,6 +39,7 @@ undef=$(nm -u "$T/b/digits.o" | awk '{print $2}' | sort)
 bad=$(echo "$undef" | grep -vE '^(cuda[A-Z]|cudnn)[A-Za-z0-9_]*$|^memset$' || true)
 [ -z "$bad" ] || fail "unexpected undefined symbols: $bad"
 echo "$undef" | grep -qx cudnnConvolutionForward || fail "no cuDNN call"
+echo "$undef" | grep -qx cudnnConvolutionBiasActivationForward || fail "no fused cuDNN call"
 if echo "$undef" | grep -q cublasLt; then fail "cuBLASLt referenced"; fi
 if nm "$T/b/digits.o" | grep -q " T ember_lib"; then fail "LibOps symbols exported"; fi
 # With generated kernels only: five runtime functions (the last two for

@@ -141,7 +141,7 @@ cudnnStatus_t cudnnSetActivationDescriptor(cudnnActivationDescriptor_t d,
                                            double coef) {
   (void)nan;
   if (mode != CUDNN_ACTIVATION_RELU && mode != CUDNN_ACTIVATION_CLIPPED_RELU &&
-      mode != CUDNN_ACTIVATION_SIGMOID)
+      mode != CUDNN_ACTIVATION_SIGMOID && mode != CUDNN_ACTIVATION_IDENTITY)
     return CUDNN_STATUS_NOT_SUPPORTED;
   d->mode = mode, d->coef = coef, d->set = 1;
   return CUDNN_STATUS_SUCCESS;
@@ -166,21 +166,54 @@ cudnnStatus_t cudnnGetConvolutionForwardAlgorithm_v7(
     const cudnnFilterDescriptor_t w, const cudnnConvolutionDescriptor_t c,
     const cudnnTensorDescriptor_t y, const int requested, int *returned,
     cudnnConvolutionFwdAlgoPerf_t *perf) {
-  if (!h || requested < 2 || !consistent(x, w, c, y))
+  if (!h || requested < 4 || !consistent(x, w, c, y))
     return reject("cudnnGetConvolutionForwardAlgorithm_v7",
                   "descriptors disagree", CUDNN_STATUS_BAD_PARAM);
   if (ember_fake_refuses("cudnn-plan"))
     return CUDNN_STATUS_NOT_SUPPORTED_SHAPE;
-  memset(perf, 0, 2 * sizeof(*perf));
+  /* Entries a caller must not take: one over any workspace limit, one
+     with tensor-core (TF32) math, one whose workspace query fails; then
+     the one to take, whose entry underestimates the workspace that
+     cudnnGetConvolutionForwardWorkspaceSize reports (as entries made for
+     another math type do). */
+  memset(perf, 0, 4 * sizeof(*perf));
   perf[0].algo = CUDNN_CONVOLUTION_FWD_ALGO_FFT;
-  perf[0].status = CUDNN_STATUS_SUCCESS;
-  perf[0].memory = (size_t)1 << 40; /* must be skipped */
+  perf[0].memory = (size_t)1 << 40;
   perf[0].mathType = c->math;
-  perf[1].algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
-  perf[1].status = CUDNN_STATUS_SUCCESS;
-  perf[1].memory = FAKE_WORKSPACE;
-  perf[1].mathType = c->math;
-  *returned = 2;
+  perf[1].algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+  perf[1].mathType = CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
+  perf[2].algo = CUDNN_CONVOLUTION_FWD_ALGO_GEMM;
+  perf[2].mathType = c->math;
+  perf[3].algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+  perf[3].memory = FAKE_WORKSPACE / 2;
+  perf[3].mathType = c->math;
+  for (int i = 0; i < 4; ++i)
+    perf[i].status = CUDNN_STATUS_SUCCESS;
+  *returned = 4;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnGetConvolutionForwardWorkspaceSize(
+    cudnnHandle_t h, const cudnnTensorDescriptor_t x,
+    const cudnnFilterDescriptor_t w, const cudnnConvolutionDescriptor_t c,
+    const cudnnTensorDescriptor_t y, cudnnConvolutionFwdAlgo_t algo,
+    size_t *size) {
+  if (!h || !consistent(x, w, c, y) || c->math != CUDNN_FMA_MATH)
+    return reject("cudnnGetConvolutionForwardWorkspaceSize",
+                  "descriptors disagree or math is not FMA",
+                  CUDNN_STATUS_BAD_PARAM);
+  if (algo == CUDNN_CONVOLUTION_FWD_ALGO_GEMM)
+    return CUDNN_STATUS_NOT_SUPPORTED; /* the failed trial */
+  if (algo == CUDNN_CONVOLUTION_FWD_ALGO_FFT)
+    *size = (size_t)1 << 40;
+  else if (algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM)
+    *size = FAKE_WORKSPACE;
+  else if (algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM)
+    *size = 0; /* fits, but its entry's math is TF32: the run rejects it */
+  else
+    return reject("cudnnGetConvolutionForwardWorkspaceSize",
+                  "an algorithm the caller must not take",
+                  CUDNN_STATUS_BAD_PARAM);
   return CUDNN_STATUS_SUCCESS;
 }
 
@@ -264,6 +297,94 @@ cudnnStatus_t cudnnConvolutionForward(
           *out = a * acc + (b != 0.f ? b * *out : 0.f);
         }
   return CUDNN_STATUS_SUCCESS;
+}
+
+typedef struct FusedArgs {
+  cudnnHandle_t h;
+  float alpha1, alpha2;
+  cudnnTensorDescriptor_t xd, zd, bd, yd;
+  cudnnFilterDescriptor_t wd;
+  cudnnConvolutionDescriptor_t cd;
+  cudnnConvolutionFwdAlgo_t algo;
+  cudnnActivationDescriptor_t ad;
+  const void *x, *w, *z, *bias;
+  void *ws, *y;
+  size_t wsSize;
+} FusedArgs;
+
+static int replayFused(const void *p) {
+  const FusedArgs *a = (const FusedArgs *)p;
+  return cudnnConvolutionBiasActivationForward(
+      a->h, &a->alpha1, a->xd, a->x, a->wd, a->w, a->cd, a->algo, a->ws,
+      a->wsSize, &a->alpha2, a->zd, a->z, a->bd, a->bias, a->ad, a->yd, a->y);
+}
+
+static int sameDims(cudnnTensorDescriptor_t a, cudnnTensorDescriptor_t b) {
+  return a->n == b->n && a->c == b->c && a->h == b->h && a->w == b->w;
+}
+
+/* y = act(alpha1 * conv(x, w) + alpha2 * z + bias): ReLU, or identity with
+   IMPLICIT_PRECOMP_GEMM only (as documented); z may be y. */
+cudnnStatus_t cudnnConvolutionBiasActivationForward(
+    cudnnHandle_t h, const void *alpha1, const cudnnTensorDescriptor_t xd,
+    const void *x, const cudnnFilterDescriptor_t wd, const void *w,
+    const cudnnConvolutionDescriptor_t cd, cudnnConvolutionFwdAlgo_t algo,
+    void *ws, size_t wsSize, const void *alpha2,
+    const cudnnTensorDescriptor_t zd, const void *z,
+    const cudnnTensorDescriptor_t bd, const void *bias,
+    const cudnnActivationDescriptor_t ad, const cudnnTensorDescriptor_t yd,
+    void *y) {
+  FusedArgs args = {h,
+                    *(const float *)alpha1,
+                    *(const float *)alpha2,
+                    xd,
+                    zd,
+                    bd,
+                    yd,
+                    wd,
+                    cd,
+                    algo,
+                    ad,
+                    x,
+                    w,
+                    z,
+                    bias,
+                    ws,
+                    y,
+                    wsSize};
+  const float zero = 0.f, a2 = args.alpha2;
+  long long i, size = (long long)yd->n * yd->c * yd->h * yd->w;
+  float *out = (float *)y, *saved = NULL;
+  cudnnStatus_t st;
+  if (h && ember_fake_capture(h->stream, replayFused, &args, sizeof(args)))
+    return CUDNN_STATUS_SUCCESS;
+  if (!h || !ad || !ad->set ||
+      (ad->mode != CUDNN_ACTIVATION_RELU &&
+       (ad->mode != CUDNN_ACTIVATION_IDENTITY ||
+        algo != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM)))
+    return reject("cudnnConvolutionBiasActivationForward",
+                  "activation is neither ReLU nor identity with "
+                  "IMPLICIT_PRECOMP_GEMM",
+                  CUDNN_STATUS_NOT_SUPPORTED);
+  if (!sameDims(zd, yd) || bd->n != 1 || bd->h != 1 || bd->w != 1 ||
+      bd->c != yd->c || !z || !bias)
+    return reject("cudnnConvolutionBiasActivationForward",
+                  "z or bias descriptors disagree with y",
+                  CUDNN_STATUS_BAD_PARAM);
+  if (a2 != 0.f) { /* z may be y: keep it before the convolution writes */
+    saved = (float *)malloc((size_t)size * sizeof(float));
+    memcpy(saved, z, (size_t)size * sizeof(float));
+  }
+  st = cudnnConvolutionForward(h, alpha1, xd, x, wd, w, cd, algo, ws, wsSize,
+                               &zero, yd, y);
+  for (i = 0; st == CUDNN_STATUS_SUCCESS && i < size; ++i) {
+    float v = out[i] + ((const float *)bias)[(i / (yd->h * yd->w)) % yd->c];
+    if (saved)
+      v += a2 * saved[i];
+    out[i] = ad->mode == CUDNN_ACTIVATION_RELU && v < 0.f ? 0.f : v;
+  }
+  free(saved);
+  return st;
 }
 
 typedef struct AddArgs {

@@ -59,6 +59,7 @@ typedef struct ConvPlan {
   cudnnActivationDescriptor_t act;
   cudnnConvolutionFwdAlgo_t algo;
   size_t workspace;
+  int fused; /* bias, residual and activation in the convolution call */
 } ConvPlan;
 
 typedef char GemmPlanFits[sizeof(GemmPlan) <= sizeof(EmberLibPlan) ? 1 : -1];
@@ -168,6 +169,21 @@ static int runGemm(EmberLibContext *ctx, GemmPlan *p, const long long *d,
   return 0;
 }
 
+/* cudnnConvolutionBiasActivationForward takes the bias, the residual and
+   the activation into the convolution where cuDNN allows it: ReLU with any
+   algorithm, no activation (identity) with IMPLICIT_PRECOMP_GEMM only. */
+static int fuseEpilogue(ConvPlan *p, const long long *d) {
+  p->fused = d[EMBER_CONV_ACT] == EMBER_ACT_RELU;
+  if (d[EMBER_CONV_ACT] == EMBER_ACT_NONE &&
+      p->algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM) {
+    TRY_DNN(cudnnCreateActivationDescriptor(&p->act));
+    TRY_DNN(cudnnSetActivationDescriptor(p->act, CUDNN_ACTIVATION_IDENTITY,
+                                         CUDNN_PROPAGATE_NAN, 0.0));
+    p->fused = 1;
+  }
+  return 0;
+}
+
 static int planConv(EmberLibContext *ctx, ConvPlan *p, const long long *d) {
   cudnnHandle_t dnn;
   int n = (int)d[EMBER_CONV_N], m = (int)d[EMBER_CONV_M];
@@ -215,21 +231,31 @@ static int planConv(EmberLibContext *ctx, ConvPlan *p, const long long *d) {
     TRY_DNN(cudnnSetActivationDescriptor(p->act, mode, CUDNN_PROPAGATE_NAN,
                                          (double)coef));
   }
-  /* The fastest algorithm (by cuDNN's heuristics) within the limit. */
+  /* The fastest algorithm (by cuDNN's heuristics) without tensor-core
+     math whose workspace, queried again for that algorithm under the
+     descriptor's FMA math type (the heuristic's entry may assume another),
+     fits the limit; an algorithm whose query fails is passed over. */
   cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
   int count = 0, i;
   TRY_DNN(cudnnGetConvolutionForwardAlgorithm_v7(
       dnn, p->x, p->w, p->conv, p->y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count,
       perf));
-  for (i = 0; i < count; ++i)
-    if (perf[i].status == CUDNN_STATUS_SUCCESS &&
-        perf[i].memory <= EMBER_LIB_MAX_WORKSPACE)
-      break;
-  if (i == count)
-    return DNN_ERR(CUDNN_STATUS_NOT_SUPPORTED);
-  p->algo = perf[i].algo;
-  p->workspace = perf[i].memory;
-  return 0;
+  for (i = 0; i < count; ++i) {
+    size_t need = 0;
+    if (perf[i].status != CUDNN_STATUS_SUCCESS ||
+        (perf[i].mathType != CUDNN_FMA_MATH &&
+         perf[i].mathType != CUDNN_DEFAULT_MATH))
+      continue;
+    if (cudnnGetConvolutionForwardWorkspaceSize(dnn, p->x, p->w, p->conv, p->y,
+                                                perf[i].algo, &need) ==
+            CUDNN_STATUS_SUCCESS &&
+        need <= EMBER_LIB_MAX_WORKSPACE) {
+      p->algo = perf[i].algo;
+      p->workspace = need;
+      return fuseEpilogue(p, d);
+    }
+  }
+  return DNN_ERR(CUDNN_STATUS_NOT_SUPPORTED);
 }
 
 static int runConv(EmberLibContext *ctx, ConvPlan *p, const long long *d,
@@ -240,6 +266,19 @@ static int runConv(EmberLibContext *ctx, ConvPlan *p, const long long *d,
   void *y = at(d + EMBER_CONV_Y, r0, r1, r2);
   const void *beta = &zero;
   TRY_DNN(cudnnSetStream(dnn, stream));
+  if (p->fused) {
+    /* y = act(conv(x, w) + alpha2 * z + bias), z the residual (or y,
+       ignored with alpha2 = 0). */
+    int res = (int)d[EMBER_CONV_HAS_RES];
+    const float alpha2 = res ? 1.f : 0.f;
+    TRY_DNN(cudnnConvolutionBiasActivationForward(
+        dnn, &one, p->x, at(d + EMBER_CONV_X, r0, r1, r2), p->w,
+        at(d + EMBER_CONV_WEIGHTS, r0, r1, r2), p->conv, p->algo,
+        ctx->workspace, p->workspace, &alpha2, p->y,
+        res ? at(d + EMBER_CONV_RES, r0, r1, r2) : y, p->bias,
+        at(d + EMBER_CONV_BIAS, r0, r1, r2), p->act, p->y, y));
+    return 0;
+  }
   if (d[EMBER_CONV_HAS_RES]) {
     void *res = at(d + EMBER_CONV_RES, r0, r1, r2);
     size_t bytes = (size_t)(d[EMBER_CONV_N] * d[EMBER_CONV_M] *
