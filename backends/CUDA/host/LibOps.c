@@ -5,9 +5,11 @@
  * A (k x m, ld k) and D is n x m (ld n); batches are strided. The bias
  * epilogue adds a vector over D^T's rows, i.e. per output column. Compute
  * type CUBLAS_COMPUTE_32F: fp32 FMA, no TF32. CONV: cuDNN's convolution
- * API (cross-correlation, groups, CUDNN_FMA_MATH: no TF32), then
- * cudnnAddTensor for the bias and cudnnActivationForward in place; a
- * residual is copied into y first and accumulated (beta = 1).
+ * API (cross-correlation, groups, CUDNN_FMA_MATH: no TF32), bias, residual
+ * and activation fused into cudnnConvolutionBiasActivationForward where
+ * cuDNN allows it (see fuseEpilogue), else cudnnAddTensor for the bias and
+ * cudnnActivationForward in place after the convolution, a residual copied
+ * into y first and accumulated (beta = 1).
  *
  *===----------------------------------------------------------------------===*/
 #include "LibOps.h"
