@@ -32,8 +32,8 @@
 # and NAME/weights.keep instead of its weights: gpu_weights.py makes
 # weights.bin there from a seed (only non-float constants travel).
 # Each package carries gpu-test.sh, gpu_run.py and its helpers and a file
-# kind. run (gpu_run.py) runs every case under a timeout, goes on after
-# failures, writes PACKAGE/results/run.log (everything) and summary.md, and
+# kind. run (gpu_run.py) runs every case under a timeout (TIMEOUT, 90 s) and
+# the call under a budget (BUDGET, 270 s), goes on after failures, writes PACKAGE/results/run.log (everything) and summary.md, and
 # prints the summary table: correctness compares every output with its
 # reference (max|d| <= 1e-3 * max|y_ref|; fp32 everywhere: no TF32 in
 # cuBLASLt (CUBLAS_COMPUTE_32F) or cuDNN (CUDNN_FMA_MATH)) for stream
@@ -234,7 +234,8 @@ prepare() {
 run() {
   command -v nvidia-smi > /dev/null && nvidia-smi -L || true
   # Only the package is needed: it carries its own copy of gpu_run.py.
-  "${PYTHON:-python3}" "$DIR/gpu_run.py" "$DIR" ${TIMEOUT:+--timeout "$TIMEOUT"}
+  "${PYTHON:-python3}" "$DIR/gpu_run.py" "$DIR" ${TIMEOUT:+--timeout "$TIMEOUT"} \
+    ${BUDGET:+--budget "$BUDGET"}
 }
 
 case $cmd in

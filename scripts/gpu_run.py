@@ -21,7 +21,9 @@ PACKAGE/kind says which call this is:
   torch.compile and PyTorch replaying a CUDA graph (gpu_torch.py, in a
   subprocess with its own timeout).
 
-Every case runs under a timeout and the run goes on after failures. The
+Every case runs under a timeout, the whole call under a time budget
+(--budget, 270 s: cells past it read "over budget"), and the run goes on
+after failures. The
 full log (every command, exit code and output) and the summary table go to
 --out (default PACKAGE/results): run.log and summary.md; the table is also
 printed. Where no GPU is present every case reads "no device" (a dry run).
@@ -34,6 +36,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 import numpy as np
 
@@ -64,14 +67,22 @@ ENV = dict(os.environ, LD_LIBRARY_PATH=library_path())
 
 
 class Log:
-    """The full log: every command with its exit code and output."""
+    """The full log: every command with its exit code and output. Commands
+    stop at the call's time budget: a GPU slot is short, and a summary with
+    some cells "over budget" is worth more than none."""
 
-    def __init__(self, path):
+    def __init__(self, path, budget):
         self.f = open(path, "w")
+        self.deadline = time.monotonic() + budget
 
     def run(self, cmd, timeout):
-        """(exit code or 'timeout', stdout + stderr)."""
+        """(exit code, 'timeout' or 'over budget', stdout + stderr)."""
         self.f.write("$ %s\n" % " ".join(cmd))
+        left = self.deadline - time.monotonic()
+        if left <= 1:
+            self.f.write("not run: over the time budget\n\n")
+            return "over budget", ""
+        timeout = min(timeout, left)
         try:
             r = subprocess.run(cmd, capture_output=True, text=True, env=ENV,
                                timeout=timeout)
@@ -116,6 +127,8 @@ def status(rc, text):
         return "no device"
     if rc == "timeout":
         return "TIMEOUT"
+    if rc == "over budget":
+        return "over budget"
     if "error while loading shared libraries" in text or \
             "cannot open shared object file" in text:
         return "SKIP (library not found)"
@@ -204,7 +217,8 @@ def latency(log, root, timeout):
                     bad = status(rc2, t2)
                     cells.append(bad or "%.3f ms" % float(t2.split()[-1]))
                 else:
-                    cells.append("FAIL: weights (%s)" % rc)
+                    cells.append("over budget" if rc == "over budget" else
+                                 "FAIL: weights (%s)" % rc)
             failures += sum(c.startswith(("FAIL", "TIMEOUT")) for c in cells)
             if any(c == "no device" for c in cells):
                 cells += ["no device"] * 3
@@ -225,13 +239,15 @@ def main():
     p.add_argument("package")
     p.add_argument("--timeout", type=float, default=90,
                    help="seconds per run of a case")
+    p.add_argument("--budget", type=float, default=270,
+                   help="seconds for the whole call (a GPU slot is short)")
     p.add_argument("--out", help="results folder (PACKAGE/results)")
     a = p.parse_args()
     root = os.path.abspath(a.package)
     kind = open(os.path.join(root, "kind")).read().strip()
     out = a.out or os.path.join(root, "results")
     os.makedirs(out, exist_ok=True)
-    log = Log(os.path.join(out, "run.log"))
+    log = Log(os.path.join(out, "run.log"), a.budget)
     rows, failures, n = (correctness if kind == "correctness" else latency)(
         log, root, a.timeout)
     title = ("Correctness (fp32, no TF32; max|d|/max|y_ref| <= %g)" % REL_TOL
