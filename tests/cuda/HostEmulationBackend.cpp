@@ -105,9 +105,13 @@ private:
   /// again (the digits test does, per input) builds it once.
   mutable std::map<std::string, std::pair<std::shared_ptr<void>, CUDABinary>>
       cache_;
-  mutable std::mutex mu_;
+  /// Shared by both backends: the stand-in runtime's kernel library is
+  /// process-wide state (ember_fake_use_kernels, then the load).
+  static std::mutex mu_;
 };
 } // namespace
+
+std::mutex EmuBackend::mu_;
 
 llvm::Expected<void *> test::buildCUDAForHost(const std::string &source) {
   llvm::SmallString<128> dir;
