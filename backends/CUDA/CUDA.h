@@ -25,6 +25,10 @@ constexpr int64_t kMaxBlocks = 65536;
 struct LibOp {
   std::string name;
   std::vector<int64_t> desc;
+  /// The generated kernel (into CUDAProgram::kernels, launched by no step)
+  /// that computes the same result, run instead when the library cannot
+  /// plan the op on the GPU at hand.
+  unsigned fallback = 0;
 };
 
 /// One step of a network: a generated kernel or a library op.
@@ -99,6 +103,22 @@ llvm::Expected<CUDABinary> compileWithNVRTC(const std::string &source,
 /// The number of CUDA devices, or an error "no CUDA device is present"
 /// (also when the driver is missing).
 llvm::Error checkForDevice();
+
+struct CUDAApi;
+
+/// A network ready to run on the device behind \p api: loads \p bin,
+/// plans the library ops (falling back to their generated kernels where a
+/// library refuses) and uploads the constants. Runs are eager first, then
+/// replayed from a CUDA graph where \p opts allow and capture succeeds.
+llvm::Expected<std::unique_ptr<CompiledFunction>>
+makeCUDAFunction(const CUDAApi &api, const Module &M,
+                 std::shared_ptr<const IRFunction> F, const MemoryPlan &plan,
+                 CUDAProgram prog, CUDASource src, const CUDABinary &bin,
+                 const CUDACodegenOptions &opts);
+
+/// "cudaErrorX: text", "CUBLAS_STATUS_X" or "CUDNN_STATUS_X" for a status
+/// of the runtime or of the library ops (see host/LibOps.h).
+std::string statusText(const CUDAApi &api, int rc);
 
 /// Writes the CUDA bundle (see docs/Bundle.md).
 llvm::Error writeCUDABundle(const IRFunction &F, const MemoryPlan &plan,

@@ -50,6 +50,10 @@ public:
   void addInit(const CUDABinary &bin, const CUDASource &src,
                const CUDAProgram &prog);
   void addEntry(const CUDASource &src, const CUDAProgram &prog);
+  void addNotes(const CUDAProgram &prog);
+  /// `NAME_sync_each_step`, `NAME_failed_step` and the internal step check
+  /// that the entry calls after every step.
+  void addStepCheck();
 
 private:
   llvm::GlobalVariable *global(llvm::Constant *init, const llvm::Twine &n) {
@@ -61,6 +65,13 @@ private:
   }
   /// Returns from the current function with \p rc unless it is 0.
   void returnIfError(llvm::Function *fn, llvm::Value *rc);
+  /// Launches kernel \p i of \p src on \p fn's stream (argument 3);
+  /// returns the status.
+  llvm::Value *emitLaunch(llvm::Function *fn, const CUDASource &src, size_t i,
+                          llvm::Value *cfg, llvm::Value *args);
+  /// What -sync-each-step reports for step \p n.
+  std::string stepName(const CUDASource &src, const CUDAProgram &prog,
+                       size_t n) const;
 
   llvm::Module &M_;
   llvm::LLVMContext &ctx_;
@@ -71,6 +82,10 @@ private:
   llvm::Function *init_ = nullptr;
   /// Library ops: the shared context, one plan each, their descriptors.
   llvm::GlobalVariable *libCtx_ = nullptr, *plans_ = nullptr;
+  /// Per library op: 1 where init found the library refusing it.
+  llvm::GlobalVariable *fallbacks_ = nullptr;
+  /// int step(int rc, cudaStream_t s, const char *name): see addStepCheck.
+  llvm::Function *stepCheck_ = nullptr;
   std::vector<llvm::GlobalVariable *> descs_;
 };
 } // namespace
@@ -144,11 +159,16 @@ void HostCodeGen::addInit(const CUDABinary &bin, const CUDASource &src,
         init_, b_.CreateCall(get, {at, handle, str(src.launches[i].symbol)}));
   }
   if (!prog.libOps.empty()) {
-    // EmberLibContext (four pointer-sized fields) and EmberLibPlans.
-    auto *ctxTy = llvm::ArrayType::get(i64_, 4);
+    // EmberLibContext, the EmberLibPlans and the fallback flags.
+    auto *ctxTy = llvm::ArrayType::get(b_.getInt8Ty(), EMBER_LIB_CONTEXT_BYTES);
     libCtx_ = new llvm::GlobalVariable(
         M_, ctxTy, false, llvm::GlobalValue::InternalLinkage,
         llvm::Constant::getNullValue(ctxTy), name_ + ".libctx");
+    libCtx_->setAlignment(llvm::Align(16));
+    auto *flagsTy = llvm::ArrayType::get(b_.getInt8Ty(), prog.libOps.size());
+    fallbacks_ = new llvm::GlobalVariable(
+        M_, flagsTy, false, llvm::GlobalValue::InternalLinkage,
+        llvm::Constant::getNullValue(flagsTy), name_ + ".fallbacks");
     auto *plansTy = llvm::ArrayType::get(
         llvm::ArrayType::get(i64_, EMBER_LIB_PLAN_BYTES / 8),
         prog.libOps.size());
@@ -156,9 +176,11 @@ void HostCodeGen::addInit(const CUDABinary &bin, const CUDASource &src,
         M_, plansTy, false, llvm::GlobalValue::InternalLinkage,
         llvm::Constant::getNullValue(plansTy), name_ + ".plans");
     plans_->setAlignment(llvm::Align(16));
-    auto *planTy = llvm::FunctionType::get(i32_, {ptr_, ptr_, ptr_}, false);
-    auto planGemm = M_.getOrInsertFunction("ember_lib_plan_gemm", planTy);
-    auto planConv = M_.getOrInsertFunction("ember_lib_plan_conv", planTy);
+    // A library that refuses an op leaves it to its generated kernel.
+    auto *planTy =
+        llvm::FunctionType::get(i32_, {ptr_, ptr_, ptr_, ptr_, ptr_}, false);
+    auto planGemm = M_.getOrInsertFunction("ember_lib_try_gemm", planTy);
+    auto planConv = M_.getOrInsertFunction("ember_lib_try_conv", planTy);
     auto finish = M_.getOrInsertFunction(
         "ember_lib_finish", llvm::FunctionType::get(i32_, {ptr_}, false));
     for (size_t i = 0; i < prog.libOps.size(); ++i) {
@@ -168,8 +190,11 @@ void HostCodeGen::addInit(const CUDABinary &bin, const CUDASource &src,
           global(llvm::ConstantDataArray::get(ctx_, d), name_ + ".desc"));
       llvm::Value *p = b_.CreateConstInBoundsGEP2_64(plansTy, plans_, 0, i);
       bool gemm = prog.libOps[i].desc[0] == EMBER_LIB_GEMM;
+      llvm::Value *flag =
+          b_.CreateConstInBoundsGEP2_64(flagsTy, fallbacks_, 0, i);
       returnIfError(init_, b_.CreateCall(gemm ? planGemm : planConv,
-                                         {libCtx_, p, descs_.back()}));
+                                         {libCtx_, p, descs_.back(),
+                                          str(prog.libOps[i].name), flag}));
     }
     returnIfError(init_, b_.CreateCall(finish, {libCtx_}));
   }
@@ -184,9 +209,6 @@ void HostCodeGen::addEntry(const CUDASource &src, const CUDAProgram &prog) {
   // cudaStream_t stream; cudaLaunchAttribute *attrs; unsigned numAttrs.
   auto *cfgTy = llvm::StructType::get(
       ctx_, {i32_, i32_, i32_, i32_, i32_, i32_, i64_, ptr_, ptr_, i32_});
-  auto launch = M_.getOrInsertFunction(
-      "cudaLaunchKernelExC",
-      llvm::FunctionType::get(i32_, {ptr_, ptr_, ptr_}, false));
   auto *fn = llvm::Function::Create(
       llvm::FunctionType::get(i32_, {ptr_, ptr_, ptr_, ptr_}, false),
       llvm::GlobalValue::ExternalLinkage, name_, M_);
@@ -201,39 +223,165 @@ void HostCodeGen::addEntry(const CUDASource &src, const CUDAProgram &prog) {
     b_.CreateStore(fn->getArg(i), s);
     b_.CreateStore(s, b_.CreateConstInBoundsGEP2_64(slotsTy, args, 0, i));
   }
-  auto field = [&](unsigned f, llvm::Value *v) {
-    b_.CreateStore(v, b_.CreateStructGEP(cfgTy, cfg, f));
-  };
   auto *runTy = llvm::FunctionType::get(
       i32_, {ptr_, ptr_, ptr_, ptr_, ptr_, ptr_, ptr_}, false);
   auto runGemm = M_.getOrInsertFunction("ember_lib_run_gemm", runTy);
   auto runConv = M_.getOrInsertFunction("ember_lib_run_conv", runTy);
-  for (const Step &step : prog.steps) {
+  for (size_t n = 0; n < prog.steps.size(); ++n) {
+    const Step &step = prog.steps[n];
     size_t i = step.index;
-    if (step.isLibrary) {
+    llvm::Value *rc;
+    if (!step.isLibrary) {
+      rc = emitLaunch(fn, src, i, cfg, args);
+    } else {
+      // The library op, or its generated kernel where init fell back.
+      auto *viaLib = llvm::BasicBlock::Create(ctx_, "lib", fn);
+      auto *viaKernel = llvm::BasicBlock::Create(ctx_, "fallback", fn);
+      auto *next = llvm::BasicBlock::Create(ctx_, "next", fn);
+      llvm::Value *flag = b_.CreateLoad(
+          b_.getInt8Ty(), b_.CreateConstInBoundsGEP2_64(
+                              fallbacks_->getValueType(), fallbacks_, 0, i));
+      b_.CreateCondBr(b_.CreateICmpNE(flag, b_.getInt8(0)), viaKernel, viaLib);
+      b_.SetInsertPoint(viaKernel);
+      llvm::Value *rcKernel =
+          emitLaunch(fn, src, prog.libOps[i].fallback, cfg, args);
+      b_.CreateBr(next);
+      b_.SetInsertPoint(viaLib);
       llvm::Value *p =
           b_.CreateConstInBoundsGEP2_64(plans_->getValueType(), plans_, 0, i);
       bool gemm = prog.libOps[i].desc[0] == EMBER_LIB_GEMM;
-      returnIfError(
-          fn, b_.CreateCall(gemm ? runGemm : runConv,
-                            {libCtx_, p, descs_[i], fn->getArg(0),
-                             fn->getArg(1), fn->getArg(2), fn->getArg(3)}));
-      continue;
+      llvm::Value *rcLib =
+          b_.CreateCall(gemm ? runGemm : runConv,
+                        {libCtx_, p, descs_[i], fn->getArg(0), fn->getArg(1),
+                         fn->getArg(2), fn->getArg(3)});
+      b_.CreateBr(next);
+      b_.SetInsertPoint(next);
+      auto *phi = b_.CreatePHI(i32_, 2);
+      phi->addIncoming(rcKernel, viaKernel);
+      phi->addIncoming(rcLib, viaLib);
+      rc = phi;
     }
-    const LaunchInfo &li = src.launches[i];
-    int64_t dims[6] = {li.blocks, 1, 1, li.threads, 1, 1};
-    for (unsigned f = 0; f < 6; ++f)
-      field(f, b_.getInt32(uint32_t(dims[f])));
-    field(6, b_.getInt64(0));
-    field(7, fn->getArg(3));
-    field(8, llvm::ConstantPointerNull::get(llvm::PointerType::get(ctx_, 0)));
-    field(9, b_.getInt32(0));
-    auto *kty = kernels_->getValueType();
-    llvm::Value *k =
-        b_.CreateLoad(ptr_, b_.CreateConstInBoundsGEP2_64(kty, kernels_, 0, i));
-    returnIfError(fn, b_.CreateCall(launch, {cfg, k, args}));
+    returnIfError(fn, b_.CreateCall(stepCheck_, {rc, fn->getArg(3),
+                                                 str(stepName(src, prog, n))}));
   }
   b_.CreateRet(b_.getInt32(0));
+}
+
+std::string HostCodeGen::stepName(const CUDASource &src,
+                                  const CUDAProgram &prog, size_t n) const {
+  const Step &s = prog.steps[n];
+  std::string at = "step " + std::to_string(n + 1) + " of " +
+                   std::to_string(prog.steps.size()) + ", ";
+  if (!s.isLibrary)
+    return at + "kernel " + src.launches[s.index].symbol + " (" +
+           prog.kernels[s.index].getName().str() + ")";
+  const LibOp &op = prog.libOps[s.index];
+  return at + (op.desc[0] == EMBER_LIB_GEMM ? "cuBLASLt" : "cuDNN") + " op " +
+         op.name + " (or its generated kernel " +
+         src.launches[op.fallback].symbol + ")";
+}
+
+/// `void NAME_sync_each_step(int on)` (debugging: the entry then waits for
+/// every step), `const char *NAME_failed_step(void)` (the step whose status
+/// the entry returned, "" if none), and the check after every step:
+/// `int step(int rc, cudaStream_t s, const char *name)` returns rc, or
+/// with sync-each-step on the status of synchronizing s, remembering name
+/// where it is not 0.
+void HostCodeGen::addStepCheck() {
+  auto *on = new llvm::GlobalVariable(M_, i32_, false,
+                                      llvm::GlobalValue::InternalLinkage,
+                                      b_.getInt32(0), name_ + ".syncEachStep");
+  auto *failed = new llvm::GlobalVariable(M_, ptr_, false,
+                                          llvm::GlobalValue::InternalLinkage,
+                                          str(""), name_ + ".failedStep");
+  auto *set = llvm::Function::Create(
+      llvm::FunctionType::get(b_.getVoidTy(), {i32_}, false),
+      llvm::GlobalValue::ExternalLinkage, name_ + "_sync_each_step", M_);
+  b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", set));
+  b_.CreateStore(set->getArg(0), on);
+  b_.CreateRetVoid();
+  auto *get = llvm::Function::Create(llvm::FunctionType::get(ptr_, false),
+                                     llvm::GlobalValue::ExternalLinkage,
+                                     name_ + "_failed_step", M_);
+  b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", get));
+  b_.CreateRet(b_.CreateLoad(ptr_, failed));
+  auto sync = M_.getOrInsertFunction(
+      "cudaStreamSynchronize", llvm::FunctionType::get(i32_, {ptr_}, false));
+  auto last = M_.getOrInsertFunction("cudaGetLastError",
+                                     llvm::FunctionType::get(i32_, false));
+  stepCheck_ = llvm::Function::Create(
+      llvm::FunctionType::get(i32_, {i32_, ptr_, ptr_}, false),
+      llvm::GlobalValue::InternalLinkage, name_ + ".step", M_);
+  llvm::Function *fn = stepCheck_;
+  auto *entry = llvm::BasicBlock::Create(ctx_, "entry", fn);
+  auto *wait = llvm::BasicBlock::Create(ctx_, "wait", fn);
+  auto *done = llvm::BasicBlock::Create(ctx_, "done", fn);
+  b_.SetInsertPoint(entry);
+  llvm::Value *rc = fn->getArg(0);
+  b_.CreateCondBr(
+      b_.CreateAnd(b_.CreateICmpEQ(rc, b_.getInt32(0)),
+                   b_.CreateICmpNE(b_.CreateLoad(i32_, on), b_.getInt32(0))),
+      wait, done);
+  b_.SetInsertPoint(wait);
+  llvm::Value *s = b_.CreateCall(sync, {fn->getArg(1)});
+  llvm::Value *l = b_.CreateCall(last);
+  llvm::Value *waited =
+      b_.CreateSelect(b_.CreateICmpNE(s, b_.getInt32(0)), s, l);
+  b_.CreateBr(done);
+  b_.SetInsertPoint(done);
+  auto *phi = b_.CreatePHI(i32_, 2);
+  phi->addIncoming(rc, entry);
+  phi->addIncoming(waited, wait);
+  auto *fail = llvm::BasicBlock::Create(ctx_, "fail", fn);
+  auto *ok = llvm::BasicBlock::Create(ctx_, "ok", fn);
+  b_.CreateCondBr(b_.CreateICmpNE(phi, b_.getInt32(0)), fail, ok);
+  b_.SetInsertPoint(fail);
+  b_.CreateStore(fn->getArg(2), failed);
+  b_.CreateRet(phi);
+  b_.SetInsertPoint(ok);
+  b_.CreateRet(b_.getInt32(0));
+}
+
+llvm::Value *HostCodeGen::emitLaunch(llvm::Function *fn, const CUDASource &src,
+                                     size_t i, llvm::Value *cfg,
+                                     llvm::Value *args) {
+  // cudaLaunchConfig_t: dim3 gridDim, blockDim; size_t dynamicSmemBytes;
+  // cudaStream_t stream; cudaLaunchAttribute *attrs; unsigned numAttrs.
+  auto *cfgTy = llvm::StructType::get(
+      ctx_, {i32_, i32_, i32_, i32_, i32_, i32_, i64_, ptr_, ptr_, i32_});
+  auto launch = M_.getOrInsertFunction(
+      "cudaLaunchKernelExC",
+      llvm::FunctionType::get(i32_, {ptr_, ptr_, ptr_}, false));
+  auto field = [&](unsigned f, llvm::Value *v) {
+    b_.CreateStore(v, b_.CreateStructGEP(cfgTy, cfg, f));
+  };
+  const LaunchInfo &li = src.launches[i];
+  int64_t dims[6] = {li.blocks, 1, 1, li.threads, 1, 1};
+  for (unsigned f = 0; f < 6; ++f)
+    field(f, b_.getInt32(uint32_t(dims[f])));
+  field(6, b_.getInt64(0));
+  field(7, fn->getArg(3));
+  field(8, llvm::ConstantPointerNull::get(llvm::PointerType::get(ctx_, 0)));
+  field(9, b_.getInt32(0));
+  auto *kty = kernels_->getValueType();
+  llvm::Value *k =
+      b_.CreateLoad(ptr_, b_.CreateConstInBoundsGEP2_64(kty, kernels_, 0, i));
+  return b_.CreateCall(launch, {cfg, k, args});
+}
+
+/// `const char *NAME_notes(void)`: what init decided that a user should
+/// know (the library ops running their generated kernels), "" if nothing.
+void HostCodeGen::addNotes(const CUDAProgram &prog) {
+  auto *fn = llvm::Function::Create(llvm::FunctionType::get(ptr_, false),
+                                    llvm::GlobalValue::ExternalLinkage,
+                                    name_ + "_notes", M_);
+  b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn));
+  if (prog.libOps.empty()) {
+    b_.CreateRet(str(""));
+    return;
+  }
+  b_.CreateRet(b_.CreateConstInBoundsGEP2_64(libCtx_->getValueType(), libCtx_,
+                                             0, EMBER_LIB_NOTES_OFFSET));
 }
 
 /// Links the cuBLASLt/cuDNN host code (LibOps.c as bitcode) into \p M and
@@ -314,6 +462,16 @@ static std::string headerText(llvm::StringRef name, const CUDAProgram &prog,
      << name
      << "(uint8_t *constantWeights, uint8_t *mutableWeights, "
         "uint8_t *activations,\n    cudaStream_t stream);\n"
+     << "/** After NAME_init: lines naming the library ops that run their "
+        "generated\n    kernel because cuBLASLt/cuDNN refused them on this "
+        "GPU (\"\" if none). */\nconst char *"
+     << name << "_notes(void);\n"
+     << "/** Debugging: with on != 0, NAME synchronizes after every kernel "
+        "and\n    library call and returns the first failure; "
+        "NAME_failed_step() then\n    names that step (\"step 3 of 40, "
+        "kernel ...\"; \"\" if none). */\nvoid "
+     << name << "_sync_each_step(int on);\nconst char *" << name
+     << "_failed_step(void);\n"
      << "/** Sizes, inputs and outputs of this bundle. */\n"
      << "extern const EmberBundleInfo " << name << "_info;\n"
      << "#ifdef __cplusplus\n}\n#endif\n\n#endif /* " << guard << " */\n";
@@ -354,7 +512,9 @@ llvm::Error cuda::writeCUDABundle(const IRFunction &F, const MemoryPlan &plan,
   describeBundleIO(F, plan, ins, outs);
   HostCodeGen gen(M, name);
   gen.addInit(bin, src, prog);
+  gen.addStepCheck();
   gen.addEntry(src, prog);
+  gen.addNotes(prog);
   if (!prog.libOps.empty())
     EMBER_RETURN_IF_ERR(linkLibOps(M));
   addBundleInfo(M, name,

@@ -93,6 +93,31 @@ static Kernel generatedConv(const ConvInst &I, const MemoryPlan &plan) {
   return k;
 }
 
+/// The fallback of a cuBLASLt op: one parallel loop over the elements of
+/// \p dest, each a dot product of the prelude's `ember_gemm_f32`, plus the
+/// bias (and ReLU) the op's epilogue took (\p epi, EMBER_EPI_*).
+static Kernel generatedGemm(const MatMulInst &I, Value *dest, Value *bias,
+                            int64_t epi, const MemoryPlan &plan) {
+  TypeRef ta = I.getLHS()->getType();
+  unsigned r = ta->rank();
+  int64_t m = ta->dims()[r - 2], k = ta->dims()[r - 1];
+  int64_t n = I.getDest()->getType()->dims()[r - 1];
+  Kernel ker(I.getName().str() + ".fallback");
+  unsigned d = ker.addBuffer(kir::bufferFor(dest, plan));
+  unsigned a = ker.addBuffer(kir::bufferFor(I.getLHS(), plan));
+  unsigned b = ker.addBuffer(kir::bufferFor(I.getRHS(), plan));
+  unsigned bi = bias ? ker.addBuffer(kir::bufferFor(bias, plan)) : d;
+  unsigned e = ker.newVar();
+  std::vector<CallArg> args = {bufArg(d), bufArg(a), bufArg(b), bufArg(bi)};
+  for (int64_t v : {m, n, k, epi})
+    args.push_back(valArg(ker.constInt(v)));
+  args.push_back(valArg(ker.var(e)));
+  ker.body() = {Kernel::loop(e, I.getDest()->getType()->size(),
+                             /*parallel=*/true,
+                             {Kernel::call("ember_gemm_f32", args)})};
+  return ker;
+}
+
 /// The cuDNN descriptor of \p I, or a reason why cuDNN cannot run it.
 static std::variant<std::vector<int64_t>, std::string>
 cudnnConv(const ConvInst &I, const MemoryPlan &plan) {
@@ -171,14 +196,24 @@ private:
   CUDACodegenOptions opts_;
   CUDAProgram &prog_;
   std::vector<Epilogue> epilogues_;
+  /// Per library op: the MatMul (GEMMs) or the generated convolution
+  /// (Convs) its fallback kernel is made from.
+  std::vector<const MatMulInst *> gemms_;
+  std::vector<std::optional<Kernel>> convFallbacks_;
+  /// Per GEMM op: where its result goes and its bias after the epilogues.
+  std::vector<std::pair<Value *, Value *>> gemmOut_;
 };
 } // namespace
 
 void Lowering::addLibOp(const Instruction &I, std::vector<int64_t> desc,
                         std::vector<Kernel> &out, const std::string &choice) {
   out.emplace_back(kLibMark + std::to_string(prog_.libOps.size()));
-  prog_.libOps.push_back(LibOp{I.getName().str(), std::move(desc)});
+  prog_.libOps.push_back(LibOp{I.getName().str(), std::move(desc), 0});
   prog_.choices.push_back((I.getName() + ": " + choice).str());
+  gemms_.push_back(llvm::dyn_cast<MatMulInst>(&I));
+  gemmOut_.push_back(
+      {gemms_.back() ? gemms_.back()->getDest() : nullptr, nullptr});
+  convFallbacks_.emplace_back();
 }
 
 /// Byte ranges of two values overlap (same region).
@@ -324,6 +359,7 @@ llvm::Expected<bool> Lowering::claim(const Instruction &I,
     auto d = cudnnConv(*c, plan_);
     if (auto *desc = std::get_if<std::vector<int64_t>>(&d)) {
       addLibOp(I, std::move(*desc), out, "Conv -> cuDNN (fp32, no TF32)");
+      convFallbacks_.back() = generatedConv(*c, plan_);
       return true;
     }
     why = std::get<std::string>(d);
@@ -363,6 +399,7 @@ void Lowering::finish(std::vector<Kernel> kernels) {
     Placement out = plan_.locate(dest), b = plan_.locate(e.bias);
     d[EMBER_GEMM_D] = int64_t(out.region), d[EMBER_GEMM_D + 1] = out.offset;
     d[EMBER_GEMM_BIAS] = int64_t(b.region), d[EMBER_GEMM_BIAS + 1] = b.offset;
+    gemmOut_[e.libOp] = {dest, e.bias};
     dropped.insert(name);
     for (std::string &ch : prog_.choices)
       if (llvm::StringRef(ch).starts_with(prog_.libOps[e.libOp].name + ": "))
@@ -382,6 +419,19 @@ void Lowering::finish(std::vector<Kernel> kernels) {
     }
     prog_.steps.push_back(Step{false, unsigned(prog_.kernels.size())});
     prog_.kernels.push_back(std::move(k));
+  }
+  // Every library op's generated fallback, launched by no step: planning
+  // happens on the GPU at hand (in process, or in a bundle's init), where a
+  // library may refuse an op that it accepted elsewhere.
+  for (size_t i = 0; i < prog_.libOps.size(); ++i) {
+    LibOp &op = prog_.libOps[i];
+    op.fallback = unsigned(prog_.kernels.size());
+    if (gemms_[i])
+      prog_.kernels.push_back(
+          generatedGemm(*gemms_[i], gemmOut_[i].first, gemmOut_[i].second,
+                        op.desc[EMBER_GEMM_EPILOGUE], plan_));
+    else
+      prog_.kernels.push_back(std::move(*convFallbacks_[i]));
   }
 }
 

@@ -134,6 +134,26 @@ ember_conv2d_f32(float *y, const float *x, const float *w, const float *bias,
     acc += res[idx];
   y[idx] = ember_act(act, acc, alpha, beta);
 }
+
+// One element of D[b] = A[b] * B[b] (row-major, m x k times k x n), plus
+// bias[col] when epi > 0 and ReLU when epi == 2: the fallback of a
+// cuBLASLt op (LibOps.h EMBER_EPI_*) that the library cannot plan.
+__device__ __forceinline__ void
+ember_gemm_f32(float *d, const float *a, const float *b, const float *bias,
+               long long m, long long n, long long k, long long epi,
+               long long idx) {
+  long long col = idx % n, row = (idx / n) % m, batch = idx / (n * m);
+  const float *ar = a + (batch * m + row) * k;
+  const float *bc = b + batch * k * n + col;
+  float acc = 0.f;
+  for (long long i = 0; i < k; ++i)
+    acc += ar[i] * bc[i * n];
+  if (epi > 0)
+    acc += bias[col];
+  if (epi == 2)
+    acc = acc > 0.f ? acc : 0.f;
+  d[idx] = acc;
+}
 )";
 }
 

@@ -39,16 +39,18 @@ undef=$(nm -u "$T/b/digits.o" | awk '{print $2}' | sort)
 bad=$(echo "$undef" | grep -vE '^(cuda[A-Z]|cudnn)[A-Za-z0-9_]*$|^memset$' || true)
 [ -z "$bad" ] || fail "unexpected undefined symbols: $bad"
 echo "$undef" | grep -qx cudnnConvolutionForward || fail "no cuDNN call"
+echo "$undef" | grep -qx cudnnConvolutionBiasActivationForward || fail "no fused cuDNN call"
 if echo "$undef" | grep -q cublasLt; then fail "cuBLASLt referenced"; fi
 if nm "$T/b/digits.o" | grep -q " T ember_lib"; then fail "LibOps symbols exported"; fi
-# With generated kernels only: the three runtime functions, nothing else.
+# With generated kernels only: five runtime functions (the last two for
+# NAME_sync_each_step), nothing else.
 "$MC" -model="$SRC/models/digits/digits.onnx" -backend=CUDA \
   -emit-bundle="$T/g" -network-name=digits -cuda-gemm=generated \
   -cuda-conv=generated -verbose 2> "$T/glog"
 grep -q "Conv -> generated direct convolution (one thread per output element; -cuda-conv=generated)" "$T/glog" ||
   { cat "$T/glog"; fail "no generated Conv report"; }
 undef=$(nm -u "$T/g/digits.o" | awk '{print $2}' | sort | tr '\n' ' ')
-[ "$undef" = "cudaLaunchKernelExC cudaLibraryGetKernel cudaLibraryLoadData " ] ||
+[ "$undef" = "cudaGetLastError cudaLaunchKernelExC cudaLibraryGetKernel cudaLibraryLoadData cudaStreamSynchronize " ] ||
   fail "unexpected undefined symbols (generated): $undef"
 grep -q "Link with: -lcudart" "$T/g/digits.h" || fail "header (generated): link line"
 nm "$T/b/digits.o" | grep -q " T digits_init" || fail "no digits_init"
@@ -74,7 +76,7 @@ set +e
 rc=$?
 set -e
 if [ $rc -eq 2 ]; then
-  grep -qx "no CUDA device is present" "$T/out" || fail "exit 2 without the message"
+  grep -q "^no CUDA device is present" "$T/out" || fail "exit 2 without the message"
   echo "SKIP (GPU part): no CUDA device is present; bundle built and linked"
 elif [ $rc -ne 0 ]; then
   cat "$T/out"; fail "the bundle runner failed ($rc)"
@@ -121,6 +123,48 @@ print('digit %s: max|d| = %.2e' % (sys.argv[3], d))
 sys.exit(0 if d <= 1e-4 and int(y.argmax()) == int(ref.argmax()) else 1)" \
     "$base.output.pb" "$T/out0.bin" "$d" || fail "digit $d differs from onnxruntime"
 done
+
+# The runner's eager first run, then the entry captured into a graph and
+# replayed (outputs cleared in between); where the stand-ins refuse the
+# capture, the cubin or a library's plan, the run goes on (stream launches,
+# the PTX, the op's generated kernel) and says so once.
+check_refusal() { # REFUSE EXPECTED-MESSAGE [TIMES]
+  EMBER_FAKE_REFUSE="$1" EMBER_FAKE_KERNELS="$T/kern.so" "$T/fakerun" \
+    "$T/e/digits.weights.bin" "$T" -graph "$T/in.bin" 2> "$T/rerr" ||
+    { cat "$T/rerr"; fail "refusing '$1': the run failed"; }
+  /usr/bin/python3 -c "
+import sys, numpy as np, onnx
+from onnx import numpy_helper
+t = onnx.TensorProto(); t.ParseFromString(open(sys.argv[1], 'rb').read())
+ref = numpy_helper.to_array(t).astype(np.float32).ravel()
+y = np.fromfile(sys.argv[2], dtype=np.float32)
+sys.exit(0 if y.shape == ref.shape and np.abs(y - ref).max() <= 1e-4 else 1)" \
+    "$base.output.pb" "$T/out0.bin" || fail "refusing '$1': wrong result"
+  if [ -z "$2" ]; then
+    [ ! -s "$T/rerr" ] || { cat "$T/rerr"; fail "unexpected messages"; }
+  else
+    [ "$(grep -c -- "$2" "$T/rerr")" -eq "${3:-1}" ] ||
+      { cat "$T/rerr"; fail "refusing '$1': not said ${3:-1} time(s): $2"; }
+  fi
+}
+check_refusal "" ""
+check_refusal capture "no CUDA graph (starting the capture: cudaErrorStreamCaptureUnsupported"
+check_refusal instantiate "no CUDA graph (instantiating: cudaErrorFake"
+check_refusal cubin ""
+check_refusal cudnn-plan ": cuDNN cannot run it (planning returned CUDNN_STATUS_NOT_SUPPORTED_SHAPE (3002)); running its generated kernel instead" "$(grep -c 'Conv -> cuDNN' "$T/elog")"
+# A fault surfaces at the synchronize; -sync-each-step names its step.
+if EMBER_FAKE_REFUSE=fault EMBER_FAKE_KERNELS="$T/kern.so" "$T/fakerun" \
+    "$T/e/digits.weights.bin" "$T" "$T/in.bin" 2> "$T/ferr"; then
+  fail "a fault went unreported"; fi
+grep -q "rerun with -sync-each-step.*: cudaErrorIllegalAddress: an illegal memory access" "$T/ferr" ||
+  { cat "$T/ferr"; fail "fault: no error name or hint"; }
+if EMBER_FAKE_REFUSE=fault EMBER_FAKE_KERNELS="$T/kern.so" "$T/fakerun" \
+    "$T/e/digits.weights.bin" "$T" -sync-each-step "$T/in.bin" 2> "$T/ferr"; then
+  fail "a fault went unreported (-sync-each-step)"; fi
+grep -q "the first run failed at step [0-9]* of [0-9]*, kernel digits_k[0-9]* (" "$T/ferr" &&
+  grep -q "cudaErrorIllegalAddress" "$T/ferr" ||
+  { cat "$T/ferr"; fail "-sync-each-step does not name the failing step"; }
+check_refusal cublaslt-plan ": cuBLASLt cannot run it (planning returned CUBLAS_STATUS_NOT_SUPPORTED (15)); running its generated kernel instead" "$(grep -c 'MatMul -> cuBLASLt' "$T/elog")"
 
 # Bad options give one-line errors.
 if "$MC" -model="$SRC/models/digits/digits.onnx" -backend=CUDA \

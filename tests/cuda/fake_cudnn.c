@@ -17,6 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* fake_cudart.c: provoked refusals and stream capture. */
+int ember_fake_refuses(const char *what);
+int ember_fake_capture(cudaStream_t s, int (*fn)(const void *),
+                       const void *args, size_t bytes);
+
 /* Reports a call outside what this stand-in models (or a wrong one). */
 static cudnnStatus_t reject(const char *fn, const char *why, cudnnStatus_t s) {
   fprintf(stderr, "fake cuDNN: %s: %s\n", fn, why);
@@ -136,7 +141,7 @@ cudnnStatus_t cudnnSetActivationDescriptor(cudnnActivationDescriptor_t d,
                                            double coef) {
   (void)nan;
   if (mode != CUDNN_ACTIVATION_RELU && mode != CUDNN_ACTIVATION_CLIPPED_RELU &&
-      mode != CUDNN_ACTIVATION_SIGMOID)
+      mode != CUDNN_ACTIVATION_SIGMOID && mode != CUDNN_ACTIVATION_IDENTITY)
     return CUDNN_STATUS_NOT_SUPPORTED;
   d->mode = mode, d->coef = coef, d->set = 1;
   return CUDNN_STATUS_SUCCESS;
@@ -161,20 +166,78 @@ cudnnStatus_t cudnnGetConvolutionForwardAlgorithm_v7(
     const cudnnFilterDescriptor_t w, const cudnnConvolutionDescriptor_t c,
     const cudnnTensorDescriptor_t y, const int requested, int *returned,
     cudnnConvolutionFwdAlgoPerf_t *perf) {
-  if (!h || requested < 2 || !consistent(x, w, c, y))
+  if (!h || requested < 4 || !consistent(x, w, c, y))
     return reject("cudnnGetConvolutionForwardAlgorithm_v7",
                   "descriptors disagree", CUDNN_STATUS_BAD_PARAM);
-  memset(perf, 0, 2 * sizeof(*perf));
+  if (ember_fake_refuses("cudnn-plan"))
+    return CUDNN_STATUS_NOT_SUPPORTED_SHAPE;
+  /* Entries a caller must not take: one over any workspace limit, one
+     with tensor-core (TF32) math, one whose workspace query fails; then
+     the one to take, whose entry underestimates the workspace that
+     cudnnGetConvolutionForwardWorkspaceSize reports (as entries made for
+     another math type do). */
+  memset(perf, 0, 4 * sizeof(*perf));
   perf[0].algo = CUDNN_CONVOLUTION_FWD_ALGO_FFT;
-  perf[0].status = CUDNN_STATUS_SUCCESS;
-  perf[0].memory = (size_t)1 << 40; /* must be skipped */
+  perf[0].memory = (size_t)1 << 40;
   perf[0].mathType = c->math;
-  perf[1].algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
-  perf[1].status = CUDNN_STATUS_SUCCESS;
-  perf[1].memory = FAKE_WORKSPACE;
-  perf[1].mathType = c->math;
-  *returned = 2;
+  perf[1].algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+  perf[1].mathType = CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
+  perf[2].algo = CUDNN_CONVOLUTION_FWD_ALGO_GEMM;
+  perf[2].mathType = c->math;
+  perf[3].algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+  perf[3].memory = FAKE_WORKSPACE / 2;
+  perf[3].mathType = c->math;
+  for (int i = 0; i < 4; ++i)
+    perf[i].status = CUDNN_STATUS_SUCCESS;
+  *returned = 4;
   return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnGetConvolutionForwardWorkspaceSize(
+    cudnnHandle_t h, const cudnnTensorDescriptor_t x,
+    const cudnnFilterDescriptor_t w, const cudnnConvolutionDescriptor_t c,
+    const cudnnTensorDescriptor_t y, cudnnConvolutionFwdAlgo_t algo,
+    size_t *size) {
+  if (!h || !consistent(x, w, c, y) || c->math != CUDNN_FMA_MATH)
+    return reject("cudnnGetConvolutionForwardWorkspaceSize",
+                  "descriptors disagree or math is not FMA",
+                  CUDNN_STATUS_BAD_PARAM);
+  if (algo == CUDNN_CONVOLUTION_FWD_ALGO_GEMM)
+    return CUDNN_STATUS_NOT_SUPPORTED; /* the failed trial */
+  if (algo == CUDNN_CONVOLUTION_FWD_ALGO_FFT)
+    *size = (size_t)1 << 40;
+  else if (algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM)
+    *size = FAKE_WORKSPACE;
+  else if (algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM)
+    *size = 0; /* fits, but its entry's math is TF32: the run rejects it */
+  else
+    return reject("cudnnGetConvolutionForwardWorkspaceSize",
+                  "an algorithm the caller must not take",
+                  CUDNN_STATUS_BAD_PARAM);
+  return CUDNN_STATUS_SUCCESS;
+}
+
+/* Calls on a capturing stream are recorded with their scalars by value
+   (as the library reads host scalars at capture) and replayed by
+   cudaGraphLaunch. */
+typedef struct ConvArgs {
+  cudnnHandle_t h;
+  float alpha, beta;
+  cudnnTensorDescriptor_t xd, yd;
+  const void *xp;
+  cudnnFilterDescriptor_t wd;
+  const void *wp;
+  cudnnConvolutionDescriptor_t cd;
+  cudnnConvolutionFwdAlgo_t algo;
+  void *ws, *yp;
+  size_t wsSize;
+} ConvArgs;
+
+static int replayConv(const void *p) {
+  const ConvArgs *a = (const ConvArgs *)p;
+  return cudnnConvolutionForward(a->h, &a->alpha, a->xd, a->xp, a->wd, a->wp,
+                                 a->cd, a->algo, a->ws, a->wsSize, &a->beta,
+                                 a->yd, a->yp);
 }
 
 cudnnStatus_t cudnnConvolutionForward(
@@ -183,6 +246,21 @@ cudnnStatus_t cudnnConvolutionForward(
     const cudnnConvolutionDescriptor_t cd, cudnnConvolutionFwdAlgo_t algo,
     void *ws, size_t wsSize, const void *beta, const cudnnTensorDescriptor_t yd,
     void *yp) {
+  ConvArgs args = {h,
+                   *(const float *)alpha,
+                   *(const float *)beta,
+                   xd,
+                   yd,
+                   xp,
+                   wd,
+                   wp,
+                   cd,
+                   algo,
+                   ws,
+                   yp,
+                   wsSize};
+  if (h && ember_fake_capture(h->stream, replayConv, &args, sizeof(args)))
+    return CUDNN_STATUS_SUCCESS;
   const float *x = (const float *)xp, *w = (const float *)wp;
   float *y = (float *)yp, a = *(const float *)alpha, b = *(const float *)beta;
   int n, m, oh, ow, c, kh, kw, cpg, mpg;
@@ -221,10 +299,114 @@ cudnnStatus_t cudnnConvolutionForward(
   return CUDNN_STATUS_SUCCESS;
 }
 
+typedef struct FusedArgs {
+  cudnnHandle_t h;
+  float alpha1, alpha2;
+  cudnnTensorDescriptor_t xd, zd, bd, yd;
+  cudnnFilterDescriptor_t wd;
+  cudnnConvolutionDescriptor_t cd;
+  cudnnConvolutionFwdAlgo_t algo;
+  cudnnActivationDescriptor_t ad;
+  const void *x, *w, *z, *bias;
+  void *ws, *y;
+  size_t wsSize;
+} FusedArgs;
+
+static int replayFused(const void *p) {
+  const FusedArgs *a = (const FusedArgs *)p;
+  return cudnnConvolutionBiasActivationForward(
+      a->h, &a->alpha1, a->xd, a->x, a->wd, a->w, a->cd, a->algo, a->ws,
+      a->wsSize, &a->alpha2, a->zd, a->z, a->bd, a->bias, a->ad, a->yd, a->y);
+}
+
+static int sameDims(cudnnTensorDescriptor_t a, cudnnTensorDescriptor_t b) {
+  return a->n == b->n && a->c == b->c && a->h == b->h && a->w == b->w;
+}
+
+/* y = act(alpha1 * conv(x, w) + alpha2 * z + bias): ReLU, or identity with
+   IMPLICIT_PRECOMP_GEMM only (as documented); z may be y. */
+cudnnStatus_t cudnnConvolutionBiasActivationForward(
+    cudnnHandle_t h, const void *alpha1, const cudnnTensorDescriptor_t xd,
+    const void *x, const cudnnFilterDescriptor_t wd, const void *w,
+    const cudnnConvolutionDescriptor_t cd, cudnnConvolutionFwdAlgo_t algo,
+    void *ws, size_t wsSize, const void *alpha2,
+    const cudnnTensorDescriptor_t zd, const void *z,
+    const cudnnTensorDescriptor_t bd, const void *bias,
+    const cudnnActivationDescriptor_t ad, const cudnnTensorDescriptor_t yd,
+    void *y) {
+  FusedArgs args = {h,
+                    *(const float *)alpha1,
+                    *(const float *)alpha2,
+                    xd,
+                    zd,
+                    bd,
+                    yd,
+                    wd,
+                    cd,
+                    algo,
+                    ad,
+                    x,
+                    w,
+                    z,
+                    bias,
+                    ws,
+                    y,
+                    wsSize};
+  const float zero = 0.f, a2 = args.alpha2;
+  long long i, size = (long long)yd->n * yd->c * yd->h * yd->w;
+  float *out = (float *)y, *saved = NULL;
+  cudnnStatus_t st;
+  if (h && ember_fake_capture(h->stream, replayFused, &args, sizeof(args)))
+    return CUDNN_STATUS_SUCCESS;
+  if (!h || !ad || !ad->set ||
+      (ad->mode != CUDNN_ACTIVATION_RELU &&
+       (ad->mode != CUDNN_ACTIVATION_IDENTITY ||
+        algo != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM)))
+    return reject("cudnnConvolutionBiasActivationForward",
+                  "activation is neither ReLU nor identity with "
+                  "IMPLICIT_PRECOMP_GEMM",
+                  CUDNN_STATUS_NOT_SUPPORTED);
+  if (!sameDims(zd, yd) || bd->n != 1 || bd->h != 1 || bd->w != 1 ||
+      bd->c != yd->c || !z || !bias)
+    return reject("cudnnConvolutionBiasActivationForward",
+                  "z or bias descriptors disagree with y",
+                  CUDNN_STATUS_BAD_PARAM);
+  if (a2 != 0.f) { /* z may be y: keep it before the convolution writes */
+    saved = (float *)malloc((size_t)size * sizeof(float));
+    memcpy(saved, z, (size_t)size * sizeof(float));
+  }
+  st = cudnnConvolutionForward(h, alpha1, xd, x, wd, w, cd, algo, ws, wsSize,
+                               &zero, yd, y);
+  for (i = 0; st == CUDNN_STATUS_SUCCESS && i < size; ++i) {
+    float v = out[i] + ((const float *)bias)[(i / (yd->h * yd->w)) % yd->c];
+    if (saved)
+      v += a2 * saved[i];
+    out[i] = ad->mode == CUDNN_ACTIVATION_RELU && v < 0.f ? 0.f : v;
+  }
+  free(saved);
+  return st;
+}
+
+typedef struct AddArgs {
+  cudnnHandle_t h;
+  float alpha, beta;
+  cudnnTensorDescriptor_t ad, cd;
+  const void *A;
+  void *C;
+} AddArgs;
+
+static int replayAdd(const void *p) {
+  const AddArgs *a = (const AddArgs *)p;
+  return cudnnAddTensor(a->h, &a->alpha, a->ad, a->A, &a->beta, a->cd, a->C);
+}
+
 cudnnStatus_t cudnnAddTensor(cudnnHandle_t h, const void *alpha,
                              const cudnnTensorDescriptor_t ad, const void *A,
                              const void *beta, const cudnnTensorDescriptor_t cd,
                              void *C) {
+  AddArgs args = {h, *(const float *)alpha, *(const float *)beta, ad, cd, A, C};
+  if (h && ember_fake_capture(h->stream, replayAdd, &args, sizeof(args)))
+    return CUDNN_STATUS_SUCCESS;
   const float *a = (const float *)A;
   float *c = (float *)C, al = *(const float *)alpha, be = *(const float *)beta;
   long long i, size = (long long)cd->n * cd->c * cd->h * cd->w;
@@ -244,11 +426,30 @@ cudnnStatus_t cudnnAddTensor(cudnnHandle_t h, const void *alpha,
   return CUDNN_STATUS_SUCCESS;
 }
 
+typedef struct ActArgs {
+  cudnnHandle_t h;
+  cudnnActivationDescriptor_t d;
+  float alpha, beta;
+  cudnnTensorDescriptor_t xd, yd;
+  const void *X;
+  void *Y;
+} ActArgs;
+
+static int replayAct(const void *p) {
+  const ActArgs *a = (const ActArgs *)p;
+  return cudnnActivationForward(a->h, a->d, &a->alpha, a->xd, a->X, &a->beta,
+                                a->yd, a->Y);
+}
+
 cudnnStatus_t
 cudnnActivationForward(cudnnHandle_t h, cudnnActivationDescriptor_t d,
                        const void *alpha, const cudnnTensorDescriptor_t xd,
                        const void *X, const void *beta,
                        const cudnnTensorDescriptor_t yd, void *Y) {
+  ActArgs args = {h, d, *(const float *)alpha, *(const float *)beta, xd, yd,
+                  X, Y};
+  if (h && ember_fake_capture(h->stream, replayAct, &args, sizeof(args)))
+    return CUDNN_STATUS_SUCCESS;
   const float *x = (const float *)X;
   float *y = (float *)Y, al = *(const float *)alpha, be = *(const float *)beta;
   long long i, size = (long long)xd->n * xd->c * xd->h * xd->w;

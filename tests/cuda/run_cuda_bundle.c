@@ -5,11 +5,18 @@
  * CUDA runtime (plus the libraries the header names); or with
  * -DEMBER_DLOPEN, taking "LIB.so NAME" first and loading the bundle from a
  * shared object (scripts/gpu-test.sh's ONNX node tests). Usage:
- *   run_cuda_bundle WEIGHTS.bin OUTDIR [-iters N] [-graph] IN0.bin IN1.bin ...
+ *   run_cuda_bundle WEIGHTS.bin OUTDIR [-iters N] [-graph] [-sync-each-step]
+ *                   IN0.bin IN1.bin ...
  * reads each input as raw bytes (exactly its size), runs the network, and
  * writes OUTDIR/out<i>.bin; with -iters it also prints the mean latency of N
- * runs (after 3 warm-up runs) as "latency_ms <value>". Exit codes: 0 done,
- * 2 no CUDA device is present, 1 any other error.
+ * runs (after 3 warm-up runs) as "latency_ms <value>". The first run is
+ * always eager and synchronized; -graph then captures the entry into a CUDA
+ * graph (thread-local mode) and replays it, or says why not and goes on
+ * with stream launches. -sync-each-step makes the bundle wait for every
+ * step and name the one that fails (no graph then). Errors are printed with the
+ *runtime's name and text (cudaErrorX: ...) or the library status's name, and
+ *the bundle's notes (library ops running their generated kernel) after init.
+ *Exit codes: 0 done, 2 no CUDA device is present, 1 any other error.
  *
  *===----------------------------------------------------------------------===*/
 #include <cuda_runtime_api.h>
@@ -17,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "../../backends/CUDA/host/LibStatus.h"
 
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
@@ -28,20 +37,81 @@
 static const EmberBundleInfo *infoPtr;
 static int (*entryPtr)(uint8_t *, uint8_t *, uint8_t *, cudaStream_t);
 static int (*initPtr)(void);
+static const char *(*notesPtr)(void);
+static void (*syncEachStepPtr)(int);
+static const char *(*failedStepPtr)(void);
 #define INFO (*infoPtr)
 #define ENTRY entryPtr
 #define INIT initPtr
+#define NOTES notesPtr
+#define SYNC_EACH_STEP syncEachStepPtr
+#define FAILED_STEP failedStepPtr
 #else
 #define INFO CAT(NET, _info)
 #define ENTRY NET
 #define INIT CAT(NET, _init)
+#define NOTES CAT(NET, _notes)
+#define SYNC_EACH_STEP CAT(NET, _sync_each_step)
+#define FAILED_STEP CAT(NET, _failed_step)
 #endif
 
-static int check(cudaError_t rc, const char *what) {
-  if (rc == cudaSuccess)
+/* "cudaErrorX: text", or the library status's name. */
+static void describe(int rc, char *buf, size_t n) {
+  const char *lib = ember_lib_status_name(rc);
+  if (lib)
+    snprintf(buf, n, "%s (%d)", lib, rc % 10000);
+  else
+    snprintf(buf, n, "%s: %s", cudaGetErrorName((cudaError_t)rc),
+             cudaGetErrorString((cudaError_t)rc));
+}
+
+static int check(int rc, const char *what) {
+  char text[256];
+  if (rc == 0)
     return 0;
-  fprintf(stderr, "run_cuda_bundle: %s: %s\n", what, cudaGetErrorString(rc));
+  describe(rc, text, sizeof text);
+  fprintf(stderr, "run_cuda_bundle: %s: %s\n", what, text);
   exit(1);
+}
+
+/* check() for a call of the entry: names the failing step where the bundle
+   knows it (always for a failed enqueue; for faults with -sync-each-step). */
+static void checkRun(int rc, const char *what) {
+  if (rc != 0 && *FAILED_STEP())
+    fprintf(stderr, "run_cuda_bundle: %s failed at %s\n", what, FAILED_STEP());
+  check(rc, what);
+}
+
+/* Captures the entry into a CUDA graph; NULL (said why) where the runtime
+   refuses, and the runs stay stream launches. */
+static cudaGraphExec_t capture(uint8_t **regions, cudaStream_t s) {
+  cudaGraph_t g = NULL;
+  cudaGraphExec_t exec = NULL;
+  char text[256];
+  const char *step = "starting the capture";
+  int rc = cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+  if (rc == 0) {
+    int run = ENTRY(regions[0], regions[1], regions[2], s);
+    step = "capturing";
+    rc = cudaStreamEndCapture(s, &g);
+    if (run)
+      rc = run;
+    if (rc == 0) {
+      step = "instantiating";
+      rc = cudaGraphInstantiate(&exec, g, 0);
+    }
+    if (g)
+      cudaGraphDestroy(g);
+  }
+  if (rc == 0)
+    return exec;
+  cudaGetLastError();
+  describe(rc, text, sizeof text);
+  fprintf(stderr,
+          "run_cuda_bundle: no CUDA graph (%s: %s); running with stream "
+          "launches\n",
+          step, text);
+  return NULL;
 }
 
 static void *readFile(const char *path, size_t size) {
@@ -63,7 +133,7 @@ static double now(void) {
 }
 
 int main(int argc, char **argv) {
-  int count = 0, iters = 0, graph = 0, argi = 3;
+  int count = 0, iters = 0, graph = 0, syncEachStep = 0, argi = 3;
 #ifdef EMBER_DLOPEN
   /* run_cuda_bundle LIB.so NAME WEIGHTS OUTDIR ... */
   if (argc < 5) {
@@ -82,7 +152,14 @@ int main(int argc, char **argv) {
   snprintf(sym, sizeof sym, "%s_init", argv[2]);
   *(void **)&initPtr = dlsym(lib, sym);
   *(void **)&entryPtr = dlsym(lib, argv[2]);
-  if (!infoPtr || !initPtr || !entryPtr) {
+  snprintf(sym, sizeof sym, "%s_notes", argv[2]);
+  *(void **)&notesPtr = dlsym(lib, sym);
+  snprintf(sym, sizeof sym, "%s_sync_each_step", argv[2]);
+  *(void **)&syncEachStepPtr = dlsym(lib, sym);
+  snprintf(sym, sizeof sym, "%s_failed_step", argv[2]);
+  *(void **)&failedStepPtr = dlsym(lib, sym);
+  if (!infoPtr || !initPtr || !entryPtr || !notesPtr || !syncEachStepPtr ||
+      !failedStepPtr) {
     fprintf(stderr, "run_cuda_bundle: %s has no bundle %s\n", argv[1], argv[2]);
     return 1;
   }
@@ -96,6 +173,8 @@ int main(int argc, char **argv) {
   for (; argi < argc && argv[argi][0] == '-'; ++argi) {
     if (!strcmp(argv[argi], "-graph"))
       graph = 1;
+    else if (!strcmp(argv[argi], "-sync-each-step"))
+      syncEachStep = 1;
     else if (!strcmp(argv[argi], "-iters") && argi + 1 < argc)
       iters = atoi(argv[++argi]);
   }
@@ -104,8 +183,13 @@ int main(int argc, char **argv) {
             INFO.numInputs);
     return 1;
   }
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    printf("no CUDA device is present\n");
+  cudaError_t devices = cudaGetDeviceCount(&count);
+  if (devices != cudaSuccess || count == 0) {
+    if (devices != cudaSuccess)
+      printf("no CUDA device is present (%s: %s)\n", cudaGetErrorName(devices),
+             cudaGetErrorString(devices));
+    else
+      printf("no CUDA device is present\n");
     return 2;
   }
   uint8_t *regions[3];
@@ -127,16 +211,24 @@ int main(int argc, char **argv) {
   }
   cudaStream_t s;
   check(cudaStreamCreate(&s), "cudaStreamCreate");
-  check((cudaError_t)INIT(), "loading the kernels");
-  cudaGraphExec_t exec = NULL;
-  if (graph) {
-    cudaGraph_t g;
-    check(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), "capture");
-    check((cudaError_t)ENTRY(regions[0], regions[1], regions[2], s), "run");
-    check(cudaStreamEndCapture(s, &g), "capture");
-    check(cudaGraphInstantiate(&exec, g, 0), "instantiate");
-  }
-  int runs = iters > 0 ? iters + 3 : 1;
+  check(INIT(), "loading the kernels and planning the library calls");
+  if (*NOTES())
+    fputs(NOTES(), stderr);
+  /* One eager, synchronized run first: the libraries' lazy work happens
+     outside any capture, and a fault is reported here. */
+  SYNC_EACH_STEP(syncEachStep);
+  checkRun(ENTRY(regions[0], regions[1], regions[2], s), "the first run");
+  check(cudaStreamSynchronize(s),
+        syncEachStep ? "the first run"
+                     : "the first run (rerun with -sync-each-step to name "
+                       "the failing step)");
+  cudaGraphExec_t exec = graph && !syncEachStep ? capture(regions, s) : NULL;
+  int runs = iters > 0 ? iters + 3 : exec ? 1 : 0;
+  /* The outputs written by the replays, not left from the eager run. */
+  for (uint32_t i = 0; exec && i < INFO.numOutputs; ++i)
+    check(cudaMemset(regions[1] + INFO.outputs[i].offset, 0xFF,
+                     INFO.outputs[i].sizeInBytes),
+          "clearing the outputs");
   double start = 0;
   for (int r = 0; r < runs; ++r) {
     if (r == runs - iters && iters > 0) {
@@ -146,7 +238,7 @@ int main(int argc, char **argv) {
     if (exec)
       check(cudaGraphLaunch(exec, s), "cudaGraphLaunch");
     else
-      check((cudaError_t)ENTRY(regions[0], regions[1], regions[2], s), "run");
+      checkRun(ENTRY(regions[0], regions[1], regions[2], s), "run");
   }
   check(cudaStreamSynchronize(s), "running the network");
   if (iters > 0)

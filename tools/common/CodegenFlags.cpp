@@ -73,6 +73,11 @@ static cl::opt<bool> cudaGraph(
     cl::desc("CUDA, in process: replay the launches as a CUDA graph (0: "
              "launch kernel by kernel)"),
     cl::init(true), cl::cat(tools::codegenFlagsCategory()));
+static cl::opt<bool> cudaSyncEachStep(
+    "cuda-sync-each-step",
+    cl::desc("CUDA, in process: synchronize after every kernel and library "
+             "call and name the one that failed (debugging; no graph)"),
+    cl::init(false), cl::cat(tools::codegenFlagsCategory()));
 
 llvm::Expected<CodegenOptions> tools::getCodegenOptions() {
   CodegenOptions o;
@@ -90,6 +95,7 @@ llvm::Expected<CodegenOptions> tools::getCodegenOptions() {
   EMBER_ASSIGN_OR_RETURN(o.cuda.conv,
                          cuda::parseLibChoice("-cuda-conv", cudaConv, "cudnn"));
   o.cuda.graph = cudaGraph;
+  o.cuda.syncEachStep = cudaSyncEachStep;
   EMBER_ASSIGN_OR_RETURN(o.precision, tools::getPrecisionOptions());
   return o;
 }

@@ -5,12 +5,15 @@
  * A (k x m, ld k) and D is n x m (ld n); batches are strided. The bias
  * epilogue adds a vector over D^T's rows, i.e. per output column. Compute
  * type CUBLAS_COMPUTE_32F: fp32 FMA, no TF32. CONV: cuDNN's convolution
- * API (cross-correlation, groups, CUDNN_FMA_MATH: no TF32), then
- * cudnnAddTensor for the bias and cudnnActivationForward in place; a
- * residual is copied into y first and accumulated (beta = 1).
+ * API (cross-correlation, groups, CUDNN_FMA_MATH: no TF32), bias, residual
+ * and activation fused into cudnnConvolutionBiasActivationForward where
+ * cuDNN allows it (see fuseEpilogue), else cudnnAddTensor for the bias and
+ * cudnnActivationForward in place after the convolution, a residual copied
+ * into y first and accumulated (beta = 1).
  *
  *===----------------------------------------------------------------------===*/
 #include "LibOps.h"
+#include "LibStatus.h"
 
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
@@ -58,10 +61,16 @@ typedef struct ConvPlan {
   cudnnActivationDescriptor_t act;
   cudnnConvolutionFwdAlgo_t algo;
   size_t workspace;
+  int fused; /* bias, residual and activation in the convolution call */
 } ConvPlan;
 
 typedef char GemmPlanFits[sizeof(GemmPlan) <= sizeof(EmberLibPlan) ? 1 : -1];
 typedef char ConvPlanFits[sizeof(ConvPlan) <= sizeof(EmberLibPlan) ? 1 : -1];
+typedef char ContextSize[sizeof(EmberLibContext) == EMBER_LIB_CONTEXT_BYTES &&
+                                 __builtin_offsetof(EmberLibContext, notes) ==
+                                     EMBER_LIB_NOTES_OFFSET
+                             ? 1
+                             : -1];
 
 static unsigned char *at(const long long *f, unsigned char *r0,
                          unsigned char *r1, unsigned char *r2) {
@@ -162,6 +171,21 @@ static int runGemm(EmberLibContext *ctx, GemmPlan *p, const long long *d,
   return 0;
 }
 
+/* cudnnConvolutionBiasActivationForward takes the bias, the residual and
+   the activation into the convolution where cuDNN allows it: ReLU with any
+   algorithm, no activation (identity) with IMPLICIT_PRECOMP_GEMM only. */
+static int fuseEpilogue(ConvPlan *p, const long long *d) {
+  p->fused = d[EMBER_CONV_ACT] == EMBER_ACT_RELU;
+  if (d[EMBER_CONV_ACT] == EMBER_ACT_NONE &&
+      p->algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM) {
+    TRY_DNN(cudnnCreateActivationDescriptor(&p->act));
+    TRY_DNN(cudnnSetActivationDescriptor(p->act, CUDNN_ACTIVATION_IDENTITY,
+                                         CUDNN_PROPAGATE_NAN, 0.0));
+    p->fused = 1;
+  }
+  return 0;
+}
+
 static int planConv(EmberLibContext *ctx, ConvPlan *p, const long long *d) {
   cudnnHandle_t dnn;
   int n = (int)d[EMBER_CONV_N], m = (int)d[EMBER_CONV_M];
@@ -209,21 +233,31 @@ static int planConv(EmberLibContext *ctx, ConvPlan *p, const long long *d) {
     TRY_DNN(cudnnSetActivationDescriptor(p->act, mode, CUDNN_PROPAGATE_NAN,
                                          (double)coef));
   }
-  /* The fastest algorithm (by cuDNN's heuristics) within the limit. */
+  /* The fastest algorithm (by cuDNN's heuristics) without tensor-core
+     math whose workspace, queried again for that algorithm under the
+     descriptor's FMA math type (the heuristic's entry may assume another),
+     fits the limit; an algorithm whose query fails is passed over. */
   cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
   int count = 0, i;
   TRY_DNN(cudnnGetConvolutionForwardAlgorithm_v7(
       dnn, p->x, p->w, p->conv, p->y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count,
       perf));
-  for (i = 0; i < count; ++i)
-    if (perf[i].status == CUDNN_STATUS_SUCCESS &&
-        perf[i].memory <= EMBER_LIB_MAX_WORKSPACE)
-      break;
-  if (i == count)
-    return DNN_ERR(CUDNN_STATUS_NOT_SUPPORTED);
-  p->algo = perf[i].algo;
-  p->workspace = perf[i].memory;
-  return 0;
+  for (i = 0; i < count; ++i) {
+    size_t need = 0;
+    if (perf[i].status != CUDNN_STATUS_SUCCESS ||
+        (perf[i].mathType != CUDNN_FMA_MATH &&
+         perf[i].mathType != CUDNN_DEFAULT_MATH))
+      continue;
+    if (cudnnGetConvolutionForwardWorkspaceSize(dnn, p->x, p->w, p->conv, p->y,
+                                                perf[i].algo, &need) ==
+            CUDNN_STATUS_SUCCESS &&
+        need <= EMBER_LIB_MAX_WORKSPACE) {
+      p->algo = perf[i].algo;
+      p->workspace = need;
+      return fuseEpilogue(p, d);
+    }
+  }
+  return DNN_ERR(CUDNN_STATUS_NOT_SUPPORTED);
 }
 
 static int runConv(EmberLibContext *ctx, ConvPlan *p, const long long *d,
@@ -234,6 +268,19 @@ static int runConv(EmberLibContext *ctx, ConvPlan *p, const long long *d,
   void *y = at(d + EMBER_CONV_Y, r0, r1, r2);
   const void *beta = &zero;
   TRY_DNN(cudnnSetStream(dnn, stream));
+  if (p->fused) {
+    /* y = act(conv(x, w) + alpha2 * z + bias), z the residual (or y,
+       ignored with alpha2 = 0). */
+    int res = (int)d[EMBER_CONV_HAS_RES];
+    const float alpha2 = res ? 1.f : 0.f;
+    TRY_DNN(cudnnConvolutionBiasActivationForward(
+        dnn, &one, p->x, at(d + EMBER_CONV_X, r0, r1, r2), p->w,
+        at(d + EMBER_CONV_WEIGHTS, r0, r1, r2), p->conv, p->algo,
+        ctx->workspace, p->workspace, &alpha2, p->y,
+        res ? at(d + EMBER_CONV_RES, r0, r1, r2) : y, p->bias,
+        at(d + EMBER_CONV_BIAS, r0, r1, r2), p->act, p->y, y));
+    return 0;
+  }
   if (d[EMBER_CONV_HAS_RES]) {
     void *res = at(d + EMBER_CONV_RES, r0, r1, r2);
     size_t bytes = (size_t)(d[EMBER_CONV_N] * d[EMBER_CONV_M] *
@@ -312,33 +359,99 @@ int ember_lib_run(EmberLibContext *ctx, EmberLibPlan *plan,
   return ember_lib_run_conv(ctx, plan, desc, r0, r1, r2, stream);
 }
 
+static void releaseGemm(GemmPlan *p) {
+  if (p->a)
+    cublasLtMatrixLayoutDestroy(p->a);
+  if (p->b)
+    cublasLtMatrixLayoutDestroy(p->b);
+  if (p->d)
+    cublasLtMatrixLayoutDestroy(p->d);
+  if (p->op)
+    cublasLtMatmulDescDestroy(p->op);
+  memset(p, 0, sizeof(*p));
+}
+
+static void releaseConv(ConvPlan *p) {
+  if (p->x)
+    cudnnDestroyTensorDescriptor(p->x);
+  if (p->y)
+    cudnnDestroyTensorDescriptor(p->y);
+  if (p->bias)
+    cudnnDestroyTensorDescriptor(p->bias);
+  if (p->w)
+    cudnnDestroyFilterDescriptor(p->w);
+  if (p->conv)
+    cudnnDestroyConvolutionDescriptor(p->conv);
+  if (p->act)
+    cudnnDestroyActivationDescriptor(p->act);
+  memset(p, 0, sizeof(*p));
+}
+
 void ember_lib_release(EmberLibPlan *plan, const long long *desc) {
-  if (desc[0] == EMBER_LIB_GEMM) {
-    GemmPlan *p = (GemmPlan *)plan;
-    if (p->a)
-      cublasLtMatrixLayoutDestroy(p->a);
-    if (p->b)
-      cublasLtMatrixLayoutDestroy(p->b);
-    if (p->d)
-      cublasLtMatrixLayoutDestroy(p->d);
-    if (p->op)
-      cublasLtMatmulDescDestroy(p->op);
-  } else if (desc[0] == EMBER_LIB_CONV) {
-    ConvPlan *p = (ConvPlan *)plan;
-    if (p->x)
-      cudnnDestroyTensorDescriptor(p->x);
-    if (p->y)
-      cudnnDestroyTensorDescriptor(p->y);
-    if (p->bias)
-      cudnnDestroyTensorDescriptor(p->bias);
-    if (p->w)
-      cudnnDestroyFilterDescriptor(p->w);
-    if (p->conv)
-      cudnnDestroyConvolutionDescriptor(p->conv);
-    if (p->act)
-      cudnnDestroyActivationDescriptor(p->act);
-  }
+  if (desc[0] == EMBER_LIB_GEMM)
+    releaseGemm((GemmPlan *)plan);
+  else if (desc[0] == EMBER_LIB_CONV)
+    releaseConv((ConvPlan *)plan);
   memset(plan, 0, sizeof(*plan));
+}
+
+/* Appends s to the notes (truncating; always terminated). */
+static void note(EmberLibContext *ctx, const char *s) {
+  size_t n = 0;
+  while (n < EMBER_LIB_NOTES_BYTES - 1 && ctx->notes[n])
+    ++n;
+  while (n < EMBER_LIB_NOTES_BYTES - 1 && *s)
+    ctx->notes[n++] = *s++;
+  ctx->notes[n] = 0;
+}
+
+static void noteNumber(EmberLibContext *ctx, long long v) {
+  char buf[24];
+  int i = 23;
+  buf[i] = 0;
+  do
+    buf[--i] = (char)('0' + v % 10);
+  while ((v /= 10) > 0 && i > 0);
+  note(ctx, buf + i);
+}
+
+static void noteFallback(EmberLibContext *ctx, const char *name,
+                         const char *lib, int rc) {
+  const char *status = ember_lib_status_name(rc);
+  note(ctx, name);
+  note(ctx, ": ");
+  note(ctx, lib);
+  note(ctx, " cannot run it (planning returned ");
+  note(ctx, status ? status : cudaGetErrorName((cudaError_t)rc));
+  note(ctx, " (");
+  noteNumber(ctx, rc % 10000);
+  note(ctx, ")); running its generated kernel instead\n");
+}
+
+int ember_lib_try_gemm(EmberLibContext *ctx, EmberLibPlan *plan,
+                       const long long *desc, const char *name,
+                       unsigned char *fallback) {
+  int rc = ember_lib_plan_gemm(ctx, plan, desc);
+  if (rc) {
+    releaseGemm((GemmPlan *)plan);
+    cudaGetLastError();
+    *fallback = 1;
+    noteFallback(ctx, name, "cuBLASLt", rc);
+  }
+  return 0;
+}
+
+int ember_lib_try_conv(EmberLibContext *ctx, EmberLibPlan *plan,
+                       const long long *desc, const char *name,
+                       unsigned char *fallback) {
+  int rc = ember_lib_plan_conv(ctx, plan, desc);
+  if (rc) {
+    releaseConv((ConvPlan *)plan);
+    cudaGetLastError();
+    *fallback = 1;
+    noteFallback(ctx, name, "cuDNN", rc);
+  }
+  return 0;
 }
 
 void ember_lib_destroy(EmberLibContext *ctx) {

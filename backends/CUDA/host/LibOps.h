@@ -79,13 +79,18 @@ enum {
    largest need). */
 #define EMBER_LIB_MAX_WORKSPACE (64u << 20)
 
-/* Per-network state: the library handles and the shared workspace. */
+/* Per-network state: the library handles, the shared workspace and, in
+   bundles, lines saying which ops run their generated fallback. */
+#define EMBER_LIB_NOTES_BYTES 1024
 typedef struct EmberLibContext {
   void *cublasLt;
   void *cudnn;
   void *workspace;
   size_t workspaceSize;
+  char notes[EMBER_LIB_NOTES_BYTES];
 } EmberLibContext;
+#define EMBER_LIB_CONTEXT_BYTES (32 + EMBER_LIB_NOTES_BYTES)
+#define EMBER_LIB_NOTES_OFFSET 32
 
 /* Storage for one planned op (opaque; descriptors and the algorithm). */
 #define EMBER_LIB_PLAN_BYTES 512
@@ -104,6 +109,17 @@ int ember_lib_plan_gemm(EmberLibContext *ctx, EmberLibPlan *plan,
                         const long long *desc);
 int ember_lib_plan_conv(EmberLibContext *ctx, EmberLibPlan *plan,
                         const long long *desc);
+/* Bundles: plans a GEMM / a convolution; where the library refuses,
+   releases what was made, sets *fallback, appends "NAME: cuDNN cannot run
+   it (planning returned STATUS); running its generated kernel instead" to
+   ctx->notes and returns 0: the bundle then launches the op's generated
+   kernel. */
+int ember_lib_try_gemm(EmberLibContext *ctx, EmberLibPlan *plan,
+                       const long long *desc, const char *name,
+                       unsigned char *fallback);
+int ember_lib_try_conv(EmberLibContext *ctx, EmberLibPlan *plan,
+                       const long long *desc, const char *name,
+                       unsigned char *fallback);
 /* Allocates the workspace once every op is planned. */
 int ember_lib_finish(EmberLibContext *ctx);
 /* Enqueues the planned op on stream; r0..r2 are the region bases. */

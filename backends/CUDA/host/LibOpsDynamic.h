@@ -29,6 +29,7 @@
 #define EMBER_CUDNN_FNS(X)                                                     \
   X(cudnnActivationForward)                                                    \
   X(cudnnAddTensor)                                                            \
+  X(cudnnConvolutionBiasActivationForward)                                     \
   X(cudnnConvolutionForward)                                                   \
   X(cudnnCreate)                                                               \
   X(cudnnCreateActivationDescriptor)                                           \
@@ -41,6 +42,7 @@
   X(cudnnDestroyFilterDescriptor)                                              \
   X(cudnnDestroyTensorDescriptor)                                              \
   X(cudnnGetConvolutionForwardAlgorithm_v7)                                    \
+  X(cudnnGetConvolutionForwardWorkspaceSize)                                   \
   X(cudnnSetActivationDescriptor)                                              \
   X(cudnnSetConvolution2dDescriptor)                                           \
   X(cudnnSetConvolutionGroupCount)                                             \
@@ -108,6 +110,10 @@ const char *ember_lib_load(int cublasLt, int cudnn);
   ember_lib_fns.p_cudnnDestroyTensorDescriptor(__VA_ARGS__)
 #define cudnnGetConvolutionForwardAlgorithm_v7(...)                            \
   ember_lib_fns.p_cudnnGetConvolutionForwardAlgorithm_v7(__VA_ARGS__)
+#define cudnnConvolutionBiasActivationForward(...)                             \
+  ember_lib_fns.p_cudnnConvolutionBiasActivationForward(__VA_ARGS__)
+#define cudnnGetConvolutionForwardWorkspaceSize(...)                           \
+  ember_lib_fns.p_cudnnGetConvolutionForwardWorkspaceSize(__VA_ARGS__)
 #define cudnnSetActivationDescriptor(...)                                      \
   ember_lib_fns.p_cudnnSetActivationDescriptor(__VA_ARGS__)
 #define cudnnSetConvolution2dDescriptor(...)                                   \

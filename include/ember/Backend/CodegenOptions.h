@@ -79,6 +79,9 @@ struct CUDACodegenOptions {
   /// In-process runs: capture the kernel launches once into a CUDA graph
   /// and replay it (false: launch kernel by kernel).
   bool graph = true;
+  /// In-process runs: synchronize after every launch and library call and
+  /// name the one that failed (-cuda-sync-each-step; no graph then).
+  bool syncEachStep = false;
 };
 
 /// Options of Backend::compile and Backend::saveBundle.
