@@ -1,6 +1,7 @@
 //===- ConvPlan.cpp - Which path a convolution takes, and why -------------===//
 //
 // The order of the rules is the order in which the paths are tried: a
+// BFloat16 filter (convert-precision) takes the BFloat16 GEMMs; a
 // depthwise convolution has its own kernels; a constant 3x3 filter may be
 // transformed for Winograd (winogradTile weighs it against the direct
 // GEMM); otherwise one of the two GEMM layouts (ConvPathRule.cpp).
@@ -8,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "ConvPlan.h"
 
+#include "ConvBF16.h"
 #include "ConvTiling.h"
 #include "Winograd.h"
 
@@ -79,6 +81,8 @@ ConvPlan winogradPlan(const ConvInst &I, const ConvShape &S, int64_t tm,
 
 ConvPlan cpu::planConv(const ConvInst &I, const TargetDesc &T,
                        const CPUCodegenOptions &opts) {
+  if (I.getFilter()->getType()->getElemKind() == ElemKind::BFloat16)
+    return planConvBF16(I, T);
   ConvShape S(I);
   ConvPlan P;
   P.macs = S.macs();
@@ -126,6 +130,8 @@ static const char *pathName(const ConvPlan &P) {
     return "channel-vectors";
   case ConvPathKind::PixelPanels:
     return P.inPlace ? "pixel-panels (in place)" : "pixel-panels (im2col)";
+  case ConvPathKind::BF16Gemm:
+    return P.bf16Kernel;
   }
   return "?";
 }
