@@ -65,6 +65,19 @@ ConvBF16Tiling cpu::chooseConvBF16(const ConvInst &I, const TargetDesc &T) {
   int64_t fit = std::max<int64_t>(1, int64_t(T.l2Bytes / 2) / panelBytes);
   t.panelsPerTask = std::max(unit, fit / unit * unit);
   int64_t chunks = ceilDiv(t.panels, t.panelsPerTask);
+  int64_t rowUnit = t.plan.tiling.rows;
+  int64_t blocks = std::max<int64_t>(1, ceilDiv(s.mPerG, rowUnit));
+  if (chunks == 1 && s.mPerG * t.lda * 2 > t.panels * panelBytes) {
+    t.shared = true;
+    t.panelsPerTask = t.panels;
+    t.chunks = 1;
+    t.packTasks = std::min(t.panels, ceilDiv(kConvMinTasks, s.group));
+    int64_t rowTasks =
+        std::min(blocks, ceilDiv(kConvMinTasks, s.group * t.chunks));
+    t.rowsPerTask = ceilDiv(blocks, rowTasks) * rowUnit;
+    t.rowTasks = ceilDiv(s.mPerG, t.rowsPerTask);
+    return t;
+  }
   if (s.group * chunks < kConvMinTasks) {
     int64_t want =
         std::min(ceilDiv(t.panels, unit), ceilDiv(kConvMinTasks, s.group));
@@ -75,8 +88,6 @@ ConvBF16Tiling cpu::chooseConvBF16(const ConvInst &I, const TargetDesc &T) {
   // Rows split further where the pixels are too few; each such task packs
   // the chunk's panels again, so never into blocks of fewer than 4 tiles'
   // rows.
-  int64_t rowUnit = t.plan.tiling.rows;
-  int64_t blocks = std::max<int64_t>(1, ceilDiv(s.mPerG, rowUnit));
   int64_t rowTasks = 1;
   if (s.group * t.chunks < kConvMinTasks)
     rowTasks = std::min(ceilDiv(blocks, 4),
@@ -102,7 +113,8 @@ ConvPlan cpu::planConvBF16(const ConvInst &I, const TargetDesc &T) {
   std::string s2;
   llvm::raw_string_ostream os(s2);
   os << "BFloat16 filter; tasks of " << t.panelsPerTask << " panels x "
-     << t.rowsPerTask << " channels";
+     << t.rowsPerTask << " channels"
+     << (t.shared ? ", panels packed once" : "");
   P.reason = os.str();
   return P;
 }
@@ -141,6 +153,35 @@ static void appendGeometry(const ConvInst &I, Kernel &k,
     args.push_back(valArg(k.constInt(v)));
 }
 
+/// The kernel that writes image \p img's shared panels (one slot per
+/// group) in t.packTasks tasks per group.
+static Kernel packShared(const ConvInst &I, const ConvBF16Tiling &t,
+                         const MatMulBF16Context &ctx, const kir::Buffer &slots,
+                         int64_t img) {
+  GemmShape s(I);
+  auto xd = I.getInput()->getType()->dims();
+  int64_t C = int64_t(xd[1]), plane = int64_t(xd[2] * xd[3]);
+  Kernel k((I.getName() + ".pack").str());
+  unsigned p = k.addBuffer(slots);
+  unsigned x = k.addBuffer(kir::bufferFor(I.getInput(), ctx.plan));
+  // e = g * packTasks + pt.
+  unsigned e = k.newVar();
+  ExprRef g = k.div(k.var(e), t.packTasks);
+  ExprRef pt = k.rem(k.var(e), t.packTasks);
+  std::vector<CallArg> args = {bufArg(p, k.mul(g, t.slotBytes() / 2)),
+                               bufArg(x, k.add(k.constInt(img * C * plane),
+                                               k.mul(g, C / s.group * plane)))};
+  for (int64_t v : {s.K, s.N, t.nr, t.kp})
+    args.push_back(valArg(k.constInt(v)));
+  appendGeometry(I, k, args);
+  args.push_back(valArg(k.div(k.mul(pt, t.panels), t.packTasks)));
+  args.push_back(valArg(
+      k.div(k.add(k.mul(pt, t.panels), k.constInt(t.panels)), t.packTasks)));
+  k.body() = {Kernel::loop(e, s.group * t.packTasks, /*parallel=*/true,
+                           {EMBER_LIBJIT_CALL(k, ember_conv_bf16_pack, args)})};
+  return k;
+}
+
 void cpu::lowerConvBF16(const ConvInst &I, const MatMulBF16Context &ctx,
                         std::vector<Kernel> &out) {
   GemmShape s(I);
@@ -150,11 +191,15 @@ void cpu::lowerConvBF16(const ConvInst &I, const MatMulBF16Context &ctx,
   int64_t M = s.group * s.mPerG, cPerG = C / s.group;
   int64_t tasks = s.group * t.chunks * t.rowTasks;
   kir::Buffer filter = layOutFilter(I, t.lda, ctx);
+  // Shared panels: one slot per group, packed once per image.
+  int64_t slotCount = t.shared ? s.group : tasks;
   kir::Buffer slots{Region::Activation, ctx.scratchOffset,
-                    uint64_t(tasks * t.slotBytes()), ElemKind::BFloat16,
+                    uint64_t(slotCount * t.slotBytes()), ElemKind::BFloat16,
                     "conv.bf16.panels"};
   ctx.scratchSize = std::max<size_t>(ctx.scratchSize, slots.size);
   for (int64_t img = 0; img < int64_t(xd[0]); ++img) {
+    if (t.shared)
+      out.push_back(packShared(I, t, ctx, slots, img));
     Kernel k(I.getName());
     unsigned y = k.addBuffer(kir::bufferFor(I.getDest(), ctx.plan));
     unsigned w = k.addBuffer(filter);
@@ -177,8 +222,8 @@ void cpu::lowerConvBF16(const ConvInst &I, const MatMulBF16Context &ctx,
         bufArg(x, k.add(k.constInt(img * C * plane), k.mul(g, cPerG * plane))),
         bufArg(b, k.mul(g, s.mPerG)),
         convResidualArg(k, I, ctx.plan, yOff),
-        bufArg(p, k.mul(k.var(e), t.slotBytes() / 2))};
-    for (int64_t v : {s.K, t.lda, s.N, t.kp, t.kc})
+        bufArg(p, k.mul(t.shared ? g : k.var(e), t.slotBytes() / 2))};
+    for (int64_t v : {s.K, t.lda, s.N, t.kp, t.kc, int64_t(!t.shared)})
       args.push_back(valArg(k.constInt(v)));
     appendGeometry(I, k, args);
     args.push_back(valArg(k.constInt(I.getFusedActivation())));

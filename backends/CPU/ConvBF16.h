@@ -27,8 +27,14 @@ struct ConvBF16Tiling {
   /// Panels of a group's N pixels, panels per task, pixel chunks.
   int64_t panels, panelsPerTask, chunks;
   /// Output channels per task and row tasks per chunk (each packs its
-  /// chunk's panels itself).
+  /// chunk's panels itself, unless shared).
   int64_t rowsPerTask, rowTasks;
+  /// The group's filter outweighs its panels (few pixels, long K): one
+  /// chunk of all panels, written once per image by ember_conv_bf16_pack
+  /// in packTasks parallel tasks per group, and tasks split by rows only,
+  /// so the filter is read once.
+  bool shared = false;
+  int64_t packTasks = 0;
   /// Bytes of one task's panels.
   int64_t slotBytes() const { return panelsPerTask * kp * nr * 4; }
   /// The libjit kernel (ember_conv_bf16_amx, _dp or _widen).
@@ -39,7 +45,8 @@ struct ConvBF16Tiling {
 /// kernel and tiles of a BFloat16 MatMul of mPerG rows; a task's panels
 /// fill at most half of \p T's L2 (they are read once per block of
 /// rows, the filter streams past them); at least kConvMinTasks tasks
-/// where the pixels and then the rows allow.
+/// where the pixels and then the rows allow; shared panels where the
+/// filter is the larger operand and the panels fit.
 ConvBF16Tiling chooseConvBF16(const ConvInst &I, const TargetDesc &T);
 
 /// The plan planConv reports for \p I.

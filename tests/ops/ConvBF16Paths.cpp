@@ -65,6 +65,10 @@ const BF16ConvCase kCases[] = {
      FusedActivation::None, 0, 0, false},
     {"pointwise_s2_res", 2, 24, 14, 13, 64, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1,
      FusedActivation::Relu, 0, 0, true},
+    // The filter outweighs the patches (panels packed once, shared by row
+    // tasks): grouped, 49 pixels, 128 channels per group, residual.
+    {"filter_heavy_grouped_res", 1, 64, 7, 7, 256, 3, 3, 1, 1, 1, 1, 1, 1, 1,
+     1, 2, FusedActivation::Relu, 0, 0, true},
     // Many row tasks: 3 pixels, 200 channels.
     {"few_pixels_many_channels", 1, 40, 3, 1, 200, 1, 1, 1, 1, 0, 0, 0, 0, 1,
      1, 1, FusedActivation::None, 0, 0, false},
