@@ -24,6 +24,8 @@
 #include "../unit/TestUtils.h"
 #include "PathOptions.h"
 
+#include "ember/IR/IRParser.h"
+
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -224,3 +226,78 @@ INSTANTIATE_TEST_SUITE_P(Cases, ConvBF16PathTest, ::testing::ValuesIn(kCases),
                          [](const auto &info) {
                            return std::string(info.param.name);
                          });
+
+namespace {
+/// A filter-heavy convolution (ResNet-50's 7x7 3x3: 49 pixels, K = 4608)
+/// and a pixel-heavy one (56x56 3x3, 64 channels), with BFloat16 filters.
+constexpr const char *kPlanIR = R"(function plans
+declare {
+  %x = weight float<1 x 512 x 7 x 7> mutable input
+  %x2 = weight float<1 x 64 x 56 x 56> mutable input
+  %y = weight float<1 x 512 x 7 x 7> mutable output
+  %y2 = weight float<1 x 64 x 56 x 56> mutable output
+  %w = weight bfloat16<512 x 512 x 3 x 3> const
+  %w2 = weight bfloat16<64 x 64 x 3 x 3> const
+  %b = weight float<512> const
+  %b2 = weight float<64> const
+}
+code {
+  %heavy = conv @out %y, @in %x, @in %w, @in %b {Strides=[1, 1], Pads=[1, 1, 1, 1], Dilations=[1, 1], Group=1, FusedActivation=0, FusedAlpha=0, FusedBeta=0}
+  %wide = conv @out %y2, @in %x2, @in %w2, @in %b2 {Strides=[1, 1], Pads=[1, 1, 1, 1], Dilations=[1, 1], Group=1, FusedActivation=0, FusedAlpha=0, FusedBeta=0}
+}
+)";
+} // namespace
+
+// The tiling rule on an AVX-512 target with 2 MiB of L2: AMX with AMX-BF16
+// (panels of 16 columns, pairs padded to whole tiles), vdpbf16ps without
+// (64 columns, the MatMul K block), the widening kernel on 8 lanes; the
+// filter-heavy conv shares its panels and splits rows, the pixel-heavy one
+// splits pixels into chunks of at most half of L2.
+TEST(ConvBF16Plan, TilingFollowsTheTargetAndTheShape) {
+  auto parsed = parseIR(kPlanIR, "plans.ir");
+  ASSERT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError());
+  std::vector<const ConvInst *> convs;
+  for (auto &I : parsed->function->getInstrs())
+    if (auto *c = llvm::dyn_cast<ConvInst>(I.get()))
+      convs.push_back(c);
+  ASSERT_EQ(convs.size(), 2u);
+  TargetDesc T;
+  T.vectorBits = 512;
+  T.vectorRegisters = 32;
+  T.l1dBytes = 48 << 10;
+  T.l2Bytes = 2 << 20;
+  for (ISAExt e : {ISAExt::AVX512BF16, ISAExt::AMXTile, ISAExt::AMXBF16})
+    T.extensions |= 1u << unsigned(e);
+  cpu::ConvBF16Tiling heavy = cpu::chooseConvBF16(*convs[0], T);
+  EXPECT_STREQ(heavy.entry().name, "ember_conv_bf16_amx");
+  EXPECT_EQ(heavy.nr, 16);
+  EXPECT_EQ(heavy.kp, 2304);
+  EXPECT_EQ(heavy.lda, 4608);
+  EXPECT_EQ(heavy.panels, 4);
+  EXPECT_TRUE(heavy.shared);
+  EXPECT_EQ(heavy.rowTasks, 8);
+  EXPECT_EQ(heavy.rowsPerTask, 64);
+  cpu::ConvBF16Tiling wide = cpu::chooseConvBF16(*convs[1], T);
+  EXPECT_FALSE(wide.shared);
+  EXPECT_EQ(wide.kp, 288);
+  EXPECT_EQ(wide.panels, 196);
+  EXPECT_EQ(wide.panelsPerTask, 26); // 8 tasks of whole panel pairs
+  EXPECT_EQ(wide.chunks, 8);
+  EXPECT_EQ(wide.rowTasks, 1);
+  EXPECT_LE(wide.slotBytes(), int64_t(T.l2Bytes / 2));
+  cpu::ConvPlan p = cpu::planConv(*convs[1], T, CPUCodegenOptions());
+  EXPECT_EQ(p.path, cpu::ConvPathKind::BF16Gemm);
+  EXPECT_NE(cpu::describeConvPlan(p).find("ember_conv_bf16_amx"),
+            std::string::npos);
+  T.extensions &= ~(1u << unsigned(ISAExt::AMXBF16));
+  wide = cpu::chooseConvBF16(*convs[1], T);
+  EXPECT_STREQ(wide.entry().name, "ember_conv_bf16_dp");
+  EXPECT_EQ(wide.nr, 64);
+  EXPECT_EQ(wide.lda, 576);
+  EXPECT_EQ(wide.kc, 144); // pair rows of 64 words in 3/4 of 48 KiB
+  T.vectorBits = 256;
+  T.vectorRegisters = 16;
+  wide = cpu::chooseConvBF16(*convs[1], T);
+  EXPECT_STREQ(wide.entry().name, "ember_conv_bf16_widen");
+  EXPECT_EQ(wide.nr, 16);
+}
