@@ -71,6 +71,10 @@ const BF16ConvCase kCases[] = {
     // tasks): grouped, 49 pixels, 128 channels per group, residual.
     {"filter_heavy_grouped_res", 1, 64, 7, 7, 256, 3, 3, 1, 1, 1, 1, 1, 1, 1,
      1, 2, FusedActivation::Relu, 0, 0, true},
+    // Pointwise, stride 1, unpadded, 600 pixels: whole runs of 256 read
+    // straight from the input planes, the last one (88 pixels) copied.
+    {"pointwise_plane_runs_res", 2, 20, 20, 30, 48, 1, 1, 1, 1, 0, 0, 0, 0, 1,
+     1, 1, FusedActivation::Relu, 0, 0, true},
     // Many row tasks: 3 pixels, 200 channels.
     {"few_pixels_many_channels", 1, 40, 3, 1, 200, 1, 1, 1, 1, 0, 0, 0, 0, 1,
      1, 1, FusedActivation::None, 0, 0, false},
