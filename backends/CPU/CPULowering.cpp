@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CPU.h"
+#include "ConvBF16.h"
 #include "ConvPlan.h"
 #include "ConvTiling.h"
 #include "Depthwise.h"
@@ -489,6 +490,10 @@ void CPULowering::lowerConv(const ConvInst &I, std::vector<Kernel> &out) {
     return;
   case ConvPathKind::PixelRows:
     lowerConvRows(I, plan.rows, plan_, out);
+    return;
+  case ConvPathKind::BF16Gemm:
+    lowerConvBF16(
+        I, {plan_, prog_.constants, target_, patchOffset(), scratchSize_}, out);
     return;
   case ConvPathKind::PixelPanels:
     break;

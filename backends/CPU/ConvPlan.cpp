@@ -1,6 +1,7 @@
 //===- ConvPlan.cpp - Which path a convolution takes, and why -------------===//
 //
 // The order of the rules is the order in which the paths are tried: a
+// BFloat16 filter (convert-precision) takes the BFloat16 GEMMs; a
 // depthwise convolution has its own kernels; a constant 3x3 filter may be
 // transformed for Winograd (winogradTile weighs it against the direct
 // GEMM); otherwise one of the two GEMM layouts (ConvPathRule.cpp).
@@ -8,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "ConvPlan.h"
 
+#include "ConvBF16.h"
 #include "ConvTiling.h"
 #include "Winograd.h"
 
@@ -131,6 +133,8 @@ std::optional<ConvPlan> rowsPlan(const ConvInst &I, const ConvShape &S,
 
 ConvPlan cpu::planConv(const ConvInst &I, const TargetDesc &T,
                        const CPUCodegenOptions &opts) {
+  if (I.getFilter()->getType()->getElemKind() == ElemKind::BFloat16)
+    return planConvBF16(I, T);
   ConvShape S(I);
   ConvPlan P;
   P.macs = S.macs();
@@ -169,6 +173,8 @@ static const char *pathName(const ConvPlan &P) {
     return P.inPlace ? "pixel-panels (in place)" : "pixel-panels (im2col)";
   case ConvPathKind::PixelRows:
     return "pixel-rows";
+  case ConvPathKind::BF16Gemm:
+    return P.bf16Kernel;
   }
   return "?";
 }

@@ -1,6 +1,6 @@
 //===- ConvPlan.h - Which path a convolution takes, and why -----*- C++ -*-===//
 //
-// The CPU lowering runs each convolution along one of four paths. The choice
+// The CPU lowering runs each convolution along one of five paths. The choice
 // is a pure function of the convolution's shape, the kernel target and the
 // forced paths of CPUCodegenOptions, kept apart from the emission so that
 // it can be printed (-print-conv-plans), unit-tested and read in one place.
@@ -33,6 +33,8 @@ enum class ConvPathKind {
   /// Pixels of output rows in vectors, a block of a group's output
   /// channels in registers, no im2col: ConvRowsLowering.cpp.
   PixelRows,
+  /// A BFloat16 filter: BFloat16 GEMMs per group (ConvBF16.cpp).
+  BF16Gemm,
 };
 
 /// The path of one convolution and what it is estimated to cost.
@@ -54,6 +56,8 @@ struct ConvPlan {
   /// Bytes the path copies or transforms besides the GEMM's own reads
   /// (im2col's patch matrix, Winograd's transformed input and output).
   int64_t copyBytes = 0;
+  /// BF16Gemm: the libjit kernel.
+  const char *bf16Kernel = nullptr;
   /// Why this path: the rule that decided, in a few words.
   std::string reason;
 };

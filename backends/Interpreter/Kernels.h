@@ -4,6 +4,8 @@
 
 #include "ember/IR/MemoryPlanner.h"
 
+#include <vector>
+
 namespace ember {
 namespace interp {
 
@@ -67,6 +69,13 @@ void matMulLoop(const MatMulInst &I, const ExecContext &ctx, Load load) {
 
 /// MatMul of BFloat16 operands into Float32 (MatMulBF16.cpp).
 void matMulBF16(const MatMulInst &I, const ExecContext &ctx);
+
+/// \p n BFloat16 values widened to Float32 (exact; MatMulBF16.cpp).
+std::vector<float> widenBF16(const uint16_t *h, dim_t n);
+
+/// \p n Float32 values rounded to BFloat16 (nearest even, as a Cast) and
+/// widened back.
+std::vector<float> roundToBF16(const float *x, dim_t n);
 
 /// True if the Interpreter has a kernel for \p op on element kind \p kind.
 bool hasKernel(OpKind op, ElemKind kind);

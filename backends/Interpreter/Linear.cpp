@@ -84,7 +84,20 @@ static void convImpl(const ConvLike &I, const ExecContext &ctx) {
                         : ((n * M + m) * OH + oh) * OW + ow;
   };
   const float *x = ctx.ptr<float>(I.getInput());
-  const float *w = ctx.ptr<float>(I.getFilter());
+  const float *w = nullptr;
+  // A BFloat16 filter: the input rounded to BFloat16 (nearest even), both
+  // widened; each product is then exact in Float32 and the sums below are
+  // those of the Float32 convolution, in the same order.
+  std::vector<float> wWide, xRounded;
+  if (I.getFilter()->getType()->getElemKind() == ElemKind::BFloat16) {
+    wWide = widenBF16(ctx.ptr<uint16_t>(I.getFilter()),
+                      I.getFilter()->getType()->size());
+    xRounded = roundToBF16(x, I.getInput()->getType()->size());
+    w = wWide.data();
+    x = xRounded.data();
+  } else {
+    w = ctx.ptr<float>(I.getFilter());
+  }
   const float *bias = ctx.ptr<float>(I.getBias());
   float *y = ctx.ptr<float>(I.getDest());
   auto residuals = I.getResidual();

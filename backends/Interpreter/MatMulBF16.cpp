@@ -11,6 +11,8 @@
 //===----------------------------------------------------------------------===//
 #include "Kernels.h"
 
+#include "ember/Base/ElemAccess.h"
+
 #include <cstring>
 
 using namespace ember;
@@ -27,4 +29,21 @@ static float widen(uint16_t h) {
 
 void interp::matMulBF16(const MatMulInst &I, const ExecContext &ctx) {
   matMulLoop<uint16_t>(I, ctx, widen);
+}
+
+std::vector<float> interp::widenBF16(const uint16_t *h, dim_t n) {
+  std::vector<float> r(n);
+  for (dim_t i = 0; i < n; ++i)
+    r[i] = widen(h[i]);
+  return r;
+}
+
+std::vector<float> interp::roundToBF16(const float *x, dim_t n) {
+  std::vector<float> r(n);
+  for (dim_t i = 0; i < n; ++i) {
+    uint16_t h;
+    storeElement(&h, ElemKind::BFloat16, 0, x[i]);
+    r[i] = widen(h);
+  }
+  return r;
 }

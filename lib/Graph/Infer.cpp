@@ -152,7 +152,13 @@ InferResult ember::inferConv(llvm::ArrayRef<TypeRef> in,
                       w.toString(), w.dims()[1], x.toString(), c, group);
   if (b.dims()[0] != m)
     return makeErrorF("bias {0} must have {1} elements", b.toString(), m);
-  if (w.getElemKind() != x.getElemKind() || b.getElemKind() != x.getElemKind())
+  // A BFloat16 filter on a Float32 input: the input is read rounded to
+  // BFloat16 and the sums stay Float32 (convert-precision,
+  // docs/Precision.md).
+  bool bf16 = w.getElemKind() == ElemKind::BFloat16 &&
+              x.getElemKind() == ElemKind::Float32;
+  if ((!bf16 && w.getElemKind() != x.getElemKind()) ||
+      b.getElemKind() != x.getElemKind())
     return makeError("input, filter and bias must share an element kind");
   Dims d = {x.dims()[0], m, 0, 0};
   for (int i = 0; i < 2; ++i) {

@@ -85,7 +85,8 @@ op("Conv", ["Input", "Filter", "Bias", "*Residual"],
     ("FusedBeta", "float")],
    infer="Conv", rules=[("rank", "Input", 4), ("rank", "Filter", 4),
                         ("rank", "Bias", 1), ("float", "Input")],
-   doc="2-D convolution, NCHW input, MCHW filter, fused epilogue. Pads: top, left, bottom, right.")
+   doc="2-D convolution, NCHW input, MCHW filter, fused epilogue. Pads: top, left, bottom, right. "
+       "A BFloat16 filter on a Float32 input reads the input rounded to BFloat16 and sums in Float32.")
 
 op("MaxPool", ["Input"],
    [("Kernel", "ints"), ("Strides", "ints"), ("Pads", "ints")],

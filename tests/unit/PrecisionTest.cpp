@@ -124,6 +124,60 @@ TEST(Precision, KeepsFP32WhenNotAsked) {
   }
 }
 
+/// Three convolutions: a plain one (converted), a depthwise one and one
+/// whose filter is an input (both kept in Float32).
+const char *kConvNet = R"(function f {
+  %x = Placeholder float<1 x 2 x 3 x 3> input
+  %wi = Placeholder float<2 x 2 x 1 x 1> input
+  %y1 = Placeholder float<1 x 2 x 3 x 3> output
+  %y2 = Placeholder float<1 x 2 x 3 x 3> output
+  %y3 = Placeholder float<1 x 2 x 3 x 3> output
+  %w = Constant float<2 x 2 x 1 x 1> [1.00390625, 1.005859375, -2, 0.5]
+  %wd = Constant float<2 x 1 x 1 x 1> [1, 2]
+  %b = Constant float<2> [0, 1]
+  %c1 = Conv(%x, %w, %b) {Strides=[1, 1], Pads=[0, 0, 0, 0], Dilations=[1, 1], Group=1}
+  %c2 = Conv(%x, %wd, %b) {Strides=[1, 1], Pads=[0, 0, 0, 0], Dilations=[1, 1], Group=2}
+  %c3 = Conv(%x, %wi, %b) {Strides=[1, 1], Pads=[0, 0, 0, 0], Dilations=[1, 1], Group=1}
+  Save(%c1, %y1)
+  Save(%c2, %y2)
+  Save(%c3, %y3)
+})";
+
+TEST(Precision, ConvertsConvFiltersToBF16) {
+  for (bool keep : {false, true}) {
+    Module M;
+    auto F = parseFunction(kConvNet, M);
+    ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
+    PrecisionOptions p;
+    p.precision = FloatPrecision::BF16;
+    if (keep)
+      p.keepKinds = {"Conv"};
+    convert(**F, p);
+    std::vector<ConvNode *> convs;
+    for (auto &n : (*F)->getNodes())
+      if (auto *c = llvm::dyn_cast<ConvNode>(n.get()))
+        convs.push_back(c);
+    ASSERT_EQ(convs.size(), 3u);
+    for (ConvNode *c : convs) {
+      EXPECT_EQ(c->getInput().getElemKind(), ElemKind::Float32);
+      EXPECT_EQ(c->getType()->getElemKind(), ElemKind::Float32);
+      bool converted = !keep && c->getName() == "c1";
+      EXPECT_EQ(c->getFilter().getElemKind(),
+                converted ? ElemKind::BFloat16 : ElemKind::Float32)
+          << c->getName().str();
+      if (!converted)
+        continue;
+      // Folded at compile time, rounded to nearest even.
+      auto *w = llvm::dyn_cast<Constant>(c->getFilter().getNode());
+      ASSERT_NE(w, nullptr);
+      const uint16_t *bits =
+          reinterpret_cast<const uint16_t *>(w->getPayload().data());
+      EXPECT_EQ(bits[0], 0x3f80);
+      EXPECT_EQ(bits[1], 0x3f81);
+    }
+  }
+}
+
 TEST(Precision, BF16MatMulPrintsParsesAndPlans) {
   Module M;
   auto F = parseFunction(kNet, M);

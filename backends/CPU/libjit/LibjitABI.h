@@ -113,6 +113,25 @@ void ember_matmul_bf16_dp(float *c, const uint16_t *a, const uint16_t *b,
 void ember_matmul_bf16_amx(float *c, const uint16_t *a, const uint16_t *b,
                            int64_t n, int64_t K, int64_t kp, int64_t i0,
                            int64_t i1, int64_t t0, int64_t t1);
+/// A convolution with a BFloat16 filter (ConvBF16.inc): one entry per
+/// product kernel, all with these parameters.
+#define EMBER_CONV_BF16_DECL(name)                                             \
+  void name(float *y, const uint16_t *w, const float *x, const float *bias,    \
+            const float *res, uint16_t *panels, int64_t K, int64_t lda,        \
+            int64_t N, int64_t kp, int64_t kc, int64_t pack, int64_t H,        \
+            int64_t W, int64_t KH, int64_t KW, int64_t OW, int64_t sh,         \
+            int64_t sw, int64_t pt, int64_t pl, int64_t dh, int64_t dw,        \
+            int64_t act, float alpha, float beta, int64_t m0, int64_t m1,      \
+            int64_t t0, int64_t t1)
+EMBER_CONV_BF16_DECL(ember_conv_bf16_widen);
+EMBER_CONV_BF16_DECL(ember_conv_bf16_dp);
+EMBER_CONV_BF16_DECL(ember_conv_bf16_amx);
+#undef EMBER_CONV_BF16_DECL
+void ember_conv_bf16_pack(uint16_t *panels, const float *x, int64_t K,
+                          int64_t N, int64_t nr, int64_t kp, int64_t H,
+                          int64_t W, int64_t KH, int64_t KW, int64_t OW,
+                          int64_t sh, int64_t sw, int64_t pt, int64_t pl,
+                          int64_t dh, int64_t dw, int64_t t0, int64_t t1);
 void ember_matmul_i8_widen(int32_t *c, const uint8_t *a, const uint8_t *b,
                            int64_t n, int64_t K, int64_t lda, int64_t kc,
                            int64_t i0, int64_t i1, int64_t t0, int64_t t1,

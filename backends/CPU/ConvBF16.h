@@ -1,0 +1,63 @@
+//===- ConvBF16.h - Convolutions with a BFloat16 filter on the CPU -*- C++ -*-//
+//
+// convert-precision gives a non-depthwise convolution a BFloat16 filter
+// under -precision=bf16; its input stays Float32 and is rounded to
+// BFloat16 where the convolution copies its patches. On the CPU such a
+// convolution is a GEMM per image and group with the filter as A (packed
+// at compile time) and BFloat16 pair panels of the patch matrix as B,
+// written by each task for the columns it multiplies (libjit/ConvBF16.inc),
+// on the kernel chooseBF16MatMul picks for a MatMul of as many rows.
+//
+//===----------------------------------------------------------------------===//
+#ifndef EMBER_BACKENDS_CPU_CONVBF16_H
+#define EMBER_BACKENDS_CPU_CONVBF16_H
+
+#include "ConvPlan.h"
+#include "MatMulBF16.h"
+
+namespace ember {
+namespace cpu {
+
+/// How a convolution with a BFloat16 filter is split and laid out.
+struct ConvBF16Tiling {
+  BF16MatMulPlan plan;
+  /// Panel columns, pairs of a panel (padded to whole B tiles on AMX),
+  /// the filter's row stride (K, or 2 kp on AMX) and the K block in pairs.
+  int64_t nr, kp, lda, kc;
+  /// Panels of a group's N pixels, panels per task, pixel chunks.
+  int64_t panels, panelsPerTask, chunks;
+  /// Output channels per task and row tasks per chunk (each packs its
+  /// chunk's panels itself, unless shared).
+  int64_t rowsPerTask, rowTasks;
+  /// The group's filter outweighs its panels (few pixels, long K): one
+  /// chunk of all panels, written once per image by ember_conv_bf16_pack
+  /// in packTasks parallel tasks per group, and tasks split by rows only,
+  /// so the filter is read once.
+  bool shared = false;
+  int64_t packTasks = 0;
+  /// Bytes of one task's panels.
+  int64_t slotBytes() const { return panelsPerTask * kp * nr * 4; }
+  /// The libjit kernel (ember_conv_bf16_amx, _dp or _widen).
+  LibKernel entry() const;
+};
+
+/// The tiling of \p I (a Conv with a BFloat16 filter) on target \p T: the
+/// kernel and tiles of a BFloat16 MatMul of mPerG rows; a task's panels
+/// fill at most half of \p T's L2 (they are read once per block of
+/// rows, the filter streams past them); at least kConvMinTasks tasks
+/// where the pixels and then the rows allow; shared panels where the
+/// filter is the larger operand and the panels fit.
+ConvBF16Tiling chooseConvBF16(const ConvInst &I, const TargetDesc &T);
+
+/// The plan planConv reports for \p I.
+ConvPlan planConvBF16(const ConvInst &I, const TargetDesc &T);
+
+/// Appends to \p out the kernels of \p I, one per image; its filter (a
+/// constant) is laid out here, in the constant image.
+void lowerConvBF16(const ConvInst &I, const MatMulBF16Context &ctx,
+                   std::vector<kir::Kernel> &out);
+
+} // namespace cpu
+} // namespace ember
+
+#endif // EMBER_BACKENDS_CPU_CONVBF16_H

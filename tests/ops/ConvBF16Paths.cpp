@@ -1,0 +1,307 @@
+//===- ConvBF16Paths.cpp - BFloat16 Conv: CPU against the Interpreter -----===//
+//
+// Under -precision=bf16 every non-depthwise Conv with a constant filter
+// reads a BFloat16 filter and its Float32 input rounded to BFloat16
+// (convert-precision); the sums stay Float32. Each case compiles the same
+// Float32 graph with -precision=bf16 for the Interpreter and the CPU. Per
+// output element, with T = |bias| + sum_k |x_k w_k| + |res| over the
+// BFloat16-rounded x and w and gamma(n) = n u / (1 - n u), u = 2^-24:
+//  - the Interpreter against the exact value (in double) of bias + the
+//    products of the rounded operands + residual: within gamma(K + 2) T
+//    (products exact in Float32, K + 1 rounded additions);
+//  - the CPU against the Interpreter: within 2 gamma(K + 2) T (two orders
+//    of the same sum, each within gamma(K + 2) T of the exact value).
+// The activations are 1-Lipschitz (Relu, Clip, LeakyRelu with alpha < 1),
+// so the bounds hold after them. A CPU or Interpreter that did not round
+// the input (or rounded it otherwise) misses the bound by a factor of
+// about 2^15 (one BFloat16 rounding is 2^-9 relative).
+// Which kernel runs follows the host and the test's flags exactly as for
+// MatMulBF16Paths.cpp (AMX, its refused-permission fallback, vdpbf16ps,
+// the widening kernel with 16 or 8 lanes; see tests/CMakeLists.txt).
+//
+//===----------------------------------------------------------------------===//
+#include "../../backends/CPU/ConvBF16.h"
+#include "../unit/TestUtils.h"
+#include "PathOptions.h"
+
+#include "ember/IR/IRParser.h"
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+using namespace ember;
+using namespace ember::test;
+
+namespace {
+struct BF16ConvCase {
+  const char *name;
+  dim_t N, C, H, W, M, KH, KW;
+  int64_t sh, sw, pt, pl, pb, pr, dh, dw, group;
+  FusedActivation act;
+  float alpha, beta;
+  bool residual;
+};
+
+// clang-format off
+const BF16ConvCase kCases[] = {
+    // Pointwise, odd K (a half pair), 63 pixels (partial panels), 40
+    // channels (a 32-row AMX block and an 8-row one).
+    {"pointwise_odd_k", 1, 17, 7, 9, 40, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1,
+     FusedActivation::None, 0, 0, false},
+    {"3x3_padded_relu_res", 2, 13, 10, 11, 48, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+     FusedActivation::Relu, 0, 0, true},
+    // A 7x7 stride-2 stem: K = 147 (past four 32-wide chunks), 20
+    // channels (a 16-row tile and a 4-row one).
+    {"stem_7x7_s2_clip", 1, 3, 31, 29, 20, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1,
+     FusedActivation::Clip, 0.f, 6.f, false},
+    {"grouped_s2_asym_leaky_res", 1, 32, 9, 9, 64, 3, 3, 2, 2, 1, 0, 1, 1, 1,
+     1, 2, FusedActivation::LeakyRelu, 0.1f, 0, true},
+    // Fewer channels than an AMX tile's rows: vdpbf16ps on AMX hosts too.
+    {"few_channels", 1, 8, 6, 6, 10, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+     FusedActivation::None, 0, 0, false},
+    // K = 864 (several K blocks of the vector kernels), 400 pixels.
+    {"long_k_many_pixels_relu", 1, 96, 20, 20, 70, 3, 3, 1, 1, 1, 1, 1, 1, 1,
+     1, 1, FusedActivation::Relu, 0, 0, false},
+    {"dilated", 1, 5, 12, 12, 33, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1,
+     FusedActivation::None, 0, 0, false},
+    {"pointwise_s2_res", 2, 24, 14, 13, 64, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1,
+     FusedActivation::Relu, 0, 0, true},
+    // The filter outweighs the patches (panels packed once, shared by row
+    // tasks): grouped, 49 pixels, 128 channels per group, residual.
+    {"filter_heavy_grouped_res", 1, 64, 7, 7, 256, 3, 3, 1, 1, 1, 1, 1, 1, 1,
+     1, 2, FusedActivation::Relu, 0, 0, true},
+    // Pointwise, stride 1, unpadded, 600 pixels: whole runs of 256 read
+    // straight from the input planes, the last one (88 pixels) copied.
+    {"pointwise_plane_runs_res", 2, 20, 20, 30, 48, 1, 1, 1, 1, 0, 0, 0, 0, 1,
+     1, 1, FusedActivation::Relu, 0, 0, true},
+    // Many row tasks: 3 pixels, 200 channels.
+    {"few_pixels_many_channels", 1, 40, 3, 1, 200, 1, 1, 1, 1, 0, 0, 0, 0, 1,
+     1, 1, FusedActivation::None, 0, 0, false},
+};
+// clang-format on
+
+void PrintTo(const BF16ConvCase &c, std::ostream *os) { *os << c.name; }
+
+dim_t outDim(dim_t in, dim_t k, int64_t s, int64_t p0, int64_t p1, int64_t d) {
+  return (in + p0 + p1 - d * (k - 1) - 1) / s + 1;
+}
+
+/// The case's tensors: x, w, bias and (with a residual) r, seeded.
+struct Operands {
+  Tensor x, w, b, r;
+  explicit Operands(const BF16ConvCase &c) {
+    std::mt19937 gen(11);
+    dim_t OH = outDim(c.H, c.KH, c.sh, c.pt, c.pb, c.dh);
+    dim_t OW = outDim(c.W, c.KW, c.sw, c.pl, c.pr, c.dw);
+    x = Tensor(ElemKind::Float32, {c.N, c.C, c.H, c.W});
+    w = Tensor(ElemKind::Float32, {c.M, c.C / c.group, c.KH, c.KW});
+    b = Tensor(ElemKind::Float32, {c.M});
+    r = Tensor(ElemKind::Float32, {c.N, c.M, OH, OW});
+    x.randomize(-2.f, 2.f, gen);
+    w.randomize(-1.f, 1.f, gen);
+    b.randomize(-1.f, 1.f, gen);
+    r.randomize(-1.f, 1.f, gen);
+  }
+};
+
+Tensor runCase(const BF16ConvCase &c, llvm::StringRef backend) {
+  Module M;
+  Function *F = M.createFunction("conv");
+  Operands o(c);
+  std::vector<Tensor> inputs;
+  auto *x = M.createPlaceholder("x", o.x.getType(), false);
+  inputs.push_back(o.x.clone());
+  llvm::SmallVector<NodeValue, 1> res;
+  if (c.residual) {
+    // A Relu of a placeholder: an activation the conv may write over.
+    res.push_back(F->createRelu(
+        "r.relu", M.createPlaceholder("r", o.r.getType(), false)));
+    inputs.push_back(o.r.clone());
+  }
+  NodeValue y =
+      F->createConv("conv", x, M.createConstant("w", o.w.clone()),
+                    M.createConstant("b", o.b.clone()), res, {c.sh, c.sw},
+                    {c.pt, c.pl, c.pb, c.pr}, {c.dh, c.dw}, c.group,
+                    int64_t(c.act), c.alpha, c.beta);
+  if (c.residual)
+    y = F->createNeg("neg", y);
+  auto *out = M.createPlaceholder("y", *y.getType(), true);
+  F->createSave("save", y, out);
+  CodegenOptions opts = pathOptions();
+  opts.precision.precision = FloatPrecision::BF16;
+  auto outs = compileAndRun(M, *F, backend, std::move(inputs), opts);
+  return outs.empty() ? Tensor() : std::move(outs[0]);
+}
+
+/// \p x rounded to BFloat16 (nearest even).
+double roundBF16(double v) {
+  float x = float(v);
+  uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  bits = (bits + 0x7fff + ((bits >> 16) & 1)) & 0xffff0000u;
+  float r;
+  std::memcpy(&r, &bits, 4);
+  return r;
+}
+
+double activate(const BF16ConvCase &c, double v) {
+  switch (c.act) {
+  case FusedActivation::Relu:
+    return std::max(v, 0.0);
+  case FusedActivation::Clip:
+    return std::min(std::max(v, double(c.alpha)), double(c.beta));
+  case FusedActivation::LeakyRelu:
+    return v >= 0 ? v : c.alpha * v;
+  default:
+    return v;
+  }
+}
+
+/// The exact result (residual cases negated, as the graph) and T per
+/// element, in the output's order.
+void exactConv(const BF16ConvCase &c, std::vector<double> &y,
+               std::vector<double> &t) {
+  Operands o(c);
+  dim_t OH = outDim(c.H, c.KH, c.sh, c.pt, c.pb, c.dh);
+  dim_t OW = outDim(c.W, c.KW, c.sw, c.pl, c.pr, c.dw);
+  dim_t cPerG = c.C / c.group, mPerG = c.M / c.group;
+  for (dim_t n = 0; n < c.N; ++n)
+    for (dim_t m = 0; m < c.M; ++m)
+      for (dim_t oh = 0; oh < OH; ++oh)
+        for (dim_t ow = 0; ow < OW; ++ow) {
+          double bias = o.b.elementAsDouble(m), acc = bias,
+                 abs = std::fabs(bias);
+          for (dim_t ci = 0; ci < cPerG; ++ci)
+            for (dim_t kh = 0; kh < c.KH; ++kh)
+              for (dim_t kw = 0; kw < c.KW; ++kw) {
+                int64_t ih = oh * c.sh - c.pt + kh * c.dh;
+                int64_t iw = ow * c.sw - c.pl + kw * c.dw;
+                if (ih < 0 || ih >= int64_t(c.H) || iw < 0 ||
+                    iw >= int64_t(c.W))
+                  continue;
+                dim_t cin = m / mPerG * cPerG + ci;
+                double xv = roundBF16(o.x.elementAsDouble(
+                    ((n * c.C + cin) * c.H + ih) * c.W + iw));
+                double wv = roundBF16(o.w.elementAsDouble(
+                    ((m * cPerG + ci) * c.KH + kh) * c.KW + kw));
+                acc += xv * wv;
+                abs += std::fabs(xv * wv);
+              }
+          if (c.residual) {
+            double r = std::max(
+                o.r.elementAsDouble(((n * c.M + m) * OH + oh) * OW + ow), 0.0);
+            acc += r;
+            abs += r;
+          }
+          double v = activate(c, acc);
+          y.push_back(c.residual ? -v : v);
+          t.push_back(abs);
+        }
+}
+
+double gamma(dim_t n) {
+  double nu = double(n) * std::ldexp(1.0, -24);
+  return nu / (1 - nu);
+}
+
+class ConvBF16PathTest : public ::testing::TestWithParam<BF16ConvCase> {};
+} // namespace
+
+TEST_P(ConvBF16PathTest, CPUMatchesInterpreter) {
+  const BF16ConvCase &c = GetParam();
+  Tensor ref = runCase(c, "Interpreter");
+  Tensor got = runCase(c, "CPU");
+  ASSERT_EQ(got.getType(), ref.getType());
+  std::vector<double> exact, t;
+  exactConv(c, exact, t);
+  ASSERT_EQ(size_t(ref.size()), exact.size());
+  double g = gamma(c.C / c.group * c.KH * c.KW + 2);
+  for (size_t i = 0; i < exact.size(); ++i) {
+    double r = ref.elementAsDouble(i), v = got.elementAsDouble(i);
+    ASSERT_LE(std::fabs(r - exact[i]), g * t[i])
+        << "Interpreter, element " << i;
+    ASSERT_LE(std::fabs(v - r), 2 * g * t[i])
+        << "CPU, element " << i << ": " << v << " vs " << r;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, ConvBF16PathTest, ::testing::ValuesIn(kCases),
+                         [](const auto &info) {
+                           return std::string(info.param.name);
+                         });
+
+namespace {
+/// A filter-heavy convolution (ResNet-50's 7x7 3x3: 49 pixels, K = 4608)
+/// and a pixel-heavy one (56x56 3x3, 64 channels), with BFloat16 filters.
+constexpr const char *kPlanIR = R"(function plans
+declare {
+  %x = weight float<1 x 512 x 7 x 7> mutable input
+  %x2 = weight float<1 x 64 x 56 x 56> mutable input
+  %y = weight float<1 x 512 x 7 x 7> mutable output
+  %y2 = weight float<1 x 64 x 56 x 56> mutable output
+  %w = weight bfloat16<512 x 512 x 3 x 3> const
+  %w2 = weight bfloat16<64 x 64 x 3 x 3> const
+  %b = weight float<512> const
+  %b2 = weight float<64> const
+}
+code {
+  %heavy = conv @out %y, @in %x, @in %w, @in %b {Strides=[1, 1], Pads=[1, 1, 1, 1], Dilations=[1, 1], Group=1, FusedActivation=0, FusedAlpha=0, FusedBeta=0}
+  %wide = conv @out %y2, @in %x2, @in %w2, @in %b2 {Strides=[1, 1], Pads=[1, 1, 1, 1], Dilations=[1, 1], Group=1, FusedActivation=0, FusedAlpha=0, FusedBeta=0}
+}
+)";
+} // namespace
+
+// The tiling rule on an AVX-512 target with 2 MiB of L2: AMX with AMX-BF16
+// (panels of 16 columns, pairs padded to whole tiles), vdpbf16ps without
+// (64 columns, the MatMul K block), the widening kernel on 8 lanes; the
+// filter-heavy conv shares its panels and splits rows, the pixel-heavy one
+// splits pixels into chunks of at most half of L2.
+TEST(ConvBF16Plan, TilingFollowsTheTargetAndTheShape) {
+  auto parsed = parseIR(kPlanIR, "plans.ir");
+  ASSERT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError());
+  std::vector<const ConvInst *> convs;
+  for (auto &I : parsed->function->getInstrs())
+    if (auto *c = llvm::dyn_cast<ConvInst>(I.get()))
+      convs.push_back(c);
+  ASSERT_EQ(convs.size(), 2u);
+  TargetDesc T;
+  T.vectorBits = 512;
+  T.vectorRegisters = 32;
+  T.l1dBytes = 48 << 10;
+  T.l2Bytes = 2 << 20;
+  for (ISAExt e : {ISAExt::AVX512BF16, ISAExt::AMXTile, ISAExt::AMXBF16})
+    T.extensions |= 1u << unsigned(e);
+  cpu::ConvBF16Tiling heavy = cpu::chooseConvBF16(*convs[0], T);
+  EXPECT_STREQ(heavy.entry().name, "ember_conv_bf16_amx");
+  EXPECT_EQ(heavy.nr, 16);
+  EXPECT_EQ(heavy.kp, 2304);
+  EXPECT_EQ(heavy.lda, 4608);
+  EXPECT_EQ(heavy.panels, 4);
+  EXPECT_TRUE(heavy.shared);
+  EXPECT_EQ(heavy.rowTasks, 8);
+  EXPECT_EQ(heavy.rowsPerTask, 64);
+  cpu::ConvBF16Tiling wide = cpu::chooseConvBF16(*convs[1], T);
+  EXPECT_FALSE(wide.shared);
+  EXPECT_EQ(wide.kp, 288);
+  EXPECT_EQ(wide.panels, 196);
+  EXPECT_EQ(wide.panelsPerTask, 26); // 8 tasks of whole panel pairs
+  EXPECT_EQ(wide.chunks, 8);
+  EXPECT_EQ(wide.rowTasks, 1);
+  EXPECT_LE(wide.slotBytes(), int64_t(T.l2Bytes / 2));
+  cpu::ConvPlan p = cpu::planConv(*convs[1], T, CPUCodegenOptions());
+  EXPECT_EQ(p.path, cpu::ConvPathKind::BF16Gemm);
+  EXPECT_NE(cpu::describeConvPlan(p).find("ember_conv_bf16_amx"),
+            std::string::npos);
+  T.extensions &= ~(1u << unsigned(ISAExt::AMXBF16));
+  wide = cpu::chooseConvBF16(*convs[1], T);
+  EXPECT_STREQ(wide.entry().name, "ember_conv_bf16_dp");
+  EXPECT_EQ(wide.nr, 64);
+  EXPECT_EQ(wide.lda, 576);
+  EXPECT_EQ(wide.kc, 144); // pair rows of 64 words in 3/4 of 48 KiB
+  T.vectorBits = 256;
+  T.vectorRegisters = 16;
+  wide = cpu::chooseConvBF16(*convs[1], T);
+  EXPECT_STREQ(wide.entry().name, "ember_conv_bf16_widen");
+  EXPECT_EQ(wide.nr, 16);
+}
