@@ -36,6 +36,9 @@ RNG = np.random.default_rng(3708)
 TYPES = {np.uint8: TensorProto.UINT8, np.int8: TensorProto.INT8}
 CPU_RUNS = {"CPU": [], "CPU-novnni": ["-mattr=-avx512vnni"],
             "CPU-avx2": ["-mcpu=haswell"]}
+# Flag combinations per shape: the shapes cycle through all eight of
+# cases(), so each combination meets a conv and a product shape.
+PER_SHAPE = 2
 
 
 def values(dtype, shape):
@@ -128,8 +131,8 @@ def conv_models():
               ((1, 67, 9, 9), 13, (3, 3), (2, 2), (1, 1, 1, 1), 1)]
     cs = cases()
     for si, (xs, oc, ks, st, pads, grp) in enumerate(shapes):
-        for ci in range(3):
-            case = cs[(si * 3 + ci) % len(cs)]
+        for ci in range(PER_SHAPE):
+            case = cs[(si * PER_SHAPE + ci) % len(cs)]
             x = values(case.xt, xs)
             w = values(np.int8, (oc, xs[1] // grp) + ks)
             k = xs[1] // grp * ks[0] * ks[1]
@@ -147,8 +150,8 @@ def matmul_models():
               ((1, 700), 80, True)]
     cs = cases()
     for si, (xs, n, gemm) in enumerate(shapes):
-        for ci in range(3):
-            case = cs[(si * 3 + ci + 1) % len(cs)]
+        for ci in range(PER_SHAPE):
+            case = cs[(si * PER_SHAPE + ci + 1) % len(cs)]
             x = values(case.xt, xs)
             kk = xs[-1]
             if gemm:  # fold-qdq takes a Gemm with its bias only
