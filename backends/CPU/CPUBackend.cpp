@@ -1,6 +1,7 @@
 //===- CPUBackend.cpp - The CPU backend's capabilities --------------------===//
 #include "CPU.h"
 #include "ConvPlan.h"
+#include "MatMulInt8.h"
 
 #include "ember/Base/Error.h"
 #include "ember/Base/Progress.h"
@@ -32,8 +33,10 @@ bool CPUBackend::isOpSupported(const Node &n) const {
 bool CPUBackend::shouldLower(const Node &n) const {
   // Conv has its own libjit kernel and MatMul reads broadcast and transposed
   // operands in place; everything else with a lowering rule is lowered
-  // exactly as for the Interpreter.
-  return !llvm::isa<ConvNode>(n) && !llvm::isa<MatMulNode>(n);
+  // exactly as for the Interpreter, but for the requantized integer
+  // products the int8 kernel stores directly.
+  return !llvm::isa<ConvNode>(n) && !llvm::isa<MatMulNode>(n) &&
+         !keepsRequantProduct(n);
 }
 
 llvm::Error CPUBackend::printConvPlans(const IRFunction &F,

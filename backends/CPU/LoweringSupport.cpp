@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CPU.h"
+#include "MatMulInt8.h"
 
 #include "ember/Kernel/LowerToKernel.h"
 
@@ -29,6 +30,8 @@ const LibraryOp kLibraryOps[] = {{OpKind::Conv, ElemKind::Float32},
 } // namespace
 
 bool cpu::cpuSupports(const Node &n) {
+  if (keepsRequantProduct(n))
+    return true; // lowerIntProductCPU
   for (const LibraryOp &l : kLibraryOps)
     if (isTableOp(n.getKind()) && l.op == toOpKind(n.getKind()))
       return l.kind == n.getType()->getElemKind();

@@ -23,8 +23,11 @@
 #include "ember/Backend/TargetDesc.h"
 #include "ember/Kernel/LowerToKernel.h"
 
+#include "glog/logging.h"
+
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 using namespace ember;
 using namespace ember::cpu;
@@ -36,6 +39,12 @@ LibKernel Int8Plan::entry() const {
   return kernel == Int8Kernel::Vnni
              ? EMBER_LIBJIT_KERNEL(ember_matmul_i8_vnni)
              : EMBER_LIBJIT_KERNEL(ember_matmul_i8_widen);
+}
+
+LibKernel Int8Plan::requantEntry() const {
+  return kernel == Int8Kernel::Vnni
+             ? EMBER_LIBJIT_KERNEL(ember_matmul_i8q_vnni)
+             : EMBER_LIBJIT_KERNEL(ember_matmul_i8q_widen);
 }
 
 Int8Plan cpu::chooseInt8Plan(const TargetDesc &T) {
@@ -119,9 +128,26 @@ struct Int8Call {
   int64_t vs, vo;
 };
 
+/// The requantizing store's arguments (ember_matmul_i8q_*): the bytes, the
+/// partial sums (or null), then bias, multiplier, zero point and bounds.
+struct RequantCall {
+  CallArg y, partial, bias;
+  int64_t bRow, bCol;
+  CallArg mult;
+  int64_t mRow, mCol;
+  ExprRef zero, lo, hi;
+};
+
 kir::Stmt callInt8(Kernel &k, const Int8Plan &plan, CallArg c, CallArg a,
-                   CallArg b, const Int8Call &x) {
-  std::vector<CallArg> args = {c, a, b};
+                   CallArg b, const Int8Call &x,
+                   const RequantCall *q = nullptr) {
+  std::vector<CallArg> args;
+  if (q)
+    args = {q->y, q->partial};
+  else
+    args = {c};
+  args.push_back(a);
+  args.push_back(b);
   for (int64_t v : {x.n, x.K, x.lda, x.kc})
     args.push_back(valArg(k.constInt(v)));
   for (ExprRef v : {x.i0, x.i1, x.t0, x.t1})
@@ -134,7 +160,47 @@ kir::Stmt callInt8(Kernel &k, const Int8Plan &plan, CallArg c, CallArg a,
   args.push_back(x.v);
   args.push_back(valArg(k.constInt(x.vs)));
   args.push_back(valArg(k.constInt(x.vo)));
-  return checkedLibCall(k, plan.entry(), args);
+  if (!q)
+    return checkedLibCall(k, plan.entry(), args);
+  args.push_back(q->bias);
+  args.push_back(valArg(k.constInt(q->bRow)));
+  args.push_back(valArg(k.constInt(q->bCol)));
+  args.push_back(q->mult);
+  args.push_back(valArg(k.constInt(q->mRow)));
+  args.push_back(valArg(k.constInt(q->mCol)));
+  for (ExprRef v : {q->zero, q->lo, q->hi})
+    args.push_back(valArg(v));
+  return checkedLibCall(k, plan.requantEntry(), args);
+}
+
+/// The parts of a requantizing store that do not depend on the product's
+/// layout: output zero point and bounds (Relu as a lower bound of the zero
+/// point, see RequantConv in Ops.py).
+template <class InstT>
+void requantBounds(Kernel &k, const InstT &I, const Int8Context &ctx,
+                   RequantCall &q) {
+  unsigned z = k.addBuffer(kir::bufferFor(I.getOutZero(), ctx.plan));
+  bool isSigned = I.getElemTy() == ElemKind::Int8;
+  q.zero = k.cast(k.load(z, k.constInt(0)), kir::ScalarKind::Int64);
+  q.lo = k.constInt(isSigned ? -128 : 0);
+  if (I.getRelu())
+    q.lo = k.binary(kir::BinOp::Max, q.zero, q.lo);
+  q.hi = k.constInt(isSigned ? 127 : 255);
+}
+
+/// Int32 scratch for partial sums of \p elems elements at \p offset in
+/// the activation region when K spans more than one block of \p plan,
+/// else a null pointer.
+CallArg partialSums(Kernel &k, const Int8Plan &plan, int64_t K, int64_t elems,
+                    size_t offset, const Int8Context &ctx, ExprRef at) {
+  if ((K + 3) / 4 <= plan.tiling.kBlock)
+    return valArg(k.constInt(0));
+  uint64_t bytes = uint64_t(elems) * 4;
+  ctx.scratchSize =
+      std::max<size_t>(ctx.scratchSize, offset - ctx.scratchOffset + bytes);
+  kir::Buffer b{Region::Activation, offset, bytes, ElemKind::Int32,
+                "intproduct.partial"};
+  return bufArg(k.addBuffer(b), at);
 }
 
 /// The task index \p e of a product split by \p tasks over \p groups
@@ -185,14 +251,30 @@ PackedB packWeights(const Weights &w, int64_t batch, int64_t K, int64_t n,
   return out;
 }
 
-bool lowerMatMul(const IntMatMulInst &I, const Int8Context &ctx,
+/// A bias or multiplier vector of \p v's length (1 or \p channels) as a
+/// call argument at channel \p c0 with its stride.
+std::pair<CallArg, int64_t> channelVector(Kernel &k, Value *v,
+                                          const Int8Context &ctx, ExprRef c0) {
+  unsigned b = k.addBuffer(kir::bufferFor(v, ctx.plan));
+  if (v->getType()->size() == 1)
+    return {bufArg(b), 0};
+  return {bufArg(b, c0), 1};
+}
+
+/// IntMatMul or RequantMatMul \p I (the latter with a requantizing store
+/// along its columns).
+template <class InstT>
+bool lowerMatMul(const InstT &I, const Int8Context &ctx,
                  std::vector<Kernel> &out) {
+  constexpr bool requant = std::is_same_v<InstT, RequantMatMulInst>;
   TypeRef ta = I.getLHS()->getType(), tb = I.getRHS()->getType();
   TypeRef tc = I.getDest()->getType();
   unsigned r = ta->rank();
   int64_t m = ta->dims()[r - 2], K = ta->dims()[r - 1], n = tc->dims()[r - 1];
   std::optional<Weights> w = constantWeights(I.getRHS(), I.getRHSZero(), ctx);
   Int8Plan plan = chooseInt8Plan(ctx.target);
+  if (tc->size() == 0 && requant)
+    return true; // nothing to store
   if (!w || !haveTile(plan, ctx.target) || tc->size() == 0 || K == 0)
     return false;
   int64_t nr = plan.tiling.panelCols, np = (n + nr - 1) / nr;
@@ -234,11 +316,30 @@ bool lowerMatMul(const IntMatMulInst &I, const Int8Context &ctx,
                 bufArg(sums, offset(I.getRHS(), n)),
                 1,
                 0};
+  ExprRef cAt = k.mul(ts.g, m * n);
+  std::optional<RequantCall> q;
+  if constexpr (requant) {
+    auto [bias, bCol] = channelVector(k, I.getBias(), ctx, k.constInt(0));
+    auto [mult, mCol] = channelVector(k, I.getMultiplier(), ctx, k.constInt(0));
+    q = RequantCall{
+        bufArg(c, cAt),
+        partialSums(k, plan, K, batch * m * n, ctx.scratchOffset, ctx, cAt),
+        bias,
+        0,
+        bCol,
+        mult,
+        0,
+        mCol,
+        {},
+        {},
+        {}};
+    requantBounds(k, I, ctx, *q);
+  }
   k.body() = {Kernel::loop(
       e, batch * tasks.rowTasks * tasks.colTasks, /*parallel=*/true,
-      {callInt8(k, plan, bufArg(c, k.mul(ts.g, m * n)),
-                bufArg(a, offset(I.getLHS(), m * K)),
-                bufArg(b, offset(I.getRHS(), np * k4 * nr * 4)), call)})};
+      {callInt8(k, plan, bufArg(c, cAt), bufArg(a, offset(I.getLHS(), m * K)),
+                bufArg(b, offset(I.getRHS(), np * k4 * nr * 4)), call,
+                q ? &*q : nullptr)})};
   out.push_back(std::move(k));
   return true;
 }
@@ -265,7 +366,7 @@ struct ConvShape {
   int64_t packedBytes() const { return np * k4 * nr * 4; }
 };
 
-ConvShape convShape(const IntConvInst &I, int64_t nr) {
+template <class InstT> ConvShape convShape(const InstT &I, int64_t nr) {
   auto xd = I.getInput()->getType()->dims();
   auto wd = I.getFilter()->getType()->dims();
   auto yd = I.getDest()->getType()->dims();
@@ -280,8 +381,9 @@ ConvShape convShape(const IntConvInst &I, int64_t nr) {
 
 /// The kernel that packs every image's and group's im2col matrix into
 /// \p packed.
-Kernel packIm2col(const IntConvInst &I, const ConvShape &s,
-                  const kir::Buffer &packed, const Int8Context &ctx) {
+template <class InstT>
+Kernel packIm2col(const InstT &I, const ConvShape &s, const kir::Buffer &packed,
+                  const Int8Context &ctx) {
   Kernel k((I.getName() + ".im2col").str());
   unsigned d = k.addBuffer(packed);
   unsigned x = k.addBuffer(kir::bufferFor(I.getInput(), ctx.plan));
@@ -307,11 +409,42 @@ Kernel packIm2col(const IntConvInst &I, const ConvShape &s,
   return k;
 }
 
-bool lowerConv(const IntConvInst &I, const Int8Context &ctx,
+/// The requantizing store of RequantConv \p I: output channels are the
+/// rows, from \p oc0; partial sums in scratch at \p partialAt past the
+/// packed im2col matrices.
+RequantCall convRequant(Kernel &k, const RequantConvInst &I, const ConvShape &s,
+                        const Int8Plan &plan, const Int8Context &ctx,
+                        unsigned y, ExprRef cAt, ExprRef oc0) {
+  size_t packed = size_t(s.N * s.G * s.packedBytes() + 63) / 64 * 64;
+  auto [bias, bRow] = channelVector(k, I.getBias(), ctx, oc0);
+  auto [mult, mRow] = channelVector(k, I.getMultiplier(), ctx, oc0);
+  RequantCall q{bufArg(y, cAt),
+                partialSums(k, plan, s.K, s.N * s.OC * s.P,
+                            ctx.scratchOffset + packed, ctx, cAt),
+                bias,
+                bRow,
+                0,
+                mult,
+                mRow,
+                0,
+                {},
+                {},
+                {}};
+  requantBounds(k, I, ctx, q);
+  return q;
+}
+
+/// IntConv or RequantConv \p I (the latter with a requantizing store along
+/// its output channels).
+template <class InstT>
+bool lowerConv(const InstT &I, const Int8Context &ctx,
                std::vector<Kernel> &out) {
+  constexpr bool requant = std::is_same_v<InstT, RequantConvInst>;
   std::optional<Weights> w =
       constantWeights(I.getFilter(), I.getFilterZero(), ctx);
   Int8Plan plan = chooseInt8Plan(ctx.target);
+  if (I.getDest()->getType()->size() == 0 && requant)
+    return true; // nothing to store
   if (!w || !haveTile(plan, ctx.target) || I.getDest()->getType()->size() == 0)
     return false;
   ConvShape s = convShape(I, plan.tiling.panelCols);
@@ -357,10 +490,14 @@ bool lowerConv(const IntConvInst &I, const Int8Context &ctx,
                 0,
                 activationFlip(I.getInput())};
   ExprRef cAt = k.mul(k.add(k.mul(img, s.OC), oc0), s.P);
+  std::optional<RequantCall> q;
+  if constexpr (requant)
+    q = convRequant(k, I, s, plan, ctx, c, cAt, oc0);
   k.body() = {Kernel::loop(
       e, s.N * s.G * tasks.rowTasks * tasks.colTasks, /*parallel=*/true,
       {callInt8(k, plan, bufArg(c, cAt), bufArg(a, k.mul(oc0, s.k4 * 4)),
-                bufArg(b, k.mul(ts.g, s.packedBytes())), call)})};
+                bufArg(b, k.mul(ts.g, s.packedBytes())), call,
+                q ? &*q : nullptr)})};
   out.push_back(std::move(k));
   return true;
 }
@@ -373,7 +510,42 @@ bool cpu::lowerIntProductCPU(const Instruction &I, const Int8Context &ctx,
     return lowerMatMul(*m, ctx, out);
   if (auto *c = llvm::dyn_cast<IntConvInst>(&I))
     return lowerConv(*c, ctx, out);
-  return false;
+  // keepsRequantProduct kept these whole for their constant weights.
+  bool done = true;
+  if (auto *m = llvm::dyn_cast<RequantMatMulInst>(&I))
+    done = lowerMatMul(*m, ctx, out);
+  else if (auto *c = llvm::dyn_cast<RequantConvInst>(&I))
+    done = lowerConv(*c, ctx, out);
+  else
+    return false;
+  CHECK(done) << I.getKindName().str() << " " << I.getName().str()
+              << ": weights not constant after keepsRequantProduct";
+  return true;
+}
+
+/// True when \p v is a Constant or Splat whose elements all equal \p want.
+static bool isConstantOf(NodeValue v, double want) {
+  if (auto *s = llvm::dyn_cast<SplatNode>(v.getNode()))
+    return s->getValue() == want;
+  auto *c = llvm::dyn_cast<Constant>(v.getNode());
+  if (!c)
+    return false;
+  for (dim_t i = 0, e = c->getPayload().size(); i < e; ++i)
+    if (c->getPayload().elementAsDouble(i) != want)
+      return false;
+  return true;
+}
+
+bool cpu::keepsRequantProduct(const Node &n) {
+  NodeValue w, zero;
+  if (auto *c = llvm::dyn_cast<RequantConvNode>(&n))
+    w = c->getFilter(), zero = c->getFilterZero();
+  else if (auto *m = llvm::dyn_cast<RequantMatMulNode>(&n))
+    w = m->getRHS(), zero = m->getRHSZero();
+  else
+    return false;
+  return llvm::isa<Constant>(w.getNode()) &&
+         isConstantOf(zero, w.getElemKind() == ElemKind::UInt8 ? 128 : 0);
 }
 
 bool CPUBackend::prefersIntegerProduct(const Node &product,

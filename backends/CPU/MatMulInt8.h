@@ -19,6 +19,7 @@
 namespace ember {
 struct TargetDesc;
 class Instruction;
+class Node;
 class IRFunction;
 
 namespace cpu {
@@ -38,6 +39,9 @@ struct Int8Plan {
   MatMulTiling tiling;
   /// The libjit entry point.
   LibKernel entry() const;
+  /// The entry point with the requantizing store (RequantMatMul,
+  /// RequantConv).
+  LibKernel requantEntry() const;
 };
 
 /// The plan for target \p T (a kernelTarget): vpdpbusd where \p T has
@@ -66,6 +70,12 @@ struct Int8Context {
 /// constants that are 0 once Int8 (UInt8 weights less 128).
 bool lowerIntProductCPU(const Instruction &I, const Int8Context &ctx,
                         std::vector<kir::Kernel> &out);
+
+/// True when the CPU keeps RequantConv / RequantMatMul \p n whole for
+/// lowerIntProductCPU: its weights are a Constant with zero points a
+/// Constant or Splat of 0 once Int8 (what constantWeights finds in the IR).
+/// Others are lowered to the integer product and float arithmetic.
+bool keepsRequantProduct(const Node &n);
 
 } // namespace cpu
 } // namespace ember

@@ -31,6 +31,8 @@ bool interp::hasKernel(OpKind op, ElemKind kind) {
   case OpKind::Save:
   case OpKind::Quantize:
   case OpKind::Dequantize:
+  case OpKind::RequantConv:
+  case OpKind::RequantMatMul:
     return false;    // lowered, or not an instruction
   case OpKind::Cast: // BFloat16 rounds to nearest even (storeElement)
     return isPlainKind(kind);

@@ -51,10 +51,12 @@ EMBER_DECLARE_INFER(Tile)
 EMBER_DECLARE_INFER(Resize)
 EMBER_DECLARE_INFER(PoolND)
 EMBER_DECLARE_INFER(ConvTranspose)
-EMBER_DECLARE_INFER(IntMatMul)  // InferQuant.cpp
-EMBER_DECLARE_INFER(IntConv)    // InferQuant.cpp
-EMBER_DECLARE_INFER(Dequantize) // InferQuant.cpp
-EMBER_DECLARE_INFER(Quantize)   // InferQuant.cpp
+EMBER_DECLARE_INFER(IntMatMul)     // InferQuant.cpp
+EMBER_DECLARE_INFER(IntConv)       // InferQuant.cpp
+EMBER_DECLARE_INFER(RequantConv)   // InferQuant.cpp
+EMBER_DECLARE_INFER(RequantMatMul) // InferQuant.cpp
+EMBER_DECLARE_INFER(Dequantize)    // InferQuant.cpp
+EMBER_DECLARE_INFER(Quantize)      // InferQuant.cpp
 EMBER_DECLARE_INFER(LayerNorm)
 #undef EMBER_DECLARE_INFER
 

@@ -100,3 +100,38 @@ InferResult ember::inferQuantize(llvm::ArrayRef<TypeRef> in,
   EMBER_RETURN_IF_ERR(checkScale(in, *in[0], attrs[0].i));
   return llvm::SmallVector<Type, 1>{asKind(*in[0], to)};
 }
+
+/// Checks the requantization operands \p in[4..6] (Bias, Multiplier,
+/// OutZero) of a product with \p channels channels and gives \p acc (the
+/// Int32 sum's type) as ElemTy \p to.
+static InferResult requantized(llvm::ArrayRef<TypeRef> in, const Type &acc,
+                               dim_t channels, int64_t to) {
+  if (!isByteKind(ElemKind(to)))
+    return makeError("ElemTy must be Int8 or UInt8");
+  const Type &bias = *in[4], &mult = *in[5], &zero = *in[6];
+  auto oneOr = [&](const Type &t) {
+    return t.dims()[0] == 1 || t.dims()[0] == channels;
+  };
+  if (bias.getElemKind() != ElemKind::Int32 || !oneOr(bias) ||
+      mult.getElemKind() != ElemKind::Float32 || !oneOr(mult))
+    return makeErrorF("bias {0} and multiplier {1} must be Int32 and "
+                      "Float32 of 1 or {2} elements",
+                      bias.toString(), mult.toString(), channels);
+  if (zero.getElemKind() != ElemKind::Int32 || zero.dims()[0] != 1)
+    return makeErrorF("output zero point {0} must be Int32 [1]",
+                      zero.toString());
+  return llvm::SmallVector<Type, 1>{asKind(acc, ElemKind(to))};
+}
+
+InferResult ember::inferRequantConv(llvm::ArrayRef<TypeRef> in,
+                                    const AttrList &attrs) {
+  AttrList conv(attrs.begin(), attrs.begin() + 4);
+  EMBER_ASSIGN_OR_RETURN(auto acc, inferIntConv(in.take_front(4), conv));
+  return requantized(in, acc[0], in[1]->dims()[0], attrs[4].i);
+}
+
+InferResult ember::inferRequantMatMul(llvm::ArrayRef<TypeRef> in,
+                                      const AttrList &attrs) {
+  EMBER_ASSIGN_OR_RETURN(auto acc, inferIntMatMul(in.take_front(4), {}));
+  return requantized(in, acc[0], acc[0].dims().back(), attrs[0].i);
+}

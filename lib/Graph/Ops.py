@@ -319,6 +319,32 @@ op("IntConv", ["Input", "Filter", "InputZero", "FilterZero"],
        "zero points Int32 [1] and [M]; padding contributes zero (a pad of "
        "InputZero). Pads: top, left, bottom, right.")
 
+# An integer product with its requantization (made by fold-qdq): the
+# IntConv / IntMatMul sum S, then the QLinear store
+#   saturate(max?(roundeven(float(S + Bias) * Multiplier) + OutZero))
+# in Float32, max(., OutZero) when Relu. Backends without a fused kernel
+# lower them to the integer product and that float chain
+# (lib/Optimizer/Lower/Quant.cpp), which defines them.
+op("RequantConv", ["Input", "Filter", "InputZero", "FilterZero", "Bias",
+                   "Multiplier", "OutZero"],
+   [("Strides", "ints"), ("Pads", "ints"), ("Dilations", "ints"),
+    ("Group", "int"), ("ElemTy", "elemkind"), ("Relu", "int")],
+   infer="RequantConv",
+   rules=[("rank", "Input", 4), ("rank", "Filter", 4), ("rank", "Bias", 1),
+          ("rank", "Multiplier", 1), ("rank", "OutZero", 1)],
+   doc="IntConv's sum requantized to ElemTy (Int8 or UInt8): Bias Int32 "
+       "and Multiplier Float32 of 1 or M elements (per output channel), "
+       "OutZero Int32 [1].")
+
+op("RequantMatMul", ["LHS", "RHS", "LHSZero", "RHSZero", "Bias", "Multiplier",
+                     "OutZero"], [("ElemTy", "elemkind"), ("Relu", "int")],
+   infer="RequantMatMul",
+   rules=[("minRank", "LHS", 2), ("rank", "Bias", 1),
+          ("rank", "Multiplier", 1), ("rank", "OutZero", 1)],
+   doc="IntMatMul's sum requantized to ElemTy (Int8 or UInt8): Bias Int32 "
+       "and Multiplier Float32 of 1 or N elements (per column), OutZero "
+       "Int32 [1].")
+
 # Quantize/Dequantize stay whole until lowering so that the fold-qdq pass
 # sees quantized operands; every backend lowers them to Cast/Round/Clip
 # arithmetic (lib/Optimizer/Lower/Quant.cpp).

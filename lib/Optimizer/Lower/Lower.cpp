@@ -28,6 +28,8 @@ const LoweringRule kRules[] = {
     {NodeKind::Conv, adapt<ConvNode, lowerGroupedConv>},
     {NodeKind::Dequantize, adapt<DequantizeNode, lowerDequantize>},
     {NodeKind::Quantize, adapt<QuantizeNode, lowerQuantize>},
+    {NodeKind::RequantConv, adapt<RequantConvNode, lowerRequantConv>},
+    {NodeKind::RequantMatMul, adapt<RequantMatMulNode, lowerRequantMatMul>},
 };
 } // namespace
 

@@ -33,6 +33,9 @@ Replacement lowerGroupedConv(Function &F, ConvNode &n);
 /// Quantize and Dequantize as float arithmetic (Quant.cpp).
 Replacement lowerDequantize(Function &F, DequantizeNode &n);
 Replacement lowerQuantize(Function &F, QuantizeNode &n);
+/// The integer product and its requantization as float arithmetic.
+Replacement lowerRequantConv(Function &F, RequantConvNode &n);
+Replacement lowerRequantMatMul(Function &F, RequantMatMulNode &n);
 
 /// True if \p n averages over the whole image without padding.
 bool isGlobalAvgPool(const AvgPoolNode &n);

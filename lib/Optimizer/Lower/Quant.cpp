@@ -2,7 +2,10 @@
 //
 // Both become float arithmetic on the tensor with the scale and zero point
 // broadcast along their axis; the fold-qdq pass has by then turned the
-// pairs around Conv and MatMul into integer products.
+// pairs around Conv and MatMul into integer products. Those products'
+// requantization (RequantConv, RequantMatMul) becomes the integer product,
+// an Int32 bias add and Float32 arithmetic: this is its definition, which a
+// backend's fused kernel reproduces bit for bit.
 //
 //===----------------------------------------------------------------------===//
 #include "LowerRules.h"
@@ -46,4 +49,45 @@ Replacement ember::lowerQuantize(Function &F, QuantizeNode &n) {
   q = F.createClip(name + ".clip", q, isSigned ? -128.f : 0.f,
                    isSigned ? 127.f : 255.f);
   return {F.createCast(name + ".cast", q, to)};
+}
+
+/// saturate(max?(round(float(acc + bias) * mult) + zero)) as \p to, with
+/// bias and mult ([1] or per channel) along \p axis of \p acc.
+static NodeValue requantize(Function &F, const std::string &name, NodeValue acc,
+                            NodeValue bias, NodeValue mult, NodeValue zero,
+                            int64_t axis, bool relu, ElemKind to) {
+  auto dims = acc.dims();
+  acc = F.createAdd(name + ".acc", acc,
+                    alongAxis(F, name + ".bias", bias, axis, dims));
+  NodeValue y = F.createMul(name + ".scaled",
+                            F.createCast(name + ".f", acc, ElemKind::Float32),
+                            alongAxis(F, name + ".m", mult, axis, dims));
+  y = F.createRound(name + ".round", y);
+  NodeValue zf = F.createCast(name + ".zf", zero, ElemKind::Float32);
+  NodeValue z = alongAxis(F, name + ".z", zf, 0, dims);
+  y = F.createAdd(name + ".add", y, z);
+  if (relu)
+    y = F.createMax(name + ".relu", y, z);
+  bool isSigned = to == ElemKind::Int8;
+  y = F.createClip(name + ".clip", y, isSigned ? -128.f : 0.f,
+                   isSigned ? 127.f : 255.f);
+  return F.createCast(name + ".q", y, to);
+}
+
+Replacement ember::lowerRequantConv(Function &F, RequantConvNode &n) {
+  std::string name = n.getName().str();
+  NodeValue acc = F.createIntConv(
+      name, n.getInput(), n.getFilter(), n.getInputZero(), n.getFilterZero(),
+      n.getStrides(), n.getPads(), n.getDilations(), n.getGroup());
+  return {requantize(F, name, acc, n.getBias(), n.getMultiplier(),
+                     n.getOutZero(), 1, n.getRelu() != 0, n.getElemTy())};
+}
+
+Replacement ember::lowerRequantMatMul(Function &F, RequantMatMulNode &n) {
+  std::string name = n.getName().str();
+  NodeValue acc = F.createIntMatMul(name, n.getLHS(), n.getRHS(),
+                                    n.getLHSZero(), n.getRHSZero());
+  return {requantize(F, name, acc, n.getBias(), n.getMultiplier(),
+                     n.getOutZero(), int64_t(acc.dims().size()) - 1,
+                     n.getRelu() != 0, n.getElemTy())};
 }

@@ -4,11 +4,14 @@
 //   Quantize([Relu](Conv|MatMul|Gemm(Dequantize(x), Dequantize(w), bias)))
 // with x per tensor, w per tensor or per output channel, and bias (if any)
 // a Dequantize of Int32 values at scale x_scale * w_scale. That is the
-// QLinearConv / QLinearMatMul computation, so it becomes one IntConv /
-// IntMatMul on the 8-bit operands, an Int32 bias add and one requantize:
+// QLinearConv / QLinearMatMul computation, so it becomes one RequantConv /
+// RequantMatMul on the 8-bit operands: the integer product, an Int32 bias
+// add and one requantize,
 // saturate(round(float(acc) * (x_scale * w_scale / y_scale)) + y_zero),
 // with Relu as max(., y_zero) before the saturation (quantization is
-// monotonic). Anything else keeps its Dequantize/Quantize, lowered later.
+// monotonic). A backend with a fused kernel keeps that node; the others
+// lower it to IntConv / IntMatMul and float arithmetic. Anything else keeps
+// its Dequantize/Quantize, lowered later.
 //
 //===----------------------------------------------------------------------===//
 #include "PassUtils.h"
@@ -81,58 +84,43 @@ NodeValue int32Bias(NodeValue b, const Product &p) {
   return d->getInput();
 }
 
-/// The vector [1] or [n] as \p like's dims for broadcasting along \p axis.
-NodeValue spread(Function &F, const std::string &name, NodeValue v,
-                 int64_t axis, llvm::ArrayRef<dim_t> like) {
-  llvm::SmallVector<int64_t, kMaxRank> shape(like.size(), 1);
-  shape[axis] = v.dims()[0];
-  NodeValue r = F.createReshape(name + ".r", v, shape);
-  return r.dims() == like ? r : F.createBroadcast(name + ".b", r, like);
-}
-
 /// \p v ([1] or [n]) as [n].
 NodeValue toLength(Function &F, const std::string &name, NodeValue v, dim_t n) {
   return v.dims()[0] == n ? v : F.createBroadcast(name, v, {int64_t(n)});
 }
 
-/// The integer product of \p p (IntConv or IntMatMul, Int32).
-NodeValue intProduct(Function &F, const Product &p, const std::string &name) {
+/// The requantization multiplier (x_scale * w_scale) / y_scale of \p p,
+/// [1] or per channel, formed in Float32 in that order as onnxruntime does.
+NodeValue multiplier(Function &F, const Product &p, const std::string &name) {
+  dim_t c = p.w->getScale().dims()[0];
+  NodeValue xs = toLength(F, name + ".xs", p.x->getScale(), c);
+  NodeValue ys = toLength(F, name + ".ys", p.quant->getScale(), c);
+  return F.createDiv(name + ".mult",
+                     F.createMul(name + ".xw", xs, p.w->getScale()), ys);
+}
+
+/// The requantized integer product of \p p (RequantConv or RequantMatMul),
+/// with a zero bias when \p p has none.
+NodeValue requantProduct(Function &F, const Product &p,
+                         const std::string &name) {
   NodeValue xq = p.x->getInput(), wq = p.w->getInput();
   NodeValue zw = toLength(F, name + ".zw", p.w->getZero(), p.channels);
+  NodeValue bias =
+      p.bias ? toLength(F, name + ".bias", p.bias, p.channels)
+             : F.createSplat(name + ".bias", {1}, ElemKind::Int32, 0.);
+  NodeValue mult = multiplier(F, p, name);
+  ElemKind to = p.quant->getElemTy();
   if (auto *conv = llvm::dyn_cast<ConvNode>(p.op))
-    return F.createIntConv(name, xq, wq, p.x->getZero(), zw, conv->getStrides(),
-                           conv->getPads(), conv->getDilations(),
-                           conv->getGroup());
+    return F.createRequantConv(name, xq, wq, p.x->getZero(), zw, bias, mult,
+                               p.quant->getZero(), conv->getStrides(),
+                               conv->getPads(), conv->getDilations(),
+                               conv->getGroup(), to, p.relu);
   unsigned r = xq.dims().size();
   if (auto *g = llvm::dyn_cast<GemmNode>(p.op); g && g->getTransB())
     wq = F.createTranspose(name + ".wt", wq, {1, 0});
   NodeValue zx = toLength(F, name + ".zx", p.x->getZero(), xq.dims()[r - 2]);
-  return F.createIntMatMul(name, xq, wq, zx, zw);
-}
-
-/// Requantizes the Int32 \p acc of \p p to the type of its Quantize.
-NodeValue requantize(Function &F, const Product &p, NodeValue acc,
-                     const std::string &name) {
-  QuantizeNode *q = p.quant;
-  dim_t c = p.w->getScale().dims()[0];
-  NodeValue xs = toLength(F, name + ".xs", p.x->getScale(), c);
-  NodeValue ys = toLength(F, name + ".ys", q->getScale(), c);
-  NodeValue mult = F.createDiv(
-      name + ".mult", F.createMul(name + ".xw", xs, p.w->getScale()), ys);
-  auto dims = acc.dims();
-  NodeValue y = F.createMul(name + ".scaled",
-                            F.createCast(name + ".f", acc, ElemKind::Float32),
-                            spread(F, name + ".m", mult, p.channelAxis, dims));
-  y = F.createRound(name + ".round", y);
-  NodeValue zf = F.createCast(name + ".zf", q->getZero(), ElemKind::Float32);
-  NodeValue z = spread(F, name + ".z", zf, 0, dims);
-  y = F.createAdd(name + ".add", y, z);
-  if (p.relu)
-    y = F.createMax(name + ".relu", y, z);
-  bool isSigned = q->getElemTy() == ElemKind::Int8;
-  y = F.createClip(name + ".clip", y, isSigned ? -128.f : 0.f,
-                   isSigned ? 127.f : 255.f);
-  return F.createCast(name + ".q", y, q->getElemTy());
+  return F.createRequantMatMul(name, xq, wq, zx, zw, bias, mult,
+                               p.quant->getZero(), to, p.relu);
 }
 
 } // namespace
@@ -217,14 +205,7 @@ bool FoldQDQPass::run(Function &F, PassContext &ctx) {
     if (!p || (ctx.foldQuantizedProduct && !ctx.foldQuantizedProduct(*p->op)))
       continue;
     std::string name = p->op->getName().str();
-    NodeValue acc = intProduct(F, *p, name + ".int");
-    if (p->bias) {
-      NodeValue b = toLength(F, name + ".bias", p->bias, p->channels);
-      acc =
-          F.createAdd(name + ".acc", acc,
-                      spread(F, name + ".bias", b, p->channelAxis, acc.dims()));
-    }
-    q->getResult().replaceAllUsesWith(requantize(F, *p, acc, name));
+    q->getResult().replaceAllUsesWith(requantProduct(F, *p, name + ".int"));
     ++ctx.counters["fold-qdq.folded"];
     changed = true;
   }

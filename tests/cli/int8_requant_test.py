@@ -1,0 +1,230 @@
+#!/usr/bin/env python3
+"""The CPU's requantizing integer products against the Interpreter, bit
+for bit.
+
+Usage: int8_requant_test.py MODEL_RUNNER WORKDIR
+
+QDQ Conv, MatMul and Gemm (transB) as onnxruntime's quantizer writes them,
+Quantize([Relu](op(Dequantize(x), Dequantize(w), Dequantize(bias)))), which
+fold-qdq turns into RequantConv / RequantMatMul: the CPU keeps those whole
+and its int8 kernel stores the requantized bytes (bias, multiplier,
+rounding, zero point, Relu, saturation) itself; the Interpreter runs their
+definition, the integer product and the lowered Float32 chain. Shapes are
+odd: K not a multiple of 4 and longer than one K block (partial sums
+between blocks), partial panels and tiles, batches of images, strides,
+pads, groups (MatMul over 2-D activations and Gemm with a bias: the forms
+fold-qdq folds).
+Activations and outputs UInt8 and Int8 with zero points 0 and non-zero,
+weights Int8 per channel or per tensor, with and without bias, with and
+without Relu, scales that saturate part of the output. Each model runs
+with -quantized-products=integer on the Interpreter and on the CPU for the
+host, without AVX512-VNNI (the widening kernel, 16 lanes) and for an AVX2
+CPU (8 lanes); the outputs must be equal byte for byte (both sides compute
+the same Float32 operations), and the CPU's lowered graph must hold the
+fused node.
+"""
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+RNG = np.random.default_rng(3708)
+TYPES = {np.uint8: TensorProto.UINT8, np.int8: TensorProto.INT8}
+CPU_RUNS = {"CPU": [], "CPU-novnni": ["-mattr=-avx512vnni"],
+            "CPU-avx2": ["-mcpu=haswell"]}
+# Flag combinations per shape: the shapes cycle through all eight of
+# cases(), so each combination meets a conv and a product shape.
+PER_SHAPE = 2
+
+
+def values(dtype, shape):
+    info = np.iinfo(dtype)
+    return RNG.integers(info.min, info.max + 1, size=shape).astype(dtype)
+
+
+def f32(v):
+    return np.array(v, np.float32)
+
+
+class Case:
+    """One QDQ product: its activation and output types, zero points,
+    weights per channel or not, bias, Relu."""
+
+    def __init__(self, xt, yt, zero, per_channel, bias, relu):
+        self.xt, self.yt, self.zero = xt, yt, zero
+        self.per_channel, self.bias, self.relu = per_channel, bias, relu
+
+    def label(self):
+        return "%s_%s_%s_%s_%s_%s" % (
+            self.xt.__name__, self.yt.__name__, "z" if self.zero else "z0",
+            "pc" if self.per_channel else "pt", "b" if self.bias else "nb",
+            "relu" if self.relu else "id")
+
+    def zp(self, dtype):
+        if not self.zero:
+            return np.array(0, dtype)
+        return np.array(-9 if dtype == np.int8 else 131, dtype)
+
+
+def cases():
+    out = []
+    for xt in (np.uint8, np.int8):
+        for yt in (np.uint8, np.int8):
+            for zero in (False, True):
+                out.append((xt, yt, zero))
+    # Vary the rest over those so that every value of each flag is covered.
+    return [Case(xt, yt, z, i % 2 == 0, i % 3 != 2, i % 4 < 2)
+            for i, (xt, yt, z) in enumerate(out)]
+
+
+def build(op, x, w, c, case, k, attrs, waxis):
+    """The QDQ graph of \\p op on input x (as case.xt), weights w (int8),
+    c channels, sum length k."""
+    xs = f32(0.02)
+    ws = (RNG.uniform(0.002, 0.02, c).astype(np.float32) if case.per_channel
+          else f32(0.01))
+    # An output scale near the sums' spread, so that some outputs saturate.
+    ys = f32(0.02 * 0.01 * 128 * np.sqrt(k) / 40)
+    inits = {"xs": xs, "xz": case.zp(case.xt), "w": w, "ws": ws,
+             "wz": np.zeros(c if case.per_channel else (), np.int8),
+             "ys": ys, "yz": case.zp(case.yt)}
+    nodes = [helper.make_node("DequantizeLinear", ["x", "xs", "xz"], ["xf"]),
+             helper.make_node("DequantizeLinear", ["w", "ws", "wz"], ["wf"],
+                              axis=waxis)]
+    inputs = ["xf", "wf"]
+    if case.bias:
+        inits["b"] = RNG.integers(-5000, 5000, c).astype(np.int32)
+        inits["bs"] = (xs * ws).astype(np.float32).reshape(-1) \
+            if case.per_channel else (xs * ws).astype(np.float32)
+        inits["bz"] = np.zeros(c if case.per_channel else (), np.int32)
+        nodes.append(helper.make_node("DequantizeLinear", ["b", "bs", "bz"],
+                                      ["bf"], axis=0))
+        inputs.append("bf")
+    nodes.append(helper.make_node(op, inputs, ["p"], **attrs))
+    last = "p"
+    if case.relu:
+        nodes.append(helper.make_node("Relu", ["p"], ["r"]))
+        last = "r"
+    nodes.append(helper.make_node("QuantizeLinear", [last, "ys", "yz"],
+                                  ["y"]))
+    g = helper.make_graph(
+        nodes, "requant", [helper.make_tensor_value_info(
+            "x", TYPES[case.xt], x.shape)],
+        [helper.make_tensor_value_info("y", TYPES[case.yt], None)],
+        [numpy_helper.from_array(np.asarray(v), n) for n, v in inits.items()])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    return m
+
+
+def conv_models():
+    # (x shape, out channels, kernel, strides, pads, group)
+    shapes = [((1, 16, 7, 7), 32, (1, 1), (1, 1), (0, 0, 0, 0), 1),
+              ((1, 5, 9, 11), 7, (3, 3), (1, 1), (1, 1, 1, 1), 1),
+              ((2, 8, 10, 10), 70, (3, 3), (2, 2), (1, 0, 2, 1), 1),
+              ((1, 8, 6, 6), 6, (3, 3), (1, 1), (1, 1, 1, 1), 2),
+              ((1, 130, 5, 5), 9, (3, 3), (1, 1), (1, 1, 1, 1), 1),
+              ((1, 67, 9, 9), 13, (3, 3), (2, 2), (1, 1, 1, 1), 1)]
+    cs = cases()
+    for si, (xs, oc, ks, st, pads, grp) in enumerate(shapes):
+        for ci in range(PER_SHAPE):
+            case = cs[(si * PER_SHAPE + ci) % len(cs)]
+            x = values(case.xt, xs)
+            w = values(np.int8, (oc, xs[1] // grp) + ks)
+            k = xs[1] // grp * ks[0] * ks[1]
+            attrs = dict(kernel_shape=list(ks), strides=list(st),
+                         pads=list(pads), group=grp)
+            name = "conv_%s_%d_k%d_s%d_g%d_%s" % (
+                "x".join(map(str, xs)), oc, ks[0], st[0], grp, case.label())
+            yield name, build("Conv", x, w, oc, case, k, attrs, 0), x
+
+
+def matmul_models():
+    # (x shape, n, Gemm with transB)
+    shapes = [((7, 13), 5, False), ((13, 37), 70, True),
+              ((5, 1001), 129, False), ((3, 9), 17, False), ((6, 64), 64, True),
+              ((1, 700), 80, True)]
+    cs = cases()
+    for si, (xs, n, gemm) in enumerate(shapes):
+        for ci in range(PER_SHAPE):
+            case = cs[(si * PER_SHAPE + ci + 1) % len(cs)]
+            x = values(case.xt, xs)
+            kk = xs[-1]
+            if gemm:  # fold-qdq takes a Gemm with its bias only
+                case = Case(case.xt, case.yt, case.zero, case.per_channel,
+                            True, case.relu)
+                w = values(np.int8, (n, kk))
+                m = build("Gemm", x, w, n, case, kk, dict(transB=1), 0)
+            else:  # onnxruntime writes a MatMul's bias as an Add after it
+                case = Case(case.xt, case.yt, case.zero, case.per_channel,
+                            False, case.relu)
+                w = values(np.int8, (kk, n))
+                m = build("MatMul", x, w, n, case, kk, {}, 1)
+            name = "%s_%s_%d_%s" % ("gemm" if gemm else "mm",
+                                    "x".join(map(str, xs)), n, case.label())
+            yield name, m, x
+
+
+def run(runner, backend, extra, path, xpath, outdir):
+    args = [runner, "-model=" + path, "-backend=" + backend,
+            "-output-dir=" + outdir, "-input=x=" + xpath,
+            "-quantized-products=integer", "-dump-graph"] + extra
+    r = subprocess.run(args, capture_output=True, text=True)
+    if r.returncode != 0:
+        return None, r.stderr.strip(), ""
+    return numpy_helper.to_array(onnx.load_tensor(
+        os.path.join(outdir, "output_0.pb"))), "", r.stdout
+
+
+def check(runner, work, name, m, x):
+    d = os.path.join(work, name)
+    os.makedirs(d, exist_ok=True)
+    path, xpath = os.path.join(d, "model.onnx"), os.path.join(d, "x.pb")
+    onnx.save(m, path)
+    onnx.save_tensor(numpy_helper.from_array(x, "x"), xpath)
+    ref, err, _ = run(runner, "Interpreter", [], path, xpath,
+                      os.path.join(d, "Interpreter"))
+    if ref is None:
+        return ["%s on Interpreter: %s" % (name, err)]
+    failures = []
+    saturated = float(np.isin(ref, [np.iinfo(ref.dtype).min,
+                                    np.iinfo(ref.dtype).max]).mean())
+    for label, extra in CPU_RUNS.items():
+        got, err, graph = run(runner, "CPU", extra, path, xpath,
+                              os.path.join(d, label))
+        if got is None:
+            failures.append("%s on %s: %s" % (name, label, err))
+            continue
+        ops = re.findall(r"= (\w+)\(", graph)
+        if "RequantConv" not in ops and "RequantMatMul" not in ops:
+            failures.append("%s on %s: no fused node in %s" % (
+                name, label, sorted(set(ops))))
+        if got.shape != ref.shape or got.dtype != ref.dtype:
+            failures.append("%s on %s: %s %s, want %s %s" % (
+                name, label, got.dtype, got.shape, ref.dtype, ref.shape))
+        elif (got != ref).any():
+            failures.append("%s on %s: %d of %d elements differ" % (
+                name, label, int((got != ref).sum()), ref.size))
+    print("%s %s (%.0f %% saturated)" % ("FAIL" if failures else "PASS",
+                                         name, 100 * saturated))
+    return failures
+
+
+def main():
+    runner, work = sys.argv[1:3]
+    failures, count = [], 0
+    for name, m, x in list(matmul_models()) + list(conv_models()):
+        failures += check(runner, work, name, m, x)
+        count += 1
+    for f in failures:
+        print("FAIL " + f)
+    print("%d models, %d failures" % (count, len(failures)))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
