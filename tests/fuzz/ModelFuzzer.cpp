@@ -5,11 +5,12 @@
 // mutates them structurally with GraphMutator (attributes, dimensions,
 // element types, op types, wiring, initializers, opsets), so that most
 // inputs get past the protobuf and the validator and reach the importer's
-// per-op checks, the optimizer and the compiler. Each input is imported,
-// compiled for the Interpreter (optimizer, lowering, IR, memory plan) and,
-// when its plan is small, run on inputs in [0, 1). The outcome must be a
-// value or an llvm::Error with a message: a crash, a sanitizer report, a
-// leak, a timeout, an invalid memory plan or an empty error is a finding.
+// per-op checks, the optimizer and the compiler. Each input is imported
+// and taken through the Interpreter's pipeline (optimizer, lowering, IR,
+// memory plan) and, when its plan is small, compiled and run on inputs in
+// [0, 1). The outcome must be a value or an llvm::Error with a message: a
+// crash, a sanitizer report, a leak, a timeout, an invalid memory plan or
+// an empty error is a finding.
 //
 //===----------------------------------------------------------------------===//
 #include "GraphMutator.h"
@@ -44,10 +45,20 @@ void expectMessage(llvm::Error err) {
   }
 }
 
-void runSmall(const Module &M, CompiledNetwork &net) {
-  const MemoryPlan &p = net.plan;
-  if (p.constantSize + p.mutableSize + p.activationSize > kMaxRunBytes)
+/// Compiles \p ir for the Interpreter and runs it on inputs in [0, 1), when
+/// its plan is small: the compile allocates the regions, and a legal model
+/// may need gigabytes (the element limit is per tensor).
+void runSmall(const Module &M, const Backend &B, std::unique_ptr<IRFunction> ir,
+              const MemoryPlan &plan) {
+  if (plan.constantSize + plan.mutableSize + plan.activationSize > kMaxRunBytes)
     return;
+  auto fn = B.compile(M, std::move(ir), plan, CodegenOptions());
+  if (!fn) {
+    expectMessage(fn.takeError());
+    return;
+  }
+  // The run-time input checks, as the tools run them (compileFunction).
+  std::unique_ptr<CompiledFunction> run = withInputChecks(M, std::move(*fn));
   Bindings b;
   std::mt19937 gen(0);
   for (Placeholder *ph : M.getInputPlaceholders()) {
@@ -55,7 +66,7 @@ void runSmall(const Module &M, CompiledNetwork &net) {
     t.randomize(0.f, 1.f, gen);
     b.insert(ph, std::move(t));
   }
-  if (llvm::Error err = net.function->run(b))
+  if (llvm::Error err = run->run(b))
     expectMessage(std::move(err));
 }
 
@@ -96,16 +107,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   auto B = getBackend("Interpreter");
   if (!B)
     std::abort(); // The backend is built in; not finding it is a bug.
-  auto net = compileFunction(**F, **B, CompileOptions());
-  if (!net) {
-    expectMessage(net.takeError());
+  auto ir = optimizeAndGenerateIR(**F, **B, CompileOptions());
+  if (!ir) {
+    expectMessage(ir.takeError());
     return 0;
   }
-  if (llvm::Error err = verifyMemoryPlan(*net->ir, net->plan)) {
+  MemoryPlan plan = planMemory(**ir);
+  if (llvm::Error err = verifyMemoryPlan(**ir, plan)) {
     llvm::errs() << "invalid memory plan: " << errorToString(std::move(err))
                  << "\n";
     std::abort();
   }
-  runSmall(M, *net);
+  runSmall(M, **B, std::move(*ir), plan);
   return 0;
 }
