@@ -67,7 +67,7 @@ static llvm::Expected<const FakeLibs *> fakeLibs() {
     get(libs.run, "ember_lib_run");
     get(libs.release, "ember_lib_release");
     get(libs.destroy, "ember_lib_destroy");
-    get(libs.createStream, "cudaStreamCreate");
+    get(libs.createStream, "ember_fake_stream_create");
     return error.empty();
   }();
   if (!loaded)

@@ -54,6 +54,13 @@ cudaError_t cudaStreamCreate(cudaStream_t *s) {
   *s = (cudaStream_t)&launches;
   return cudaSuccess;
 }
+/* cudaStreamCreate for the host emulation (C++), which has no CUDA types:
+ * called through a pointer of exactly this type, not cudaStreamCreate's
+ * (a call through a pointer of another function type is undefined; UBSan's
+ * -fsanitize=function reports it). */
+int ember_fake_stream_create(void **s) {
+  return cudaStreamCreate((cudaStream_t *)s);
+}
 cudaError_t cudaStreamSynchronize(cudaStream_t s) { return cudaSuccess; }
 cudaError_t cudaStreamBeginCapture(cudaStream_t s,
                                    enum cudaStreamCaptureMode m) {
