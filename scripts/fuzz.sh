@@ -8,7 +8,10 @@
 # printed, reparsed, optimized and planned) or graph (ember-fuzz-graph: the
 # graph text format, parsed, printed and reparsed); ir and graph are seeded
 # with what the tools print for the ONNX test data models, written by
-# ember-fuzz-text-seeds on the first run. The build is build-asan/ (shared with
+# ember-fuzz-text-seeds on the first run; model (ember-fuzz-model: valid
+# models mutated structurally, imported, compiled for the Interpreter and run
+# when small, seeded with tests/fuzz/model-seeds, the hand-made models and the
+# ONNX test data's node models). The build is build-asan/ (shared with
 # test.sh --sanitize); the corpus grows in build-asan/fuzz/TARGET/corpus;
 # crashes land in build-asan/fuzz/TARGET/artifacts.
 set -euo pipefail
@@ -41,6 +44,16 @@ if [ -z "$(ls -A "$SEEDS")" ]; then
       cp "$f" "$SEEDS/seed-$i.onnx"; i=$((i+1))
     done < <(find /usr/share/libonnx-testdata/data -name model.onnx | sort)
     cp models/digits/digits.onnx "$SEEDS/digits.onnx" ;;
+  model) # the committed seeds, the hand-made models, the node models
+    cp tests/fuzz/model-seeds/*.onnx models/digits/digits.onnx "$SEEDS/"
+    i=0
+    while IFS= read -r f; do
+      cp "$f" "$SEEDS/handmade-$i.onnx"; i=$((i+1))
+    done < <(find tests/onnx/handmade -name model.onnx | sort)
+    i=0
+    while IFS= read -r f; do
+      cp "$f" "$SEEDS/node-$i.onnx"; i=$((i+1))
+    done < <(find /usr/share/libonnx-testdata/data/node -name model.onnx | sort) ;;
   tensor) # byte 0 picks the parser: 0 TensorProto, 1 .npy
     /usr/bin/python3 - "$SEEDS" <<'PY'
 import glob, io, os, sys
@@ -60,7 +73,7 @@ PY
     find /usr/share/libonnx-testdata/data -name model.onnx | sort |
       xargs "$BUILD_DIR/bin/ember-fuzz-text-seeds" "$BUILD_DIR/fuzz/seeds-ir" \
         "$BUILD_DIR/fuzz/seeds-graph" ;;
-  *) echo "fuzz.sh: unknown target '$TARGET' (import, tensor, ir, graph)" >&2
+  *) echo "fuzz.sh: unknown target '$TARGET' (import, tensor, ir, graph, model)" >&2
     exit 2 ;;
   esac
 fi

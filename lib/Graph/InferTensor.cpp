@@ -53,6 +53,11 @@ InferResult ember::inferGatherElements(llvm::ArrayRef<TypeRef> in,
   if (idx.rank() != x.rank())
     return makeErrorF("indices {0} must have the rank of {1}", idx.toString(),
                       x.toString());
+  // Off the axis, an index's coordinates address the data directly.
+  for (size_t i = 0; i < x.rank(); ++i)
+    if (int64_t(i) != attrs[0].i && idx.dims()[i] > x.dims()[i])
+      return makeErrorF("indices {0} are larger than {1} off axis {2}",
+                        idx.toString(), x.toString(), attrs[0].i);
   return Types{x.withDims(idx.dims())};
 }
 
@@ -160,8 +165,8 @@ InferResult ember::inferPad(llvm::ArrayRef<TypeRef> in, const AttrList &attrs) {
     dim_t v;
     if (__builtin_add_overflow(x.dims()[i], pads[i], &v) ||
         __builtin_add_overflow(v, pads[i + r], &v))
-      return makeErrorF("pads {0} overflow the dims of {1}",
-                        dimsToString(pads), x.toString());
+      return makeErrorF("pads {0} overflow the dims of {1}", dimsToString(pads),
+                        x.toString());
     d.push_back(v);
   }
   return Types{x.withDims(d)};

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ImportHelpers.h"
+#include "ProtoTensor.h"
 
 #include <cmath>
 
@@ -112,17 +113,27 @@ llvm::Error importMaxUnpool(ImportContext &ctx, const onnx::NodeProto &node) {
     return fail(node, "X and I must have the same shape with N, C and the "
                       "kernel's spatial dims");
   // Indices address the default unpooled shape; output_shape only pads it.
+  // Attribute values are arbitrary: every step is checked for overflow.
   Ints out(x.dims().begin(), x.dims().begin() + 2);
-  for (size_t i = 0; i < n; ++i)
-    out.push_back((x.dims()[2 + i] - 1) * s[i] + k[i] - pads[i] - pads[i + n]);
+  int64_t total = out[0] * out[1];
+  for (size_t i = 0; i < n; ++i) {
+    int64_t d = 0;
+    bool bad = k[i] < 1 || s[i] < 1 ||
+               __builtin_mul_overflow(x.dims()[2 + i] - 1, s[i], &d) ||
+               __builtin_add_overflow(d, k[i], &d) ||
+               __builtin_sub_overflow(d, pads[i], &d) ||
+               __builtin_sub_overflow(d, pads[i + n], &d) || d < 1 ||
+               __builtin_mul_overflow(total, d, &total) ||
+               total > kMaxTensorElements;
+    if (bad)
+      return fail(node, "invalid output shape");
+    out.push_back(d);
+  }
   Ints want = out;
   if (ImportContext::hasInput(node, 2)) {
     TRY(want, ctx.constantInts(node, 2));
   }
-  int64_t total = 1;
-  for (int64_t d : out)
-    total *= d;
-  if (want.size() != n + 2 || total < 1)
+  if (want.size() != n + 2)
     return fail(node, "invalid output shape");
   Ints extra(2 * (n + 2), 0);
   for (size_t i = 0; i < n + 2; ++i) {

@@ -379,14 +379,18 @@ llvm::Error importLRN(ImportContext &ctx, const onnx::NodeProto &node) {
   if (r < 3 || size < 1)
     return fail(node, "needs N, C, spatial dims and a positive size");
   TRY(NodeValue sq, make(ctx, node, OpKind::Mul, {x, x}));
+  // The window reaches at most C - 1 channels to either side: farther ones
+  // are padding and add zeros, so a window wider than the channels takes
+  // no more slices (a size of 2^31 - 1 would be that many nodes).
+  int64_t C = x.dims()[1];
   Ints pads(2 * r, 0);
-  pads[1] = (size - 1) / 2;
-  pads[1 + r] = size - 1 - pads[1];
+  pads[1] = std::min((size - 1) / 2, C - 1);
+  pads[1 + r] = std::min(size - 1 - (size - 1) / 2, C - 1);
   TRY(NodeValue padded,
       make(ctx, node, OpKind::Pad, {sq},
            {Attr::makeInts(pads), Attr::makeInt(0), Attr::makeFloat(0.f)}));
   NodeValue sum;
-  for (int64_t k = 0; k < size; ++k) {
+  for (int64_t k = 0; k <= pads[1] + pads[1 + r]; ++k) {
     Ints s(r, 0), st(r, 1), c(x.dims().begin(), x.dims().end());
     s[1] = k;
     TRY(NodeValue part,

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ImportHelpers.h"
+#include "ProtoTensor.h"
 
 using namespace ember;
 using namespace ember::onnximport;
@@ -254,7 +255,10 @@ llvm::Expected<RNNSetup> readSetup(ImportContext &ctx,
   TRY(int64_t lbr, attrs.getInt("linear_before_reset", 0));
   TRY(int64_t inputForget, attrs.getInt("input_forget", 0));
   TRY(s.clip, attrs.getFloat("clip", 0.f));
-  if (x.dims().size() != 3 || s.hidden < 1 || inputForget ||
+  // A hidden_size over the element limit could not be a weight's dim (and
+  // gates * hidden_size would overflow).
+  if (x.dims().size() != 3 || s.hidden < 1 || s.hidden > kMaxTensorElements ||
+      inputForget ||
       (dir != "forward" && dir != "reverse" && dir != "bidirectional"))
     return fail(node, "needs a 3-D input, a positive hidden_size, a known "
                       "direction and input_forget=0");

@@ -598,7 +598,9 @@ llvm::Error importDepthSpace(ImportContext &ctx, const onnx::NodeProto &node) {
   int64_t N = x.dims()[0], C = x.dims()[1], H = x.dims()[2], W = x.dims()[3];
   NodeValue y;
   if (ToSpace) {
-    if (C % (b * b))
+    // A blocksize whose square exceeds C cannot divide it (nor be squared
+    // without overflow).
+    if (b > C / b || C % (b * b))
       return fail(node, "channels are not a multiple of blocksize^2");
     bool crd = mode == "CRD";
     Ints shape = crd ? Ints{N, C / (b * b), b, b, H, W}

@@ -3,7 +3,9 @@
 #include "KernelNames.h"
 
 #include <charconv>
+#include <cmath>
 #include <iterator>
+#include <limits>
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -46,7 +48,16 @@ ExprRef Kernel::constInt(int64_t v, ScalarKind k) {
 ExprRef Kernel::constFloat(double v, ScalarKind k) {
   Expr e{ExprKind::Const, k, {}};
   e.fval = v;
-  e.ival = int64_t(v);
+  // The integer view saturates: converting an infinity (a max pool's
+  // start value), a NaN or a value past int64's range is undefined.
+  if (std::isnan(v))
+    e.ival = 0;
+  else if (v >= 0x1p63)
+    e.ival = std::numeric_limits<int64_t>::max();
+  else if (v < -0x1p63)
+    e.ival = std::numeric_limits<int64_t>::min();
+  else
+    e.ival = int64_t(v);
   return make(e);
 }
 

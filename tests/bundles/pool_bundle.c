@@ -7,13 +7,16 @@
  * NAME_mt keeps its workers between calls. Checks that its output stays
  * bit-identical to NAME's over many calls in one process: thread counts
  * going up and down, more threads than cores, after NAME_threads_release
- * (and a second release), from two threads calling NAME_mt at once (one
- * finds the pool taken and creates its own workers), and in a child forked
- * after the workers started (it has the pool's memory but not its
- * threads). Exit 0: all equal.
+ * (and a second release), from two threads handing the pool on with
+ * nothing between them that a thread sanitizer sees as synchronization
+ * (the pool's own ordering must suffice), from two threads calling NAME_mt
+ * at once (one finds the pool taken and creates its own workers), and in a
+ * child forked after the workers started (it has the pool's memory but not
+ * its threads), which releases them first. Exit 0: all equal.
  *
  *===----------------------------------------------------------------------===*/
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +79,26 @@ static void *callerMain(void *p) {
   return NULL;
 }
 
+/* The first caller after a release hands the pool on to the second by a
+ * relaxed flag: under TSan, whatever orders the second caller's use of the
+ * pool's locks after their making must come from the pool itself. */
+static int handedOn;
+
+static void *firstCaller(void *p) {
+  struct Caller *c = p;
+  c->failures += runOnce(c, 2);
+  __atomic_store_n(&handedOn, 1, __ATOMIC_RELAXED);
+  return NULL;
+}
+
+static void *secondCaller(void *p) {
+  struct Caller *c = p;
+  while (!__atomic_load_n(&handedOn, __ATOMIC_RELAXED))
+    sched_yield();
+  c->failures += runOnce(c, 3);
+  return NULL;
+}
+
 #define CHECK(cond, what)                                                      \
   do {                                                                         \
     if (!(cond)) {                                                             \
@@ -111,9 +134,15 @@ int main(int argc, char **argv) {
     CHECK(!runOnce(&a, 6), "NAME_mt with more threads than cores");
   RELEASE();
   RELEASE();
+  pthread_t ta, tb;
+  pthread_create(&ta, NULL, firstCaller, &a);
+  pthread_create(&tb, NULL, secondCaller, &b);
+  pthread_join(ta, NULL);
+  pthread_join(tb, NULL);
+  CHECK(a.failures == 0 && b.failures == 0,
+        "NAME_mt after NAME_threads_release, handed from thread to thread");
   CHECK(!runOnce(&a, 2), "NAME_mt after NAME_threads_release");
 
-  pthread_t ta, tb;
   pthread_create(&ta, NULL, callerMain, &a);
   pthread_create(&tb, NULL, callerMain, &b);
   pthread_join(ta, NULL);
@@ -121,8 +150,12 @@ int main(int argc, char **argv) {
   CHECK(a.failures == 0 && b.failures == 0, "two callers at once");
 
   pid_t child = fork();
-  if (child == 0)
+  /* The child's first call is a release: the workers it would end are its
+   * parent's, which it must not wait for. */
+  if (child == 0) {
+    RELEASE();
     _exit(runOnce(&a, 2) || runOnce(&a, 3));
+  }
   int status = 0;
   CHECK(child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) &&
             WEXITSTATUS(status) == 0,

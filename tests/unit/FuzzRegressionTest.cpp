@@ -3,11 +3,12 @@
 // Every input in tests/fuzz/regressions once crashed a fuzz target or made
 // a sanitizer report. Each must now give a clean error containing the
 // listed text, through the same steps the fuzz target runs: for .onnx
-// files (ember-fuzz-import) the import, then the Interpreter's pipeline up
-// to memory planning; for .txt files (ember-fuzz-graph) the graph text
-// parser; for .ir files (ember-fuzz-ir) the IR text parser; for .pb files
-// (ember-fuzz-tensor) the TensorProto input reader. Under
-// scripts/test.sh --sanitize these also prove the sanitizers stay quiet.
+// files (ember-fuzz-import, ember-fuzz-model) the import, then the
+// Interpreter's pipeline up to memory planning; for .txt files
+// (ember-fuzz-graph) the graph text parser; for .ir files (ember-fuzz-ir) the
+// IR text parser; for .pb files (ember-fuzz-tensor) the TensorProto input
+// reader. Under scripts/test.sh --sanitize these also prove the sanitizers stay
+// quiet.
 //
 //===----------------------------------------------------------------------===//
 #include "ember/Backend/Pipeline.h"
@@ -79,6 +80,23 @@ const Regression kRegressions[] = {
     // Hardmax of a scalar took the front of an empty list of axes (UBSan,
     // import).
     {"hardmax-scalar.onnx", "(Hardmax): input must have rank >= 1"},
+    // DepthToSpace with blocksize 2^63 - 1 squared it (UBSan, model).
+    {"depthtospace-blocksize-overflow.onnx",
+     "channels are not a multiple of blocksize^2"},
+    // MaxUnpool with kernel_shape -2^63 + 2: the unpooled dims and their
+    // product overflowed (UBSan, model).
+    {"maxunpool-kernel-overflow.onnx", "(MaxUnpool): invalid output shape"},
+    // NegativeLogLikelihoodLoss of x [3, 6] with a target [6]: its
+    // GatherElements had indices larger than the data off the axis, and the
+    // Interpreter read past the data (ASan, model, at run time).
+    {"nllloss-target-larger.onnx", "are larger than float<3 x 6> off axis 1"},
+    // LSTM with hidden_size 2^63 - 1: gates * hidden_size overflowed
+    // (UBSan, model).
+    {"lstm-hidden-size-overflow.onnx", "(LSTM): needs a 3-D input"},
+    // LRN with size 2^31 - 1 over 5 channels: the import built one Slice
+    // and Add per window position (a hang, model); valid input, it must
+    // compile.
+    {"lrn-size-huge-slow.onnx", ""},
 };
 
 /// The error of importing and compiling \p bytes, or "" on success.

@@ -49,6 +49,7 @@ __attribute__((weak)) int pthread_cond_destroy(void *);
 __attribute__((weak)) int pthread_cond_wait(void *, void *);
 __attribute__((weak)) int pthread_cond_broadcast(void *);
 __attribute__((weak)) int pthread_cond_signal(void *);
+__attribute__((weak)) int pthread_once(int *, void (*)());
 __attribute__((weak)) int sched_yield();
 __attribute__((weak)) int getpid();
 }
@@ -234,12 +235,13 @@ struct PoolArg {
 /// marked "under mutex", which the workers read.
 struct Pool {
   int32_t busy;  ///< 1 while one call (or the release) holds the pool.
-  int32_t state; ///< 0: not set up, 1: ready, 2: cannot block (unusable).
+  int32_t state; ///< Locks: 0: not made, 1: made, 2: failed (unusable).
   alignas(16) unsigned char mutex[128];
   alignas(16) unsigned char wake[128]; ///< Workers wait here for a call.
   alignas(16) unsigned char done[128]; ///< The caller waits here for them.
   int64_t started;                     ///< Workers 1 .. started exist.
-  int pid;         ///< The process that created them (a forked child has none).
+  int pid; ///< The process that made the locks and workers (a forked child
+           ///< has neither).
   uint64_t call;   ///< Under mutex: bumped per call.
   Team *team;      ///< Under mutex: the call's team.
   int64_t size;    ///< Under mutex: its size.
@@ -249,6 +251,9 @@ struct Pool {
   PoolArg args[kMaxThreads];
 };
 Pool gPool;
+/// pthread_once's control for the pool's locks (PTHREAD_ONCE_INIT is 0 in
+/// glibc, musl and bionic, so zero-initialized storage is one).
+int gPoolOnce;
 
 void *poolWorker(void *p) {
   PoolArg *arg = (PoolArg *)p;
@@ -280,33 +285,47 @@ void *poolWorker(void *p) {
 
 bool poolFunctionsExist() {
   return pthread_create && pthread_join && pthread_mutex_init &&
-         pthread_mutex_destroy && pthread_mutex_lock && pthread_mutex_unlock &&
-         pthread_cond_init && pthread_cond_destroy && pthread_cond_wait &&
-         pthread_cond_broadcast && pthread_cond_signal;
+         pthread_mutex_lock && pthread_mutex_unlock && pthread_cond_init &&
+         pthread_cond_wait && pthread_cond_broadcast && pthread_cond_signal &&
+         pthread_once;
 }
+
+/// Makes the pool's mutex and condition variables for this process.
+bool makePoolLocks() {
+  Pool &P = gPool;
+  P.pid = getpid ? getpid() : 0;
+  bool ok = pthread_mutex_init(P.mutex, nullptr) == 0;
+  ok = ok && pthread_cond_init(P.wake, nullptr) == 0;
+  ok = ok && pthread_cond_init(P.done, nullptr) == 0;
+  P.state = ok ? 1 : 2;
+  P.started = 0;
+  P.call = 0;
+  P.quit = false;
+  return ok;
+}
+
+void makePoolLocksOnce() { makePoolLocks(); }
 
 /// Takes the pool for one call and makes sure it has \p want workers (or
 /// as many as could be created); false when another call holds it or it
 /// cannot be used.
+///
+/// The locks are made once per process and kept across
+/// NAME_threads_release: made under the busy flag alone, a later caller on
+/// another thread would be ordered after them by that flag's atomics only,
+/// which a thread sanitizer does not see in the uninstrumented bundle;
+/// pthread_once orders the making before every caller in a way it does.
 bool poolAcquire(int64_t want) {
   Pool &P = gPool;
   if (!poolFunctionsExist() ||
       __atomic_exchange_n(&P.busy, 1, __ATOMIC_ACQUIRE) != 0)
     return false;
+  pthread_once(&gPoolOnce, makePoolLocksOnce);
   // A child forked after the workers started has the pool's memory but
-  // not its threads: start over (the parent's mutex state is not used).
+  // not its threads, and its locks may be held by, or have waiters from,
+  // threads that do not exist here: make them again and start over.
   if (P.state == 1 && getpid && P.pid != getpid())
-    P.state = 0;
-  if (P.state == 0) {
-    P.pid = getpid ? getpid() : 0;
-    bool ok = pthread_mutex_init(P.mutex, nullptr) == 0;
-    ok = ok && pthread_cond_init(P.wake, nullptr) == 0;
-    ok = ok && pthread_cond_init(P.done, nullptr) == 0;
-    P.state = ok ? 1 : 2;
-    P.started = 0;
-    P.call = 0;
-    P.quit = false;
-  }
+    makePoolLocks();
   if (P.state != 1) {
     __atomic_store_n(&P.busy, 0, __ATOMIC_RELEASE);
     return false;
@@ -354,18 +373,19 @@ extern "C" __attribute__((used)) void ember_pool_release() {
   while (__atomic_exchange_n(&P.busy, 1, __ATOMIC_ACQUIRE) != 0)
     if (sched_yield)
       sched_yield();
-  if (P.state == 1) {
+  // A forked child has no workers to end (the ids are its parent's).
+  bool own = P.state == 1 && (!getpid || P.pid == getpid());
+  if (own && P.started > 0) {
     pthread_mutex_lock(P.mutex);
     P.quit = true;
     pthread_cond_broadcast(P.wake);
     pthread_mutex_unlock(P.mutex);
     for (int64_t i = 1; i <= P.started; ++i)
       pthread_join(P.threads[i], nullptr);
-    pthread_cond_destroy(P.done);
-    pthread_cond_destroy(P.wake);
-    pthread_mutex_destroy(P.mutex);
-    P.state = 0;
+    // The locks stay for the next call (see poolAcquire).
+    P.quit = false;
   }
+  P.started = 0;
   __atomic_store_n(&P.busy, 0, __ATOMIC_RELEASE);
 }
 
