@@ -8,6 +8,9 @@
 // non-empty bins (what quantizing to that many levels keeps). The T with
 // the smallest KL(P || Q) wins; thresholds keeping fewer bins than levels
 // are not tried (they lose nothing to rounding and everything to clipping).
+// The bin holding zero is left out of both: zero is always exact (the zero
+// point), and the spike of exact zeros behind a Relu would otherwise
+// dominate its group's average and favour ever smaller thresholds.
 //
 //===----------------------------------------------------------------------===//
 #include "ember/Quantization/Quantize.h"
@@ -59,6 +62,9 @@ std::pair<float, float> ember::calibrateKL(const ValueProfile &v,
   double width = (double(v.max) - v.min) / double(bins);
   if (bins <= levels || width <= 0)
     return {v.min, v.max};
+  std::vector<uint64_t> h = v.histogram;
+  if (v.min <= 0 && v.max >= 0)
+    h[std::min(bins - 1, size_t(std::floor(-double(v.min) / width)))] = 0;
   double absMax = std::max(std::abs(double(v.min)), std::abs(double(v.max)));
   std::pair<float, float> best{v.min, v.max};
   double bestKL = INFINITY;
@@ -70,7 +76,7 @@ std::pair<float, float> ember::calibrateKL(const ValueProfile &v,
         size_t(std::clamp(std::ceil((t - v.min) / width), 0.0, double(bins)));
     if (b <= a || b - a < levels)
       continue;
-    double kl = klDivergence(v.histogram, a, b, levels);
+    double kl = klDivergence(h, a, b, levels);
     if (kl < bestKL) {
       bestKL = kl;
       best = {float(v.min + double(a) * width),
