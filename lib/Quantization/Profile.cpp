@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 using namespace ember;
 
@@ -139,12 +140,19 @@ static void keepFirst(const llvm::SMDiagnostic &d, void *ctx) {
         "line " + std::to_string(d.getLineNo()) + ": " + d.getMessage().str();
 }
 
+/// \p x as %g prints it.
+static std::string shortFloat(float x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", double(x));
+  return buf;
+}
+
 static llvm::Error checkValue(const YamlValue &v, unsigned bins,
                               llvm::StringRef path) {
   if (!std::isfinite(v.min) || !std::isfinite(v.max) || v.min > v.max)
     return makeErrorF("profile '{0}': value '{1}' has the range [{2}, {3}], "
                       "not a finite interval",
-                      path, v.name, v.min, v.max);
+                      path, v.name, shortFloat(v.min), shortFloat(v.max));
   if (v.histogram.size() != bins)
     return makeErrorF("profile '{0}': value '{1}' has {2} histogram bins, "
                       "not {3}",
