@@ -46,6 +46,7 @@ NodeValue quant::quantDequant(Function &F, const std::string &name, NodeValue x,
 bool quant::isByteDequantize(NodeValue v) {
   auto *d = llvm::dyn_cast<DequantizeNode>(v.getNode());
   return d && d->getScale().dims()[0] == 1 &&
+         llvm::isa<Constant>(d->getScale().getNode()) &&
          (d->getInput().getElemKind() == ElemKind::Int8 ||
           d->getInput().getElemKind() == ElemKind::UInt8);
 }

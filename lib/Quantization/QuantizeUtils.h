@@ -14,7 +14,8 @@ bool keeps(const QuantizationOptions &opts, llvm::StringRef kind);
 NodeValue quantDequant(Function &F, const std::string &name, NodeValue x,
                        const QuantParams &p);
 
-/// A per-tensor Dequantize of 8-bit values (what quantDequant makes).
+/// A per-tensor Dequantize of 8-bit values with a constant scale (what
+/// quantDequant makes).
 bool isByteDequantize(NodeValue v);
 
 /// The first element of the Float32 constant \p v.
