@@ -342,6 +342,8 @@ llvm::Expected<Function *> importModel(onnx::ModelProto &model, Module &M,
   if (llvm::Error err = verifyFunction(*F))
     return makeErrorF("internal error: imported graph is invalid: {0}",
                       errorToString(std::move(err)));
+  if (opts.valueNames)
+    *opts.valueNames = ctx.saveScope();
   return F;
 }
 

@@ -5,6 +5,8 @@
 //                  [-labels=FILE] [-expected-labels=i,j,...]
 //                  IMAGE... | - | -input-image-dir=DIR |
 //                  -input-image-list-file=FILE
+//                  [-dump-profile=P.yaml | -load-profile=P.yaml
+//                   [quantization flags]]
 //
 // Exit status: the number of top-1 mismatches against -expected-labels
 // (capped at 255; 0 without the flag), or 1 after an error line.
@@ -198,6 +200,14 @@ static std::unique_ptr<NetworkRunner> createRunner() {
     fail(errorToString(std::move(err)));
   opts.passes = compileOpts.passes;
   opts.precision = unwrap(tools::getPrecisionOptions());
+  opts.quant = unwrap(tools::getQuantizationRequest(opts.precision.keepKinds));
+  if (opts.quant.report)
+    fail("-dump-quantization-report is a model-runner flag (it runs the "
+         "float and the quantized model side by side)");
+  if (!bundlePrefix.empty() &&
+      (!opts.quant.dumpProfile.empty() || !opts.quant.loadProfile.empty()))
+    fail("-dump-profile and -load-profile apply to -model; a bundle is "
+         "quantized when it is compiled (model-compiler -load-profile)");
   if (!bundlePrefix.empty() && opts.precision.precision != FloatPrecision::FP32)
     fail("-precision applies to -model; a bundle has the precision it was "
          "compiled with");
@@ -221,7 +231,8 @@ int main(int argc, char **argv) {
   FLAGS_minloglevel = 2; // quiet unless something is fatal
   tools::registerPassOptions();
   cl::HideUnrelatedOptions({&category, &tools::passOptionsCategory(),
-                            &tools::precisionFlagsCategory()});
+                            &tools::precisionFlagsCategory(),
+                            &tools::quantizationFlagsCategory()});
   // Unknown flags are reported to flagErrStream (with "did you mean"
   // lines): print only the first line, in the form of every other error.
   // Bad flag values are printed by LLVM itself, as one line.
@@ -247,6 +258,8 @@ int main(int argc, char **argv) {
 
   std::unique_ptr<NetworkRunner> runner = createRunner();
   ClassifyResult r = unwrap(classifyImages(*runner, paths, opts, llvm::outs()));
+  if (llvm::Error err = runner->finish())
+    fail(errorToString(std::move(err)));
   unsigned batch = unsigned(runner->getInput().dims[0]);
   double rate = r.networkSeconds > 0
                     ? double(r.images) * opts.iterations / r.networkSeconds

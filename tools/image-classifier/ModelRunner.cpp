@@ -10,6 +10,7 @@
 #include "ember/Backend/Pipeline.h"
 #include "ember/Base/Error.h"
 #include "ember/Importer/ONNXImporter.h"
+#include "ember/Quantization/Profiler.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
@@ -38,10 +39,27 @@ public:
   const float *outputData() const override {
     return bindings_.get(outputPH_)->getHandle<float>().begin();
   }
-  llvm::Error run() override { return net_.function->run(bindings_); }
+  llvm::Error run() override {
+    EMBER_RETURN_IF_ERR(net_.function->run(bindings_));
+    if (recorder_)
+      recorder_->record(bindings_, profile_);
+    return llvm::Error::success();
+  }
+  llvm::Error finish() override {
+    return recorder_ ? writeProfile(profile_, profilePath_)
+                     : llvm::Error::success();
+  }
 
 private:
+  /// Instruments \p F for -dump-profile or quantizes it for -load-profile.
+  llvm::Error prepareQuantization(Function &F, const RunnerOptions &opts,
+                                  CompileOptions &compileOpts);
+
   Module module_;
+  ValueNames names_;
+  std::unique_ptr<ProfileRecorder> recorder_;
+  QuantProfile profile_;
+  std::string profilePath_;
   CompiledNetwork net_;
   Bindings bindings_;
   const Placeholder *inputPH_ = nullptr, *outputPH_ = nullptr;
@@ -123,6 +141,7 @@ llvm::Error CompiledModelRunner::init(llvm::StringRef path,
       DeclaredInput chosen,
       chooseInput(declaredInputs(proto), path, opts, importOpts));
   EMBER_ASSIGN_OR_RETURN(const Backend *backend, getBackend(backendName));
+  importOpts.valueNames = &names_;
   EMBER_ASSIGN_OR_RETURN(
       Function * F,
       importONNXBuffer((*buf)->getBuffer(), path, module_, importOpts));
@@ -140,6 +159,7 @@ llvm::Error CompiledModelRunner::init(llvm::StringRef path,
   CompileOptions compileOpts;
   compileOpts.passes = opts.passes;
   compileOpts.codegen.precision = opts.precision;
+  EMBER_RETURN_IF_ERR(prepareQuantization(*F, opts, compileOpts));
   EMBER_ASSIGN_OR_RETURN(net_, compileFunction(*F, *backend, compileOpts));
   bindings_.insert(inputPH_, Tensor(*inputPH_->getType()));
   bindings_.allocateOutputs(module_);
@@ -150,6 +170,20 @@ llvm::Error CompiledModelRunner::init(llvm::StringRef path,
              {outputPH_->getType()->dims().begin(),
               outputPH_->getType()->dims().end()}};
   return llvm::Error::success();
+}
+
+llvm::Error
+CompiledModelRunner::prepareQuantization(Function &F, const RunnerOptions &opts,
+                                         CompileOptions &compileOpts) {
+  if (!opts.quant.dumpProfile.empty()) {
+    // The minimal pipeline keeps every saved value as the model computes it.
+    recorder_ = std::make_unique<ProfileRecorder>(F, names_);
+    compileOpts.pipeline = getMinimalPipeline();
+    profilePath_ = opts.quant.dumpProfile;
+    return llvm::Error::success();
+  }
+  return tools::applyLoadProfile(opts.quant, F, names_, compileOpts)
+      .takeError();
 }
 
 llvm::Expected<std::unique_ptr<NetworkRunner>>

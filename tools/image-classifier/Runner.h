@@ -9,6 +9,8 @@
 #ifndef EMBER_TOOLS_IMAGECLASSIFIER_RUNNER_H
 #define EMBER_TOOLS_IMAGECLASSIFIER_RUNNER_H
 
+#include "QuantizationFlags.h"
+
 #include "ember/Optimizer/PassManager.h"
 
 #include "llvm/ADT/StringRef.h"
@@ -42,6 +44,8 @@ public:
   virtual const float *outputData() const = 0;
   /// Runs the network once.
   virtual llvm::Error run() = 0;
+  /// Called after the last run (writes -dump-profile's file).
+  virtual llvm::Error finish() { return llvm::Error::success(); }
 
 protected:
   TensorDesc input_, output_;
@@ -59,6 +63,8 @@ struct RunnerOptions {
   PassInstrumentOptions passes;
   /// -precision choices for compiling a model.
   PrecisionOptions precision;
+  /// -dump-profile / -load-profile and the quantization flags.
+  tools::QuantizationRequest quant;
 };
 
 /// Imports the ONNX model at \p path and compiles it for \p backend. A

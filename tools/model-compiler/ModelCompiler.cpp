@@ -6,6 +6,7 @@
 //                [-embed-weights] [-bundle-shared] [-onnx-define-symbol=N,V]
 //                [-dump-graph] [-dump-ir] [-dump-llvm-ir] [-dump-llvm-asm]
 //                [-print-memory] [-time-passes] [-verbose] [-quiet]
+//                [-load-profile=P.yaml [quantization flags]]
 //
 // Prints nothing on success unless asked, except that a compile running
 // longer than two seconds reports each finished stage when stderr is a
@@ -17,6 +18,7 @@
 #include "ImportFlags.h"
 #include "PassOptions.h"
 #include "PrecisionFlags.h"
+#include "QuantizationFlags.h"
 
 #include "ember/Backend/BundleWriter.h"
 #include "ember/Backend/ConstantEval.h"
@@ -186,7 +188,8 @@ int main(int argc, char **argv) {
   FLAGS_minloglevel = std::getenv("GLOG_minloglevel") ? FLAGS_minloglevel : 2;
   tools::registerPassOptions();
   cl::HideUnrelatedOptions({&category, &tools::codegenFlagsCategory(),
-                            &tools::precisionFlagsCategory()});
+                            &tools::precisionFlagsCategory(),
+                            &tools::quantizationFlagsCategory()});
   cl::ParseCommandLineOptions(argc, argv,
                               "Compiles an ONNX model to a bundle\n");
   CodegenOptions codegen = unwrap(tools::getCodegenOptions());
@@ -207,15 +210,23 @@ int main(int argc, char **argv) {
   }
   if (!isCIdentifier(name))
     fail("-network-name '" + name + "' is not a C identifier");
+  tools::QuantizationRequest quant =
+      unwrap(tools::getQuantizationRequest(codegen.precision.keepKinds));
+  if (!quant.dumpProfile.empty() || quant.report)
+    fail("-dump-profile and -dump-quantization-report run the model on "
+         "inputs: use model-runner or image-classifier");
   registerAllBackends();
   const Backend *backend = unwrap(getBackend(backendName));
 
   installProgressLines();
   Module M;
   Function *F;
+  ValueNames names;
   {
     PhaseTimer t("import");
-    F = unwrap(importONNXFile(modelPath, M, parseImportOptions()));
+    ImportOptions importOpts = parseImportOptions();
+    importOpts.valueNames = &names;
+    F = unwrap(importONNXFile(modelPath, M, importOpts));
   }
   if (!M.getInputChecks().empty())
     fail("input '" + M.getInputChecks()[0].inputs[0]->getName() +
@@ -229,6 +240,7 @@ int main(int argc, char **argv) {
   copts.dumpGraph = dumpGraph ? &llvm::outs() : nullptr;
   if (llvm::Error err = tools::fillPassOptions(copts))
     fail(errorToString(std::move(err)));
+  unwrap(tools::applyLoadProfile(quant, *F, names, copts));
   timePhases = copts.passes.timePasses;
   std::unique_ptr<IRFunction> ir;
   MemoryPlan plan;

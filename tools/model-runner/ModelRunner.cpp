@@ -7,6 +7,8 @@
 //              [-dump-graph] [-dump-graph-dot=FILE] [-dump-ir]
 //              [-print-memory] [-compile-only] [-optimize-ir=false]
 //              [-profile [-profile-order=time|program]] [-num-threads=N]
+//              [-dump-profile=P.yaml | -load-profile=P.yaml
+//               [-dump-quantization-report] [quantization flags]]
 //              [pass manager options: see tools/common/PassOptions.h]
 //
 //===----------------------------------------------------------------------===//
@@ -14,6 +16,7 @@
 #include "ImportFlags.h"
 #include "PassOptions.h"
 #include "PrecisionFlags.h"
+#include "ProfileRuns.h"
 
 #include "ember/Backend/ConstantEval.h"
 #include "ember/Backend/Pipeline.h"
@@ -215,9 +218,9 @@ int main(int argc, char **argv) {
   google::InitGoogleLogging(argv[0]);
   FLAGS_minloglevel = 2; // quiet unless something is fatal
   tools::registerPassOptions();
-  cl::HideUnrelatedOptions({&category, &tools::passOptionsCategory(),
-                            &tools::codegenFlagsCategory(),
-                            &tools::precisionFlagsCategory()});
+  cl::HideUnrelatedOptions(
+      {&category, &tools::passOptionsCategory(), &tools::codegenFlagsCategory(),
+       &tools::precisionFlagsCategory(), &tools::quantizationFlagsCategory()});
   cl::ParseCommandLineOptions(argc, argv,
                               "Compiles an ONNX model and runs it\n");
   CodegenOptions codegen = unwrap(tools::getCodegenOptions());
@@ -230,15 +233,32 @@ int main(int argc, char **argv) {
   if (profileOrder != "time" && profileOrder != "program")
     fail("-profile-order must be 'time' or 'program', not '" + profileOrder +
          "'");
+  tools::QuantizationRequest quant =
+      unwrap(tools::getQuantizationRequest(codegen.precision.keepKinds));
   registerAllBackends();
   const Backend *backend = unwrap(getBackend(backendName));
-
-  Module M;
-  Function *F = unwrap(importONNXFile(modelPath, M, parseImportOptions()));
 
   CompileOptions opts;
   opts.codegen = codegen;
   failOn(tools::fillPassOptions(opts));
+  if (!quant.dumpProfile.empty() || quant.report) {
+    tools::ProfileRunSetup setup{modelPath,
+                                 parseImportOptions(),
+                                 backend,
+                                 {inputs.begin(), inputs.end()},
+                                 opts};
+    failOn(quant.report
+               ? tools::runQuantizationReport(setup, quant, llvm::outs())
+               : tools::runDumpProfile(setup, quant, llvm::outs()));
+    return 0;
+  }
+
+  Module M;
+  ValueNames names;
+  ImportOptions importOpts = parseImportOptions();
+  importOpts.valueNames = &names;
+  Function *F = unwrap(importONNXFile(modelPath, M, importOpts));
+  unwrap(tools::applyLoadProfile(quant, *F, names, opts));
   opts.dumpGraph = dumpGraph ? &llvm::outs() : nullptr;
   opts.dumpIR = dumpIR ? &llvm::outs() : nullptr;
   opts.printConvPlans = tools::convPlansStream();

@@ -27,6 +27,10 @@ struct ImportOptions {
   /// into a Constant (shape arithmetic); see makeConstantEvaluator in
   /// ember/Backend/ConstantEval.h. Shape and Size fold without it.
   std::function<llvm::Expected<Tensor>(NodeValue)> evaluator;
+  /// When set, receives every value of the main graph by its ONNX name
+  /// (graph inputs, initializers, node outputs) once the import succeeded:
+  /// profile-guided quantization names values this way.
+  std::map<std::string, NodeValue> *valueNames = nullptr;
 };
 
 /// Loads the ONNX model at \p path into \p M as a new Function named after
