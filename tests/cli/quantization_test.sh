@@ -40,15 +40,17 @@ cmp -s "$TMP/out-Interpreter/output_0.pb" "$TMP/out-CPU/output_0.pb" ||
   -output-dir="$TMP/out-fp32" >/dev/null
 cmp -s "$TMP/out-fp32/output_0.pb" "$TMP/out-CPU/output_0.pb" &&
   fail "quantized logits equal fp32's"
-check "the products are integer" 0 'IntConv' \
+check "the products are integer" 0 '(Int|Requant)Conv' \
   "$MR" -model="$M" -load-profile="$P" -dump-graph -compile-only
-[ "$(grep -c ' = IntConv(' "$TMP/out")" = 2 ] || fail "not 2 IntConv"
-[ "$(grep -c ' = IntMatMul(' "$TMP/out")" = 1 ] || fail "not 1 IntMatMul"
+# fold-qdq makes RequantConv/RequantMatMul where the product's requantize
+# folds into it, IntConv/IntMatMul otherwise.
+[ "$(grep -cE ' = (Int|Requant)Conv\(' "$TMP/out")" = 2 ] || fail "not 2 integer Convs"
+[ "$(grep -cE ' = (Int|Requant)MatMul\(' "$TMP/out")" = 1 ] || fail "not 1 integer MatMul"
 grep -qE ' = (Conv|Gemm|MatMul)\(' "$TMP/out" && fail "a float product is left"
-check "-keep-original-precision-for-nodes=Conv" 0 'IntMatMul' \
+check "-keep-original-precision-for-nodes=Conv" 0 '(Int|Requant)MatMul' \
   "$MR" -model="$M" -load-profile="$P" -dump-graph -compile-only \
   -keep-original-precision-for-nodes=Conv
-grep -q ' = IntConv(' "$TMP/out" && fail "a kept Conv was quantized"
+grep -qE ' = (Int|Requant)Conv\(' "$TMP/out" && fail "a kept Conv was quantized"
 check "-dump-quantization-report" 0 \
   '^  Gemm +[0-9.]+ dB  logits$' \
   "$MR" -model="$M" -load-profile="$P" -dump-quantization-report \
