@@ -49,6 +49,12 @@ void compactConstants(CPUProgram &prog);
 std::optional<kir::Kernel> lowerTrailingSum(const Instruction &I,
                                             const MemoryPlan &plan);
 
+/// Softmax \p I of float32 over its input's last axis as one libjit call
+/// per row (Softmax.inc), or none for any other instruction
+/// (SoftmaxLowering.cpp).
+std::optional<kir::Kernel> lowerSoftmaxRows(const Instruction &I,
+                                            const MemoryPlan &plan);
+
 /// True if the CPU backend can run node \p n.
 bool cpuSupports(const Node &n);
 

@@ -31,10 +31,14 @@ bool CPUBackend::isOpSupported(const Node &n) const {
 }
 
 bool CPUBackend::shouldLower(const Node &n) const {
-  // Conv has its own libjit kernel and MatMul reads broadcast and transposed
-  // operands in place; everything else with a lowering rule is lowered
-  // exactly as for the Interpreter, but for the requantized integer
+  // Conv has its own libjit kernel, MatMul reads broadcast and transposed
+  // operands in place and a float32 Softmax over the last axis is one pass
+  // per row (SoftmaxLowering.cpp); everything else with a lowering rule is
+  // lowered exactly as for the Interpreter, but for the requantized integer
   // products the int8 kernel stores directly.
+  if (auto *s = llvm::dyn_cast<SoftmaxNode>(&n))
+    return s->getAxis() + 1 != int64_t(s->getInput().dims().size()) ||
+           s->getInput().getType()->getElemKind() != ElemKind::Float32;
   return !llvm::isa<ConvNode>(n) && !llvm::isa<MatMulNode>(n) &&
          !keepsRequantProduct(n);
 }

@@ -3,8 +3,9 @@
 // Conv and MatMul become loops of calls into libjit; conv filters are
 // re-laid out here, at compile time, into the blocked layout libjit wants.
 // Depthwise convolutions and some pools (DepthwiseLowering.cpp), Winograd
-// convolutions (WinogradLowering.cpp) and sums over trailing axes
-// (ReduceLowering.cpp) are claimed here too; everything else goes through
+// convolutions (WinogradLowering.cpp), sums over trailing axes
+// (ReduceLowering.cpp) and last-axis softmaxes (SoftmaxLowering.cpp) are
+// claimed here too; everything else goes through
 // the shared kernel lowering.
 //
 //===----------------------------------------------------------------------===//
@@ -99,6 +100,10 @@ public:
               return true;
             }
           if (auto k = lowerTrailingSum(I, plan_)) {
+            out.push_back(std::move(*k));
+            return true;
+          }
+          if (auto k = lowerSoftmaxRows(I, plan_)) {
             out.push_back(std::move(*k));
             return true;
           }

@@ -18,10 +18,22 @@ profile counts as M K of the 2 M K N + M K flops). A value may add LLVM
 features after a colon, '/'-separated: bf16:-amx-tile/-amx-bf16 runs the
 vdpbf16ps kernel on an AMX host.
 
+With --cpu-time the figures are per second of CPU time instead of wall
+time, for the runner (CPU time of -iterations=N+1 runs less that of one
+run, the fastest of --rounds pairs, over N) and for the peak (fma_peak.c
+cpu): a rate per busy core, which other processes on a loaded machine
+barely disturb (they take turns on the core rather than slow the
+instructions). At more threads it also charges time a thread spends
+waiting, so a poorly balanced split shows.
+
+With --ort, onnxruntime (ort_worker.py, run by this Python) times the same
+one-node model at each thread count, its fastest session.run (the call's
+own overhead included), reported beside the kernels' figure.
+
 Usage: gemm_bench.py [--build DIR] [--baseline RUNNER] [--threads 1,2]
                      [--iterations N] [--rounds R]
                      [--shapes M,K,N;M,K,N...] [--epilogue bias|relu|...]
-                     [--precision fp32,bf16]
+                     [--precision fp32,bf16] [--ort] [--cpu-time]
 """
 import argparse
 import os
@@ -46,12 +58,39 @@ def run(cmd):
     return r.stdout
 
 
-def fma_peak(work, threads):
+def fma_peak(work, threads, cpu=False):
     exe = os.path.join(work, "fma_peak")
     if not os.path.exists(exe):
         run(["clang-19", "-O2", "-march=native", "-pthread", "-w",
              os.path.join(LIB, "fma_peak.c"), "-o", exe])
-    return max(float(run([exe, str(threads)])) for _ in range(3))
+    return max(float(run([exe, str(threads)] + (["cpu"] if cpu else [])))
+               for _ in range(3))
+
+
+def cpu_seconds(cmd):
+    """CPU time (user + system) the command \p cmd took."""
+    import resource
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    run(cmd)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + \
+        (after.ru_stime - before.ru_stime)
+
+
+def measure_cpu(runner, path, m, k, n, threads, iterations, rounds,
+                flags=()):
+    """(CPU ms per run, GFLOP per CPU second): -iterations=N+1 less
+    -iterations=1 (compilation and the warm-up cancel), fastest of
+    \p rounds pairs."""
+    cmd = [runner, "-backend=CPU", "-model=" + path,
+           "-num-threads=%d" % threads] + list(flags)
+    best = None
+    for _ in range(rounds):
+        once = cpu_seconds(cmd + ["-iterations=1"])
+        many = cpu_seconds(cmd + ["-iterations=%d" % (iterations + 1)])
+        ms = max(many - once, 1e-9) * 1e3 / iterations
+        best = ms if best is None else min(best, ms)
+    return best, 2e-6 * m * k * n / best
 
 
 def write_model(path, m, k, n, epilogue):
@@ -98,6 +137,26 @@ def measure(runner, path, threads, iterations, flags=()):
     return float(got.group(1)), float(got.group(3))
 
 
+def ort_measure(work, path, m, k, n, threads, iterations, rounds, cpu):
+    """onnxruntime's (ms, GFLOP/s) on the model at \p path: its fastest
+    run, or with \p cpu its CPU time per run as measure_cpu's."""
+    import json
+    import numpy as np
+    a = os.path.join(work, "a_%d_%d.npy" % (m, k))
+    if not os.path.exists(a):
+        np.save(a, np.random.default_rng(1).random((m, k), np.float32))
+    cmd = [sys.executable, os.path.join(LIB, "ort_worker.py"), path, a,
+           str(threads), "5"]
+    if cpu:
+        ms = min(max(cpu_seconds(cmd + [str(iterations + 1)]) -
+                     cpu_seconds(cmd + ["1"]), 1e-9) * 1e3 / iterations
+                 for _ in range(rounds))
+    else:
+        out = run(cmd + [str(iterations * rounds)])
+        ms = min(json.loads(out.strip().splitlines()[-1])["ms"])
+    return ms, 2e-6 * m * k * n / ms
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -110,6 +169,10 @@ def main():
                    choices=["none", "bias", "relu", "sigmoid"])
     p.add_argument("--precision", default="fp32",
                    help="comma-separated -precision values (fp32,bf16)")
+    p.add_argument("--cpu-time", action="store_true",
+                   help="per second of CPU time, not wall time")
+    p.add_argument("--ort", action="store_true",
+                   help="also time onnxruntime on each shape")
     args = p.parse_args()
     runner = os.path.join(args.build, "bin", "model-runner")
     threads = [int(t) for t in args.threads.split(",")]
@@ -132,11 +195,15 @@ def main():
                             pr if len(precisions) > 1 else "") if x) + " ")
     names = [n if n.strip() else "" for n in names]
     with tempfile.TemporaryDirectory() as work:
-        peaks = {t: fma_peak(work, t) for t in threads}
-        print("FMA peak (fma_peak.c, best of 3): " + ", ".join(
+        # With --cpu-time both figures are per busy core at any thread
+        # count (flops over the CPU time of all threads).
+        peaks = {t: fma_peak(work, t, args.cpu_time) for t in threads}
+        print(("Per CPU second. " if args.cpu_time else "") +
+              "FMA peak (fma_peak.c, best of 3): " + ", ".join(
             "%dT %.1f GFLOP/s" % (t, peaks[t]) for t in threads))
         cols = ["%s%dT ms | %s%dT GFLOP/s | %s%dT %% peak" % (
-            nm, t, nm, t, nm, t) for t in threads for nm in names]
+            nm, t, nm, t, nm, t) for t in threads for nm in names +
+            (["ORT "] if args.ort else [])]
         print("| M | K | N | " + " | ".join(cols) + " |")
         print("|" + "---|" * (3 + len(cols) * 3))
         for m, k, n in shapes:
@@ -145,11 +212,19 @@ def main():
             cells = []
             for t in threads:
                 best = [None] * len(runners)
-                for _ in range(args.rounds):
+                for _ in range(0 if args.cpu_time else args.rounds):
                     for i, (r, flags) in enumerate(runners):
                         got = measure(r, path, t, args.iterations, flags)
                         if best[i] is None or got[0] < best[i][0]:
                             best[i] = got
+                if args.cpu_time:
+                    best = [measure_cpu(r, path, m, k, n, t, args.iterations,
+                                        args.rounds, flags)
+                            for r, flags in runners]
+                if args.ort:
+                    best.append(ort_measure(work, path, m, k, n, t,
+                                            args.iterations, args.rounds,
+                                            args.cpu_time))
                 for ms, gf in best:
                     cells.append("%.4f | %.1f | %.0f" %
                                  (ms, gf, 100 * gf / peaks[t]))

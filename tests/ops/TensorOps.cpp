@@ -1,6 +1,8 @@
 //===- TensorOps.cpp - Linear algebra, window and data-movement tests -----===//
 #include "OpTestUtils.h"
 
+#include <cmath>
+
 using namespace ember;
 using namespace ember::test;
 
@@ -126,6 +128,51 @@ TEST_P(TensorOpTest, SoftmaxOnInnerAndOuterAxis) {
       out[1],
       makeTensor({2, 2}, {0.26894142f, 0.04742587f, 0.73105858f, 0.95257413f}),
       1e-6f);
+}
+
+// Last-axis rows of every length class a vector kernel treats apart (shorter
+// than a vector, whole vectors, whole vectors and a tail), with attention
+// masks' large negative and -inf entries beside finite ones; the reference
+// is computed here in double. Masked entries must be exact zeros. 2e-6: a few
+// float roundings of values <= 1 (exp within 2 ulp, the sum, the reciprocal).
+TEST_P(TensorOpTest, SoftmaxRowsOfEveryLength) {
+  const dim_t lens[] = {1, 5, 16, 37, 128};
+  auto tensorOf = [](dim_t len, const std::vector<float> &v) {
+    Tensor t(ElemKind::Float32, {3, len});
+    std::copy(v.begin(), v.end(), t.getHandle<float>().begin());
+    return t;
+  };
+  std::vector<Tensor> in, want;
+  for (dim_t len : lens) {
+    save(F->createSoftmax("s", input("x" + std::to_string(len), {3, len}), 1));
+    std::vector<float> v(3 * len), y(v.size());
+    for (size_t i = 0; i < v.size(); ++i)
+      v[i] = float((i * 37) % 23) * 0.7f - 8.f;
+    for (dim_t j = 1; j < len; j += 3)
+      v[len + j] = -1e9f, v[2 * len + j] = -INFINITY;
+    for (dim_t r = 0; r < 3; ++r) {
+      double mx = -INFINITY, sum = 0;
+      for (dim_t j = 0; j < len; ++j)
+        mx = std::max<double>(mx, v[r * len + j]);
+      for (dim_t j = 0; j < len; ++j)
+        sum += std::exp(v[r * len + j] - mx);
+      for (dim_t j = 0; j < len; ++j)
+        y[r * len + j] = float(std::exp(v[r * len + j] - mx) / sum);
+    }
+    in.push_back(tensorOf(len, v));
+    want.push_back(tensorOf(len, y));
+  }
+  auto out = run(std::move(in));
+  ASSERT_EQ(out.size(), want.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    SCOPED_TRACE(lens[i]);
+    expectNear(out[i], want[i], 2e-6f);
+    // Masked entries are exact zeros (not subnormals, which slow every
+    // later product that reads them).
+    for (dim_t j = 1; j < lens[i]; j += 3)
+      for (dim_t r : {1, 2})
+        EXPECT_EQ(out[i].elementAsDouble(r * lens[i] + j), 0.0) << j;
+  }
 }
 
 TEST_P(TensorOpTest, TransposeBroadcastConcatReshape) {

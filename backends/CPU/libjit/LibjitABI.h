@@ -173,6 +173,7 @@ void ember_pool_plane_f32(float *y, const float *x, int64_t H, int64_t W,
                           int64_t pb, int64_t pr, int64_t isMax,
                           int64_t countPad);
 void ember_sum_f32(float *y, const float *x, int64_t n, float div);
+void ember_softmax_f32(float *y, const float *x, int64_t n);
 /// Asks Linux once for the AMX tile state; 1 when granted (AMX.inc).
 int64_t ember_amx_request();
 void ember_wino_input_f32(float *v, const float *x, int64_t tm, int64_t nImg,

@@ -196,4 +196,5 @@ EMBER_HELPER void transpose16(v16 (&r)[16]) {
 #include "MatMulInt8.inc"
 #include "Pool.inc"
 #include "Reduce.inc"
+#include "Softmax.inc"
 #include "Winograd.inc"
