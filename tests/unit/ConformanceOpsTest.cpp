@@ -1,0 +1,219 @@
+//===- ConformanceOpsTest.cpp - Ops composed for ONNX conformance ---------===//
+//
+// Graph inputs with zero elements (constants: their type is their value),
+// the optimizer steps of ai.onnx.preview.training and DFT, composed of
+// existing nodes at import. Expected values come from the ONNX formulas
+// evaluated here in double; every backend is held to them.
+//
+//===----------------------------------------------------------------------===//
+#include "ember/Importer/ONNXImporter.h"
+
+#include "ONNXBuilder.h"
+#include "TestUtils.h"
+
+#include <cmath>
+
+using namespace ember;
+using namespace ember::test;
+
+namespace {
+
+/// Imports \p b and runs it on \p backend with \p inputs.
+std::vector<Tensor> importAndRun(const ONNXBuilder &b,
+                                 const std::string &backend,
+                                 std::vector<Tensor> inputs) {
+  Module M;
+  auto F = importONNXBuffer(b.serialize(), "m", M);
+  if (!F) {
+    ADD_FAILURE() << llvm::toString(F.takeError());
+    return {};
+  }
+  return compileAndRun(M, **F, backend, std::move(inputs));
+}
+
+Tensor scalarF(float v) {
+  Tensor t(ElemKind::Float32, {});
+  t.getHandle<float>().raw(0) = v;
+  return t;
+}
+
+Tensor scalarI(int64_t v) {
+  Tensor t(ElemKind::Int64, {});
+  t.getHandle<int64_t>().raw(0) = v;
+  return t;
+}
+
+} // namespace
+
+TEST(ConformanceOps, EmptyAxesInputIsAConstant) {
+  for (int noop : {0, 1}) {
+    ONNXBuilder b(13);
+    b.input("x", {2, 3});
+    b.input("axes", {0}, onnx::TensorProto::INT64);
+    auto &n = b.node("ReduceSum", {"x", "axes"}, {"y"}, "r");
+    ONNXBuilder::attrInt(n, "noop_with_empty_axes", noop);
+    b.output("y",
+             noop ? std::vector<int64_t>{2, 3} : std::vector<int64_t>{1, 1});
+    for (const std::string &backend : testBackends()) {
+      SCOPED_TRACE(backend + " noop=" + std::to_string(noop));
+      Tensor x = makeTensor({2, 3}, {1, 2, 3, 4, 5, 6});
+      Tensor want = noop ? x.clone() : makeTensor({1, 1}, {21});
+      auto outs = importAndRun(
+          b, backend, tensors(std::move(x), Tensor(ElemKind::Int64, {0})));
+      ASSERT_EQ(outs.size(), 1u);
+      expectNear(outs[0], want, 0);
+    }
+  }
+}
+
+TEST(ConformanceOps, EmptyDataInputIsACleanError) {
+  ONNXBuilder b(13);
+  b.input("x", {0, 3});
+  b.node("Relu", {"x"}, {"y"}, "r");
+  b.output("y", {0, 3});
+  Module M;
+  auto F = importONNXBuffer(b.serialize(), "m", M);
+  ASSERT_FALSE(bool(F));
+  EXPECT_NE(llvm::toString(F.takeError())
+                .find("node 'r' (Relu): input 'x' is empty float<0 x 3>"),
+            std::string::npos);
+}
+
+namespace {
+
+/// One optimizer node of the training domain over X [2] (and G, V, H).
+ONNXBuilder trainingModel(const std::string &op, int perTensor,
+                          const std::vector<std::pair<std::string, float>> &fa,
+                          const std::string &mode = "") {
+  ONNXBuilder b(13);
+  b.opsetImport("ai.onnx.preview.training", 1);
+  b.input("R", {});
+  b.input("T", {}, onnx::TensorProto::INT64);
+  std::vector<std::string> ins = {"R", "T"}, outs;
+  const char *names[] = {"X", "G", "V", "H"};
+  for (int k = 0; k < perTensor; ++k) {
+    std::string in =
+        perTensor == 3 && k == 2 && op == "Adagrad" ? "H" : names[k];
+    b.input(in, {2});
+    ins.push_back(in);
+    if (k != 1) {
+      outs.push_back(in + "_new");
+      b.output(in + "_new", {2});
+    }
+  }
+  auto &n = b.node(op, ins, outs, "opt");
+  n.set_domain("ai.onnx.preview.training");
+  for (auto &[name, v] : fa)
+    ONNXBuilder::attrFloat(n, name, v);
+  if (!mode.empty()) {
+    auto *a = n.add_attribute();
+    a->set_name("mode");
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(mode);
+  }
+  return b;
+}
+
+const double kX[2] = {1.5, -2.0}, kG[2] = {-0.5, 3.0}, kV[2] = {0.25, 1.0},
+             kH[2] = {0.5, 2.0};
+
+std::vector<Tensor> trainingInputs(float r, int64_t t, int perTensor) {
+  std::vector<Tensor> v = tensors(scalarF(r), scalarI(t));
+  const double *vals[] = {kX, kG, perTensor == 3 ? kH : kV, kH};
+  for (int k = 0; k < perTensor; ++k)
+    v.push_back(makeTensor({2}, {float(vals[k][0]), float(vals[k][1])}));
+  return v;
+}
+
+} // namespace
+
+TEST(ConformanceOps, AdagradFollowsTheONNXFormula) {
+  double r = 0.1, decay = 0.5, eps = 1e-3, norm = 0.01;
+  auto b = trainingModel(
+      "Adagrad", 3,
+      {{"decay_factor", decay}, {"epsilon", eps}, {"norm_coefficient", norm}});
+  for (const std::string &backend : testBackends())
+    for (int64_t t : {0, 4}) {
+      SCOPED_TRACE(backend + " T=" + std::to_string(t));
+      auto outs = importAndRun(b, backend, trainingInputs(r, t, 3));
+      ASSERT_EQ(outs.size(), 2u);
+      for (int i = 0; i < 2; ++i) {
+        double rr = r / (1 + t * decay), g = norm * kX[i] + kG[i];
+        double h = kH[i] + g * g;
+        EXPECT_NEAR(outs[0].elementAsDouble(i),
+                    kX[i] - rr * g / (std::sqrt(h) + eps), 1e-5);
+        EXPECT_NEAR(outs[1].elementAsDouble(i), h, 1e-5);
+      }
+    }
+}
+
+TEST(ConformanceOps, MomentumWeighsTheFirstGradientByOne) {
+  double r = 0.1, alpha = 0.9, beta = 0.5, norm = 0.01;
+  for (const std::string mode : {"standard", "nesterov"}) {
+    auto b = trainingModel(
+        "Momentum", 3,
+        {{"alpha", alpha}, {"beta", beta}, {"norm_coefficient", norm}}, mode);
+    for (const std::string &backend : testBackends())
+      for (int64_t t : {0, 2}) {
+        SCOPED_TRACE(backend + " " + mode + " T=" + std::to_string(t));
+        auto outs = importAndRun(b, backend, trainingInputs(r, t, 3));
+        ASSERT_EQ(outs.size(), 2u);
+        for (int i = 0; i < 2; ++i) {
+          double g = norm * kX[i] + kG[i];
+          double v = alpha * kH[i] + (t > 0 ? beta : 1) * g;
+          double dir = mode == "standard" ? v : g + alpha * v;
+          EXPECT_NEAR(outs[0].elementAsDouble(i), kX[i] - r * dir, 1e-5);
+          EXPECT_NEAR(outs[1].elementAsDouble(i), v, 1e-5);
+        }
+      }
+  }
+}
+
+TEST(ConformanceOps, AdamCorrectsTheBiasFromTheFirstStep) {
+  double r = 0.1, alpha = 0.8, beta = 0.7, eps = 1e-2, norm = 0.01, post = 0.1;
+  auto b = trainingModel("Adam", 4,
+                         {{"alpha", alpha},
+                          {"beta", beta},
+                          {"epsilon", eps},
+                          {"norm_coefficient", norm},
+                          {"norm_coefficient_post", post}});
+  for (const std::string &backend : testBackends())
+    for (int64_t t : {0, 3}) {
+      SCOPED_TRACE(backend + " T=" + std::to_string(t));
+      auto outs = importAndRun(b, backend, trainingInputs(r, t, 4));
+      ASSERT_EQ(outs.size(), 3u);
+      double ra = t > 0 ? r * std::sqrt(1 - std::pow(beta, t)) /
+                              (1 - std::pow(alpha, t))
+                        : r;
+      for (int i = 0; i < 2; ++i) {
+        double g = norm * kX[i] + kG[i];
+        double v = alpha * kV[i] + (1 - alpha) * g;
+        double h = beta * kH[i] + (1 - beta) * g * g;
+        double x = (1 - post) * (kX[i] - ra * v / (std::sqrt(h) + eps));
+        EXPECT_NEAR(outs[0].elementAsDouble(i), x, 1e-5);
+        EXPECT_NEAR(outs[1].elementAsDouble(i), v, 1e-5);
+        EXPECT_NEAR(outs[2].elementAsDouble(i), h, 1e-5);
+      }
+    }
+}
+
+TEST(ConformanceOps, DefaultDomainNodesNeedADefaultOpset) {
+  auto b = trainingModel("Adagrad", 3, {});
+  std::string bytes = b.serialize();
+  onnx::ModelProto m;
+  ASSERT_TRUE(m.ParseFromString(bytes));
+  m.mutable_opset_import()->DeleteSubrange(0, 1); // keep the training one
+  {
+    Module M;
+    EXPECT_TRUE(bool(importONNXBuffer(m.SerializeAsString(), "m", M)));
+  }
+  auto *n = m.mutable_graph()->add_node();
+  n->set_op_type("Relu");
+  n->add_input("X");
+  n->add_output("Z");
+  Module M;
+  auto F = importONNXBuffer(m.SerializeAsString(), "m", M);
+  ASSERT_FALSE(bool(F));
+  EXPECT_EQ(llvm::toString(F.takeError()),
+            "m: the model imports no opset of the default ONNX domain");
+}
