@@ -101,6 +101,7 @@ RuleList getRNNImportRules();
 /// ImportTraining.cpp).
 constexpr const char *kTrainingDomain = "ai.onnx.preview.training";
 RuleList getTrainingImportRules();
+RuleList getGridSampleImportRules();
 
 // Importers of ImportResizeLoss.cpp, listed in getNNImportRules().
 llvm::Error importResize(ImportContext &ctx, const onnx::NodeProto &node);
