@@ -1,9 +1,9 @@
 //===- ConformanceOpsTest.cpp - Ops composed for ONNX conformance ---------===//
 //
 // Graph inputs with zero elements (constants: their type is their value),
-// the optimizer steps of ai.onnx.preview.training and DFT, composed of
-// existing nodes at import. Expected values come from the ONNX formulas
-// evaluated here in double; every backend is held to them.
+// the optimizer steps of ai.onnx.preview.training, DFT and GridSample,
+// composed of existing nodes at import. Expected values come from the ONNX
+// formulas evaluated here in double; every backend is held to them.
 //
 //===----------------------------------------------------------------------===//
 #include "ember/Importer/ONNXImporter.h"
@@ -216,4 +216,136 @@ TEST(ConformanceOps, DefaultDomainNodesNeedADefaultOpset) {
   ASSERT_FALSE(bool(F));
   EXPECT_EQ(llvm::toString(F.takeError()),
             "m: the model imports no opset of the default ONNX domain");
+}
+
+namespace {
+
+/// A float tensor of \p dims with values from a fixed sequence in [-1, 1].
+Tensor wave(llvm::ArrayRef<dim_t> dims) {
+  Tensor t(ElemKind::Float32, dims);
+  int i = 0;
+  for (float &v : t.getHandle<float>())
+    v = float(std::sin(0.7 * i++ + 0.3));
+  return t;
+}
+
+} // namespace
+
+TEST(ConformanceOps, DFTMatchesTheDefinition) {
+  // [batch 2, n 5, comps] along axis 1; forward, inverse, onesided with a
+  // longer dft_length (zero padding) and a shorter one (truncation).
+  struct Case {
+    int64_t comps, inverse, onesided, len;
+  };
+  for (Case c : {Case{2, 0, 0, 5}, Case{2, 1, 0, 5}, Case{1, 0, 1, 8},
+                 Case{1, 0, 0, 3}}) {
+    int64_t n = 5, bins = c.onesided ? c.len / 2 + 1 : c.len;
+    ONNXBuilder b(17);
+    b.input("x", {2, n, c.comps});
+    b.initializerInts("l", {c.len});
+    auto &node = b.node("DFT", {"x", "l"}, {"y"}, "dft");
+    ONNXBuilder::attrInt(node, "inverse", c.inverse);
+    ONNXBuilder::attrInt(node, "onesided", c.onesided);
+    b.output("y", {2, bins, 2});
+    Tensor x = wave({2, dim_t(n), dim_t(c.comps)});
+    Tensor want(ElemKind::Float32, {2, dim_t(bins), 2});
+    for (int64_t r = 0; r < 2; ++r)
+      for (int64_t k = 0; k < bins; ++k) {
+        double re = 0, im = 0;
+        for (int64_t i = 0; i < std::min(n, c.len); ++i) {
+          double a = (c.inverse ? 2 : -2) * M_PI * double(i * k) / c.len;
+          double xr = x.elementAsDouble((r * n + i) * c.comps),
+                 xi = c.comps == 2
+                          ? x.elementAsDouble((r * n + i) * c.comps + 1)
+                          : 0;
+          re += xr * std::cos(a) - xi * std::sin(a);
+          im += xr * std::sin(a) + xi * std::cos(a);
+        }
+        double s = c.inverse ? 1.0 / c.len : 1;
+        want.getHandle<float>().raw((r * bins + k) * 2) = float(re * s);
+        want.getHandle<float>().raw((r * bins + k) * 2 + 1) = float(im * s);
+      }
+    for (const std::string &backend : testBackends()) {
+      SCOPED_TRACE(backend + " case len=" + std::to_string(c.len));
+      auto outs = importAndRun(b, backend, tensors(x.clone()));
+      ASSERT_EQ(outs.size(), 1u);
+      expectNear(outs[0], want, 1e-5f); // float sums of 5 unit terms
+    }
+  }
+}
+
+namespace {
+
+/// The ONNX GridSample definition in double, for linear interpolation of
+/// a [1, 1, h, w] image: taps padded by \p pad (0 zeros, 1 border, 2
+/// reflection); align_corners = 0.
+double gridSampleRef(const Tensor &x, int64_t h, int64_t w, double gx,
+                     double gy, int pad) {
+  auto reflect = [](double v, double lo, double hi) {
+    double r = hi - lo, t = std::fmod(v - lo, 2 * r);
+    if (t < 0)
+      t += 2 * r;
+    return lo + (t <= r ? t : 2 * r - t);
+  };
+  auto coord = [&](double g, int64_t d) {
+    double v = ((g + 1) * d - 1) / 2;
+    if (v < -0.5 || v > d - 0.5) {
+      if (pad == 1)
+        v = std::min(std::max(v, 0.0), double(d - 1));
+      if (pad == 2)
+        v = reflect(v, -0.5, d - 0.5);
+    }
+    return v;
+  };
+  auto pixel = [&](int64_t iy, int64_t ix) {
+    if (pad == 0 && (iy < 0 || iy >= h || ix < 0 || ix >= w))
+      return 0.0;
+    if (pad == 2) {
+      iy = int64_t(reflect(double(iy), -0.5, h - 0.5));
+      ix = int64_t(reflect(double(ix), -0.5, w - 0.5));
+    }
+    iy = std::min<int64_t>(std::max<int64_t>(iy, 0), h - 1);
+    ix = std::min<int64_t>(std::max<int64_t>(ix, 0), w - 1);
+    return x.elementAsDouble(iy * w + ix);
+  };
+  double px = coord(gx, w), py = coord(gy, h);
+  int64_t x0 = int64_t(std::floor(px)), y0 = int64_t(std::floor(py));
+  double fx = px - x0, fy = py - y0;
+  return (1 - fy) * ((1 - fx) * pixel(y0, x0) + fx * pixel(y0, x0 + 1)) +
+         fy * ((1 - fx) * pixel(y0 + 1, x0) + fx * pixel(y0 + 1, x0 + 1));
+}
+
+} // namespace
+
+TEST(ConformanceOps, GridSampleLinearMatchesTheDefinition) {
+  // Points inside, near the borders and well outside the image ([-1, 1] is
+  // the image), so every padding mode's rule is exercised.
+  const int64_t h = 3, w = 4, ho = 2, wo = 5;
+  Tensor x = wave({1, 1, h, w});
+  Tensor grid(ElemKind::Float32, {1, ho, wo, 2});
+  for (int64_t i = 0; i < ho * wo * 2; ++i)
+    grid.getHandle<float>().raw(i) = float(-2.3 + 0.47 * i);
+  const char *pads[] = {"zeros", "border", "reflection"};
+  for (int pad = 0; pad < 3; ++pad) {
+    ONNXBuilder b(16);
+    b.input("x", {1, 1, h, w});
+    b.input("g", {1, ho, wo, 2});
+    auto &node = b.node("GridSample", {"x", "g"}, {"y"}, "gs");
+    auto *a = node.add_attribute();
+    a->set_name("padding_mode");
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(pads[pad]);
+    b.output("y", {1, 1, ho, wo});
+    Tensor want(ElemKind::Float32, {1, 1, ho, wo});
+    for (int64_t p = 0; p < ho * wo; ++p)
+      want.getHandle<float>().raw(p) =
+          float(gridSampleRef(x, h, w, grid.elementAsDouble(2 * p),
+                              grid.elementAsDouble(2 * p + 1), pad));
+    for (const std::string &backend : testBackends()) {
+      SCOPED_TRACE(backend + " " + pads[pad]);
+      auto outs = importAndRun(b, backend, tensors(x.clone(), grid.clone()));
+      ASSERT_EQ(outs.size(), 1u);
+      expectNear(outs[0], want, 1e-5f); // four float products
+    }
+  }
 }
