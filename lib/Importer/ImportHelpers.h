@@ -102,6 +102,7 @@ RuleList getRNNImportRules();
 constexpr const char *kTrainingDomain = "ai.onnx.preview.training";
 RuleList getTrainingImportRules();
 RuleList getGridSampleImportRules();
+RuleList getNMSImportRules();
 
 // Importers of ImportResizeLoss.cpp, listed in getNNImportRules().
 llvm::Error importResize(ImportContext &ctx, const onnx::NodeProto &node);

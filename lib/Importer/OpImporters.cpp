@@ -270,7 +270,7 @@ llvm::ArrayRef<ImportRule> ember::getImportRules() {
           onnximport::getQuantImportRules(), onnximport::getSignalImportRules(),
           onnximport::getLpImportRules(), onnximport::getRNNImportRules(),
           onnximport::getGridSampleImportRules(),
-          llvm::ArrayRef<ImportRule>(kRules)})
+          onnximport::getNMSImportRules(), llvm::ArrayRef<ImportRule>(kRules)})
       v.insert(v.end(), rules.begin(), rules.end());
     return v;
   }();
