@@ -103,6 +103,7 @@ constexpr const char *kTrainingDomain = "ai.onnx.preview.training";
 RuleList getTrainingImportRules();
 RuleList getGridSampleImportRules();
 RuleList getNMSImportRules();
+RuleList getUniqueImportRules();
 
 // Importers of ImportResizeLoss.cpp, listed in getNNImportRules().
 llvm::Error importResize(ImportContext &ctx, const onnx::NodeProto &node);

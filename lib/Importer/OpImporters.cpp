@@ -270,7 +270,8 @@ llvm::ArrayRef<ImportRule> ember::getImportRules() {
           onnximport::getQuantImportRules(), onnximport::getSignalImportRules(),
           onnximport::getLpImportRules(), onnximport::getRNNImportRules(),
           onnximport::getGridSampleImportRules(),
-          onnximport::getNMSImportRules(), llvm::ArrayRef<ImportRule>(kRules)})
+          onnximport::getNMSImportRules(), onnximport::getUniqueImportRules(),
+          llvm::ArrayRef<ImportRule>(kRules)})
       v.insert(v.end(), rules.begin(), rules.end());
     return v;
   }();
