@@ -432,3 +432,63 @@ TEST(ConformanceOps, NonMaxSuppressionAtRunTimeMatchesTheConstantForm) {
   EXPECT_NE(llvm::toString(std::move(err)).find("node 'nms'"),
             std::string::npos);
 }
+
+TEST(ConformanceOps, UniqueAtRunTimeMatchesTheConstantForm) {
+  // Rows of x [4, 2] along axis 0: rows 0 and 2 equal; sorted order
+  // (lexicographic) is row 3 [1, 0], row 1 [1, 5], row 0 [2, 1].
+  Tensor x = makeTensor({4, 2}, {2, 1, 1, 5, 2, 1, 1, 0});
+  for (int sorted : {0, 1}) {
+    Tensor wantY = sorted ? makeTensor({3, 2}, {1, 0, 1, 5, 2, 1})
+                          : makeTensor({3, 2}, {2, 1, 1, 5, 1, 0});
+    Tensor wantIdx =
+        sorted ? int64Tensor({3}, {3, 1, 0}) : int64Tensor({3}, {0, 1, 3});
+    Tensor wantInv = sorted ? int64Tensor({4}, {2, 1, 2, 0})
+                            : int64Tensor({4}, {0, 1, 0, 2});
+    Tensor wantCnt =
+        sorted ? int64Tensor({3}, {1, 1, 2}) : int64Tensor({3}, {2, 1, 1});
+    for (bool runtime : {false, true}) {
+      ONNXBuilder b(11);
+      if (runtime)
+        b.input("x", {4, 2});
+      else
+        b.initializer("x", {4, 2}, {2, 1, 1, 5, 2, 1, 1, 0});
+      auto &n = b.node("Unique", {"x"}, {"y", "i", "v", "c"}, "u");
+      ONNXBuilder::attrInt(n, "axis", 0);
+      ONNXBuilder::attrInt(n, "sorted", sorted);
+      b.output("y", {3, 2});
+      b.output("i", {3}, onnx::TensorProto::INT64);
+      b.output("v", {4}, onnx::TensorProto::INT64);
+      b.output("c", {3}, onnx::TensorProto::INT64);
+      for (const std::string &backend : testBackends()) {
+        SCOPED_TRACE(backend + (runtime ? " run-time" : " constant") +
+                     " sorted=" + std::to_string(sorted));
+        auto outs = importAndRun(
+            b, backend, runtime ? tensors(x.clone()) : std::vector<Tensor>());
+        ASSERT_EQ(outs.size(), 4u);
+        expectNear(outs[0], wantY, 0);
+        expectNear(outs[1], wantIdx, 0);
+        expectNear(outs[2], wantInv, 0);
+        expectNear(outs[3], wantCnt, 0);
+      }
+    }
+  }
+  // Four distinct rows where three were compiled for: the call fails.
+  ONNXBuilder b(11);
+  b.input("x", {4, 2});
+  auto &n = b.node("Unique", {"x"}, {"y"}, "u");
+  ONNXBuilder::attrInt(n, "axis", 0);
+  b.output("y", {3, 2});
+  Module M;
+  auto F = importONNXBuffer(b.serialize(), "m", M);
+  ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
+  registerAllBackends();
+  auto net = compileFunction(**F, *llvm::cantFail(getBackend("Interpreter")),
+                             CompileOptions());
+  ASSERT_TRUE(bool(net)) << llvm::toString(net.takeError());
+  Bindings bind;
+  bind.insert(M.getInputPlaceholders()[0],
+              makeTensor({4, 2}, {1, 2, 3, 4, 5, 6, 7, 8}));
+  llvm::Error err = net->function->run(bind);
+  ASSERT_TRUE(bool(err));
+  EXPECT_NE(llvm::toString(std::move(err)).find("node 'u'"), std::string::npos);
+}
