@@ -383,18 +383,18 @@ ONNXBuilder nmsModel(bool runtime, const Tensor &boxes, const Tensor &scores,
 } // namespace
 
 TEST(ConformanceOps, NonMaxSuppressionAtRunTimeMatchesTheConstantForm) {
-  // Overlapping unit boxes along x in corner order y1, x1, y2, x2 (some
-  // flipped); class 1 has a score below the threshold and ties.
-  Tensor boxes = makeTensor({1, 6, 4}, {0, 0,    1, 1,    0, 0.2f, 1, 1.2f,
-                                        1, 2.5f, 0, 1.5f, 0, 0.1f, 1, 1.1f,
-                                        0, 5,    1, 6,    0, 5.3f, 1, 6.3f});
-  Tensor scores = makeTensor({1, 2, 6}, {0.9f, 0.8f, 0.7f, 0.95f, 0.5f, 0.6f,
+  // Unit boxes along x in corner order y1, x1, y2, x2 (box 2 flipped).
+  Tensor boxes = makeTensor({1, 6, 4}, {0, 0,    1, 1,    0, 0.35f, 1, 1.35f,
+                                        1, 2.5f, 0, 1.5f, 0, 0.7f,  1, 1.7f,
+                                        0, 5,    1, 6,    0, 5.35f, 1, 6.35f});
+  Tensor scores = makeTensor({1, 2, 6}, {0.95f, 0.9f, 0.7f, 0.8f, 0.5f, 0.6f,
                                          0.3f, 0.3f, 0.1f, 0.3f, 0.9f, 0.85f});
-  // The ONNX rules by hand. Class 0 in score order 3, 0, 1, 2, 5, 4: 3
-  // kept, 0 and 1 overlap 3 (IoU 0.82, 0.67), 2 kept (x 1.5..2.5 meets
-  // none), max 2 reached. Class 1: 4 kept, 5 (IoU 0.54 with 4)
-  // suppressed, then 0 (ties 0, 1, 3 by index) kept, max reached.
-  Tensor want = int64Tensor({4, 3}, {0, 0, 3, 0, 0, 2, 0, 1, 4, 0, 1, 0});
+  // The ONNX rules by hand. Class 0 in score order 0, 1, 3, 2, 5, 4: a
+  // chain: 0 kept, 1 suppressed by 0 (IoU 0.48), 3 kept (IoU 0.18 with 0;
+  // 1, which would suppress it, is gone), max 2 reached. Class 1 (box 2
+  // below the score threshold): 4 kept, 5 suppressed (IoU 0.48), then 0
+  // (ties 0, 1, 3 by index) kept.
+  Tensor want = int64Tensor({4, 3}, {0, 0, 0, 0, 0, 3, 0, 1, 4, 0, 1, 0});
   {
     Module M;
     auto F =
