@@ -97,6 +97,14 @@ RuleList getSignalImportRules();
 RuleList getLpImportRules();
 RuleList getRNNImportRules();
 
+/// The domain of the optimizer-step ops, and its importers (opset 1;
+/// ImportTraining.cpp).
+constexpr const char *kTrainingDomain = "ai.onnx.preview.training";
+RuleList getTrainingImportRules();
+RuleList getGridSampleImportRules();
+RuleList getNMSImportRules();
+RuleList getUniqueImportRules();
+
 // Importers of ImportResizeLoss.cpp, listed in getNNImportRules().
 llvm::Error importResize(ImportContext &ctx, const onnx::NodeProto &node);
 llvm::Error importUpsample(ImportContext &ctx, const onnx::NodeProto &node);

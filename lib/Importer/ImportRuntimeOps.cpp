@@ -676,3 +676,14 @@ llvm::Error onnximport::importRuntimeNonZero(ImportContext &ctx,
   TRY(y, castTo(ctx, node, y, ElemKind::Int64));
   return ctx.setOutput(node, y);
 }
+
+llvm::Expected<NodeValue>
+onnximport::firstTruePositions(ImportContext &ctx, const onnx::NodeProto &node,
+                               NodeValue cond, int64_t k) {
+  return truePositions(ctx, node, cond, k);
+}
+
+llvm::Error onnximport::checkGraphInput(ImportContext &ctx,
+                                        const onnx::NodeProto &node, int i) {
+  return checkInput(ctx, node, i);
+}

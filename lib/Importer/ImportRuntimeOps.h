@@ -61,6 +61,16 @@ llvm::Error importRuntimeCompress(ImportContext &ctx,
 llvm::Error importRuntimeNonZero(ImportContext &ctx,
                                  const onnx::NodeProto &node, NodeValue x);
 
+/// The positions (float, [k]) of the first \p k nonzero entries of the
+/// 1-D \p cond, found from its running count (as Compress does).
+llvm::Expected<NodeValue> firstTruePositions(ImportContext &ctx,
+                                             const onnx::NodeProto &node,
+                                             NodeValue cond, int64_t k);
+/// Marks input \p i, when a graph input, to be checked before each run by
+/// importing the node again with its value; an error when it is computed.
+llvm::Error checkGraphInput(ImportContext &ctx, const onnx::NodeProto &node,
+                            int i);
+
 } // namespace onnximport
 } // namespace ember
 

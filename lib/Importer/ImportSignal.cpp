@@ -1,10 +1,12 @@
 //===- ImportSignal.cpp - Window functions and Einsum ---------------------===//
 //
 // HannWindow, HammingWindow and BlackmanWindow become constants (their
-// size is a constant input). Einsum is composed: each operand's repeated
-// letters become a diagonal (mask and sum), operands are laid out over all
-// letters and multiplied with broadcasting, the letters missing from the
-// output are summed, and the result is transposed to the output order.
+// size is a constant input). DFT is a product with a constant matrix of
+// cosines and sines (O(n^2) per row: the signals of models are short). Einsum
+// is composed: each operand's repeated letters become a diagonal (mask and
+// sum), operands are laid out over all letters and multiplied with
+// broadcasting, the letters missing from the output are summed, and the result
+// is transposed to the output order.
 //
 //===----------------------------------------------------------------------===//
 #include "ImportHelpers.h"
@@ -45,6 +47,97 @@ llvm::Error importWindow(ImportContext &ctx, const onnx::NodeProto &node) {
   }
   return ctx.setOutput(node,
                        ctx.module().createConstant(nameOf(node), std::move(t)));
+}
+
+/// The matrix of DFT \p inverse mapping \p n samples of \p comps
+/// components (real, or real and imaginary) to \p bins bins of (real,
+/// imaginary) at length \p len: row n * comps + c, column k * 2 + o.
+/// Samples at or beyond \p len are dropped; missing ones are zeros.
+Tensor dftMatrix(int64_t n, int64_t comps, int64_t bins, int64_t len,
+                 bool inverse) {
+  Tensor w(ElemKind::Float32, {n * comps, bins * 2});
+  float *p = reinterpret_cast<float *>(w.data());
+  std::fill(p, p + w.size(), 0.f);
+  double sign = inverse ? 1 : -1, scale = inverse ? 1.0 / double(len) : 1;
+  for (int64_t i = 0; i < std::min(n, len); ++i)
+    for (int64_t k = 0; k < bins; ++k) {
+      // Reduced modulo len so that the angle stays small and exact.
+      double a = 2 * M_PI * double((i * k) % len) / double(len);
+      double c = std::cos(a) * scale, sn = sign * std::sin(a) * scale;
+      float *re = p + (i * comps) * bins * 2 + k * 2;
+      re[0] = float(c), re[1] = float(sn);
+      if (comps == 2) {
+        float *im = re + bins * 2;
+        im[0] = float(-sn), im[1] = float(c);
+      }
+    }
+  return w;
+}
+
+/// DFT of opset 17-19 (axis an attribute) and 20 (axis an input): the
+/// signal's axis is moved next to the component dim, and each row of
+/// (sample, component) pairs multiplies a constant DFT matrix.
+llvm::Error importDFT(ImportContext &ctx, const onnx::NodeProto &node) {
+  AttrReader attrs(node);
+  TRY(int64_t inverse, attrs.getInt("inverse", 0));
+  TRY(int64_t onesided, attrs.getInt("onesided", 0));
+  TRY(NodeValue x, ctx.input(node, 0));
+  int64_t rank = x.dims().size(), comps = rank ? x.dims().back() : 0;
+  if (rank < 3 || (comps != 1 && comps != 2) ||
+      x.getElemKind() != ElemKind::Float32)
+    return fail(node, "the signal must be float [batch, ..., n, 1 or 2]");
+  int64_t axis = 1;
+  if (ctx.opset() >= 20) {
+    TRY(Ints a, optionalInts(ctx, node, 2, Ints{-2}));
+    axis = a.empty() ? -2 : a[0];
+  } else {
+    TRY(axis, attrs.getInt("axis", 1));
+  }
+  TRY(axis, normAxis(node, axis, rank));
+  if (axis == 0 || axis == rank - 1)
+    return fail(node, "the axis must be a signal axis, not the batch or the "
+                      "component axis");
+  int64_t n = x.dims()[axis], len = n;
+  if (ctx.hasInput(node, 1)) {
+    TRY(double l, constantScalar(ctx, node, 1));
+    len = int64_t(l);
+  }
+  if (len < 1)
+    return fail(node, "dft_length must be positive");
+  if (onesided && (inverse || comps == 2))
+    return fail(node, "onesided applies to the forward DFT of a real signal");
+  int64_t bins = onesided ? len / 2 + 1 : len;
+  // [others..., n, comps], flattened to rows of n * comps.
+  Ints perm, back(rank), mid;
+  for (int64_t d = 0; d < rank - 1; ++d)
+    if (d != axis)
+      perm.push_back(d);
+  perm.push_back(axis);
+  perm.push_back(rank - 1);
+  for (int64_t d = 0; d < rank; ++d)
+    back[perm[d]] = d;
+  auto t = ctx.fn().tryCreateTranspose(nameOf(node), x, perm);
+  if (!t)
+    return fail(node, errorToString(t.takeError()));
+  int64_t rows = 1;
+  for (int64_t d = 0; d < rank - 2; ++d) {
+    mid.push_back(x.dims()[perm[d]]);
+    rows *= mid.back();
+  }
+  TRY(NodeValue flat, reshapeTo(ctx, node, NodeValue(*t), {rows, n * comps}));
+  NodeValue w = ctx.module().createConstant(
+      nameOf(node) + ".dft", dftMatrix(n, comps, bins, len, inverse));
+  AttrList plain = {Attr::makeInt(0),
+                    Attr::makeInt(int64_t(FusedActivation::None)),
+                    Attr::makeFloat(0), Attr::makeFloat(0)};
+  TRY(NodeValue y, make(ctx, node, OpKind::MatMul, {flat, w}, plain));
+  mid.push_back(bins);
+  mid.push_back(2);
+  TRY(y, reshapeTo(ctx, node, y, mid));
+  auto u = ctx.fn().tryCreateTranspose(nameOf(node), y, back);
+  if (!u)
+    return fail(node, errorToString(u.takeError()));
+  return ctx.setOutput(node, NodeValue(*u));
 }
 
 /// Replaces operand letters that repeat by their diagonal.
@@ -182,6 +275,7 @@ const ImportRule kSignalRules[] = {
     {"HammingWindow", 17, 17, importWindow<1>},
     {"BlackmanWindow", 17, 17, importWindow<2>},
     {"Einsum", 12, 17, importEinsum},
+    {"DFT", 17, 20, importDFT},
 };
 
 } // namespace

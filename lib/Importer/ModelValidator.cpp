@@ -58,9 +58,7 @@ llvm::Error checkDeclaredShape(const onnx::ValueInfoProto &vi,
     if (v < 0)
       return makeErrorF("{0}: negative dimension {1}", what, v);
     if (v == 0)
-      return makeErrorF("{0}: zero-sized dimension (empty tensors are not "
-                        "supported)",
-                        what);
+      return llvm::Error::success(); // Empty: its value is its type.
     if (count > kMaxTensorElements / v)
       return makeErrorF("{0}: declared shape has more than {1} elements", what,
                         kMaxTensorElements);

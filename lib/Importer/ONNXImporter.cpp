@@ -3,6 +3,7 @@
 
 #include "ImportContext.h"
 #include "ImportControlFlow.h"
+#include "ImportHelpers.h"
 #include "ModelValidator.h"
 #include "ProtoTensor.h"
 #include "SchemaCheck.h"
@@ -24,19 +25,32 @@ bool isDefaultDomain(const std::string &domain) {
   return domain.empty() || domain == "ai.onnx";
 }
 
-/// The default-domain opset the model imports.
-llvm::Expected<int64_t> defaultOpset(const onnx::ModelProto &model) {
-  for (const auto &o : model.opset_import())
-    if (isDefaultDomain(o.domain()))
-      return o.version();
-  if (model.opset_import_size() == 0)
-    return 1; // Models from before opset_import existed.
-  return makeError("the model imports no opset of the default ONNX domain");
-}
-
 const ImportRule *findRule(llvm::StringRef opType, int64_t opset) {
   for (const ImportRule &r : getImportRules())
     if (opType == r.opType && opset >= r.minOpset && opset <= r.maxOpset)
+      return &r;
+  return nullptr;
+}
+
+/// The opset \p model imports for \p domain, or 0.
+int64_t domainOpset(const onnx::ModelProto &model, llvm::StringRef domain) {
+  for (const auto &o : model.opset_import())
+    if (o.domain() == domain)
+      return o.version();
+  return 0;
+}
+
+/// The importer of \p node: a default-domain op at \p opset, or an op of
+/// another domain Ember imports at the opset \p model imports for it.
+const ImportRule *findNodeRule(const onnx::NodeProto &node, int64_t opset,
+                               const onnx::ModelProto *model) {
+  if (isDefaultDomain(node.domain()))
+    return findRule(node.op_type(), opset);
+  if (node.domain() != onnximport::kTrainingDomain)
+    return nullptr;
+  int64_t v = model ? domainOpset(*model, node.domain()) : 1;
+  for (const ImportRule &r : onnximport::getTrainingImportRules())
+    if (node.op_type() == r.opType && v >= r.minOpset && v <= r.maxOpset)
       return &r;
   return nullptr;
 }
@@ -52,6 +66,23 @@ void collectNodes(const onnx::GraphProto &g,
         if (a.type() == onnx::AttributeProto::GRAPH)
           collectNodes(a.g(), out);
   }
+}
+
+/// The default-domain opset the model imports. A model of other domains
+/// only (the optimizer steps of ai.onnx.preview.training) needs none.
+llvm::Expected<int64_t> defaultOpset(const onnx::ModelProto &model) {
+  for (const auto &o : model.opset_import())
+    if (isDefaultDomain(o.domain()))
+      return o.version();
+  if (model.opset_import_size() == 0)
+    return 1; // Models from before opset_import existed.
+  std::vector<const onnx::NodeProto *> nodes;
+  collectNodes(model.graph(), nodes);
+  for (const onnx::NodeProto *n : nodes)
+    if (isDefaultDomain(n->domain()))
+      return makeError("the model imports no opset of the default ONNX "
+                       "domain");
+  return 1;
 }
 
 /// How an unsupported node is listed: op type, node name and, for another
@@ -82,8 +113,8 @@ llvm::Error checkAllSupported(const onnx::ModelProto &model, int64_t opset) {
   for (const onnx::NodeProto *np : nodes) {
     const onnx::NodeProto &node = *np;
     bool defaultDomain = isDefaultDomain(node.domain());
-    if (defaultDomain &&
-        (isControlFlow(node.op_type()) || findRule(node.op_type(), opset)))
+    if ((defaultDomain && isControlFlow(node.op_type())) ||
+        findNodeRule(node, opset, &model))
       continue;
     types.insert(defaultDomain ? node.op_type()
                                : node.domain() + "::" + node.op_type());
@@ -247,7 +278,7 @@ llvm::Error ember::importNodes(ImportContext &ctx, const onnx::GraphProto &g,
       EMBER_RETURN_IF_ERR(importControlFlow(ctx, node, opts));
       continue;
     }
-    const ImportRule *rule = findRule(node.op_type(), ctx.opset());
+    const ImportRule *rule = findNodeRule(node, ctx.opset(), nullptr);
     EMBER_RETURN_IF_ERR(checkEmptyInputs(ctx, node));
     EMBER_RETURN_IF_ERR(rule->fn(ctx, node));
     EMBER_RETURN_IF_ERR(finishRuntimeInputs(ctx, node, rule->fn));
@@ -299,11 +330,13 @@ llvm::Expected<Function *> importModel(onnx::ModelProto &model, Module &M,
       continue;
     }
     EMBER_ASSIGN_OR_RETURN(Type ty, valueType(in, opts));
+    Placeholder *p = M.createPlaceholder(in.name(), ty, false);
+    // An empty input has one possible value, so it is a constant; the
+    // placeholder stays so that the inputs keep their order and names.
     if (ty.size() == 0)
-      return makeErrorF("graph value '{0}' is empty ({1}); empty tensors are "
-                        "not supported",
-                        in.name(), ty.toString());
-    ctx.bind(in.name(), M.createPlaceholder(in.name(), ty, false));
+      ctx.bind(in.name(), M.createConstant(in.name() + ".empty", Tensor(ty)));
+    else
+      ctx.bind(in.name(), p);
   }
   declareStaticShapes(ctx, g);
   EMBER_RETURN_IF_ERR(importNodes(ctx, g, opts));

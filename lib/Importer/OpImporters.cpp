@@ -269,6 +269,8 @@ llvm::ArrayRef<ImportRule> ember::getImportRules() {
           onnximport::getReduceImportRules(), onnximport::getNNImportRules(),
           onnximport::getQuantImportRules(), onnximport::getSignalImportRules(),
           onnximport::getLpImportRules(), onnximport::getRNNImportRules(),
+          onnximport::getGridSampleImportRules(),
+          onnximport::getNMSImportRules(), onnximport::getUniqueImportRules(),
           llvm::ArrayRef<ImportRule>(kRules)})
       v.insert(v.end(), rules.begin(), rules.end());
     return v;

@@ -188,7 +188,7 @@ case("scatter-nd-index-out-of-range",
 # --- Dimensions and element counts ----------------------------------------
 case("negative-dim", "graph input 'x': negative dimension -3",
      model([relu], [vi("x", [1, -3])], [Y]))
-case("zero-dim", "graph input 'x': zero-sized dimension",
+case("zero-dim", "node 'relu1' (Relu): input 'x' is empty float<0 x 4>",
      model([relu], [vi("x", [0, 4])], [Y]))
 case("dims-overflow-2-63", "more than 2147483648 elements",
      model([relu], [vi("x", [2**31, 2**31, 2**31])], [Y]))

@@ -24,9 +24,9 @@ y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])
 # Three unsupported ops of two types between supported ones.
 save("unsupported",
      [helper.make_node("Relu", ["x"], ["a"], name="relu"),
-      helper.make_node("Unique", ["a"], ["b"], name="uniq1"),
+      helper.make_node("Bernoulli", ["a"], ["b"], name="bern1"),
       helper.make_node("Mish", ["b"], ["c"], name="mish"),
-      helper.make_node("Unique", ["c"], ["y"], name="uniq2")],
+      helper.make_node("Bernoulli", ["c"], ["y"], name="bern2")],
      [x], [y])
 
 # A custom-domain op is listed with the other unsupported nodes, with its
@@ -35,7 +35,7 @@ save("custom_domain",
      [helper.make_node("Relu", ["x"], ["a"], name="relu"),
       helper.make_node("MyOp", ["a"], ["b"], name="custom1",
                        domain="com.example"),
-      helper.make_node("Unique", ["b"], ["y"], name="uniq1")],
+      helper.make_node("Bernoulli", ["b"], ["y"], name="bern1")],
      [x], [y], domains=(("com.example", 1),))
 
 # Two inputs, one output: y = a + b.

@@ -154,7 +154,8 @@ std::string conformance::reasonGroup(llvm::StringRef reason) {
   if (reason.contains("exceeds the maximum"))
     return "rank above the maximum";
   if (reason.contains("zero-sized dimension") ||
-      reason.contains("result is empty"))
+      reason.contains("result is empty") ||
+      reason.contains("empty tensors are supported only"))
     return "empty tensor";
   if (reason.contains("is not a tensor"))
     return "sequence or optional value";
