@@ -201,8 +201,11 @@ llvm::Error importReverseSequence(ImportContext &ctx,
   TRY(int64_t timeAxis, attrs.getInt("time_axis", 0));
   size_t r = x.dims().size();
   TRY(NodeValue lensV, ctx.input(node, 1));
-  if (r < 2 || batchAxis + timeAxis != 1 || batchAxis < 0 || timeAxis < 0 ||
-      lensV.dims().size() != 1 || lensV.dims()[0] != x.dims()[batchAxis])
+  // The axes are compared one by one: their sum may overflow.
+  bool axesOk =
+      (batchAxis == 0 && timeAxis == 1) || (batchAxis == 1 && timeAxis == 0);
+  if (r < 2 || !axesOk || lensV.dims().size() != 1 ||
+      lensV.dims()[0] != x.dims()[batchAxis])
     return fail(node, "needs batch and time axes 0 and 1 and one length per "
                       "batch entry");
   if (auto *p = llvm::dyn_cast<Placeholder>(lensV.getNode());

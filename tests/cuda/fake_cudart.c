@@ -152,21 +152,27 @@ const char *cudaGetErrorString(cudaError_t e) {
 cudaError_t cudaMalloc(void **p, size_t size) {
   if (forbiddenInCapture())
     return cudaErrorStreamCaptureUnsupported;
-  *p = aligned_alloc(256, (size + 255) / 256 * 256);
+  *p = aligned_alloc(256, (size + 255) / 256 * 256 + 256);
+  if (!*p)
+    return fail(cudaErrorMemoryAllocation);
   memset(*p, 0xA5, size); /* not zero: a kernel that forgets to write shows */
-  return *p ? cudaSuccess : fail(cudaErrorMemoryAllocation);
+  return cudaSuccess;
 }
 cudaError_t cudaMemcpy(void *d, const void *s, size_t n,
                        enum cudaMemcpyKind k) {
   if (forbiddenInCapture())
     return cudaErrorStreamCaptureUnsupported;
-  memcpy(d, s, n);
+  /* Zero bytes (an empty constant region) may come with null pointers, as
+   * cudart allows; memcpy does not. */
+  if (n)
+    memcpy(d, s, n);
   return cudaSuccess;
 }
 cudaError_t cudaMemset(void *d, int v, size_t n) {
   if (forbiddenInCapture())
     return cudaErrorStreamCaptureUnsupported;
-  memset(d, v, n);
+  if (n)
+    memset(d, v, n);
   return cudaSuccess;
 }
 cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n,
@@ -181,7 +187,8 @@ cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n,
     append(str->capture, node);
     return cudaSuccess;
   }
-  memmove(d, s, n);
+  if (n)
+    memmove(d, s, n);
   return cudaSuccess;
 }
 cudaError_t cudaFree(void *p) {
@@ -302,9 +309,10 @@ cudaError_t cudaGraphLaunch(cudaGraphExec_t e, cudaStream_t s) {
     ++stats[4];
     if (n->kind == 0)
       runLaunch(n, st);
-    else if (n->kind == 1)
-      memmove(n->dst, n->src, n->bytes);
-    else if (n->replay(n->args)) {
+    else if (n->kind == 1) {
+      if (n->bytes)
+        memmove(n->dst, n->src, n->bytes);
+    } else if (n->replay(n->args)) {
       fprintf(stderr, "fake cudart: a recorded library call failed\n");
       st->pending = cudaErrorLaunchFailure;
     }
