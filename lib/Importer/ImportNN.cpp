@@ -13,6 +13,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace ember;
 using namespace ember::onnximport;
@@ -47,13 +48,20 @@ llvm::Expected<WindowND> readWindowND(const onnx::NodeProto &node, NodeValue x,
     if (w.kernel[i] < 1 || w.strides[i] < 1 || w.dilations[i] < 1)
       return fail(node, "kernel_shape, strides and dilations must be "
                         "positive");
+    // The dilated window's span, (kernel - 1) * dilation + 1, and the
+    // padded extent it is compared with must fit in int64.
+    int64_t span;
+    if (__builtin_mul_overflow(w.kernel[i] - 1, w.dilations[i], &span) ||
+        span > std::numeric_limits<int64_t>::max() / 4)
+      return fail(node, "kernel_shape and dilations give a window too large");
     if (w.pads[i] < 0 || w.pads[i + n] < 0)
       return fail(node, "pads must not be negative");
   }
   if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
     for (int64_t i = 0; i < n; ++i) {
       int64_t in = x.dims()[2 + i], s = w.strides[i];
-      int64_t out = (in + s - 1) / s;
+      // ceil(in / s) without in + s - 1, which overflows for huge strides.
+      int64_t out = in == 0 ? 0 : (in - 1) / s + 1;
       int64_t span = (w.kernel[i] - 1) * w.dilations[i] + 1;
       int64_t total = std::max<int64_t>((out - 1) * s + span - in, 0);
       int64_t small = total / 2, big = total - small;

@@ -58,7 +58,12 @@ typedef struct Stream {
 typedef struct Kernel {
   KernelFn fn;
   LaunchFn launch;
+  struct Kernel *next; /* every handle given out, so it stays reachable */
 } Kernel;
+/* Kernel handles live as long as the process (as cudart's do until the
+ * library is unloaded; the runtime keeps them past that here): listed so
+ * that LeakSanitizer sees them reachable. */
+static Kernel *kernels;
 
 static void *kernelsOverride;
 static cudaError_t lastError;
@@ -356,9 +361,11 @@ cudaError_t cudaLibraryGetKernel(cudaKernel_t *k, cudaLibrary_t l,
   LaunchFn launch = (LaunchFn)dlsym((void *)l, "ember_emu_launch");
   if (!fn || !launch)
     return fail(cudaErrorSymbolNotFound);
-  kern = (Kernel *)malloc(sizeof(Kernel)); /* lives as long as the process */
+  kern = (Kernel *)malloc(sizeof(Kernel));
   kern->fn = fn;
   kern->launch = launch;
+  kern->next = kernels;
+  kernels = kern;
   *k = (cudaKernel_t)kern;
   return cudaSuccess;
 }
