@@ -38,6 +38,16 @@ llvm::Expected<NodeValue> onnximport::make(ImportContext &ctx,
 NodeValue onnximport::constantOf(ImportContext &ctx,
                                  const onnx::NodeProto &node, ElemKind kind,
                                  llvm::ArrayRef<dim_t> dims, double v) {
+  // A constant of one value over a huge shape (a loss target declared with
+  // 2^31 elements, say) would hold the whole tensor in the module: above
+  // 2^26 elements it is a Splat, which constant folding never expands,
+  // where float holds the value exactly.
+  constexpr dim_t kSplatAbove = dim_t(1) << 26;
+  dim_t count = 1;
+  for (dim_t d : dims)
+    count = d != 0 && count > kSplatAbove / d ? kSplatAbove + 1 : count * d;
+  if (count > kSplatAbove && double(float(v)) == v)
+    return ctx.fn().createSplat(nameOf(node) + ".splat", dims, kind, float(v));
   Tensor t(kind, dims);
   for (dim_t i = 0, e = t.size(); i < e; ++i)
     storeElement(t.data(), kind, i, v);
