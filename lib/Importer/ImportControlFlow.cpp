@@ -266,7 +266,11 @@ llvm::Expected<std::vector<NodeValue>> unrollScan(ImportContext &ctx,
     return fail(node, "a Scan needs at least one scan input");
   EMBER_RETURN_IF_ERR(checkUnrollSize(node, body, trips));
   size_t n = s.states.size();
-  size_t k = size_t(std::max(0, body.output_size() - int(n)));
+  if (size_t(body.output_size()) < n)
+    return fail(node, "the body has " + std::to_string(body.output_size()) +
+                          " outputs, fewer than the " + std::to_string(n) +
+                          " state variables");
+  size_t k = size_t(body.output_size()) - n;
   std::vector<std::vector<NodeValue>> scans(k);
   for (int64_t t = 0; t < trips; ++t) {
     std::vector<NodeValue> ins = s.states;
