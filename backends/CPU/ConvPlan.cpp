@@ -146,14 +146,17 @@ ConvPlan cpu::planConv(const ConvInst &I, const TargetDesc &T,
   }
   if (int64_t tm = hasConstantFilter(I) ? winogradTile(I, T, opts.winograd) : 0)
     return winogradPlan(I, S, tm, T, opts);
-  std::optional<ConvPlan> rows = rowsPlan(I, S, T);
+  // The row path is weighed only where it may be taken: forced, or for a
+  // grouped convolution under the automatic choice.
+  bool weighRows = opts.convPath == ConvPath::Rows ||
+                   (opts.convPath == ConvPath::Auto && S.group > 1);
+  std::optional<ConvPlan> rows = weighRows ? rowsPlan(I, S, T) : std::nullopt;
   if (rows && opts.convPath == ConvPath::Rows) {
     rows->reason = "forced by -cpu-conv-path=rows";
     return *rows;
   }
   ConvPlan gemm = gemmPlan(I, S, T, opts);
-  if (rows && opts.convPath == ConvPath::Auto && S.group > 1 &&
-      rows->vectorMacs <= gemm.vectorMacs) {
+  if (rows && rows->vectorMacs <= gemm.vectorMacs) {
     rows->reason = "auto: a grouped convolution whose GEMM tiles would "
                    "compute more than the row tiles";
     return *rows;
