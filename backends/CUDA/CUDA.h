@@ -68,8 +68,8 @@ struct LaunchInfo {
   std::string symbol; ///< extern "C" name of the __global__ function.
   int64_t blocks = 1;
   int64_t threads = 1; ///< Per block.
-  /// True if the kernel uses shared memory or barriers (none do today; the
-  /// host emulation skips such kernels).
+  /// True if the kernel uses shared memory and barriers (the tiled
+  /// kernels): the host emulation runs its blocks' threads as fibers.
   bool usesSharedMemory = false;
 };
 

@@ -1,10 +1,10 @@
 //===- CUDALowering.cpp - Kernels, library ops and the constant image -----===//
 //
 // Everything goes through the shared kernel lowering except MatMul and
-// Conv, which the hook claims: MatMul becomes a cuBLASLt op or falls back
-// to the shared loop nest; Conv becomes a cuDNN op or one parallel loop
-// over output elements calling the generated direct convolution
-// `ember_conv2d_f32` of the CUDA prelude. A library op is a placeholder
+// Conv, which the hook claims: MatMul becomes a cuBLASLt op or a generated
+// kernel (GeneratedKernels.h: shared-memory tiles, or the shared loop nest
+// for operands broadcast over some batch dimensions); Conv becomes a cuDNN
+// op or a generated convolution. A library op is a placeholder
 // kernel in the shared lowering's output, replaced by a Step afterwards.
 // A cuBLASLt MatMul followed by `Add(result, bias row)` and an in-place
 // ReLU takes them into its epilogue when the shared lowering left them in
@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CUDA.h"
+#include "GeneratedKernels.h"
 #include "host/LibOps.h"
 
 #include "ember/Base/Error.h"
@@ -51,9 +52,6 @@ bool CUDAProgram::usesCudnn() const {
       libOps, [](const LibOp &o) { return o.desc[0] == EMBER_LIB_CONV; });
 }
 
-static CallArg bufArg(unsigned b) { return CallArg{true, b, nullptr}; }
-static CallArg valArg(ExprRef e) { return CallArg{false, 0, e}; }
-
 /// Appends a value's region and byte offset to a descriptor.
 static void addOperand(std::vector<int64_t> &d, Value *v,
                        const MemoryPlan &plan) {
@@ -62,65 +60,9 @@ static void addOperand(std::vector<int64_t> &d, Value *v,
   d.push_back(int64_t(p.offset));
 }
 
-/// One parallel loop over the output elements of \p I; each iteration calls
-/// the prelude's direct convolution for its flat output index.
-static Kernel generatedConv(const ConvInst &I, const MemoryPlan &plan) {
-  auto xd = I.getInput()->getType()->dims();
-  auto wd = I.getFilter()->getType()->dims();
-  auto yd = I.getDest()->getType()->dims();
-  auto st = I.getStrides(), pads = I.getPads(), dil = I.getDilations();
-  Kernel k(I.getName());
-  unsigned y = k.addBuffer(kir::bufferFor(I.getDest(), plan));
-  unsigned x = k.addBuffer(kir::bufferFor(I.getInput(), plan));
-  unsigned w = k.addBuffer(kir::bufferFor(I.getFilter(), plan));
-  unsigned b = k.addBuffer(kir::bufferFor(I.getBias(), plan));
-  auto res = I.getResidual();
-  // Without a residual the output buffer stands in; hasRes says to skip it.
-  unsigned r = res.empty() ? y : k.addBuffer(kir::bufferFor(res[0], plan));
-  unsigned e = k.newVar();
-  std::vector<CallArg> args = {bufArg(y), bufArg(x), bufArg(w), bufArg(b),
-                               bufArg(r)};
-  for (int64_t v : {int64_t(!res.empty()), xd[1], xd[2], xd[3], wd[0], wd[2],
-                    wd[3], yd[2], yd[3], st[0], st[1], pads[0], pads[1], dil[0],
-                    dil[1], I.getGroup(), I.getFusedActivation()})
-    args.push_back(valArg(k.constInt(v)));
-  args.push_back(valArg(k.constFloat(I.getFusedAlpha())));
-  args.push_back(valArg(k.constFloat(I.getFusedBeta())));
-  args.push_back(valArg(k.var(e)));
-  k.body() = {Kernel::loop(e, I.getDest()->getType()->size(),
-                           /*parallel=*/true,
-                           {Kernel::call("ember_conv2d_f32", args)})};
-  return k;
-}
-
-/// The fallback of a cuBLASLt op: one parallel loop over the elements of
-/// \p dest, each a dot product of the prelude's `ember_gemm_f32`, plus the
-/// bias (and ReLU) the op's epilogue took (\p epi, EMBER_EPI_*).
-static Kernel generatedGemm(const MatMulInst &I, Value *dest, Value *bias,
-                            int64_t epi, const MemoryPlan &plan) {
-  TypeRef ta = I.getLHS()->getType();
-  unsigned r = ta->rank();
-  int64_t m = ta->dims()[r - 2], k = ta->dims()[r - 1];
-  int64_t n = I.getDest()->getType()->dims()[r - 1];
-  Kernel ker(I.getName().str() + ".fallback");
-  unsigned d = ker.addBuffer(kir::bufferFor(dest, plan));
-  unsigned a = ker.addBuffer(kir::bufferFor(I.getLHS(), plan));
-  unsigned b = ker.addBuffer(kir::bufferFor(I.getRHS(), plan));
-  unsigned bi = bias ? ker.addBuffer(kir::bufferFor(bias, plan)) : d;
-  unsigned e = ker.newVar();
-  std::vector<CallArg> args = {bufArg(d), bufArg(a), bufArg(b), bufArg(bi)};
-  for (int64_t v : {m, n, k, epi})
-    args.push_back(valArg(ker.constInt(v)));
-  args.push_back(valArg(ker.var(e)));
-  ker.body() = {Kernel::loop(e, I.getDest()->getType()->size(),
-                             /*parallel=*/true,
-                             {Kernel::call("ember_gemm_f32", args)})};
-  return ker;
-}
-
 /// The cuDNN descriptor of \p I, or a reason why cuDNN cannot run it.
 static std::variant<std::vector<int64_t>, std::string>
-cudnnConv(const ConvInst &I, const MemoryPlan &plan) {
+cudnnConv(const ConvInst &I, const MemoryPlan &plan, bool tf32) {
   auto xd = I.getInput()->getType()->dims();
   auto wd = I.getFilter()->getType()->dims();
   auto yd = I.getDest()->getType()->dims();
@@ -159,6 +101,7 @@ cudnnConv(const ConvInst &I, const MemoryPlan &plan) {
   addOperand(d, I.getBias(), plan);
   addOperand(d, I.getDest(), plan);
   addOperand(d, res.empty() ? I.getDest() : res[0], plan);
+  d.push_back(tf32 ? EMBER_MATH_TF32 : EMBER_MATH_FP32);
   assert(d.size() == EMBER_CONV_FIELDS && "descriptor layout");
   return d;
 }
@@ -186,6 +129,7 @@ private:
   void addLibOp(const Instruction &I, std::vector<int64_t> desc,
                 std::vector<Kernel> &out, const std::string &choice);
   bool lowerMatMul(const MatMulInst &I, std::vector<Kernel> &out);
+  bool tf32() const { return opts_.math == MathMode::TF32; }
   std::optional<Epilogue> findEpilogue(const MatMulInst &I);
   bool canWriteTo(const MatMulInst &I, Value *dest,
                   llvm::ArrayRef<const Instruction *> absorbed,
@@ -322,12 +266,18 @@ bool Lowering::lowerMatMul(const MatMulInst &I, std::vector<Kernel> &out) {
                           ? "-cuda-gemm=generated"
                       : !plain ? "broadcast or transposed operand"
                                : "too small for cuBLASLt";
-    prog_.choices.push_back((I.getName() +
-                             ": MatMul -> generated kernel (one thread per "
-                             "output element; " +
-                             why + ")")
+    std::optional<Kernel> tiled =
+        tiledGemm(I, I.getDest(), nullptr, EMBER_EPI_NONE, plan_, tf32());
+    const char *how = !tiled   ? "one thread per output element"
+                      : tf32() ? "64x64 shared-memory tiles, TF32 tensor cores"
+                               : "64x64 shared-memory tiles";
+    prog_.choices.push_back((I.getName() + ": MatMul -> generated kernel (" +
+                             how + "; " + why + ")")
                                 .str());
-    return false;
+    if (!tiled)
+      return false;
+    out.push_back(std::move(*tiled));
+    return true;
   }
   std::optional<Epilogue> epi = findEpilogue(I);
   std::vector<int64_t> d = {EMBER_LIB_GEMM, batch, m, n, k, EMBER_EPI_NONE};
@@ -335,15 +285,17 @@ bool Lowering::lowerMatMul(const MatMulInst &I, std::vector<Kernel> &out) {
   addOperand(d, I.getRHS(), plan_);
   addOperand(d, I.getDest(), plan_);
   d.push_back(0), d.push_back(0);
+  d.push_back(tf32() ? EMBER_MATH_TF32 : EMBER_MATH_FP32);
   assert(d.size() == EMBER_GEMM_FIELDS && "descriptor layout");
   if (epi) {
     epi->libOp = prog_.libOps.size();
     epilogues_.push_back(*epi);
   }
   addLibOp(I, std::move(d), out,
-           "MatMul -> cuBLASLt (fp32, " + std::to_string(batch) + " x " +
-               std::to_string(m) + "x" + std::to_string(n) + "x" +
-               std::to_string(k) + ")");
+           std::string("MatMul -> cuBLASLt (") +
+               (tf32() ? "TF32 tensor cores, " : "fp32, ") +
+               std::to_string(batch) + " x " + std::to_string(m) + "x" +
+               std::to_string(n) + "x" + std::to_string(k) + ")");
   return true;
 }
 
@@ -356,20 +308,21 @@ llvm::Expected<bool> Lowering::claim(const Instruction &I,
     return false;
   std::string why = "-cuda-conv=generated";
   if (opts_.conv != LibChoice::Generated) {
-    auto d = cudnnConv(*c, plan_);
+    auto d = cudnnConv(*c, plan_, tf32());
     if (auto *desc = std::get_if<std::vector<int64_t>>(&d)) {
-      addLibOp(I, std::move(*desc), out, "Conv -> cuDNN (fp32, no TF32)");
-      convFallbacks_.back() = generatedConv(*c, plan_);
+      addLibOp(I, std::move(*desc), out,
+               tf32() ? "Conv -> cuDNN (fp32, TF32 tensor cores allowed)"
+                      : "Conv -> cuDNN (fp32, no TF32)");
+      std::string how;
+      convFallbacks_.back() = generatedConv(*c, plan_, tf32(), how);
       return true;
     }
     why = std::get<std::string>(d);
   }
-  out.push_back(generatedConv(*c, plan_));
-  prog_.choices.push_back((I.getName() +
-                           ": Conv -> generated direct convolution (one "
-                           "thread per output element; " +
-                           why + ")")
-                              .str());
+  std::string how;
+  out.push_back(generatedConv(*c, plan_, tf32(), how));
+  prog_.choices.push_back(
+      (I.getName() + ": Conv -> generated (" + how + "; " + why + ")").str());
   return true;
 }
 
@@ -426,11 +379,15 @@ void Lowering::finish(std::vector<Kernel> kernels) {
   for (size_t i = 0; i < prog_.libOps.size(); ++i) {
     LibOp &op = prog_.libOps[i];
     op.fallback = unsigned(prog_.kernels.size());
-    if (gemms_[i])
+    if (gemms_[i]) {
+      Value *dest = gemmOut_[i].first, *bias = gemmOut_[i].second;
+      int64_t epi = op.desc[EMBER_GEMM_EPILOGUE];
+      std::optional<Kernel> tiled =
+          tiledGemm(*gemms_[i], dest, bias, epi, plan_, tf32());
       prog_.kernels.push_back(
-          generatedGemm(*gemms_[i], gemmOut_[i].first, gemmOut_[i].second,
-                        op.desc[EMBER_GEMM_EPILOGUE], plan_));
-    else
+          tiled ? std::move(*tiled)
+                : elementwiseGemm(*gemms_[i], dest, bias, epi, plan_));
+    } else
       prog_.kernels.push_back(std::move(*convFallbacks_[i]));
   }
 }
@@ -438,6 +395,13 @@ void Lowering::finish(std::vector<Kernel> kernels) {
 llvm::Expected<CUDAProgram> cuda::lowerForCUDA(const IRFunction &F,
                                                const MemoryPlan &plan,
                                                const CUDACodegenOptions &opts) {
+  unsigned sm = 0;
+  llvm::StringRef arch = opts.arch;
+  if (opts.math == MathMode::TF32 && arch.consume_front("sm_") &&
+      !arch.getAsInteger(10, sm) && sm < 80)
+    return makeErrorF("-cuda-math=tf32 needs TF32 tensor cores (sm_80 or "
+                      "newer); the target is {0}",
+                      opts.arch);
   CUDAProgram prog;
   prog.constants = makeConstantImage(F, plan);
   prog.mutableSize = plan.mutableSize;

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "CUDA.h"
 #include "Prelude.h"
+#include "TiledKernels.h"
 
 #include "ember/Base/ElemAccess.h"
 
@@ -427,6 +428,14 @@ int64_t Renderer::run(llvm::StringRef sym) {
   return total;
 }
 
+/// True if \p body calls a tiled kernel (TiledKernels.h).
+static bool callsTiled(const std::vector<Stmt> &body) {
+  return llvm::any_of(body, [](const Stmt &s) {
+    return (s.kind == StmtKind::Call && isTiledCall(s.callee)) ||
+           callsTiled(s.body);
+  });
+}
+
 CUDASource cuda::renderCUDA(const CUDAProgram &prog, llvm::StringRef prefix) {
   CUDASource src;
   llvm::raw_string_ostream os(src.text);
@@ -434,7 +443,7 @@ CUDASource cuda::renderCUDA(const CUDAProgram &prog, llvm::StringRef prefix) {
 #define EMBER_FUSED_ACT(Name, Code)                                            \
   os << "#define EMBER_ACT_" #Name " " #Code "\n";
 #include "ember/Graph/FusedActivations.def"
-  os << cudaPrelude();
+  os << cudaPrelude() << cudaTiledKernels();
   for (size_t i = 0; i < prog.kernels.size(); ++i) {
     LaunchInfo li;
     li.symbol = (prefix + "_k" + llvm::Twine(i)).str();
@@ -451,6 +460,14 @@ CUDASource cuda::renderCUDA(const CUDAProgram &prog, llvm::StringRef prefix) {
     }
     int64_t total = Renderer(prog.kernels[i], os).run(li.symbol);
     li.threads = std::min<int64_t>(kBlockSize, (total + 31) / 32 * 32);
+    if (callsTiled(prog.kernels[i].body())) {
+      // One tile per block: the parallel loop runs over tiles x
+      // kTileThreads, so every lane of a block has the same trip count.
+      assert(total % kTileThreads == 0 && "a tiled loop covers whole tiles");
+      li.threads = kTileThreads;
+      li.usesSharedMemory = true;
+      os << "EMBER_EMU_COOPERATIVE(" << li.symbol << ")\n";
+    }
     li.blocks =
         std::min<int64_t>(kMaxBlocks, (total + li.threads - 1) / li.threads);
     src.launches.push_back(li);

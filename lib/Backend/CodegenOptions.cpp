@@ -52,3 +52,11 @@ llvm::Expected<cuda::LibChoice> cuda::parseLibChoice(llvm::StringRef flag,
   return makeErrorF("{0} '{1}' is not auto, {2} or generated", flag, value,
                     library);
 }
+
+llvm::Expected<cuda::MathMode> cuda::parseMathMode(llvm::StringRef value) {
+  if (value.empty() || value == "fp32")
+    return MathMode::FP32;
+  if (value == "tf32")
+    return MathMode::TF32;
+  return makeErrorF("-cuda-math '{0}' is not fp32 or tf32", value);
+}

@@ -148,7 +148,10 @@ llvm::Expected<std::unique_ptr<CompiledFunction>>
 EmuBackend::compile(const Module &M, std::shared_ptr<const IRFunction> F,
                     const MemoryPlan &plan, const CodegenOptions &opts) const {
   EMBER_ASSIGN_OR_RETURN(const FakeCUDA *fake, fakeCUDA());
-  EMBER_ASSIGN_OR_RETURN(CUDAProgram prog, lowerForCUDA(*F, plan, opts_));
+  // This backend's library choice, the caller's arithmetic.
+  CUDACodegenOptions lowering = opts_;
+  lowering.math = opts.cuda.math;
+  EMBER_ASSIGN_OR_RETURN(CUDAProgram prog, lowerForCUDA(*F, plan, lowering));
   CUDASource src = renderCUDA(prog, "emu");
   std::lock_guard<std::mutex> lock(mu_);
   auto &[dl, bin] = cache_[src.text];

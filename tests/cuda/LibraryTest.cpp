@@ -7,98 +7,20 @@
 // kernels) and on the Interpreter, and the results must agree.
 //
 //===----------------------------------------------------------------------===//
-#include "HostEmulationBackend.h"
-
-#include "../../backends/CUDA/CUDA.h"
-#include "../unit/TestUtils.h"
-
-#include "ember/Backend/Pipeline.h"
-#include "ember/IR/IRPrinter.h"
+#include "CUDATestUtils.h"
 
 #include "gtest/gtest.h"
-
-#include <functional>
 
 using namespace ember;
 using namespace ember::cuda;
 
 namespace {
-/// Builds a network into a module: inputs first, then saved outputs.
-using Builder = std::function<void(Module &, Function &)>;
-
-/// Deterministic values in [-1, 1).
-Tensor pseudoRandom(llvm::ArrayRef<dim_t> dims, unsigned seed) {
-  Tensor t(ElemKind::Float32, dims);
-  uint32_t s = 2463534242u + seed;
-  for (float &v : t.getHandle<float>()) {
-    s ^= s << 13, s ^= s >> 17, s ^= s << 5;
-    v = float(s % 2000) / 1000.f - 1.f;
-  }
-  return t;
-}
-
-/// Runs \p build on \p backend with pseudo-random inputs.
-std::vector<Tensor> runOn(const Builder &build, llvm::StringRef backend) {
-  Module M;
-  Function *F = M.createFunction("net");
-  build(M, *F);
-  std::vector<Tensor> ins;
-  unsigned seed = 0;
-  for (Placeholder *p : M.getInputPlaceholders())
-    ins.push_back(pseudoRandom(p->getType()->dims(), ++seed));
-  return test::compileAndRun(M, *F, backend, std::move(ins));
-}
-
-/// The CUDA backend's per-op choices for \p build under \p opts.
-std::vector<std::string> choicesFor(const Builder &build,
-                                    const CUDACodegenOptions &opts) {
-  registerAllBackends();
-  test::registerCUDAHostEmulation();
-  Module M;
-  Function *F = M.createFunction("net");
-  build(M, *F);
-  auto B = getBackend("CUDA");
-  EXPECT_TRUE(bool(B));
-  auto ir = optimizeAndGenerateIR(*F, **B, CompileOptions());
-  if (!ir) {
-    ADD_FAILURE() << llvm::toString(ir.takeError());
-    return {};
-  }
-  MemoryPlan plan = planMemory(**ir);
-  if (getenv("DUMPIR"))
-    llvm::errs() << irToString(**ir, &plan);
-  auto prog = lowerForCUDA(**ir, plan, opts);
-  if (!prog) {
-    ADD_FAILURE() << llvm::toString(prog.takeError());
-    return {};
-  }
-  return prog->choices;
-}
-
-/// Every backend agrees with the Interpreter within \p tol.
-void expectAllAgree(const Builder &build, float tol) {
-  auto ref = runOn(build, "Interpreter");
-  for (const char *b : {"CUDAHostEmu", "CUDAHostEmuGen"}) {
-    auto out = runOn(build, b);
-    ASSERT_EQ(out.size(), ref.size()) << b;
-    for (size_t i = 0; i < out.size(); ++i) {
-      SCOPED_TRACE(std::string(b) + " output " + std::to_string(i));
-      test::expectNear(out[i], ref[i], tol);
-    }
-  }
-}
-
-/// Libraries wherever they can run the op (as CUDAHostEmu).
-CUDACodegenOptions libraries() {
-  CUDACodegenOptions o;
-  o.gemm = o.conv = LibChoice::Library;
-  return o;
-}
-
-bool anyContains(const std::vector<std::string> &v, llvm::StringRef s) {
-  return llvm::any_of(
-      v, [&](const std::string &c) { return llvm::StringRef(c).contains(s); });
-}
+using test::anyContains;
+using test::Builder;
+using test::choicesFor;
+using test::expectAllAgree;
+using test::libraries;
+using test::pseudoRandom;
 
 /// Gemm(x, W^T) + b, then ReLU: the fully connected layer of the zoo.
 void fullyConnected(Module &M, Function &F, dim_t batch, bool relu) {
@@ -144,8 +66,8 @@ TEST(CUDALibraries, ChoiceRulesAndFlags) {
     F.createSave("s", y, M.createPlaceholder("y", *y.getType(), true));
   };
   EXPECT_TRUE(anyContains(choicesFor(tiny, CUDACodegenOptions()),
-                          "MatMul -> generated kernel (one thread per output "
-                          "element; too small for cuBLASLt)"));
+                          "MatMul -> generated kernel (64x64 shared-memory "
+                          "tiles; too small for cuBLASLt)"));
   CUDACodegenOptions lib;
   lib.gemm = LibChoice::Library;
   EXPECT_TRUE(anyContains(choicesFor(tiny, lib), "MatMul -> cuBLASLt"));
@@ -193,12 +115,11 @@ TEST(CUDALibraries, ConvOnCudnnOrGeneratedAsItsParametersAllow) {
   auto choices = choicesFor(convs, CUDACodegenOptions());
   EXPECT_TRUE(anyContains(choices, "grouped: Conv -> cuDNN"));
   EXPECT_TRUE(anyContains(choices, "sig: Conv -> cuDNN"));
-  EXPECT_TRUE(anyContains(choices, "asym: Conv -> generated direct "
-                                   "convolution (one thread per output "
-                                   "element; asymmetric padding)"));
-  EXPECT_TRUE(anyContains(choices, "leaky: Conv -> generated direct "
-                                   "convolution (one thread per output "
-                                   "element; epilogue activation without a "
-                                   "cuDNN mode)"));
+  EXPECT_TRUE(anyContains(choices, "asym: Conv -> generated (direct, one "
+                                   "thread per output element; asymmetric "
+                                   "padding)"));
+  EXPECT_TRUE(anyContains(choices, "leaky: Conv -> generated (direct, one "
+                                   "thread per output element; epilogue "
+                                   "activation without a cuDNN mode)"));
   expectAllAgree(convs, 1e-5f);
 }

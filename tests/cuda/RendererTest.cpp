@@ -35,11 +35,14 @@ void runOnHost(const CUDAProgram &prog, std::vector<uint8_t> &mut) {
   EXPECT_FALSE(bin->cubin.empty());
   auto dl = test::buildCUDAForHost(src.text);
   ASSERT_TRUE(bool(dl)) << llvm::toString(dl.takeError());
-  auto launch = reinterpret_cast<LaunchFn>(dlsym(*dl, "ember_emu_launch"));
+  auto plain = reinterpret_cast<LaunchFn>(dlsym(*dl, "ember_emu_launch"));
+  auto cooperative =
+      reinterpret_cast<LaunchFn>(dlsym(*dl, "ember_emu_launch_cooperative"));
   std::vector<uint8_t> consts = prog.constants, act(64);
   for (const LaunchInfo &li : src.launches)
-    launch(reinterpret_cast<KernelFn>(dlsym(*dl, li.symbol.c_str())), li.blocks,
-           li.threads, consts.data(), mut.data(), act.data());
+    (li.usesSharedMemory ? cooperative : plain)(
+        reinterpret_cast<KernelFn>(dlsym(*dl, li.symbol.c_str())), li.blocks,
+        li.threads, consts.data(), mut.data(), act.data());
   dlclose(*dl);
 }
 } // namespace

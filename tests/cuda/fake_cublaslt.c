@@ -29,7 +29,7 @@ static cublasStatus_t reject(const char *fn, const char *why,
 }
 
 enum { L_ROWS, L_COLS, L_LD, L_BATCH, L_STRIDE };
-enum { D_TRANSA, D_TRANSB, D_EPI, D_BIAS };
+enum { D_TRANSA, D_TRANSB, D_EPI, D_BIAS, D_TF32 };
 #define ALGO_MAGIC 0x454d424552ull /* "EMBER" */
 #define FAKE_WORKSPACE 4096
 
@@ -86,9 +86,12 @@ cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayout_t l,
 cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t *d,
                                         cublasComputeType_t compute,
                                         cudaDataType_t scale) {
-  if (compute != CUBLAS_COMPUTE_32F || scale != CUDA_R_32F)
-    return CUBLAS_STATUS_NOT_SUPPORTED; /* fp32 only, no TF32 */
+  if ((compute != CUBLAS_COMPUTE_32F &&
+       compute != CUBLAS_COMPUTE_32F_FAST_TF32) ||
+      scale != CUDA_R_32F)
+    return CUBLAS_STATUS_NOT_SUPPORTED; /* fp32 data, FMA or TF32 only */
   *d = (cublasLtMatmulDesc_t)calloc(1, sizeof(**d));
+  (*d)->data[D_TF32] = compute == CUBLAS_COMPUTE_32F_FAST_TF32;
   (*d)->data[D_TRANSA] = CUBLAS_OP_N;
   (*d)->data[D_TRANSB] = CUBLAS_OP_N;
   (*d)->data[D_EPI] = CUBLASLT_EPILOGUE_DEFAULT;
@@ -209,6 +212,18 @@ static float elem(const float *x, cublasLtMatrixLayout_t l, uint64_t trans,
   return trans == CUBLAS_OP_N ? x[i + j * ld] : x[j + i * ld];
 }
 
+/* An operand as TF32 tensor cores read it (when tf32): 10-bit mantissa,
+   rounded to nearest, ties away from zero. */
+static float operand(float v, uint64_t tf32) {
+  uint32_t u;
+  if (!tf32)
+    return v;
+  memcpy(&u, &v, 4);
+  u = (u + 0x1000u) & 0xffffe000u;
+  memcpy(&v, &u, 4);
+  return v;
+}
+
 /* Calls on a capturing stream are recorded (scalars by value, the
    descriptor's attributes as they are at capture) and replayed by
    cudaGraphLaunch. */
@@ -294,8 +309,9 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t d,
       for (i = 0; i < m; ++i) {
         float acc = 0.f, v;
         for (p = 0; p < k; ++p)
-          acc += elem(ab, Ad, d->data[D_TRANSA], i, p) *
-                 elem(bb, Bd, d->data[D_TRANSB], p, j);
+          acc +=
+              operand(elem(ab, Ad, d->data[D_TRANSA], i, p), d->data[D_TF32]) *
+              operand(elem(bb, Bd, d->data[D_TRANSB], p, j), d->data[D_TF32]);
         v = a * acc;
         if (bt != 0.f)
           v += bt * cb[i + j * Cd->data[L_LD]];

@@ -357,8 +357,15 @@ cudaError_t cudaLibraryUnload(cudaLibrary_t l) { return cudaSuccess; }
 cudaError_t cudaLibraryGetKernel(cudaKernel_t *k, cudaLibrary_t l,
                                  const char *name) {
   Kernel *kern;
+  char marker[512];
   KernelFn fn = (KernelFn)dlsym((void *)l, name);
-  LaunchFn launch = (LaunchFn)dlsym((void *)l, "ember_emu_launch");
+  LaunchFn launch;
+  /* Kernels with barriers (HostEmulation.h EMBER_EMU_COOPERATIVE) run
+     their blocks' threads as fibers. */
+  snprintf(marker, sizeof(marker), "%s_cooperative", name);
+  launch = (LaunchFn)dlsym((void *)l, dlsym((void *)l, marker)
+                                          ? "ember_emu_launch_cooperative"
+                                          : "ember_emu_launch");
   if (!fn || !launch)
     return fail(cudaErrorSymbolNotFound);
   kern = (Kernel *)malloc(sizeof(Kernel));

@@ -93,6 +93,25 @@ cudnnStatus_t cudnnSetFilter4dDescriptor(cudnnFilterDescriptor_t d,
   d->k = k, d->c = c, d->h = h, d->w = w, d->set = 1;
   return CUDNN_STATUS_SUCCESS;
 }
+/* Math types of fp32 data: FMA, or TF32 tensor cores (the default math
+   on Ampere and newer, or tensor-op math); not the conversion to half. */
+static int fp32Math(cudnnMathType_t m) {
+  return m == CUDNN_FMA_MATH || m == CUDNN_DEFAULT_MATH ||
+         m == CUDNN_TENSOR_OP_MATH;
+}
+
+/* An operand as the math type reads it: TF32 (10-bit mantissa, to
+   nearest, ties away) unless FMA. */
+static float operand(float v, cudnnMathType_t m) {
+  uint32_t u;
+  if (m == CUDNN_FMA_MATH)
+    return v;
+  memcpy(&u, &v, 4);
+  u = (u + 0x1000u) & 0xffffe000u;
+  memcpy(&v, &u, 4);
+  return v;
+}
+
 cudnnStatus_t
 cudnnCreateConvolutionDescriptor(cudnnConvolutionDescriptor_t *d) {
   cudnnStatus_t s = MAKE(d);
@@ -198,9 +217,9 @@ cudnnStatus_t cudnnGetConvolutionForwardWorkspaceSize(
     const cudnnFilterDescriptor_t w, const cudnnConvolutionDescriptor_t c,
     const cudnnTensorDescriptor_t y, cudnnConvolutionFwdAlgo_t algo,
     size_t *size) {
-  if (!h || !consistent(x, w, c, y) || c->math != CUDNN_FMA_MATH)
+  if (!h || !consistent(x, w, c, y) || !fp32Math(c->math))
     return reject("cudnnGetConvolutionForwardWorkspaceSize",
-                  "descriptors disagree or math is not FMA",
+                  "descriptors disagree or math converts to half precision",
                   CUDNN_STATUS_BAD_PARAM);
   if (algo == CUDNN_CONVOLUTION_FWD_ALGO_GEMM)
     return CUDNN_STATUS_NOT_SUPPORTED; /* the failed trial */
@@ -272,8 +291,9 @@ cudnnStatus_t cudnnConvolutionForward(
     return reject("cudnnConvolutionForward",
                   "not the algorithm and workspace the query returned",
                   CUDNN_STATUS_BAD_PARAM);
-  if (cd->math != CUDNN_FMA_MATH)
-    return reject("cudnnConvolutionForward", "math type is not FMA (TF32?)",
+  if (!fp32Math(cd->math))
+    return reject("cudnnConvolutionForward",
+                  "math type converts to half precision",
                   CUDNN_STATUS_BAD_PARAM);
   cpg = xd->c / cd->groups, mpg = wd->k / cd->groups;
   for (n = 0; n < yd->n; ++n)
@@ -291,8 +311,11 @@ cudnnStatus_t cudnnConvolutionForward(
                 if (ih < 0 || ih >= xd->h || iw < 0 || iw >= xd->w)
                   continue;
                 acc +=
-                    x[((n * xd->c + g * cpg + c) * xd->h + ih) * xd->w + iw] *
-                    w[((m * cpg + c) * wd->h + kh) * wd->w + kw];
+                    operand(x[((n * xd->c + g * cpg + c) * xd->h + ih) * xd->w +
+                              iw],
+                            cd->math) *
+                    operand(w[((m * cpg + c) * wd->h + kh) * wd->w + kw],
+                            cd->math);
               }
           *out = a * acc + (b != 0.f ? b * *out : 0.f);
         }

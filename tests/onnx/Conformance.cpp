@@ -18,6 +18,9 @@
 #include "RunTest.h"
 
 #include "ember/Base/Error.h"
+#ifdef EMBER_CONFORMANCE_CUDA_EMULATION
+#include "../cuda/HostEmulationBackend.h"
+#endif
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -265,6 +268,11 @@ bool checkFloor(llvm::ArrayRef<TestResult> results) {
 
 int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv, "ONNX conformance runner\n");
+#ifdef EMBER_CONFORMANCE_CUDA_EMULATION
+  // CUDAHostEmu and CUDAHostEmuGen: the CUDA backend's kernels built for
+  // the host over stand-ins of its libraries (tests/cuda).
+  ember::test::registerCUDAHostEmulation();
+#endif
   llvm::SmallVector<llvm::StringRef, 4> sets, backends;
   llvm::StringRef(setsOpt).split(sets, ',', -1, false);
   llvm::StringRef(backendsOpt).split(backends, ',', -1, false);

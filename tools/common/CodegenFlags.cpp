@@ -68,6 +68,12 @@ static cl::opt<std::string> cudaConv(
              "where it can express the op)"),
     cl::value_desc("auto|cudnn|generated"), cl::init("auto"),
     cl::cat(tools::codegenFlagsCategory()));
+static cl::opt<std::string> cudaMath(
+    "cuda-math",
+    cl::desc("CUDA: MatMul/Conv arithmetic: fp32 FMA, or TF32 tensor cores "
+             "(10-bit mantissa operands, fp32 sums; sm_80 or newer)"),
+    cl::value_desc("fp32|tf32"), cl::init("fp32"),
+    cl::cat(tools::codegenFlagsCategory()));
 static cl::opt<bool> cudaGraph(
     "cuda-graph",
     cl::desc("CUDA, in process: replay the launches as a CUDA graph (0: "
@@ -94,6 +100,7 @@ llvm::Expected<CodegenOptions> tools::getCodegenOptions() {
       o.cuda.gemm, cuda::parseLibChoice("-cuda-gemm", cudaGemm, "cublaslt"));
   EMBER_ASSIGN_OR_RETURN(o.cuda.conv,
                          cuda::parseLibChoice("-cuda-conv", cudaConv, "cudnn"));
+  EMBER_ASSIGN_OR_RETURN(o.cuda.math, cuda::parseMathMode(cudaMath));
   o.cuda.graph = cudaGraph;
   o.cuda.syncEachStep = cudaSyncEachStep;
   EMBER_ASSIGN_OR_RETURN(o.precision, tools::getPrecisionOptions());

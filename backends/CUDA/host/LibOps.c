@@ -4,8 +4,9 @@
  * D^T = B^T * A^T, so cuBLASLt's "A" is our B (n x k, ld n), its "B" is our
  * A (k x m, ld k) and D is n x m (ld n); batches are strided. The bias
  * epilogue adds a vector over D^T's rows, i.e. per output column. Compute
- * type CUBLAS_COMPUTE_32F: fp32 FMA, no TF32. CONV: cuDNN's convolution
- * API (cross-correlation, groups, CUDNN_FMA_MATH: no TF32), bias, residual
+ * type CUBLAS_COMPUTE_32F (fp32 FMA), or CUBLAS_COMPUTE_32F_FAST_TF32 under
+ * EMBER_MATH_TF32. CONV: cuDNN's convolution API (cross-correlation,
+ * groups, CUDNN_FMA_MATH, or TF32 tensor-core math allowed), bias, residual
  * and activation fused into cudnnConvolutionBiasActivationForward where
  * cuDNN allows it (see fuseEpilogue), else cudnnAddTensor for the bias and
  * cudnnActivationForward in place after the convolution, a residual copied
@@ -105,7 +106,11 @@ static int planGemm(EmberLibContext *ctx, GemmPlan *p, const long long *d) {
     ctx->cublasLt = lt;
   }
   lt = (cublasLtHandle_t)ctx->cublasLt;
-  TRY_LT(cublasLtMatmulDescCreate(&p->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  TRY_LT(cublasLtMatmulDescCreate(&p->op,
+                                  d[EMBER_GEMM_MATH] == EMBER_MATH_TF32
+                                      ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                      : CUBLAS_COMPUTE_32F,
+                                  CUDA_R_32F));
   if (d[EMBER_GEMM_EPILOGUE] != EMBER_EPI_NONE) {
     cublasLtEpilogue_t epi = d[EMBER_GEMM_EPILOGUE] == EMBER_EPI_RELU_BIAS
                                  ? CUBLASLT_EPILOGUE_RELU_BIAS
@@ -186,10 +191,19 @@ static int fuseEpilogue(ConvPlan *p, const long long *d) {
   return 0;
 }
 
+/* Math types a heuristic entry may have: FMA (or the default, which is
+   FMA under an FMA descriptor); with TF32 also tensor-core math, but never
+   CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION (half-precision operands). */
+static int mathAllowed(cudnnMathType_t t, int tf32) {
+  return t == CUDNN_FMA_MATH || t == CUDNN_DEFAULT_MATH ||
+         (tf32 && t == CUDNN_TENSOR_OP_MATH);
+}
+
 static int planConv(EmberLibContext *ctx, ConvPlan *p, const long long *d) {
   cudnnHandle_t dnn;
   int n = (int)d[EMBER_CONV_N], m = (int)d[EMBER_CONV_M];
   int group = (int)d[EMBER_CONV_GROUP];
+  int tf32 = d[EMBER_CONV_MATH] == EMBER_MATH_TF32;
   if (!ctx->cudnn) {
     TRY_DNN(cudnnCreate(&dnn));
     ctx->cudnn = dnn;
@@ -218,7 +232,8 @@ static int planConv(EmberLibContext *ctx, ConvPlan *p, const long long *d) {
       (int)d[EMBER_CONV_DIL_H], (int)d[EMBER_CONV_DIL_W],
       CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
   TRY_DNN(cudnnSetConvolutionGroupCount(p->conv, group));
-  TRY_DNN(cudnnSetConvolutionMathType(p->conv, CUDNN_FMA_MATH));
+  TRY_DNN(cudnnSetConvolutionMathType(p->conv, tf32 ? CUDNN_DEFAULT_MATH
+                                                    : CUDNN_FMA_MATH));
   p->act = NULL;
   if (d[EMBER_CONV_ACT] != EMBER_ACT_NONE) {
     cudnnActivationMode_t mode = d[EMBER_CONV_ACT] == EMBER_ACT_RELU
@@ -233,10 +248,11 @@ static int planConv(EmberLibContext *ctx, ConvPlan *p, const long long *d) {
     TRY_DNN(cudnnSetActivationDescriptor(p->act, mode, CUDNN_PROPAGATE_NAN,
                                          (double)coef));
   }
-  /* The fastest algorithm (by cuDNN's heuristics) without tensor-core
-     math whose workspace, queried again for that algorithm under the
-     descriptor's FMA math type (the heuristic's entry may assume another),
-     fits the limit; an algorithm whose query fails is passed over. */
+  /* The fastest algorithm (by cuDNN's heuristics) of an allowed math
+     type (FMA; under TF32 also tensor cores, never a conversion to half
+     precision) whose workspace, queried again for that algorithm under
+     its math type (the heuristic's entry may assume another), fits the
+     limit; an algorithm whose query fails is passed over. */
   cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
   int count = 0, i;
   TRY_DNN(cudnnGetConvolutionForwardAlgorithm_v7(
@@ -245,9 +261,10 @@ static int planConv(EmberLibContext *ctx, ConvPlan *p, const long long *d) {
   for (i = 0; i < count; ++i) {
     size_t need = 0;
     if (perf[i].status != CUDNN_STATUS_SUCCESS ||
-        (perf[i].mathType != CUDNN_FMA_MATH &&
-         perf[i].mathType != CUDNN_DEFAULT_MATH))
+        !mathAllowed(perf[i].mathType, tf32))
       continue;
+    if (tf32)
+      TRY_DNN(cudnnSetConvolutionMathType(p->conv, perf[i].mathType));
     if (cudnnGetConvolutionForwardWorkspaceSize(dnn, p->x, p->w, p->conv, p->y,
                                                 perf[i].algo, &need) ==
             CUDNN_STATUS_SUCCESS &&

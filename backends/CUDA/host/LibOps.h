@@ -31,13 +31,17 @@ enum {
   EMBER_GEMM_M,
   EMBER_GEMM_N,
   EMBER_GEMM_K,
-  EMBER_GEMM_EPILOGUE,                /* EMBER_EPI_* */
-  EMBER_GEMM_A,                       /* region, offset: m x k */
-  EMBER_GEMM_B = EMBER_GEMM_A + 2,    /* k x n */
-  EMBER_GEMM_D = EMBER_GEMM_B + 2,    /* m x n */
-  EMBER_GEMM_BIAS = EMBER_GEMM_D + 2, /* n (when the epilogue has one) */
-  EMBER_GEMM_FIELDS = EMBER_GEMM_BIAS + 2
+  EMBER_GEMM_EPILOGUE,                   /* EMBER_EPI_* */
+  EMBER_GEMM_A,                          /* region, offset: m x k */
+  EMBER_GEMM_B = EMBER_GEMM_A + 2,       /* k x n */
+  EMBER_GEMM_D = EMBER_GEMM_B + 2,       /* m x n */
+  EMBER_GEMM_BIAS = EMBER_GEMM_D + 2,    /* n (when the epilogue has one) */
+  EMBER_GEMM_MATH = EMBER_GEMM_BIAS + 2, /* EMBER_MATH_* */
+  EMBER_GEMM_FIELDS
 };
+/* The arithmetic (-cuda-math): fp32 FMA, or TF32 tensor cores. */
+#define EMBER_MATH_FP32 0
+#define EMBER_MATH_TF32 1
 #define EMBER_EPI_NONE 0
 #define EMBER_EPI_BIAS 1
 #define EMBER_EPI_RELU_BIAS 2
@@ -68,7 +72,8 @@ enum {
   EMBER_CONV_BIAS = EMBER_CONV_WEIGHTS + 2,
   EMBER_CONV_Y = EMBER_CONV_BIAS + 2,
   EMBER_CONV_RES = EMBER_CONV_Y + 2,
-  EMBER_CONV_FIELDS = EMBER_CONV_RES + 2
+  EMBER_CONV_MATH = EMBER_CONV_RES + 2, /* EMBER_MATH_* */
+  EMBER_CONV_FIELDS
 };
 #define EMBER_ACT_NONE 0
 #define EMBER_ACT_RELU 1

@@ -58,6 +58,13 @@ llvm::Expected<LibChoice> parseLibChoice(llvm::StringRef flag,
                                          llvm::StringRef value,
                                          llvm::StringRef library);
 
+/// The arithmetic of MatMul and Conv (-cuda-math): fp32 FMA, or TF32
+/// tensor cores (operands rounded to a 10-bit mantissa, fp32 sums; sm_80+).
+enum class MathMode { FP32, TF32 };
+
+/// Parses "fp32" (or "") or "tf32".
+llvm::Expected<MathMode> parseMathMode(llvm::StringRef value);
+
 } // namespace cuda
 
 /// Choices of the CPU backend.
@@ -76,6 +83,7 @@ struct CUDACodegenOptions {
   std::string arch; ///< Bundles: sm_XX (empty: sm_90); in process: the GPU's.
   cuda::LibChoice gemm = cuda::LibChoice::Auto; ///< cuBLASLt or generated.
   cuda::LibChoice conv = cuda::LibChoice::Auto; ///< cuDNN or generated.
+  cuda::MathMode math = cuda::MathMode::FP32;   ///< -cuda-math.
   /// In-process runs: capture the kernel launches once into a CUDA graph
   /// and replay it (false: launch kernel by kernel).
   bool graph = true;
