@@ -3,6 +3,7 @@
 #define EMBER_BACKENDS_CPU_CPU_H
 
 #include "ember/Backend/Backend.h"
+#include "ember/Kernel/ConstantImage.h"
 #include "ember/Kernel/Kernel.h"
 
 #include "llvm/IR/IRBuilder.h"
@@ -31,17 +32,8 @@ inline kir::CallArg valArg(kir::ExprRef e) { return kir::CallArg{false, 0, e}; }
 /// it can be packed or transformed then).
 bool hasConstantFilter(const ConvInst &I);
 
-/// Appends \p bytes of \p data to the constant image \p constants, 64-byte
-/// aligned, as a buffer of \p kind named \p name.
-kir::Buffer appendConstant(std::vector<uint8_t> &constants, const void *data,
-                           size_t bytes, std::string name,
-                           ElemKind kind = ElemKind::Float32);
-
-/// Drops from \p prog's constant image every byte no kernel reads (weights
-/// that lowering repacked or transformed into a new constant leave their
-/// original behind) and moves the buffers that remain to their new offsets,
-/// keeping each one's offset modulo 64 (ConstantCompaction.cpp).
-void compactConstants(CPUProgram &prog);
+/// Appends to the constant image (ember/Kernel/ConstantImage.h).
+using kir::appendConstant;
 
 /// ReduceSum or ReduceMean \p I of float32 over its input's trailing axes
 /// (runs of at least 16) as libjit calls summing each run with vectors, or

@@ -1,17 +1,14 @@
 //===- LoweringSupport.cpp - What the CPU lowerings share -----------------===//
 //
 // Which nodes the CPU backend runs, and the helpers every CPU lowering file
-// (CPULowering.cpp, DepthwiseLowering.cpp, WinogradLowering.cpp,
-// ReduceLowering.cpp) uses: constant filters, the constant image and the
-// fused residual operand.
+// (CPULowering.cpp, the convolution paths, ReduceLowering.cpp) uses:
+// constant filters and the fused residual operand.
 //
 //===----------------------------------------------------------------------===//
 #include "CPU.h"
 #include "MatMulInt8.h"
 
 #include "ember/Kernel/LowerToKernel.h"
-
-#include <cstring>
 
 using namespace ember;
 using namespace ember::cpu;
@@ -41,15 +38,6 @@ bool cpu::cpuSupports(const Node &n) {
 bool cpu::hasConstantFilter(const ConvInst &I) {
   auto *w = llvm::dyn_cast<WeightVar>(getOrigin(I.getFilter()));
   return w && w->isConstant();
-}
-
-kir::Buffer cpu::appendConstant(std::vector<uint8_t> &constants,
-                                const void *data, size_t bytes,
-                                std::string name, ElemKind kind) {
-  size_t offset = (constants.size() + 63) / 64 * 64;
-  constants.resize(offset + bytes, 0);
-  std::memcpy(constants.data() + offset, data, bytes);
-  return kir::Buffer{Region::Constant, offset, bytes, kind, std::move(name)};
 }
 
 CallArg cpu::convResidualArg(Kernel &k, const ConvInst &I,

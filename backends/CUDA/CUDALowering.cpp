@@ -8,17 +8,20 @@
 // kernel in the shared lowering's output, replaced by a Step afterwards.
 // A cuBLASLt MatMul followed by `Add(result, bias row)` and an in-place
 // ReLU takes them into its epilogue when the shared lowering left them in
-// one kernel of their own (which is then dropped).
+// one kernel of their own (which is then dropped). Placeholders and
+// epilogue kernels are recognized by the instructions whose work they do
+// (Kernel::getSources), never by name.
 //
 //===----------------------------------------------------------------------===//
 #include "CUDA.h"
 #include "GeneratedKernels.h"
+#include "LibDesc.h"
 #include "host/LibOps.h"
 
 #include "ember/Base/Error.h"
 #include "ember/Kernel/LowerToKernel.h"
 
-#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/DenseMap.h"
 
 #include <cstring>
 #include <optional>
@@ -33,8 +36,6 @@ using kir::Kernel;
 /// MatMuls below this many multiply-adds stay generated under auto: a
 /// library call costs more than the whole product.
 static constexpr int64_t kMinLibraryMacs = 1 << 15;
-/// Placeholder kernels for library ops are named with this prefix.
-static constexpr const char *kLibMark = "\x01lib";
 
 bool cuda::cudaSupports(const Node &n) {
   if (llvm::isa<ConvNode>(n))
@@ -50,14 +51,6 @@ bool CUDAProgram::usesCublasLt() const {
 bool CUDAProgram::usesCudnn() const {
   return llvm::any_of(
       libOps, [](const LibOp &o) { return o.desc[0] == EMBER_LIB_CONV; });
-}
-
-/// Appends a value's region and byte offset to a descriptor.
-static void addOperand(std::vector<int64_t> &d, Value *v,
-                       const MemoryPlan &plan) {
-  Placement p = plan.locate(v);
-  d.push_back(int64_t(p.region));
-  d.push_back(int64_t(p.offset));
 }
 
 /// The cuDNN descriptor of \p I, or a reason why cuDNN cannot run it.
@@ -91,19 +84,27 @@ cudnnConv(const ConvInst &I, const MemoryPlan &plan, bool tf32) {
   int32_t coefBits;
   std::memcpy(&coefBits, &coef, sizeof(coef));
   auto res = I.getResidual();
-  std::vector<int64_t> d = {
-      EMBER_LIB_CONV, xd[0],        xd[1], xd[2],    xd[3],
-      wd[0],          wd[2],        wd[3], yd[2],    yd[3],
-      pads[0],        pads[1],      st[0], st[1],    dil[0],
-      dil[1],         I.getGroup(), act,   coefBits, int64_t(!res.empty())};
-  addOperand(d, I.getInput(), plan);
-  addOperand(d, I.getFilter(), plan);
-  addOperand(d, I.getBias(), plan);
-  addOperand(d, I.getDest(), plan);
-  addOperand(d, res.empty() ? I.getDest() : res[0], plan);
-  d.push_back(tf32 ? EMBER_MATH_TF32 : EMBER_MATH_FP32);
-  assert(d.size() == EMBER_CONV_FIELDS && "descriptor layout");
-  return d;
+  LibDesc d(EMBER_LIB_CONV, EMBER_CONV_FIELDS);
+  d.set(EMBER_CONV_N, xd[0]).set(EMBER_CONV_C, xd[1]);
+  d.set(EMBER_CONV_H, xd[2]).set(EMBER_CONV_W, xd[3]);
+  d.set(EMBER_CONV_M, wd[0])
+      .set(EMBER_CONV_KH, wd[2])
+      .set(EMBER_CONV_KW, wd[3]);
+  d.set(EMBER_CONV_OH, yd[2]).set(EMBER_CONV_OW, yd[3]);
+  d.set(EMBER_CONV_PAD_H, pads[0]).set(EMBER_CONV_PAD_W, pads[1]);
+  d.set(EMBER_CONV_STRIDE_H, st[0]).set(EMBER_CONV_STRIDE_W, st[1]);
+  d.set(EMBER_CONV_DIL_H, dil[0]).set(EMBER_CONV_DIL_W, dil[1]);
+  d.set(EMBER_CONV_GROUP, I.getGroup()).set(EMBER_CONV_ACT, act);
+  d.set(EMBER_CONV_ACT_COEF, coefBits);
+  d.set(EMBER_CONV_HAS_RES, int64_t(!res.empty()));
+  d.setOperand(EMBER_CONV_X, I.getInput(), plan);
+  d.setOperand(EMBER_CONV_WEIGHTS, I.getFilter(), plan);
+  d.setOperand(EMBER_CONV_BIAS, I.getBias(), plan);
+  d.setOperand(EMBER_CONV_Y, I.getDest(), plan);
+  // Without a residual the output stands in; HAS_RES says to skip it.
+  d.setOperand(EMBER_CONV_RES, res.empty() ? I.getDest() : res[0], plan);
+  d.set(EMBER_CONV_MATH, tf32 ? EMBER_MATH_TF32 : EMBER_MATH_FP32);
+  return d.take();
 }
 
 namespace {
@@ -146,12 +147,18 @@ private:
   std::vector<std::optional<Kernel>> convFallbacks_;
   /// Per GEMM op: where its result goes and its bias after the epilogues.
   std::vector<std::pair<Value *, Value *>> gemmOut_;
+  /// The library op of each claimed instruction (its placeholder kernel's
+  /// source).
+  llvm::DenseMap<const Instruction *, unsigned> libOpOf_;
 };
 } // namespace
 
 void Lowering::addLibOp(const Instruction &I, std::vector<int64_t> desc,
                         std::vector<Kernel> &out, const std::string &choice) {
-  out.emplace_back(kLibMark + std::to_string(prog_.libOps.size()));
+  // A placeholder, replaced by a library step in finish: the shared
+  // lowering gives it I as its source.
+  libOpOf_[&I] = prog_.libOps.size();
+  out.emplace_back(I.getName());
   prog_.libOps.push_back(LibOp{I.getName().str(), std::move(desc), 0});
   prog_.choices.push_back((I.getName() + ": " + choice).str());
   gemms_.push_back(llvm::dyn_cast<MatMulInst>(&I));
@@ -280,18 +287,20 @@ bool Lowering::lowerMatMul(const MatMulInst &I, std::vector<Kernel> &out) {
     return true;
   }
   std::optional<Epilogue> epi = findEpilogue(I);
-  std::vector<int64_t> d = {EMBER_LIB_GEMM, batch, m, n, k, EMBER_EPI_NONE};
-  addOperand(d, I.getLHS(), plan_);
-  addOperand(d, I.getRHS(), plan_);
-  addOperand(d, I.getDest(), plan_);
-  d.push_back(0), d.push_back(0);
-  d.push_back(tf32() ? EMBER_MATH_TF32 : EMBER_MATH_FP32);
-  assert(d.size() == EMBER_GEMM_FIELDS && "descriptor layout");
+  LibDesc d(EMBER_LIB_GEMM, EMBER_GEMM_FIELDS);
+  d.set(EMBER_GEMM_BATCH, batch).set(EMBER_GEMM_M, m).set(EMBER_GEMM_N, n);
+  d.set(EMBER_GEMM_K, k).set(EMBER_GEMM_EPILOGUE, EMBER_EPI_NONE);
+  d.setOperand(EMBER_GEMM_A, I.getLHS(), plan_);
+  d.setOperand(EMBER_GEMM_B, I.getRHS(), plan_);
+  d.setOperand(EMBER_GEMM_D, I.getDest(), plan_);
+  // No bias until finish gives the op an epilogue.
+  d.set(EMBER_GEMM_BIAS, 0).set(EMBER_GEMM_BIAS + 1, 0);
+  d.set(EMBER_GEMM_MATH, tf32() ? EMBER_MATH_TF32 : EMBER_MATH_FP32);
   if (epi) {
     epi->libOp = prog_.libOps.size();
     epilogues_.push_back(*epi);
   }
-  addLibOp(I, std::move(d), out,
+  addLibOp(I, d.take(), out,
            std::string("MatMul -> cuBLASLt (") +
                (tf32() ? "TF32 tensor cores, " : "fp32, ") +
                std::to_string(batch) + " x " + std::to_string(m) + "x" +
@@ -329,21 +338,24 @@ llvm::Expected<bool> Lowering::claim(const Instruction &I,
 /// Turns placeholders into library steps and applies the MatMul epilogues
 /// whose Add (and ReLU) ended up in a kernel of their own.
 void Lowering::finish(std::vector<Kernel> kernels) {
-  llvm::StringSet<> dropped;
-  auto hasKernel = [&](const std::string &name) {
-    return llvm::any_of(kernels,
-                        [&](const Kernel &k) { return k.getName() == name; });
+  std::vector<bool> dropped(kernels.size(), false);
+  // The kernel that does exactly the work of \p instrs, in that order.
+  auto kernelOf =
+      [&](llvm::ArrayRef<const Instruction *> instrs) -> std::optional<size_t> {
+    for (size_t i = 0; i < kernels.size(); ++i)
+      if (kernels[i].getSources() == instrs)
+        return i;
+    return std::nullopt;
   };
   for (const Epilogue &e : epilogues_) {
-    // The shared lowering names a kernel after its first instruction, with
-    // ".fusedN" for N > 1 instructions: the Add and the ReLU alone, or the
-    // Add alone.
-    std::string add = e.add->getName().str(), name;
+    // A kernel of the Add and the ReLU alone, or of the Add alone.
+    std::string add = e.add->getName().str();
+    std::optional<size_t> kernel;
     Value *dest = nullptr;
-    if (e.reluDest && hasKernel(add + ".fused2"))
-      name = add + ".fused2", dest = e.reluDest;
-    else if (e.sumDest && hasKernel(add))
-      name = add, dest = e.sumDest;
+    if (e.reluDest && (kernel = kernelOf({e.add, e.relu})))
+      dest = e.reluDest;
+    else if (e.sumDest && (kernel = kernelOf({e.add})))
+      dest = e.sumDest;
     else
       continue;
     std::vector<int64_t> &d = prog_.libOps[e.libOp].desc;
@@ -353,21 +365,22 @@ void Lowering::finish(std::vector<Kernel> kernels) {
     d[EMBER_GEMM_D] = int64_t(out.region), d[EMBER_GEMM_D + 1] = out.offset;
     d[EMBER_GEMM_BIAS] = int64_t(b.region), d[EMBER_GEMM_BIAS + 1] = b.offset;
     gemmOut_[e.libOp] = {dest, e.bias};
-    dropped.insert(name);
+    dropped[*kernel] = true;
     for (std::string &ch : prog_.choices)
       if (llvm::StringRef(ch).starts_with(prog_.libOps[e.libOp].name + ": "))
         ch += relu ? " + bias/ReLU epilogue (" + add + ", " +
                          e.relu->getName().str() + ")"
                    : " + bias epilogue (" + add + ")";
   }
-  for (Kernel &k : kernels) {
-    llvm::StringRef name = k.getName();
-    if (dropped.count(name))
+  for (size_t ki = 0; ki < kernels.size(); ++ki) {
+    Kernel &k = kernels[ki];
+    if (dropped[ki])
       continue;
-    if (name.consume_front(kLibMark)) {
-      unsigned i = 0;
-      name.getAsInteger(10, i);
-      prog_.steps.push_back(Step{true, i});
+    auto src = k.getSources();
+    auto lib = src.size() == 1 && k.body().empty() ? libOpOf_.find(src[0])
+                                                   : libOpOf_.end();
+    if (lib != libOpOf_.end()) {
+      prog_.steps.push_back(Step{true, lib->second});
       continue;
     }
     prog_.steps.push_back(Step{false, unsigned(prog_.kernels.size())});

@@ -125,14 +125,14 @@ op("Save", ["Input", "Output"], results=[], infer="Save", instr=False,
    rules=[("sameType", "Input", "Output")],
    doc="Writes Input into the Output placeholder (a copy in the IR).")
 
-# --- Issue 4 (graph optimizer): nodes the passes create. ---
+# --- Graph optimizer: nodes the passes create. ---
 op("ChannelShuffle", ["Input"], [("Group", "int")], infer="ChannelShuffle",
    rules=[("minRank", "Input", 2)],
    doc="Splits axis 1 into Group x (C/Group) and transposes the two: out "
        "channel j*Group+i is input channel i*(C/Group)+j.")
 
 
-# --- Issue 3: ONNX import at full breadth ----------------------------------
+# --- ONNX import at full breadth --------------------------------------------
 # Unless a doc says otherwise these ops follow the ONNX operator of the same
 # name on static shapes, with the importer doing every broadcast, axis
 # normalization and constant-input decoding, so attributes here are always
@@ -287,7 +287,7 @@ op("ConvTranspose", ["Input", "Filter", "Bias"],
        "[C, M/Group, k...]; Pads: begins then ends; Dims is the result "
        "shape (output_padding and output_shape resolved by the importer).")
 
-# --- Issue 4 (graph optimizer): the layout pass's channels-last Conv. ---
+# --- Graph optimizer: the layout pass's channels-last Conv. ---
 op("ConvNHWC", ["Input", "Filter", "Bias", "*Residual"],
    [("Strides", "ints"), ("Pads", "ints"), ("Dilations", "ints"),
     ("Group", "int"), ("FusedActivation", "int"), ("FusedAlpha", "float"),

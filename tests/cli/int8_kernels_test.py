@@ -16,37 +16,24 @@ AVX512-VNNI (the widening kernel, 16 lanes) and for an AVX2 CPU (8 lanes);
 the Int32 outputs must be equal element for element: integer sums are
 exact, so any difference is a bug.
 """
-import os
-import subprocess
 import sys
 
 import numpy as np
-import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
+
+import int8_harness
 
 RNG = np.random.default_rng(37)
-TYPES = {np.uint8: TensorProto.UINT8, np.int8: TensorProto.INT8}
-# The CPU runs: host (vpdpbusd where it has AVX512-VNNI), 16 lanes without
-# VNNI, 8 lanes (AVX2).
-CPU_RUNS = {"CPU": [], "CPU-novnni": ["-mattr=-avx512vnni"],
-            "CPU-avx2": ["-mcpu=haswell"]}
 PER_SHAPE = 4
 
 
 def values(dtype, shape):
-    info = np.iinfo(dtype)
-    return RNG.integers(info.min, info.max + 1, size=shape).astype(dtype)
+    return int8_harness.values(RNG, dtype, shape)
 
 
 def model(node, x, consts):
-    inits = [numpy_helper.from_array(v, n) for n, v in consts.items()]
-    g = helper.make_graph(
-        [node], "int8", [helper.make_tensor_value_info(
-            "x", TYPES[x.dtype.type], x.shape)],
-        [helper.make_tensor_value_info("y", TensorProto.INT32, None)], inits)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
-    m.ir_version = 8
-    return m
+    return int8_harness.one_input_model([node], "int8", x, TensorProto.INT32,
+                                        consts)
 
 
 def weight_cases():
@@ -117,46 +104,11 @@ def conv_cases():
             yield name, model(node, x, consts), x
 
 
-def run(runner, backend, extra, path, xpath, outdir):
-    args = [runner, "-model=" + path, "-backend=" + backend,
-            "-output-dir=" + outdir, "-input=x=" + xpath] + extra
-    r = subprocess.run(args, capture_output=True, text=True)
-    if r.returncode != 0:
-        return None, r.stderr.strip()
-    return numpy_helper.to_array(onnx.load_tensor(
-        os.path.join(outdir, "output_0.pb"))), ""
-
-
-def check(runner, work, name, m, x):
-    d = os.path.join(work, name)
-    os.makedirs(d, exist_ok=True)
-    path, xpath = os.path.join(d, "model.onnx"), os.path.join(d, "x.pb")
-    onnx.save(m, path)
-    onnx.save_tensor(numpy_helper.from_array(x, "x"), xpath)
-    ref, err = run(runner, "Interpreter", [], path, xpath,
-                   os.path.join(d, "Interpreter"))
-    if ref is None:
-        return ["%s on Interpreter: %s" % (name, err)]
-    failures = []
-    for label, extra in CPU_RUNS.items():
-        got, err = run(runner, "CPU", extra, path, xpath,
-                       os.path.join(d, label))
-        if got is None:
-            failures.append("%s on %s: %s" % (name, label, err))
-        elif got.shape != ref.shape or got.dtype != ref.dtype:
-            failures.append("%s on %s: %s %s, want %s %s" % (
-                name, label, got.dtype, got.shape, ref.dtype, ref.shape))
-        elif (got != ref).any():
-            failures.append("%s on %s: %d of %d elements differ" % (
-                name, label, int((got != ref).sum()), ref.size))
-    return failures
-
-
 def main():
     runner, work = sys.argv[1:3]
     failures, count = [], 0
     for name, m, x in list(matmul_cases()) + list(conv_cases()):
-        f = check(runner, work, name, m, x)
+        f, _ = int8_harness.check(runner, work, name, m, x)
         count += 1
         print("%s %s" % ("FAIL" if f else "PASS", name))
         failures += f

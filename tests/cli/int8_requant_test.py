@@ -23,27 +23,23 @@ CPU (8 lanes); the outputs must be equal byte for byte (both sides compute
 the same Float32 operations), and the CPU's lowered graph must hold the
 fused node.
 """
-import os
 import re
-import subprocess
 import sys
 
 import numpy as np
-import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper
+
+import int8_harness
+from int8_harness import TYPES
 
 RNG = np.random.default_rng(3708)
-TYPES = {np.uint8: TensorProto.UINT8, np.int8: TensorProto.INT8}
-CPU_RUNS = {"CPU": [], "CPU-novnni": ["-mattr=-avx512vnni"],
-            "CPU-avx2": ["-mcpu=haswell"]}
 # Flag combinations per shape: the shapes cycle through all eight of
 # cases(), so each combination meets a conv and a product shape.
 PER_SHAPE = 2
 
 
 def values(dtype, shape):
-    info = np.iinfo(dtype)
-    return RNG.integers(info.min, info.max + 1, size=shape).astype(dtype)
+    return int8_harness.values(RNG, dtype, shape)
 
 
 def f32(v):
@@ -111,14 +107,8 @@ def build(op, x, w, c, case, k, attrs, waxis):
         last = "r"
     nodes.append(helper.make_node("QuantizeLinear", [last, "ys", "yz"],
                                   ["y"]))
-    g = helper.make_graph(
-        nodes, "requant", [helper.make_tensor_value_info(
-            "x", TYPES[case.xt], x.shape)],
-        [helper.make_tensor_value_info("y", TYPES[case.yt], None)],
-        [numpy_helper.from_array(np.asarray(v), n) for n, v in inits.items()])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
-    m.ir_version = 8
-    return m
+    return int8_harness.one_input_model(nodes, "requant", x, TYPES[case.yt],
+                                        inits)
 
 
 def conv_models():
@@ -169,46 +159,22 @@ def matmul_models():
             yield name, m, x
 
 
-def run(runner, backend, extra, path, xpath, outdir):
-    args = [runner, "-model=" + path, "-backend=" + backend,
-            "-output-dir=" + outdir, "-input=x=" + xpath,
-            "-quantized-products=integer", "-dump-graph"] + extra
-    r = subprocess.run(args, capture_output=True, text=True)
-    if r.returncode != 0:
-        return None, r.stderr.strip(), ""
-    return numpy_helper.to_array(onnx.load_tensor(
-        os.path.join(outdir, "output_0.pb"))), "", r.stdout
-
-
 def check(runner, work, name, m, x):
-    d = os.path.join(work, name)
-    os.makedirs(d, exist_ok=True)
-    path, xpath = os.path.join(d, "model.onnx"), os.path.join(d, "x.pb")
-    onnx.save(m, path)
-    onnx.save_tensor(numpy_helper.from_array(x, "x"), xpath)
-    ref, err, _ = run(runner, "Interpreter", [], path, xpath,
-                      os.path.join(d, "Interpreter"))
-    if ref is None:
-        return ["%s on Interpreter: %s" % (name, err)]
-    failures = []
-    saturated = float(np.isin(ref, [np.iinfo(ref.dtype).min,
-                                    np.iinfo(ref.dtype).max]).mean())
-    for label, extra in CPU_RUNS.items():
-        got, err, graph = run(runner, "CPU", extra, path, xpath,
-                              os.path.join(d, label))
-        if got is None:
-            failures.append("%s on %s: %s" % (name, label, err))
-            continue
+    """The outputs agree and the CPU's lowered graph holds the fused node."""
+    def fused(label, graph):
         ops = re.findall(r"= (\w+)\(", graph)
         if "RequantConv" not in ops and "RequantMatMul" not in ops:
-            failures.append("%s on %s: no fused node in %s" % (
-                name, label, sorted(set(ops))))
-        if got.shape != ref.shape or got.dtype != ref.dtype:
-            failures.append("%s on %s: %s %s, want %s %s" % (
-                name, label, got.dtype, got.shape, ref.dtype, ref.shape))
-        elif (got != ref).any():
-            failures.append("%s on %s: %d of %d elements differ" % (
-                name, label, int((got != ref).sum()), ref.size))
+            return ["%s on %s: no fused node in %s" % (
+                name, label, sorted(set(ops)))]
+        return []
+
+    failures, ref = int8_harness.check(
+        runner, work, name, m, x,
+        ["-quantized-products=integer", "-dump-graph"], fused)
+    if ref is None:
+        return failures
+    saturated = float(np.isin(ref, [np.iinfo(ref.dtype).min,
+                                    np.iinfo(ref.dtype).max]).mean())
     print("%s %s (%.0f %% saturated)" % ("FAIL" if failures else "PASS",
                                          name, 100 * saturated))
     return failures

@@ -58,6 +58,28 @@ TEST(CUDALibraries, GemmWithoutReluUsesTheBiasEpilogue) {
   expectAllAgree(fc, 1e-5f);
 }
 
+TEST(CUDALibraries, EpilogueTakesOnlyAKernelOfItsOwn) {
+  // The Add and the ReLU share one fused loop with a Mul after them: that
+  // kernel does more than an epilogue could, so it stays and the GEMM keeps
+  // no epilogue (the epilogue is found by the instructions a kernel does,
+  // exactly {Add, ReLU} or {Add}).
+  Builder fc = [](Module &M, Function &F) {
+    auto *x = M.createPlaceholder("x", Type(ElemKind::Float32, {4, 48}), false);
+    auto *z = M.createPlaceholder("z", Type(ElemKind::Float32, {4, 40}), false);
+    auto *w = M.createConstant("w", pseudoRandom({40, 48}, 7));
+    auto *b = M.createConstant("b", pseudoRandom({1, 40}, 8));
+    NodeValue y = F.createGemm(
+        "fc", x, w, F.createBroadcast("bias", b, {4, 40}), 1.f, 1.f, 0, 1);
+    y = F.createMul("scale", F.createRelu("relu", y), z);
+    F.createSave("save", y, M.createPlaceholder("y", *y.getType(), true));
+  };
+  auto choices = choicesFor(fc, libraries());
+  ASSERT_FALSE(choices.empty());
+  EXPECT_TRUE(anyContains(choices, "MatMul -> cuBLASLt")) << choices[0];
+  EXPECT_FALSE(anyContains(choices, "epilogue (")) << choices[0];
+  expectAllAgree(fc, 1e-5f);
+}
+
 TEST(CUDALibraries, ChoiceRulesAndFlags) {
   Builder tiny = [](Module &M, Function &F) {
     auto *a = M.createPlaceholder("a", Type(ElemKind::Float32, {2, 3}), false);

@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "CPU.h"
+#include "ember/Kernel/ConstantImage.h"
 
 #include <glog/logging.h>
 
@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 using namespace ember;
+using namespace ember::kir;
 
 namespace {
 /// Bytes [begin, end) of the old image, placed at \p to in the new one.
@@ -41,12 +42,13 @@ void releaseCapacity(std::vector<uint8_t> &v) {
 }
 } // namespace
 
-void cpu::compactConstants(CPUProgram &prog) {
+void kir::compactConstants(std::vector<uint8_t> &constants,
+                           std::vector<Kernel> &kernels) {
   constexpr uint64_t kBlock = 64;
-  uint64_t size = prog.constants.size();
+  uint64_t size = constants.size();
   std::vector<Span> spans;
-  for (const kir::Kernel &k : prog.kernels)
-    for (const kir::Buffer &b : k.getBuffers()) {
+  for (const Kernel &k : kernels)
+    for (const Buffer &b : k.getBuffers()) {
       if (b.region != Region::Constant)
         continue;
       uint64_t begin = b.offset / kBlock * kBlock;
@@ -68,8 +70,8 @@ void cpu::compactConstants(CPUProgram &prog) {
   // In place: a span only moves down (its new start is at most the old
   // end of the span before it), so a second image is never needed beside
   // the first at the compile's peak.
-  prog.constants.resize((size + kBlock - 1) / kBlock * kBlock, 0);
-  uint8_t *data = prog.constants.data();
+  constants.resize((size + kBlock - 1) / kBlock * kBlock, 0);
+  uint8_t *data = constants.data();
   uint64_t to = 0;
   for (Span &s : merged) {
     s.to = to;
@@ -79,8 +81,8 @@ void cpu::compactConstants(CPUProgram &prog) {
     std::memset(data + to + len, 0, next - to - len);
     to = next;
   }
-  for (kir::Kernel &k : prog.kernels)
-    for (kir::Buffer &b : k.buffers()) {
+  for (Kernel &k : kernels)
+    for (Buffer &b : k.buffers()) {
       if (b.region != Region::Constant)
         continue;
       auto it = std::upper_bound(
@@ -90,6 +92,6 @@ void cpu::compactConstants(CPUProgram &prog) {
       --it;
       b.offset = it->to + (b.offset - it->begin);
     }
-  prog.constants.resize(to);
-  releaseCapacity(prog.constants);
+  constants.resize(to);
+  releaseCapacity(constants);
 }
