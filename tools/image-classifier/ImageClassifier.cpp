@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Classifier.h"
+#include "ImportFlags.h"
 #include "InputList.h"
 #include "PassOptions.h"
 #include "PrecisionFlags.h"
@@ -213,13 +214,8 @@ static std::unique_ptr<NetworkRunner> createRunner() {
          "compiled with");
   if (minibatch.getNumOccurrences())
     opts.minibatch = minibatch;
-  for (const std::string &s : symbols) {
-    auto [name, value] = llvm::StringRef(s).split(',');
-    int64_t v;
-    if (name.empty() || value.getAsInteger(10, v) || v <= 0)
-      fail("-onnx-define-symbol expects NAME,POSITIVE_INT, got '" + s + "'");
-    opts.symbols.push_back({name.str(), v});
-  }
+  for (const std::string &s : symbols)
+    opts.symbols.push_back(unwrap(tools::parseSymbolFlag(s)));
   if (!bundlePrefix.empty())
     return unwrap(createBundleRunner(bundlePrefix, opts));
   registerAllBackends();
