@@ -26,9 +26,11 @@ from onnx import TensorProto, helper, numpy_helper
 
 RNG = np.random.default_rng(37)
 TYPES = {np.uint8: TensorProto.UINT8, np.int8: TensorProto.INT8}
-# The CPU runs: host (vpdpbusd where it has AVX512-VNNI), 16 lanes without
+# The CPU runs: host (AMX tiles for convolutions where it has AMX-INT8,
+# vpdpbusd where it has AVX512-VNNI), without AMX-INT8, 16 lanes without
 # VNNI, 8 lanes (AVX2).
-CPU_RUNS = {"CPU": [], "CPU-novnni": ["-mattr=-avx512vnni"],
+CPU_RUNS = {"CPU": [], "CPU-noamx": ["-mattr=-amx-int8"],
+            "CPU-novnni": ["-mattr=-avx512vnni"],
             "CPU-avx2": ["-mcpu=haswell"]}
 PER_SHAPE = 4
 
