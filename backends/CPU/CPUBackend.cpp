@@ -1,6 +1,7 @@
 //===- CPUBackend.cpp - The CPU backend's capabilities --------------------===//
 #include "CPU.h"
 #include "ConvPlan.h"
+#include "Int8Elementwise.h"
 #include "MatMulInt8.h"
 
 #include "ember/Base/Error.h"
@@ -40,7 +41,7 @@ bool CPUBackend::shouldLower(const Node &n) const {
     return s->getAxis() + 1 != int64_t(s->getInput().dims().size()) ||
            s->getInput().getType()->getElemKind() != ElemKind::Float32;
   return !llvm::isa<ConvNode>(n) && !llvm::isa<MatMulNode>(n) &&
-         !keepsRequantProduct(n);
+         !keepsRequantProduct(n) && !keepsInt8Elementwise(n);
 }
 
 llvm::Error CPUBackend::printConvPlans(const IRFunction &F,

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CPU.h"
+#include "Int8Elementwise.h"
 #include "MatMulInt8.h"
 
 #include "ember/Kernel/LowerToKernel.h"
@@ -27,7 +28,7 @@ const LibraryOp kLibraryOps[] = {{OpKind::Conv, ElemKind::Float32},
 } // namespace
 
 bool cpu::cpuSupports(const Node &n) {
-  if (keepsRequantProduct(n))
+  if (keepsRequantProduct(n) || keepsInt8Elementwise(n))
     return true; // lowerIntProductCPU
   for (const LibraryOp &l : kLibraryOps)
     if (isTableOp(n.getKind()) && l.op == toOpKind(n.getKind()))

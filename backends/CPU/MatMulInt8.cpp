@@ -17,6 +17,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "MatMulInt8.h"
+#include "DepthwiseInt8.h"
+#include "Int8Elementwise.h"
 
 #include "CPU.h"
 
@@ -36,20 +38,33 @@ using kir::ExprRef;
 using kir::Kernel;
 
 LibKernel Int8Plan::entry() const {
-  return kernel == Int8Kernel::Vnni
-             ? EMBER_LIBJIT_KERNEL(ember_matmul_i8_vnni)
-             : EMBER_LIBJIT_KERNEL(ember_matmul_i8_widen);
+  switch (kernel) {
+  case Int8Kernel::Amx:
+    return EMBER_LIBJIT_KERNEL(ember_matmul_i8_amx);
+  case Int8Kernel::Vnni:
+    return EMBER_LIBJIT_KERNEL(ember_matmul_i8_vnni);
+  default:
+    return EMBER_LIBJIT_KERNEL(ember_matmul_i8_widen);
+  }
 }
 
 LibKernel Int8Plan::requantEntry() const {
-  return kernel == Int8Kernel::Vnni
-             ? EMBER_LIBJIT_KERNEL(ember_matmul_i8q_vnni)
-             : EMBER_LIBJIT_KERNEL(ember_matmul_i8q_widen);
+  switch (kernel) {
+  case Int8Kernel::Amx:
+    return EMBER_LIBJIT_KERNEL(ember_matmul_i8q_amx);
+  case Int8Kernel::Vnni:
+    return EMBER_LIBJIT_KERNEL(ember_matmul_i8q_vnni);
+  default:
+    return EMBER_LIBJIT_KERNEL(ember_matmul_i8q_widen);
+  }
 }
 
 Int8Plan cpu::chooseInt8Plan(const TargetDesc &T) {
   bool vnni = useWideKernels(T) && T.has(ISAExt::AVX512VNNI);
-  return {vnni ? Int8Kernel::Vnni : Int8Kernel::Widen,
+  bool amx = vnni && T.has(ISAExt::AMXTile) && T.has(ISAExt::AMXInt8);
+  return {amx    ? Int8Kernel::Amx
+          : vnni ? Int8Kernel::Vnni
+                 : Int8Kernel::Widen,
           chooseMatMulTiling(matMulTarget(T))};
 }
 
@@ -447,6 +462,15 @@ bool lowerConv(const InstT &I, const Int8Context &ctx,
     return true; // nothing to store
   if (!w || !haveTile(plan, ctx.target) || I.getDest()->getType()->size() == 0)
     return false;
+  if constexpr (requant)
+    if (isDepthwiseInt8(I)) {
+      size_t n = I.getFilter()->getType()->size();
+      std::vector<int8_t> taps(n);
+      for (size_t i = 0; i < n; ++i)
+        taps[i] = int8_t(w->at(int64_t(i)));
+      lowerDepthwiseInt8(I, taps, ctx, out);
+      return true;
+    }
   ConvShape s = convShape(I, plan.tiling.panelCols);
   PackedB pa = packFilter(*w, s.OC, s.K);
   std::string name = I.getFilter()->getName().str();
@@ -459,7 +483,10 @@ bool lowerConv(const InstT &I, const Int8Context &ctx,
   uint64_t bytes = uint64_t(s.N * s.G * s.packedBytes());
   kir::Buffer packed{Region::Activation, ctx.scratchOffset, bytes,
                      ElemKind::UInt8, "intconv.im2col"};
-  ctx.scratchSize = std::max<size_t>(ctx.scratchSize, bytes);
+  // AMX's last B tile of a panel may read up to 15 quad rows past it
+  // (MatMulInt8AMX.inc): that much slack stays readable after the panels.
+  uint64_t slack = plan.kernel == Int8Kernel::Amx ? 15 * s.nr * 4 : 0;
+  ctx.scratchSize = std::max<size_t>(ctx.scratchSize, bytes + slack);
   out.push_back(packIm2col(I, s, packed, ctx));
   MatMulTasks tasks =
       splitMatMul(s.ocg, s.np, plan.tiling, matMulTarget(ctx.target));
@@ -506,6 +533,10 @@ bool lowerConv(const InstT &I, const Int8Context &ctx,
 
 bool cpu::lowerIntProductCPU(const Instruction &I, const Int8Context &ctx,
                              std::vector<Kernel> &out) {
+  if (auto k = lowerInt8Elementwise(I, ctx.plan, ctx.target)) {
+    out.push_back(std::move(*k));
+    return true;
+  }
   if (auto *m = llvm::dyn_cast<IntMatMulInst>(&I))
     return lowerMatMul(*m, ctx, out);
   if (auto *c = llvm::dyn_cast<IntConvInst>(&I))
@@ -558,10 +589,14 @@ bool CPUBackend::prefersIntegerProduct(const Node &product,
   // The widening kernel does a quarter of vpdpbusd's multiply-adds per
   // instruction, fewer than the Float32 kernels' FMAs: integers pay only
   // with vpdpbusd.
-  if (chooseInt8Plan(kernelTarget(*desc, opts.cpu)).kernel != Int8Kernel::Vnni)
+  if (chooseInt8Plan(kernelTarget(*desc, opts.cpu)).kernel == Int8Kernel::Widen)
     return false;
-  // A depthwise convolution is a one-row product per channel: its packing
-  // costs more than the Float32 depthwise kernel's whole work.
+  // A depthwise convolution with one output per channel runs on its own
+  // direct kernel (DepthwiseInt8.cpp); other groups of one input channel
+  // (channel multipliers) would be one-row products through the GEMM's
+  // packing, which costs more than the Float32 depthwise kernel's work.
   auto *conv = llvm::dyn_cast<ConvNode>(&product);
-  return !conv || conv->getGroup() == 1 || conv->getFilter().dims()[1] != 1;
+  if (!conv || conv->getGroup() == 1 || conv->getFilter().dims()[1] != 1)
+    return true;
+  return conv->getFilter().dims()[0] == conv->getInput().dims()[1];
 }

@@ -26,6 +26,7 @@ namespace cpu {
 
 /// Which libjit kernel an integer product calls.
 enum class Int8Kernel {
+  Amx,   ///< tdpbsud tiles for convolutions (AMX-INT8), else as Vnni
   Vnni,  ///< vpdpbusd (AVX512-VNNI with the 16-lane kernels)
   Widen, ///< bytes widened to Int32, Int32 multiply-adds
 };
@@ -45,8 +46,8 @@ struct Int8Plan {
 };
 
 /// The plan for target \p T (a kernelTarget): vpdpbusd where \p T has
-/// AVX512-VNNI and takes the 16-lane kernels, the widening kernel
-/// otherwise.
+/// AVX512-VNNI and takes the 16-lane kernels, and then AMX tiles where it
+/// also has AMX-TILE and AMX-INT8; the widening kernel otherwise.
 Int8Plan chooseInt8Plan(const TargetDesc &T);
 
 /// What lowerIntProduct needs of the CPU lowering.
@@ -67,7 +68,8 @@ struct Int8Context {
 /// true, or returns false (the portable loop nest then runs) when \p I is
 /// neither or is outside what the kernel takes: the weights (IntMatMul's
 /// RHS, IntConv's filter) must be constants whose zero points are
-/// constants that are 0 once Int8 (UInt8 weights less 128).
+/// constants that are 0 once Int8 (UInt8 weights less 128). A RequantAdd
+/// goes to lowerInt8Elementwise (Int8Elementwise.h) here too.
 bool lowerIntProductCPU(const Instruction &I, const Int8Context &ctx,
                         std::vector<kir::Kernel> &out);
 

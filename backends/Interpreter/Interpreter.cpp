@@ -33,6 +33,7 @@ bool interp::hasKernel(OpKind op, ElemKind kind) {
   case OpKind::Dequantize:
   case OpKind::RequantConv:
   case OpKind::RequantMatMul:
+  case OpKind::RequantAdd:
     return false;    // lowered, or not an instruction
   case OpKind::Cast: // BFloat16 rounds to nearest even (storeElement)
     return isPlainKind(kind);

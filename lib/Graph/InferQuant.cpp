@@ -135,3 +135,22 @@ InferResult ember::inferRequantMatMul(llvm::ArrayRef<TypeRef> in,
   EMBER_ASSIGN_OR_RETURN(auto acc, inferIntMatMul(in.take_front(4), {}));
   return requantized(in, acc[0], acc[0].dims().back(), attrs[0].i);
 }
+
+InferResult ember::inferRequantAdd(llvm::ArrayRef<TypeRef> in,
+                                   const AttrList &attrs) {
+  if (!isByteKind(ElemKind(attrs[0].i)))
+    return makeError("ElemTy must be Int8 or UInt8");
+  const Type &a = *in[0], &b = *in[1];
+  if (!isByteKind(a.getElemKind()) || !isByteKind(b.getElemKind()) ||
+      a.dims() != b.dims())
+    return makeErrorF("operands {0} and {1} must be Int8 or UInt8 of one "
+                      "shape",
+                      a.toString(), b.toString());
+  for (unsigned i = 2; i < 8; i += 2)
+    if (in[i]->getElemKind() != ElemKind::Float32 || in[i]->size() != 1 ||
+        in[i + 1]->getElemKind() != ElemKind::Int32 || in[i + 1]->size() != 1)
+      return makeErrorF("scale {0} and zero point {1} must be Float32 [1] "
+                        "and Int32 [1]",
+                        in[i]->toString(), in[i + 1]->toString());
+  return llvm::SmallVector<Type, 1>{asKind(a, ElemKind(attrs[0].i))};
+}

@@ -345,6 +345,17 @@ op("RequantMatMul", ["LHS", "RHS", "LHSZero", "RHSZero", "Bias", "Multiplier",
        "and Multiplier Float32 of 1 or N elements (per column), OutZero "
        "Int32 [1].")
 
+op("RequantAdd", ["LHS", "RHS", "LHSScale", "LHSZero", "RHSScale", "RHSZero",
+                  "OutScale", "OutZero"], [("ElemTy", "elemkind"),
+                                           ("Relu", "int")],
+   infer="RequantAdd",
+   rules=[("rank", "LHSScale", 1), ("rank", "RHSScale", 1),
+          ("rank", "OutScale", 1)],
+   doc="Quantize([Relu](Dequantize(LHS) + Dequantize(RHS))) to ElemTy (Int8 "
+       "or UInt8), each per tensor: LHS and RHS Int8 or UInt8 of one shape, "
+       "scales Float32 [1], zero points Int32 [1]. Its lowering is that "
+       "chain.")
+
 # Quantize/Dequantize stay whole until lowering so that the fold-qdq pass
 # sees quantized operands; every backend lowers them to Cast/Round/Clip
 # arithmetic (lib/Optimizer/Lower/Quant.cpp).

@@ -1,8 +1,9 @@
 """What the integer-product tests (int8_kernels_test.py,
 int8_requant_test.py) share: random integer tensors, a one-input ONNX
 model, and the check that runs a model on the Interpreter and on the CPU
-for the host, without AVX512-VNNI (the widening kernel, 16 lanes) and for
-an AVX2 CPU (8 lanes), comparing the outputs element for element."""
+for the host, without AMX-INT8, without AVX512-VNNI (the widening kernel,
+16 lanes) and for an AVX2 CPU (8 lanes), comparing the outputs element for
+element."""
 import os
 import subprocess
 
@@ -11,9 +12,11 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 TYPES = {np.uint8: TensorProto.UINT8, np.int8: TensorProto.INT8}
-# The CPU runs: host (vpdpbusd where it has AVX512-VNNI), 16 lanes without
+# The CPU runs: host (AMX tiles for convolutions where it has AMX-INT8,
+# vpdpbusd where it has AVX512-VNNI), without AMX-INT8, 16 lanes without
 # VNNI, 8 lanes (AVX2).
-CPU_RUNS = {"CPU": [], "CPU-novnni": ["-mattr=-avx512vnni"],
+CPU_RUNS = {"CPU": [], "CPU-noamx": ["-mattr=-amx-int8"],
+            "CPU-novnni": ["-mattr=-avx512vnni,-amx-int8"],
             "CPU-avx2": ["-mcpu=haswell"]}
 
 

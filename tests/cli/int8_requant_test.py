@@ -2,7 +2,7 @@
 """The CPU's requantizing integer products against the Interpreter, bit
 for bit.
 
-Usage: int8_requant_test.py MODEL_RUNNER WORKDIR
+Usage: int8_requant_test.py MODEL_RUNNER WORKDIR [--require-amx]
 
 QDQ Conv, MatMul and Gemm (transB) as onnxruntime's quantizer writes them,
 Quantize([Relu](op(Dequantize(x), Dequantize(w), Dequantize(bias)))), which
@@ -12,16 +12,19 @@ rounding, zero point, Relu, saturation) itself; the Interpreter runs their
 definition, the integer product and the lowered Float32 chain. Shapes are
 odd: K not a multiple of 4 and longer than one K block (partial sums
 between blocks), partial panels and tiles, batches of images, strides,
-pads, groups (MatMul over 2-D activations and Gemm with a bias: the forms
+pads, groups, depthwise convolutions (MatMul over 2-D activations and Gemm with a bias: the forms
 fold-qdq folds).
 Activations and outputs UInt8 and Int8 with zero points 0 and non-zero,
 weights Int8 per channel or per tensor, with and without bias, with and
 without Relu, scales that saturate part of the output. Each model runs
 with -quantized-products=integer on the Interpreter and on the CPU for the
-host, without AVX512-VNNI (the widening kernel, 16 lanes) and for an AVX2
-CPU (8 lanes); the outputs must be equal byte for byte (both sides compute
-the same Float32 operations), and the CPU's lowered graph must hold the
-fused node.
+host (AMX tiles for the convolutions where it has AMX-INT8), without
+AMX-INT8 (vpdpbusd where the host has AVX512-VNNI), without AVX512-VNNI
+(the widening kernel, 16 lanes) and for an AVX2 CPU (8 lanes); the outputs
+must be equal byte for byte (both sides compute the same Float32
+operations), and the CPU's lowered graph must hold the fused node. With
+--require-amx only the host run is made, and the test is skipped (exit
+77) where the host lacks AMX-INT8.
 """
 import re
 import sys
@@ -112,22 +115,31 @@ def build(op, x, w, c, case, k, attrs, waxis):
 
 
 def conv_models():
-    # (x shape, out channels, kernel, strides, pads, group)
+    # (x shape, out channels, kernel, strides, pads, group[, dilations]);
+    # the last four are depthwise (the direct kernel of DepthwiseInt8.cpp):
+    # strides 1 and 2, asymmetric pads, a 5x5 window, dilation, and rows
+    # longer than one vector with a partial one.
     shapes = [((1, 16, 7, 7), 32, (1, 1), (1, 1), (0, 0, 0, 0), 1),
               ((1, 5, 9, 11), 7, (3, 3), (1, 1), (1, 1, 1, 1), 1),
               ((2, 8, 10, 10), 70, (3, 3), (2, 2), (1, 0, 2, 1), 1),
               ((1, 8, 6, 6), 6, (3, 3), (1, 1), (1, 1, 1, 1), 2),
               ((1, 130, 5, 5), 9, (3, 3), (1, 1), (1, 1, 1, 1), 1),
-              ((1, 67, 9, 9), 13, (3, 3), (2, 2), (1, 1, 1, 1), 1)]
+              ((1, 67, 9, 9), 13, (3, 3), (2, 2), (1, 1, 1, 1), 1),
+              ((1, 24, 13, 37), 24, (3, 3), (1, 1), (1, 1, 1, 1), 24),
+              ((2, 16, 15, 15), 16, (3, 3), (2, 2), (1, 1, 1, 1), 16),
+              ((1, 8, 9, 10), 8, (5, 5), (2, 1), (2, 1, 0, 2), 8),
+              ((1, 6, 11, 12), 6, (3, 3), (1, 1), (2, 2, 2, 2), 6, (2, 2))]
     cs = cases()
-    for si, (xs, oc, ks, st, pads, grp) in enumerate(shapes):
+    for si, shape in enumerate(shapes):
+        xs, oc, ks, st, pads, grp = shape[:6]
+        dil = shape[6] if len(shape) > 6 else (1, 1)
         for ci in range(PER_SHAPE):
             case = cs[(si * PER_SHAPE + ci) % len(cs)]
             x = values(case.xt, xs)
             w = values(np.int8, (oc, xs[1] // grp) + ks)
             k = xs[1] // grp * ks[0] * ks[1]
             attrs = dict(kernel_shape=list(ks), strides=list(st),
-                         pads=list(pads), group=grp)
+                         pads=list(pads), group=grp, dilations=list(dil))
             name = "conv_%s_%d_k%d_s%d_g%d_%s" % (
                 "x".join(map(str, xs)), oc, ks[0], st[0], grp, case.label())
             yield name, build("Conv", x, w, oc, case, k, attrs, 0), x
@@ -180,8 +192,24 @@ def check(runner, work, name, m, x):
     return failures
 
 
+def host_has_amx_int8():
+    try:
+        with open("/proc/cpuinfo") as f:
+            return any(line.startswith("flags") and " amx_int8" in line
+                       for line in f)
+    except OSError:
+        return False
+
+
 def main():
     runner, work = sys.argv[1:3]
+    if "--require-amx" in sys.argv[3:]:
+        if not host_has_amx_int8():
+            print("skipped: the host has no AMX-INT8")
+            return 77
+        for label in list(int8_harness.CPU_RUNS):
+            if label != "CPU":
+                del int8_harness.CPU_RUNS[label]
     failures, count = [], 0
     for name, m, x in list(matmul_models()) + list(conv_models()):
         failures += check(runner, work, name, m, x)

@@ -39,6 +39,9 @@ constexpr int kMatMulWideMR = 6, kMatMulWideV = 4;
 constexpr int kMatMulNarrowMR = 6, kMatMulNarrowV = 2;
 /// The longest K block an unpacked B's partial panel is copied in.
 constexpr int64_t kMatMulMaxKC = 256;
+/// Depthwise int8 convolution: the longest output row of a call (its Int32
+/// sums wait in a stack buffer of this many elements).
+constexpr int64_t kDwInt8Row = 2048;
 
 } // namespace libjit
 } // namespace ember
@@ -162,11 +165,37 @@ void ember_matmul_i8q_vnni(uint8_t *y, int32_t *c, const uint8_t *a,
                            const int32_t *bias, int64_t bRow, int64_t bCol,
                            const float *mult, int64_t mRow, int64_t mCol,
                            int64_t zero, int64_t lo, int64_t hi);
+void ember_matmul_i8_amx(int32_t *c, const uint8_t *a, const uint8_t *b,
+                         int64_t n, int64_t K, int64_t lda, int64_t kc,
+                         int64_t i0, int64_t i1, int64_t t0, int64_t t1,
+                         int64_t aSigned, int64_t aFlip, const int32_t *u,
+                         int64_t us, int64_t uo, const int32_t *v, int64_t vs,
+                         int64_t vo);
+void ember_matmul_i8q_amx(uint8_t *y, int32_t *c, const uint8_t *a,
+                          const uint8_t *b, int64_t n, int64_t K, int64_t lda,
+                          int64_t kc, int64_t i0, int64_t i1, int64_t t0,
+                          int64_t t1, int64_t aSigned, int64_t aFlip,
+                          const int32_t *u, int64_t us, int64_t uo,
+                          const int32_t *v, int64_t vs, int64_t vo,
+                          const int32_t *bias, int64_t bRow, int64_t bCol,
+                          const float *mult, int64_t mRow, int64_t mCol,
+                          int64_t zero, int64_t lo, int64_t hi);
 void ember_im2col_u8(uint8_t *dst, const uint8_t *x, int64_t C, int64_t H,
                      int64_t W, int64_t KH, int64_t KW, int64_t sh, int64_t sw,
                      int64_t ph, int64_t pw, int64_t dh, int64_t dw, int64_t OW,
                      int64_t P, int64_t NR, int64_t pad, int64_t flip,
                      int64_t t0, int64_t t1);
+void ember_qadd_u8(uint8_t *y, const uint8_t *a, const uint8_t *b, int64_t n,
+                   int64_t aSigned, int64_t bSigned, int64_t ySigned,
+                   int64_t relu, const float *sa, const int32_t *za,
+                   const float *sb, const int32_t *zb, const float *sy,
+                   const int32_t *zy);
+void ember_dwconv_i8q(uint8_t *y, const uint8_t *x, const int8_t *w, int64_t H,
+                      int64_t W, int64_t KH, int64_t KW, int64_t OH, int64_t OW,
+                      int64_t sh, int64_t sw, int64_t pt, int64_t pl,
+                      int64_t dh, int64_t dw, int64_t xSigned,
+                      const int32_t *zx, const int32_t *bias, const float *mult,
+                      int64_t zero, int64_t lo, int64_t hi);
 void ember_pool_plane_f32(float *y, const float *x, int64_t H, int64_t W,
                           int64_t KH, int64_t KW, int64_t OH, int64_t OW,
                           int64_t sh, int64_t sw, int64_t pt, int64_t pl,

@@ -198,3 +198,7 @@ EMBER_HELPER void transpose16(v16 (&r)[16]) {
 #include "Reduce.inc"
 #include "Softmax.inc"
 #include "Winograd.inc"
+
+#include "DepthwiseInt8.inc"
+#include "Int8Elementwise.inc"
+#include "MatMulInt8AMX.inc"

@@ -30,6 +30,7 @@ const LoweringRule kRules[] = {
     {NodeKind::Quantize, adapt<QuantizeNode, lowerQuantize>},
     {NodeKind::RequantConv, adapt<RequantConvNode, lowerRequantConv>},
     {NodeKind::RequantMatMul, adapt<RequantMatMulNode, lowerRequantMatMul>},
+    {NodeKind::RequantAdd, adapt<RequantAddNode, lowerRequantAdd>},
 };
 } // namespace
 

@@ -36,6 +36,8 @@ Replacement lowerQuantize(Function &F, QuantizeNode &n);
 /// The integer product and its requantization as float arithmetic.
 Replacement lowerRequantConv(Function &F, RequantConvNode &n);
 Replacement lowerRequantMatMul(Function &F, RequantMatMulNode &n);
+/// The Dequantize -> Add -> [Relu] -> Quantize chain, as float arithmetic.
+Replacement lowerRequantAdd(Function &F, RequantAddNode &n);
 
 /// True if \p n averages over the whole image without padding.
 bool isGlobalAvgPool(const AvgPoolNode &n);

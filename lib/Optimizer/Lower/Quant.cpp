@@ -4,8 +4,9 @@
 // broadcast along their axis; the fold-qdq pass has by then turned the
 // pairs around Conv and MatMul into integer products. Those products'
 // requantization (RequantConv, RequantMatMul) becomes the integer product,
-// an Int32 bias add and Float32 arithmetic: this is its definition, which a
-// backend's fused kernel reproduces bit for bit.
+// an Int32 bias add and Float32 arithmetic, and RequantAdd the Dequantize ->
+// Add -> [Relu] -> Quantize chain it replaced: these are their definitions,
+// which a backend's fused kernel reproduces bit for bit.
 //
 //===----------------------------------------------------------------------===//
 #include "LowerRules.h"
@@ -24,31 +25,54 @@ static NodeValue alongAxis(Function &F, const std::string &name, NodeValue v,
   return F.createBroadcast(name + ".b", r, dims);
 }
 
-Replacement ember::lowerDequantize(Function &F, DequantizeNode &n) {
-  std::string name = n.getName().str();
-  NodeValue x = n.getInput();
-  NodeValue zero = F.createCast(name + ".zf", n.getZero(), ElemKind::Float32);
-  NodeValue z = alongAxis(F, name + ".z", zero, n.getAxis(), x.dims());
-  NodeValue s = alongAxis(F, name + ".s", n.getScale(), n.getAxis(), x.dims());
+/// (x - zero) * scale in Float32, scale and zero along \p axis.
+static NodeValue dequantized(Function &F, const std::string &name, NodeValue x,
+                             NodeValue scale, NodeValue zero, int64_t axis) {
+  NodeValue zf = F.createCast(name + ".zf", zero, ElemKind::Float32);
+  NodeValue z = alongAxis(F, name + ".z", zf, axis, x.dims());
+  NodeValue s = alongAxis(F, name + ".s", scale, axis, x.dims());
   NodeValue f = F.createCast(name + ".f", x, ElemKind::Float32);
   NodeValue c = F.createSub(name + ".sub", f, z);
-  return {F.createMul(name + ".mul", c, s)};
+  return F.createMul(name + ".mul", c, s);
 }
 
-Replacement ember::lowerQuantize(Function &F, QuantizeNode &n) {
-  std::string name = n.getName().str();
-  NodeValue x = n.getInput();
-  ElemKind to = n.getElemTy();
-  NodeValue zero = F.createCast(name + ".zf", n.getZero(), ElemKind::Float32);
-  NodeValue z = alongAxis(F, name + ".z", zero, n.getAxis(), x.dims());
-  NodeValue s = alongAxis(F, name + ".s", n.getScale(), n.getAxis(), x.dims());
+/// saturate(round_half_even(x / scale) + zero) as \p to.
+static NodeValue quantized(Function &F, const std::string &name, NodeValue x,
+                           NodeValue scale, NodeValue zero, int64_t axis,
+                           ElemKind to) {
+  NodeValue zf = F.createCast(name + ".zf", zero, ElemKind::Float32);
+  NodeValue z = alongAxis(F, name + ".z", zf, axis, x.dims());
+  NodeValue s = alongAxis(F, name + ".s", scale, axis, x.dims());
   NodeValue q =
       F.createRound(name + ".round", F.createDiv(name + ".div", x, s));
   q = F.createAdd(name + ".add", q, z);
   bool isSigned = to == ElemKind::Int8;
   q = F.createClip(name + ".clip", q, isSigned ? -128.f : 0.f,
                    isSigned ? 127.f : 255.f);
-  return {F.createCast(name + ".cast", q, to)};
+  return F.createCast(name + ".cast", q, to);
+}
+
+Replacement ember::lowerDequantize(Function &F, DequantizeNode &n) {
+  return {dequantized(F, n.getName().str(), n.getInput(), n.getScale(),
+                      n.getZero(), n.getAxis())};
+}
+
+Replacement ember::lowerQuantize(Function &F, QuantizeNode &n) {
+  return {quantized(F, n.getName().str(), n.getInput(), n.getScale(),
+                    n.getZero(), n.getAxis(), n.getElemTy())};
+}
+
+Replacement ember::lowerRequantAdd(Function &F, RequantAddNode &n) {
+  std::string name = n.getName().str();
+  NodeValue a = dequantized(F, name + ".lhs", n.getLHS(), n.getLHSScale(),
+                            n.getLHSZero(), 0);
+  NodeValue b = dequantized(F, name + ".rhs", n.getRHS(), n.getRHSScale(),
+                            n.getRHSZero(), 0);
+  NodeValue sum = F.createAdd(name + ".sum", a, b);
+  if (n.getRelu())
+    sum = F.createRelu(name + ".relu", sum);
+  return {quantized(F, name, sum, n.getOutScale(), n.getOutZero(), 0,
+                    n.getElemTy())};
 }
 
 /// saturate(max?(round(float(acc + bias) * mult) + zero)) as \p to, with

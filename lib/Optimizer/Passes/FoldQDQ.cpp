@@ -10,8 +10,13 @@
 // saturate(round(float(acc) * (x_scale * w_scale / y_scale)) + y_zero),
 // with Relu as max(., y_zero) before the saturation (quantization is
 // monotonic). A backend with a fused kernel keeps that node; the others
-// lower it to IntConv / IntMatMul and float arithmetic. Anything else keeps
-// its Dequantize/Quantize, lowered later.
+// lower it to IntConv / IntMatMul and float arithmetic.
+//
+// Quantize([Relu](Add(Dequantize(a), Dequantize(b)))), all per tensor (the
+// residual Add of quantized networks), becomes one RequantAdd on the bytes;
+// its lowering is the same chain, so every backend computes what it did
+// before, and one with a fused kernel skips the Float32 tensors between.
+// Anything else keeps its Dequantize/Quantize, lowered later.
 //
 //===----------------------------------------------------------------------===//
 #include "PassUtils.h"
@@ -191,6 +196,28 @@ std::optional<Product> match(QuantizeNode *q) {
   return p;
 }
 
+/// The RequantAdd that replaces \p q when it quantizes a sum of two
+/// per-tensor byte Dequantizes, or null.
+NodeValue requantAdd(Function &F, QuantizeNode *q) {
+  if (q->getScale().dims()[0] != 1)
+    return NodeValue();
+  Node *op = q->getInput().getNode();
+  bool relu = llvm::isa<ReluNode>(op) && hasOneUse(op);
+  if (relu)
+    op = op->getNthInput(0).getNode();
+  auto *add = llvm::dyn_cast<AddNode>(op);
+  if (!add || !hasOneUse(add))
+    return NodeValue();
+  DequantizeNode *a = byteDequantize(add->getLHS(), -1),
+                 *b = byteDequantize(add->getRHS(), -1);
+  if (!a || !b || a->getInput().dims() != b->getInput().dims())
+    return NodeValue();
+  return F.createRequantAdd(add->getName().str() + ".int", a->getInput(),
+                            b->getInput(), a->getScale(), a->getZero(),
+                            b->getScale(), b->getZero(), q->getScale(),
+                            q->getZero(), q->getElemTy(), relu);
+}
+
 } // namespace
 
 bool FoldQDQPass::run(Function &F, PassContext &ctx) {
@@ -201,6 +228,12 @@ bool FoldQDQPass::run(Function &F, PassContext &ctx) {
     auto *q = llvm::dyn_cast<QuantizeNode>(n);
     if (!q)
       continue;
+    if (NodeValue sum = requantAdd(F, q)) {
+      q->getResult().replaceAllUsesWith(sum);
+      ++ctx.counters["fold-qdq.add"];
+      changed = true;
+      continue;
+    }
     std::optional<Product> p = match(q);
     if (!p || (ctx.foldQuantizedProduct && !ctx.foldQuantizedProduct(*p->op)))
       continue;
