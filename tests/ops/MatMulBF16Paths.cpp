@@ -70,6 +70,10 @@ const BF16Case kBF16Cases[] = {
     {"amx_edges", {}, {}, 33, 65, 48, true},
     {"amx_partial_runtime", {}, {}, 47, 31, 31, false},
     {"amx_many_chunks", {2}, {1}, 50, 200, 100, true},
+    // Long K (25 and 32 chunks) with partial row and column tiles, a lone
+    // panel, and B packed at run time.
+    {"amx_long_k", {}, {}, 70, 801, 40, true},
+    {"amx_long_k_runtime", {2}, {2}, 33, 1000, 20, false, true},
 };
 
 void PrintTo(const BF16Case &c, std::ostream *os) { *os << c.name; }
