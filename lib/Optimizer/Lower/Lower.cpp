@@ -30,6 +30,8 @@ const LoweringRule kRules[] = {
     {NodeKind::Quantize, adapt<QuantizeNode, lowerQuantize>},
     {NodeKind::RequantConv, adapt<RequantConvNode, lowerRequantConv>},
     {NodeKind::RequantMatMul, adapt<RequantMatMulNode, lowerRequantMatMul>},
+    {NodeKind::ScaledSoftmax, adapt<ScaledSoftmaxNode, lowerScaledSoftmax>},
+    {NodeKind::Attention, adapt<AttentionNode, lowerAttention>},
 };
 } // namespace
 

@@ -37,6 +37,10 @@ Replacement lowerQuantize(Function &F, QuantizeNode &n);
 Replacement lowerRequantConv(Function &F, RequantConvNode &n);
 Replacement lowerRequantMatMul(Function &F, RequantMatMulNode &n);
 
+/// The attention fusions as Mul / Add / Softmax and MatMuls (Attention.cpp).
+Replacement lowerScaledSoftmax(Function &F, ScaledSoftmaxNode &n);
+Replacement lowerAttention(Function &F, AttentionNode &n);
+
 /// True if \p n averages over the whole image without padding.
 bool isGlobalAvgPool(const AvgPoolNode &n);
 
