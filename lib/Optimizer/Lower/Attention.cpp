@@ -58,8 +58,7 @@ Replacement ember::lowerAttention(Function &F, AttentionNode &n) {
   std::string name = n.getName().str();
   NodeValue s = F.createMatMul(name + ".qk", n.getQ(), n.getK(), {},
                                /*transB=*/1, 0, 0.f, 0.f);
-  llvm::SmallVector<NodeValue, 1> mask(n.getMask().begin(), n.getMask().end());
-  NodeValue p =
-      F.createScaledSoftmax(name + ".p", s, mask, n.getScale(), n.getCausal());
+  NodeValue p = F.createScaledSoftmax(name + ".p", s, n.getMask(), n.getScale(),
+                                      n.getCausal());
   return {F.createMatMul(name, p, n.getV(), {}, 0, 0, 0.f, 0.f)};
 }
