@@ -8,7 +8,7 @@
 // the queries of a task are the register tile's vectors (4 key rows by nv
 // vectors of 16 queries as accumulators, plus nv vectors of Q^T and a
 // broadcast, within the vector registers), and a key block is as many keys
-// as keep its scores and its K and V rows within half of L1d.
+// as keep its scores within half of L1d.
 //
 //===----------------------------------------------------------------------===//
 #include "CPU.h"
@@ -86,15 +86,17 @@ std::optional<Kernel> cpu::lowerScaledSoftmaxRows(const Instruction &I,
   return k;
 }
 
-cpu::AttentionBlocks cpu::chooseAttentionBlocks(const TargetDesc &T, int64_t tq,
-                                                int64_t d, int64_t dv) {
+cpu::AttentionBlocks cpu::chooseAttentionBlocks(const TargetDesc &T,
+                                                int64_t tq) {
   // A 16-float vector of libjit takes 16 / lanes registers.
   int64_t perV = std::max<int64_t>(1, 16 / int64_t(T.floatLanes()));
   int64_t nv = (int64_t(T.vectorRegisters) - 1) / (5 * perV);
   nv = std::clamp<int64_t>(nv, 1, libjit::kAttnMaxBQ / 16);
   nv = std::min<int64_t>(nv, (tq + 15) / 16);
+  // The score block stays in L1d while every tile of output columns
+  // streams it (P V), within half of L1d next to the tiles' V rows.
   uint64_t l1 = T.l1dBytes ? T.l1dBytes : 32768;
-  int64_t bk = int64_t(l1 / 2 / (sizeof(float) * (16 * nv + d + dv)));
+  int64_t bk = int64_t(l1 / 2 / (sizeof(float) * 16 * nv));
   bk = std::clamp<int64_t>(bk / 4 * 4, 4, libjit::kAttnMaxBK);
   return {nv, bk};
 }
@@ -111,7 +113,7 @@ std::optional<Kernel> cpu::lowerAttentionBlocks(const Instruction &I,
   int64_t tk = a->getK()->getType()->dims()[r - 2];
   int64_t dv = a->getV()->getType()->dims()[r - 1];
   int64_t batch = a->getQ()->getType()->size() / (tq * d);
-  AttentionBlocks blk = chooseAttentionBlocks(T, tq, d, dv);
+  AttentionBlocks blk = chooseAttentionBlocks(T, tq);
   int64_t bq = 16 * blk.nv, nqb = (tq + bq - 1) / bq;
   Kernel k(I.getName());
   unsigned o = k.addBuffer(kir::bufferFor(a->getDest(), plan));

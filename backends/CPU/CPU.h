@@ -64,10 +64,9 @@ std::optional<kir::Kernel> lowerScaledSoftmaxRows(const Instruction &I,
 struct AttentionBlocks {
   int64_t nv, bk;
 };
-/// The blocks of an Attention with \p tq queries and head dims \p d, \p dv
-/// on kernel target \p T (AttentionLowering.cpp).
-AttentionBlocks chooseAttentionBlocks(const TargetDesc &T, int64_t tq,
-                                      int64_t d, int64_t dv);
+/// The blocks of an Attention with \p tq queries on kernel target \p T
+/// (AttentionLowering.cpp).
+AttentionBlocks chooseAttentionBlocks(const TargetDesc &T, int64_t tq);
 /// Attention \p I as one libjit call per batch index and query block, or
 /// none for any other instruction.
 std::optional<kir::Kernel> lowerAttentionBlocks(const Instruction &I,
