@@ -47,6 +47,24 @@ std::optional<kir::Kernel> lowerTrailingSum(const Instruction &I,
 std::optional<kir::Kernel> lowerSoftmaxRows(const Instruction &I,
                                             const MemoryPlan &plan);
 
+/// ScaledSoftmax \p I as one libjit call per row, or none for any other
+/// instruction (AttentionLowering.cpp).
+std::optional<kir::Kernel> lowerScaledSoftmaxRows(const Instruction &I,
+                                                  const MemoryPlan &plan);
+
+/// An Attention task's blocks: nv vectors of 16 queries, keys per block.
+struct AttentionBlocks {
+  int64_t nv, bk;
+};
+/// The blocks of an Attention with \p tq queries on kernel target \p T
+/// (AttentionLowering.cpp).
+AttentionBlocks chooseAttentionBlocks(const TargetDesc &T, int64_t tq);
+/// Attention \p I as one libjit call per batch index and query block, or
+/// none for any other instruction.
+std::optional<kir::Kernel> lowerAttentionBlocks(const Instruction &I,
+                                                const MemoryPlan &plan,
+                                                const TargetDesc &T);
+
 /// True if the CPU backend can run node \p n.
 bool cpuSupports(const Node &n);
 

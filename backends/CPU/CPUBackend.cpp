@@ -3,6 +3,7 @@
 #include "ConvPlan.h"
 #include "Int8Elementwise.h"
 #include "MatMulInt8.h"
+#include "libjit/LibjitABI.h"
 
 #include "ember/Base/Error.h"
 #include "ember/Base/Progress.h"
@@ -37,6 +38,13 @@ bool CPUBackend::shouldLower(const Node &n) const {
   // per row (SoftmaxLowering.cpp); everything else with a lowering rule is
   // lowered exactly as for the Interpreter, but for the requantized integer
   // products the int8 kernel stores directly.
+  // ScaledSoftmax and Attention are libjit kernels (AttentionLowering.cpp);
+  // an Attention with heads wider than the kernel's blocks is lowered.
+  if (auto *a = llvm::dyn_cast<AttentionNode>(&n))
+    return a->getQ().dims().back() > libjit::kAttnMaxHeadDim ||
+           a->getV().dims().back() > libjit::kAttnMaxHeadDim;
+  if (llvm::isa<ScaledSoftmaxNode>(n))
+    return false;
   if (auto *s = llvm::dyn_cast<SoftmaxNode>(&n))
     return s->getAxis() + 1 != int64_t(s->getInput().dims().size()) ||
            s->getInput().getType()->getElemKind() != ElemKind::Float32;

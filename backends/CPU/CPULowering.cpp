@@ -101,6 +101,14 @@ llvm::Expected<CPUProgram> CPULowering::run() {
           out.push_back(std::move(*k));
           return true;
         }
+        if (auto k = lowerScaledSoftmaxRows(I, plan_)) {
+          out.push_back(std::move(*k));
+          return true;
+        }
+        if (auto k = lowerAttentionBlocks(I, plan_, target_)) {
+          out.push_back(std::move(*k));
+          return true;
+        }
         if (auto *m = llvm::dyn_cast<MatMulInst>(&I)) {
           // fuse-matmul-epilogue leaves BFloat16 products alone.
           bool bf16 =

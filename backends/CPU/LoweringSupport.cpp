@@ -24,7 +24,9 @@ struct LibraryOp {
   ElemKind kind;
 };
 const LibraryOp kLibraryOps[] = {{OpKind::Conv, ElemKind::Float32},
-                                 {OpKind::MatMul, ElemKind::Float32}};
+                                 {OpKind::MatMul, ElemKind::Float32},
+                                 {OpKind::ScaledSoftmax, ElemKind::Float32},
+                                 {OpKind::Attention, ElemKind::Float32}};
 } // namespace
 
 bool cpu::cpuSupports(const Node &n) {

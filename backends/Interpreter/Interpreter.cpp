@@ -43,6 +43,8 @@ bool interp::hasKernel(OpKind op, ElemKind kind) {
   case OpKind::MaxPool:
   case OpKind::AvgPool:
   case OpKind::Softmax:
+  case OpKind::ScaledSoftmax:
+  case OpKind::Attention:
     return kind == ElemKind::Float32;
   default:
     // Elementwise, Splat and every op of Math/Reduce/Indexing/Window.cpp.
@@ -60,7 +62,8 @@ void interp::executeOp(const Instruction &I, const ExecContext &ctx) {
   if (executeElementwise(I, ctx) || executeLinear(I, ctx) ||
       executeDataMovement(I, ctx) || executeShuffle(I, ctx) ||
       executeMath(I, ctx) || executeReduce(I, ctx) || executeIndexing(I, ctx) ||
-      executeWindow(I, ctx) || executeQuantized(I, ctx))
+      executeWindow(I, ctx) || executeQuantized(I, ctx) ||
+      executeAttention(I, ctx))
     return;
   LOG(FATAL) << "Interpreter: no kernel for " << I.getKindName().str() << " "
              << I.getName().str();

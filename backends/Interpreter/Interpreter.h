@@ -13,9 +13,11 @@ public:
   llvm::StringRef getName() const override { return "Interpreter"; }
   bool isOpSupported(const Node &n) const override;
   /// Everything with a rule, except Conv (its kernel handles groups) and
-  /// MatMul (it reads broadcast and transposed operands in place).
+  /// MatMul (it reads broadcast and transposed operands in place), and
+  /// the attention fusions (their kernels are the oracle of the CPU's).
   bool shouldLower(const Node &n) const override {
-    return !llvm::isa<ConvNode>(n) && !llvm::isa<MatMulNode>(n);
+    return !llvm::isa<ConvNode>(n) && !llvm::isa<MatMulNode>(n) &&
+           !llvm::isa<ScaledSoftmaxNode>(n) && !llvm::isa<AttentionNode>(n);
   }
   bool supportsFusedActivation(FusedActivation) const override { return true; }
   bool supportsMatMulEpilogue() const override { return true; }

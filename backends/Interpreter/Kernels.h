@@ -93,6 +93,8 @@ bool executeShuffle(const Instruction &I, const ExecContext &ctx);
 bool executeReduce(const Instruction &I, const ExecContext &ctx);
 /// IntMatMul and IntConv (Quantized.cpp).
 bool executeQuantized(const Instruction &I, const ExecContext &ctx);
+/// ScaledSoftmax and Attention (Attention.cpp).
+bool executeAttention(const Instruction &I, const ExecContext &ctx);
 
 } // namespace interp
 } // namespace ember

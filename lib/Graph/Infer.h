@@ -59,6 +59,8 @@ EMBER_DECLARE_INFER(RequantAdd)    // InferQuant.cpp
 EMBER_DECLARE_INFER(Dequantize)    // InferQuant.cpp
 EMBER_DECLARE_INFER(Quantize)      // InferQuant.cpp
 EMBER_DECLARE_INFER(LayerNorm)
+EMBER_DECLARE_INFER(ScaledSoftmax)
+EMBER_DECLARE_INFER(Attention)
 #undef EMBER_DECLARE_INFER
 
 } // namespace ember

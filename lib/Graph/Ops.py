@@ -380,3 +380,21 @@ op("LayerNorm", ["Input", "Scale", "Bias"], [("Epsilon", "float")],
    doc="Normalizes every row along the last axis: (x - mean) / sqrt(var + "
        "Epsilon) * Scale + Bias, with the row's mean and (biased) variance; "
        "Scale and Bias have the last axis' length.")
+
+# --- Attention fusions: made by the fuse-softmax-mask and fuse-attention
+# passes (lib/Optimizer/Passes/FuseAttention*.cpp); backends without a kernel
+# lower them back to MatMul / Mul / Add / Softmax (lib/Optimizer/Lower).
+op("ScaledSoftmax", ["Input", "*Mask"], [("Scale", "float"), ("Causal", "int")],
+   infer="ScaledSoftmax", rules=[("minRank", "Input", 2), ("float", "Input")],
+   doc="Softmax along the last axis of Input * Scale + Mask: Mask (at most "
+       "one) has Input's rank, each dim equal or 1 (read by broadcast). "
+       "Causal: the entries whose last index exceeds the second-last are "
+       "excluded (weight 0).")
+
+op("Attention", ["Q", "K", "V", "*Mask"], [("Scale", "float"),
+                                          ("Causal", "int")],
+   infer="Attention", rules=[("minRank", "Q", 2), ("float", "Q")],
+   doc="Scaled dot-product attention over the last two dims: "
+       "ScaledSoftmax(Q K^T; Scale, Mask, Causal) V with Q [..., Tq, D], "
+       "K [..., Tk, D], V [..., Tk, Dv], equal batch dims; Mask as for "
+       "ScaledSoftmax against [..., Tq, Tk]. Result [..., Tq, Dv].")

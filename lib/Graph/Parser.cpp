@@ -1,6 +1,8 @@
 //===- Parser.cpp - Reading the graph printer's text format ---------------===//
 #include "ember/Graph/Parser.h"
 
+#include "ember/Base/ElemAccess.h"
+
 #include "ember/Graph/Verifier.h"
 
 #include "llvm/ADT/StringMap.h"
@@ -237,12 +239,12 @@ llvm::Error Parser::storage(llvm::StringRef name, llvm::StringRef kind,
     if (v.size() != 1 && v.size() != size_t(t.size()))
       return makeErrorF("constant %{0} has {1} values, its type holds {2}",
                         name, v.size(), t.size());
-    if (ty.getElemKind() != ElemKind::Float32)
-      return makeErrorF("constant %{0}: values can only be given for float",
-                        name);
-    auto h = t.getHandle<float>();
+    ElemKind ek = ty.getElemKind();
+    if (ek != ElemKind::Float32 && ek != ElemKind::Bool)
+      return makeErrorF(
+          "constant %{0}: values can only be given for float and bool", name);
     for (dim_t i = 0; i < t.size(); ++i)
-      h.raw(i) = float(v.size() == 1 ? v[0] : v[i]);
+      storeElement(t.data(), ek, i, v.size() == 1 ? v[0] : v[i]);
   }
   values_[name] = M_.createConstant(name, std::move(t));
   return llvm::Error::success();

@@ -187,3 +187,47 @@ TEST(Lowering, GroupedConvSplitsIntoConvs) {
       runUnloweredAndLowered(refM, **refF, lowM, **lowF, in, ref, low));
   expectRelClose(low[0], ref[0], 1e-6, "grouped conv");
 }
+
+// ScaledSoftmax and Attention go back to the unfused chain on a backend
+// that asks (CUDA): the rules, run here with a shouldLower that says yes
+// for them, must give the Interpreter's fused kernels' numbers (causal,
+// padding mask, scale).
+TEST(Lowering, AttentionBackToUnfused) {
+  const char *graph = R"(function f {
+  %q = Placeholder float<2 x 2 x 5 x 4> input
+  %k = Placeholder float<2 x 2 x 6 x 4> input
+  %v = Placeholder float<2 x 2 x 6 x 3> input
+  %ya = Placeholder float<2 x 2 x 5 x 3> output
+  %ys = Placeholder float<2 x 2 x 5 x 6> output
+  %m = Constant float<2 x 1 x 1 x 6> [0, 0, 0, 0, 0, -10000, 0, 0, 0, -10000, -10000, 0]
+  %a = Attention(%q, %k, %v, %m) {Scale=0.5, Causal=1}
+  Save(%a, %ya)
+  %s = MatMul(%q, %k) {TransB=1}
+  %p = ScaledSoftmax(%s, %m) {Scale=0.25, Causal=0}
+  Save(%p, %ys)
+})";
+  Module refM, lowM;
+  auto refF = parseFunction(graph, refM);
+  auto lowF = parseFunction(graph, lowM);
+  ASSERT_TRUE(refF && lowF);
+  ASSERT_TRUE(lowerFunction(**lowF, [](const Node &n) {
+    return llvm::isa<AttentionNode>(n) || llvm::isa<ScaledSoftmaxNode>(n);
+  }));
+  eliminateDeadCode(**lowF);
+  llvm::Error err = verifyFunction(**lowF);
+  ASSERT_FALSE(bool(err)) << llvm::toString(std::move(err));
+  auto counts = countNodeKinds(**lowF);
+  EXPECT_EQ(counts["Attention"], 0u);
+  EXPECT_EQ(counts["ScaledSoftmax"], 0u);
+  EXPECT_EQ(counts["Softmax"], 2u);
+  EXPECT_EQ(counts["MatMul"], 3u);
+
+  std::vector<Tensor> in = randomInputs(refM, 5, -2.f, 2.f);
+  std::vector<const Tensor *> ptrs = {&in[0], &in[1], &in[2]};
+  auto ref = runOnInterpreter(refM, **refF, *parsePipeline("dce"), ptrs);
+  ASSERT_TRUE(bool(ref)) << llvm::toString(ref.takeError());
+  auto low = runOnInterpreter(lowM, **lowF, *parsePipeline("dce"), ptrs);
+  ASSERT_TRUE(bool(low)) << llvm::toString(low.takeError());
+  for (size_t i = 0; i < ref->size(); ++i)
+    expectRelClose((*low)[i], (*ref)[i], 1e-6, "output " + std::to_string(i));
+}

@@ -42,6 +42,10 @@ constexpr int64_t kMatMulMaxKC = 256;
 /// Depthwise int8 convolution: the longest output row of a call (its Int32
 /// sums wait in a stack buffer of this many elements).
 constexpr int64_t kDwInt8Row = 2048;
+/// Fused attention (Attention.inc): the most queries per task (16 per
+/// vector of the register tile), keys per block and head dims its stack
+/// blocks hold (Q^T and O^T: 64 KB each at the maxima).
+constexpr int64_t kAttnMaxBQ = 64, kAttnMaxBK = 64, kAttnMaxHeadDim = 256;
 
 } // namespace libjit
 } // namespace ember
@@ -203,6 +207,15 @@ void ember_pool_plane_f32(float *y, const float *x, int64_t H, int64_t W,
                           int64_t countPad);
 void ember_sum_f32(float *y, const float *x, int64_t n, float div);
 void ember_softmax_f32(float *y, const float *x, int64_t n);
+/// ScaledSoftmax's row and one query block of Attention (Attention.inc).
+void ember_softmax_masked_f32(float *y, const float *x, const float *mask,
+                              int64_t n, int64_t maskStride, float scale,
+                              int64_t causal, int64_t qi);
+void ember_attention_f32(float *o, const float *q, const float *k,
+                         const float *v, const float *mask, int64_t rows,
+                         int64_t tk, int64_t d, int64_t dv, int64_t mRow,
+                         int64_t mCol, float scale, int64_t causal, int64_t q0,
+                         int64_t nv, int64_t bk);
 /// Asks Linux once for the AMX tile state; 1 when granted (AMX.inc).
 int64_t ember_amx_request();
 void ember_wino_input_f32(float *v, const float *x, int64_t tm, int64_t nImg,

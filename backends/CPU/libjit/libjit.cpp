@@ -197,6 +197,7 @@ EMBER_HELPER void transpose16(v16 (&r)[16]) {
 #include "Pool.inc"
 #include "Reduce.inc"
 #include "Softmax.inc"
+#include "Attention.inc"
 #include "Winograd.inc"
 
 #include "DepthwiseInt8.inc"

@@ -39,6 +39,10 @@ Replacement lowerRequantMatMul(Function &F, RequantMatMulNode &n);
 /// The Dequantize -> Add -> [Relu] -> Quantize chain, as float arithmetic.
 Replacement lowerRequantAdd(Function &F, RequantAddNode &n);
 
+/// The attention fusions as Mul / Add / Softmax and MatMuls (Attention.cpp).
+Replacement lowerScaledSoftmax(Function &F, ScaledSoftmaxNode &n);
+Replacement lowerAttention(Function &F, AttentionNode &n);
+
 /// True if \p n averages over the whole image without padding.
 bool isGlobalAvgPool(const AvgPoolNode &n);
 

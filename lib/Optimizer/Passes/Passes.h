@@ -47,6 +47,11 @@ EMBER_DECLARE_PASS(FuseGeluPass, "fuse-gelu",
                    "recognize the erf and tanh GELU patterns as one Gelu")
 EMBER_DECLARE_PASS(FuseLayerNormPass, "fuse-layernorm",
                    "recognize layer normalization patterns as one LayerNorm")
+EMBER_DECLARE_PASS(FuseSoftmaxMaskPass, "fuse-softmax-mask",
+                   "fold a constant scale, an additive mask and a causal "
+                   "Where into the Softmax of attention scores")
+EMBER_DECLARE_PASS(FuseAttentionPass, "fuse-attention",
+                   "recognize scaled dot-product attention as one Attention")
 EMBER_DECLARE_PASS(TransposeOptPass, "transpose-opt",
                    "merge, cancel and sink Transposes")
 EMBER_DECLARE_PASS(ReshapeMergePass, "reshape-merge",

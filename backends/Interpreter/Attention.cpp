@@ -1,0 +1,140 @@
+//===- Attention.cpp - The attention fusions of the Interpreter -----------===//
+//
+// ScaledSoftmax and Attention computed as the unfused chains they replace
+// (MatMul, Mul by the scale, Add of the broadcast mask, Softmax, MatMul),
+// in float32 in the same order, so that the fused graph and the unfused
+// one agree up to the order of the dot products' sums. A causal entry is
+// -inf before the softmax: weight exactly 0, as the -FLT_MAX fill of the
+// exporters' Where gives (a causal row always keeps its first key).
+//
+//===----------------------------------------------------------------------===//
+#include "Generic.h"
+#include "Kernels.h"
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+using namespace ember;
+using namespace ember::interp;
+
+namespace {
+/// The additive mask of a score tensor of \p dims, read by broadcast.
+struct MaskView {
+  const float *p = nullptr;
+  llvm::SmallVector<dim_t, kMaxRank> strides;
+
+  MaskView(const ExecContext &ctx, llvm::ArrayRef<Value *> mask,
+           llvm::ArrayRef<dim_t> dims) {
+    if (mask.empty())
+      return;
+    p = ctx.ptr<float>(mask[0]);
+    llvm::ArrayRef<dim_t> md = mask[0]->getType()->dims();
+    strides.assign(dims.size(), 0);
+    dim_t s = 1;
+    for (int i = int(dims.size()) - 1; i >= 0; --i) {
+      strides[i] = md[i] == 1 ? 0 : s;
+      s *= md[i];
+    }
+  }
+
+  /// Mask values of the score row \p row (all dims but the last).
+  const float *rowAt(dim_t row, llvm::ArrayRef<dim_t> dims) const {
+    if (!p)
+      return nullptr;
+    dim_t off = 0;
+    for (int i = int(dims.size()) - 2; i >= 0; --i) {
+      off += (row % dims[i]) * strides[i];
+      row /= dims[i];
+    }
+    return p + off;
+  }
+  dim_t lastStride() const { return p ? strides.back() : 0; }
+};
+} // namespace
+
+/// y[0..n) = softmax(x * scale + mask) of score row \p qi; keys past
+/// \p qi masked when \p causal.
+static void scaledSoftmaxRow(float *y, const float *x, const float *mask,
+                             dim_t maskStride, dim_t n, float scale,
+                             bool causal, dim_t qi) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  float mx = -kInf;
+  for (dim_t j = 0; j < n; ++j) {
+    float t = x[j] * scale;
+    if (mask)
+      t += mask[j * maskStride];
+    if (causal && j > qi)
+      t = -kInf;
+    y[j] = t;
+    mx = std::max(mx, t);
+  }
+  float sum = 0.f;
+  for (dim_t j = 0; j < n; ++j)
+    sum += y[j] = std::exp(y[j] - mx);
+  for (dim_t j = 0; j < n; ++j)
+    y[j] /= sum;
+}
+
+static void scaledSoftmax(const ScaledSoftmaxInst &I, const ExecContext &ctx) {
+  llvm::ArrayRef<dim_t> dims = I.getInput()->getType()->dims();
+  dim_t n = dims.back(), tq = dims[dims.size() - 2];
+  dim_t rows = n ? I.getInput()->getType()->size() / n : 0;
+  MaskView mask(ctx, I.getMask(), dims);
+  const float *x = ctx.ptr<float>(I.getInput());
+  float *y = ctx.ptr<float>(I.getDest());
+  for (dim_t r = 0; r < rows; ++r)
+    scaledSoftmaxRow(y + r * n, x + r * n, mask.rowAt(r, dims),
+                     mask.lastStride(), n, I.getScale(), I.getCausal() != 0,
+                     r % tq);
+}
+
+/// Scores Q K^T, the scaled and masked softmax, then P V, per batch index.
+static void attention(const AttentionInst &I, const ExecContext &ctx) {
+  llvm::ArrayRef<dim_t> qd = I.getQ()->getType()->dims();
+  size_t r = qd.size();
+  dim_t tq = qd[r - 2], d = qd[r - 1];
+  dim_t tk = I.getK()->getType()->dims()[r - 2];
+  dim_t dv = I.getV()->getType()->dims()[r - 1];
+  dim_t batch = tq > 0 && d > 0 ? I.getQ()->getType()->size() / (tq * d) : 0;
+  llvm::SmallVector<dim_t, kMaxRank> sd(qd.begin(), qd.end());
+  sd[r - 1] = tk;
+  MaskView mask(ctx, I.getMask(), sd);
+  const float *q = ctx.ptr<float>(I.getQ()), *k = ctx.ptr<float>(I.getK());
+  const float *v = ctx.ptr<float>(I.getV());
+  float *o = ctx.ptr<float>(I.getDest());
+  std::vector<float> s(tk), p(tk);
+  for (dim_t b = 0; b < batch; ++b)
+    for (dim_t i = 0; i < tq; ++i) {
+      const float *qi = q + (b * tq + i) * d;
+      for (dim_t j = 0; j < tk; ++j) {
+        const float *kj = k + (b * tk + j) * d;
+        float acc = 0.f;
+        for (dim_t c = 0; c < d; ++c)
+          acc += qi[c] * kj[c];
+        s[j] = acc;
+      }
+      scaledSoftmaxRow(p.data(), s.data(), mask.rowAt(b * tq + i, sd),
+                       mask.lastStride(), tk, I.getScale(), I.getCausal() != 0,
+                       i);
+      float *oi = o + (b * tq + i) * dv;
+      for (dim_t c = 0; c < dv; ++c) {
+        float acc = 0.f;
+        for (dim_t j = 0; j < tk; ++j)
+          acc += p[j] * v[(b * tk + j) * dv + c];
+        oi[c] = acc;
+      }
+    }
+}
+
+bool interp::executeAttention(const Instruction &I, const ExecContext &ctx) {
+  if (auto *s = llvm::dyn_cast<ScaledSoftmaxInst>(&I)) {
+    scaledSoftmax(*s, ctx);
+    return true;
+  }
+  if (auto *a = llvm::dyn_cast<AttentionInst>(&I)) {
+    attention(*a, ctx);
+    return true;
+  }
+  return false;
+}
