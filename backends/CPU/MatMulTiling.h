@@ -50,6 +50,25 @@ inline constexpr int64_t kMatMulMaxKC = libjit::kMatMulMaxKC;
 /// A and the tile of C.
 MatMulTiling chooseMatMulTiling(const MatMulTarget &T);
 
+/// The K block of a product of depth \p K: the rule's kBlock, or less, so
+/// that the blocks are of equal length (a short last block would store and
+/// reload the C tiles for little work).
+inline int64_t matMulKBlock(int64_t K, const MatMulTiling &t) {
+  int64_t blocks = (K + t.kBlock - 1) / t.kBlock;
+  return blocks > 1 ? (K + blocks - 1) / blocks : t.kBlock;
+}
+
+/// Whether A is packed into row tiles first (packMatMulLHS in CPU.h): where
+/// a tile reads it in more than one K block (each block of a row-major A
+/// would be MR runs of at most kBlock floats, K floats apart, too short for
+/// the hardware prefetchers; packed, it is one run) and for more than one
+/// panel (A read more than once, so the copy pays). Products of fewer rows
+/// than a tile read too little of A to gain.
+inline bool matMulPacksLHS(int64_t m, int64_t K, int64_t panels,
+                           const MatMulTiling &t) {
+  return m >= t.rows && K > t.kBlock && panels > 1;
+}
+
 /// The parallel tasks of an m-row product of \p panels B panels: each task
 /// is rowsPerTask rows (a multiple of the tile rows) of panelsPerTask
 /// panels.
