@@ -56,7 +56,7 @@ std::optional<kir::Kernel> lowerSoftmaxRows(const Instruction &I,
                                             const MemoryPlan &plan);
 
 /// Appends to \p out the kernel that packs MatMul \p I's A [..., m, K]
-/// into row tiles of \p mr rows, [..., tiles][K][mr], at \p scratchAt in
+/// into row tiles of \p mr rows (chunks of 16 columns), at \p scratchAt in
 /// the activation region (raising \p scratchSize to cover it), and returns
 /// the packed buffer (MatMulLowering.cpp).
 kir::Buffer packMatMulLHS(const MatMulInst &I, const MemoryPlan &plan,

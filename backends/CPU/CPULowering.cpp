@@ -734,7 +734,8 @@ void CPULowering::lowerMatMul(const MatMulInst &I, std::vector<Kernel> &out) {
   kir::Buffer bBuf =
       packed ? packMatMulRHS(I, nr, out) : kir::bufferFor(I.getRHS(), plan_);
   // A packed A goes to scratch after a B packed at run time.
-  bool packA = matMulPacksLHS(m, kk, np, tiling);
+  bool packA = opts_.forcePackMatMulLHS ||
+               matMulPacksLHS(std::min(m, rows), kk, np, tiling, target);
   size_t aAt = packed && bBuf.region == Region::Activation ? bBuf.size : 0;
   kir::Buffer aBuf =
       packA ? packMatMulLHS(I, plan_, mr, patchOffset() + alignTo64(aAt),
@@ -759,7 +760,8 @@ void CPULowering::lowerMatMul(const MatMulInst &I, std::vector<Kernel> &out) {
   };
   std::vector<CallArg> args = {
       bufArg(c, k.mul(bi, m * n)),
-      bufArg(a, offset(I.getLHS(), (packA ? (m + mr - 1) / mr * mr : m) * kk)),
+      bufArg(a, offset(I.getLHS(),
+                       packA ? matMulPackedLHSFloats(m, kk, mr) : m * kk)),
       bufArg(b, offset(I.getRHS(), packed ? np * kk * nr : kk * n))};
   appendMatMulEpilogue(k, I, plan_, k.mul(bi, m * n), args);
   bool prefetch = packed && prefetchMatMulRHS(batch * kk * n, target);

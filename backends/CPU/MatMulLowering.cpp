@@ -3,12 +3,14 @@
 // What CPULowering::lowerMatMul builds its libjit call from besides the
 // product itself: the epilogue's bias and residual arguments, and, where
 // MatMulTiling.h's rule packs A (matMulPacksLHS), the kernel before the
-// product that re-lays A [..., m, K] out as row tiles [..., tiles][K][MR],
-// one libjit call per tile (ember_matmul_pack_a_f32), into scratch.
+// product that re-lays A [..., m, K] out as row tiles of MR rows in
+// chunks of 16 columns, [..., tiles][K / 16][MR][16], one libjit call per
+// tile (ember_matmul_pack_a_f32), into scratch.
 //
 //===----------------------------------------------------------------------===//
 #include "CPU.h"
 #include "LibCall.h"
+#include "MatMulTiling.h"
 
 #include "ember/Kernel/LowerToKernel.h"
 
@@ -23,9 +25,9 @@ kir::Buffer cpu::packMatMulLHS(const MatMulInst &I, const MemoryPlan &plan,
                                size_t &scratchSize, std::vector<Kernel> &out) {
   TypeRef ta = I.getLHS()->getType();
   int64_t m = ta->dims()[ta->rank() - 2], K = ta->dims().back();
-  int64_t tiles = (m + mr - 1) / mr;
+  int64_t tiles = (m + mr - 1) / mr, floats = matMulPackedLHSFloats(m, K, mr);
   int64_t batch = m * K != 0 ? ta->size() / (m * K) : 0;
-  uint64_t bytes = uint64_t(batch * tiles * mr * K) * sizeof(float);
+  uint64_t bytes = uint64_t(batch * floats) * sizeof(float);
   kir::Buffer packed{Region::Activation, scratchAt, bytes, ElemKind::Float32,
                      "matmul.lhs.packed"};
   scratchSize = std::max<size_t>(scratchSize, scratchAt + bytes);
@@ -35,7 +37,7 @@ kir::Buffer cpu::packMatMulLHS(const MatMulInst &I, const MemoryPlan &plan,
   // e = bi * tiles + t: one tile per task.
   unsigned e = k.newVar();
   ExprRef bi = k.div(k.var(e), tiles), t = k.rem(k.var(e), tiles);
-  std::vector<CallArg> args = {bufArg(d, k.mul(bi, tiles * mr * K)),
+  std::vector<CallArg> args = {bufArg(d, k.mul(bi, floats)),
                                bufArg(a, k.mul(bi, m * K)),
                                valArg(k.constInt(m)),
                                valArg(k.constInt(K)),

@@ -58,15 +58,24 @@ inline int64_t matMulKBlock(int64_t K, const MatMulTiling &t) {
   return blocks > 1 ? (K + blocks - 1) / blocks : t.kBlock;
 }
 
+/// Floats of an A of \p m rows and depth \p K packed in tiles of \p mr
+/// rows (ember_matmul_pack_a_f32: K rounded up to whole chunks).
+inline int64_t matMulPackedLHSFloats(int64_t m, int64_t K, int64_t mr) {
+  int64_t c = libjit::kMatMulPackK;
+  return (m + mr - 1) / mr * mr * ((K + c - 1) / c * c);
+}
+
 /// Whether A is packed into row tiles first (packMatMulLHS in CPU.h): where
-/// a tile reads it in more than one K block (each block of a row-major A
-/// would be MR runs of at most kBlock floats, K floats apart, too short for
-/// the hardware prefetchers; packed, it is one run) and for more than one
-/// panel (A read more than once, so the copy pays). Products of fewer rows
-/// than a tile read too little of A to gain.
-inline bool matMulPacksLHS(int64_t m, int64_t K, int64_t panels,
-                           const MatMulTiling &t) {
-  return m >= t.rows && K > t.kBlock && panels > 1;
+/// each panel group's task reads the \p rows rows of its row block again
+/// from beyond L2 (they exceed half of it: a thread's consecutive tasks
+/// share the row block) in more than one K block (each block of a
+/// row-major A is MR runs of at most kBlock floats, K floats apart, too
+/// short for the hardware prefetchers to follow; packed, it is one run),
+/// for more than one panel (A read more than once, so the copy pays).
+inline bool matMulPacksLHS(int64_t rows, int64_t K, int64_t panels,
+                           const MatMulTiling &t, const MatMulTarget &T) {
+  return rows >= t.rows && K > t.kBlock && panels > 1 &&
+         rows * K * int64_t(sizeof(float)) > T.l2Bytes / 2;
 }
 
 /// The parallel tasks of an m-row product of \p panels B panels: each task

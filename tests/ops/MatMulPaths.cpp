@@ -7,8 +7,9 @@
 // cases with both, see ops.wide-simd-paths / ops.narrow-simd-paths), the
 // rows past the last whole tile in one tile of 1-5 rows; K is walked in
 // blocks of equal length up to the rule's (at most 144 rows with 16 lanes
-// on a 48 KiB L1d, 256 with 8). Where a tile reads A in several K blocks
-// for several panels, A is first packed into row tiles (matMulPacksLHS).
+// on a 48 KiB L1d, 256 with 8). Where tasks re-read a large A, A is first
+// packed into row tiles (matMulPacksLHS); every case also runs with it
+// packed whatever its size (PackedLHSMatchesInterpreter).
 // The cases cover each remainder row count, partial panels, K below one
 // block, exactly one and several blocks, tasks split along rows, batches,
 // packed and row-major A, one and two threads; and the operand forms: an
@@ -104,12 +105,13 @@ const MatMulCase kMatMulCases[] = {
     {"row_split_runtime", {}, {}, 250, 300, 40, false},
     {"batched_blocks", {2}, {2}, 17, 200, 70, true},
     {"gemv_k_blocks", {}, {}, 1, 1000, 130, true},
-    // A packed into row tiles first (at least one whole tile, several K
-    // blocks and panels on both kernels: K above 256): every remainder
-    // tile, partial panels, K blocks of equal length that do not divide K,
-    // one panel (not packed) beside two, a B packed at run time in the
-    // scratch before the packed A, broadcast batch dims of A, and tasks
-    // shared by two threads (the packing is complete before the product).
+    // Shapes for A packed into row tiles (PackedLHSMatchesInterpreter
+    // forces it for every case; the rule packs only A beyond half of L2):
+    // several K blocks and panels on both kernels (K above 256), every
+    // remainder tile, partial panels, K blocks of equal length that do not
+    // divide K, one panel, a B packed at run time in the scratch before the
+    // packed A, broadcast batch dims of A, and tasks shared by two threads
+    // (the packing is complete before the product).
     {"packed_lhs_rest5", {}, {}, 23, 700, 200, true},
     {"packed_lhs_rest1_2t", {}, {}, 19, 290, 130, true, RHSForm::Plain, 2},
     {"packed_lhs_rest2", {}, {}, 14, 577, 90, false},
@@ -143,6 +145,8 @@ const MatMulCase kMatMulCases[] = {
      2},
     // Transformer-sized: many tiles and tasks, two threads.
     {"packed_lhs_tfm_2t", {}, {}, 197, 768, 320, true, RHSForm::Plain, 2},
+    // A of 1.2 MB: packed by the rule where L2 is at most 2 MB per core.
+    {"packed_lhs_by_rule_2t", {}, {}, 100, 3000, 130, true, RHSForm::Plain, 2},
 };
 
 /// Names a case in test listings (instead of its bytes).
@@ -233,8 +237,9 @@ Tensor runCase(const MatMulCase &c, llvm::StringRef backend) {
 }
 } // namespace
 
-TEST_P(MatMulPathTest, CPUMatchesInterpreter) {
-  const MatMulCase &c = GetParam();
+/// Runs case \p c on both backends and checks them against each other and
+/// the Interpreter against the definition.
+void checkCase(const MatMulCase &c) {
   Tensor ref = runCase(c, "Interpreter");
   Tensor got = runCase(c, "CPU");
   ASSERT_GT(ref.size(), 0);
@@ -249,6 +254,17 @@ TEST_P(MatMulPathTest, CPUMatchesInterpreter) {
   ASSERT_EQ(size_t(ref.size()), want.size());
   for (size_t i = 0; i < want.size(); ++i)
     ASSERT_NEAR(ref.elementAsDouble(i), want[i], tol) << "element " << i;
+}
+
+TEST_P(MatMulPathTest, CPUMatchesInterpreter) { checkCase(GetParam()); }
+
+// Every case again with A packed into row tiles, which the rule does only
+// for large A (beyond half of L2).
+TEST_P(MatMulPathTest, PackedLHSMatchesInterpreter) {
+  CPUCodegenOptions saved = pathOptions().cpu;
+  pathOptions().cpu.forcePackMatMulLHS = true;
+  checkCase(GetParam());
+  pathOptions().cpu = saved;
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, MatMulPathTest,
@@ -291,13 +307,18 @@ TEST(MatMulTiling, KBlocksAndPackedLHS) {
       SCOPED_TRACE(testing::Message() << "K " << K << ", kc " << kc);
       EXPECT_LE(kc, t.kBlock);
       EXPECT_EQ(blocks, (K + t.kBlock - 1) / t.kBlock);
-      if (blocks > 1) // the last block within `blocks` rows of the others
+      if (blocks > 1) { // the last block within `blocks` rows of the others
         EXPECT_GT(K - (blocks - 1) * kc, kc - blocks);
+      }
     }
-    EXPECT_TRUE(cpu::matMulPacksLHS(t.rows, t.kBlock + 1, 2, t));
-    EXPECT_FALSE(cpu::matMulPacksLHS(t.rows - 1, t.kBlock + 1, 2, t));
-    EXPECT_FALSE(cpu::matMulPacksLHS(t.rows, t.kBlock, 2, t));
-    EXPECT_FALSE(cpu::matMulPacksLHS(197, 3072, 1, t));
+    // The rows of A a task reads: just over half of L2, or just under.
+    int64_t over = T.l2Bytes / 2 / 4 / (t.kBlock + 1) + 1;
+    EXPECT_TRUE(cpu::matMulPacksLHS(over, t.kBlock + 1, 2, t, T));
+    EXPECT_FALSE(cpu::matMulPacksLHS(over - 1, t.kBlock + 1, 2, t, T));
+    EXPECT_FALSE(cpu::matMulPacksLHS(over, t.kBlock, 2, t, T));
+    EXPECT_FALSE(cpu::matMulPacksLHS(over, t.kBlock + 1, 1, t, T));
+    EXPECT_TRUE(cpu::matMulPacksLHS(197, 3072, 12, t, T));
+    EXPECT_FALSE(cpu::matMulPacksLHS(5, 1 << 20, 12, t, T));
   }
   EXPECT_EQ(cpu::matMulKBlock(
                 768, cpu::chooseMatMulTiling({16, 32, 48 << 10, 2 << 20})),

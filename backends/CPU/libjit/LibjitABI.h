@@ -39,6 +39,8 @@ constexpr int kMatMulWideMR = 6, kMatMulWideV = 4;
 constexpr int kMatMulNarrowMR = 6, kMatMulNarrowV = 2;
 /// The longest K block an unpacked B's partial panel is copied in.
 constexpr int64_t kMatMulMaxKC = 256;
+/// Columns per chunk of a packed A (ember_matmul_pack_a_f32).
+constexpr int64_t kMatMulPackK = 16;
 
 } // namespace libjit
 } // namespace ember
