@@ -65,6 +65,21 @@ std::optional<kir::Kernel> lowerAttentionBlocks(const Instruction &I,
                                                 const MemoryPlan &plan,
                                                 const TargetDesc &T);
 
+/// Appends to \p out the kernel that packs MatMul \p I's A [..., m, K]
+/// into row tiles of \p mr rows (chunks of 16 columns), at \p scratchAt in
+/// the activation region (raising \p scratchSize to cover it), and returns
+/// the packed buffer (MatMulLowering.cpp).
+kir::Buffer packMatMulLHS(const MatMulInst &I, const MemoryPlan &plan,
+                          int64_t mr, size_t scratchAt, size_t &scratchSize,
+                          std::vector<kir::Kernel> &out);
+
+/// Appends the bias and residual arguments of ember_matmul_f32 for \p I
+/// to \p args (null where absent); the residual of the batch matrix at
+/// \p cOffset, as C's (MatMulLowering.cpp).
+void appendMatMulEpilogue(kir::Kernel &k, const MatMulInst &I,
+                          const MemoryPlan &plan, kir::ExprRef cOffset,
+                          std::vector<kir::CallArg> &args);
+
 /// True if the CPU backend can run node \p n.
 bool cpuSupports(const Node &n);
 

@@ -216,25 +216,10 @@ kir::Buffer CPULowering::packMatMulRHS(const MatMulInst &I, int64_t nr,
                         I.getRHS()->getName().str() + ".packed");
 }
 
-/// The bias and residual arguments of ember_matmul_f32 for \p I (null
-/// where absent); the residual of batch matrix at \p cOffset, as C's.
-void CPULowering::appendMatMulEpilogue(Kernel &k, const MatMulInst &I,
-                                       ExprRef cOffset,
-                                       std::vector<CallArg> &args) {
-  Value *bias = nullptr, *res = nullptr;
-  for (Value *v : I.getEpilogue())
-    (v->getType()->rank() == 1 ? bias : res) = v;
-  args.push_back(
-      bias ? bufArg(k.addBuffer(kir::bufferFor(bias, plan_)), k.constInt(0))
-           : valArg(k.constInt(0)));
-  args.push_back(res ? bufArg(k.addBuffer(kir::bufferFor(res, plan_)), cOffset)
-                     : valArg(k.constInt(0)));
-}
-
 /// C = A * B per batch, in the tasks of splitMatMul with the tiles of
 /// chooseMatMulTiling (MatMulTiling.h). A constant or transposed B is packed
-/// (packMatMulRHS); a broadcast batch dim of either operand is read with
-/// batch stride 0.
+/// (packMatMulRHS), A where the rule says (matMulPacksLHS); a broadcast
+/// batch dim of either operand is read with batch stride 0.
 void CPULowering::lowerMatMul(const MatMulInst &I, std::vector<Kernel> &out) {
   TypeRef ta = I.getLHS()->getType(), tc = I.getDest()->getType();
   unsigned r = ta->rank();
@@ -254,16 +239,23 @@ void CPULowering::lowerMatMul(const MatMulInst &I, std::vector<Kernel> &out) {
   int64_t np = (n + nr - 1) / nr;
   auto *w = llvm::dyn_cast<WeightVar>(getOrigin(I.getRHS()));
   bool packed = ((w && w->isConstant()) || I.getTransB()) && kk * n > 0;
-  int64_t kc = tiling.kBlock;
+  int64_t kc = matMulKBlock(kk, tiling), mr = tiling.rows;
   MatMulTasks tasks = splitMatMul(m, np, tiling, target);
   int64_t rows = tasks.rowsPerTask, panels = tasks.panelsPerTask;
   int64_t rowTasks = tasks.rowTasks, colTasks = tasks.colTasks;
   kir::Buffer bBuf =
       packed ? packMatMulRHS(I, nr, out) : kir::bufferFor(I.getRHS(), plan_);
+  // A packed A goes to scratch after a B packed at run time.
+  bool packA = opts_.forcePackMatMulLHS ||
+               matMulPacksLHS(std::min(m, rows), kk, np, tiling, target);
+  size_t aAt = packed && bBuf.region == Region::Activation ? bBuf.size : 0;
+  kir::Buffer aBuf =
+      packA ? packMatMulLHS(I, plan_, mr, patchOffset() + alignTo64(aAt),
+                            scratchSize_, out)
+            : kir::bufferFor(I.getLHS(), plan_);
   Kernel k(I.getName());
   unsigned c = k.addBuffer(kir::bufferFor(I.getDest(), plan_));
-  unsigned a = k.addBuffer(kir::bufferFor(I.getLHS(), plan_));
-  unsigned b = k.addBuffer(bBuf);
+  unsigned a = k.addBuffer(aBuf), b = k.addBuffer(bBuf);
   unsigned e = k.newVar();
   using kir::BinOp;
   auto min = [&](ExprRef x, int64_t v) {
@@ -279,13 +271,15 @@ void CPULowering::lowerMatMul(const MatMulInst &I, std::vector<Kernel> &out) {
                                   v->getType()->dims().drop_back(2), matrix);
   };
   std::vector<CallArg> args = {
-      bufArg(c, k.mul(bi, m * n)), bufArg(a, offset(I.getLHS(), m * kk)),
+      bufArg(c, k.mul(bi, m * n)),
+      bufArg(a, offset(I.getLHS(),
+                       packA ? matMulPackedLHSFloats(m, kk, mr) : m * kk)),
       bufArg(b, offset(I.getRHS(), packed ? np * kk * nr : kk * n))};
-  appendMatMulEpilogue(k, I, k.mul(bi, m * n), args);
+  appendMatMulEpilogue(k, I, plan_, k.mul(bi, m * n), args);
   bool prefetch = packed && prefetchMatMulRHS(batch * kk * n, target);
   for (int64_t v :
        {n, kk, packed ? nr : n, packed ? kk * nr : nr, int64_t(packed),
-        int64_t(prefetch), kc, I.getFusedActivation()})
+        int64_t(packA), int64_t(prefetch), kc, I.getFusedActivation()})
     args.push_back(valArg(k.constInt(v)));
   args.push_back(valArg(k.constFloat(I.getFusedAlpha())));
   args.push_back(valArg(k.constFloat(I.getFusedBeta())));

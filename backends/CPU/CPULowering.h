@@ -43,9 +43,6 @@ private:
   kir::Buffer packMatMulRHS(const MatMulInst &I, int64_t nr,
                             std::vector<kir::Kernel> &out);
   void lowerMatMul(const MatMulInst &I, std::vector<kir::Kernel> &out);
-  void appendMatMulEpilogue(kir::Kernel &k, const MatMulInst &I,
-                            kir::ExprRef cOffset,
-                            std::vector<kir::CallArg> &args);
 
   const IRFunction &F_;
   const MemoryPlan &plan_;

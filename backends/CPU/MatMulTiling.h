@@ -50,6 +50,34 @@ inline constexpr int64_t kMatMulMaxKC = libjit::kMatMulMaxKC;
 /// A and the tile of C.
 MatMulTiling chooseMatMulTiling(const MatMulTarget &T);
 
+/// The K block of a product of depth \p K: the rule's kBlock, or less, so
+/// that the blocks are of equal length (a short last block would store and
+/// reload the C tiles for little work).
+inline int64_t matMulKBlock(int64_t K, const MatMulTiling &t) {
+  int64_t blocks = (K + t.kBlock - 1) / t.kBlock;
+  return blocks > 1 ? (K + blocks - 1) / blocks : t.kBlock;
+}
+
+/// Floats of an A of \p m rows and depth \p K packed in tiles of \p mr
+/// rows (ember_matmul_pack_a_f32: K rounded up to whole chunks).
+inline int64_t matMulPackedLHSFloats(int64_t m, int64_t K, int64_t mr) {
+  int64_t c = libjit::kMatMulPackK;
+  return (m + mr - 1) / mr * mr * ((K + c - 1) / c * c);
+}
+
+/// Whether A is packed into row tiles first (packMatMulLHS in CPU.h): where
+/// each panel group's task reads the \p rows rows of its row block again
+/// from beyond L2 (they exceed half of it: a thread's consecutive tasks
+/// share the row block) in more than one K block (each block of a
+/// row-major A is MR runs of at most kBlock floats, K floats apart, too
+/// short for the hardware prefetchers to follow; packed, it is one run),
+/// for more than one panel (A read more than once, so the copy pays).
+inline bool matMulPacksLHS(int64_t rows, int64_t K, int64_t panels,
+                           const MatMulTiling &t, const MatMulTarget &T) {
+  return rows >= t.rows && K > t.kBlock && panels > 1 &&
+         rows * K * int64_t(sizeof(float)) > T.l2Bytes / 2;
+}
+
 /// The parallel tasks of an m-row product of \p panels B panels: each task
 /// is rowsPerTask rows (a multiple of the tile rows) of panelsPerTask
 /// panels.

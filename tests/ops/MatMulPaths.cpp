@@ -6,14 +6,18 @@
 // rows by NR = 64 columns (16-lane kernels) or 16 (8-lane; ctest runs the
 // cases with both, see ops.wide-simd-paths / ops.narrow-simd-paths), the
 // rows past the last whole tile in one tile of 1-5 rows; K is walked in
-// blocks of 96 (16 lanes) or 256 (8 lanes) rows. The cases cover each
-// remainder row count, partial panels, K below one block, exactly one and
-// several blocks (with a partial last one), tasks split along rows, and
-// batches; and the operand forms: an N-D LHS times a B with unit batch dims
-// (flattened into one 2-D product by matmul-form), batch dims broadcast on
-// either side (read with batch stride 0), and a transposed B (TransB, or a
-// Transpose node that matmul-form folds into TransB; a run-time one is
-// packed by a kernel). Each case runs random data through both backends.
+// blocks of equal length up to the rule's (at most 144 rows with 16 lanes
+// on a 48 KiB L1d, 256 with 8). Where tasks re-read a large A, A is first
+// packed into row tiles (matMulPacksLHS); every case also runs with it
+// packed whatever its size (PackedLHSMatchesInterpreter).
+// The cases cover each remainder row count, partial panels, K below one
+// block, exactly one and several blocks, tasks split along rows, batches,
+// packed and row-major A, one and two threads; and the operand forms: an
+// N-D LHS times a B with unit batch dims (flattened into one 2-D product
+// by matmul-form), batch dims broadcast on either side (read with batch
+// stride 0), and a transposed B (TransB, or a Transpose node that
+// matmul-form folds into TransB; a run-time one is packed by a kernel).
+// Each case runs random data through both backends.
 // Tolerance: max|d| <= 1e-5 * max(1, max|ref|) * sqrt(K): the Interpreter
 // sums in another order, and float rounding error of a K-term dot product
 // grows about as sqrt(K).
@@ -39,6 +43,7 @@ struct MatMulCase {
   dim_t m, k, n;
   bool constantRHS;
   RHSForm form = RHSForm::Plain;
+  unsigned threads = 1; ///< The CPU run's threads.
 };
 
 const MatMulCase kMatMulCases[] = {
@@ -100,6 +105,48 @@ const MatMulCase kMatMulCases[] = {
     {"row_split_runtime", {}, {}, 250, 300, 40, false},
     {"batched_blocks", {2}, {2}, 17, 200, 70, true},
     {"gemv_k_blocks", {}, {}, 1, 1000, 130, true},
+    // Shapes for A packed into row tiles (PackedLHSMatchesInterpreter
+    // forces it for every case; the rule packs only A beyond half of L2):
+    // several K blocks and panels on both kernels (K above 256), every
+    // remainder tile, partial panels, K blocks of equal length that do not
+    // divide K, one panel, a B packed at run time in the scratch before the
+    // packed A, broadcast batch dims of A, and tasks shared by two threads
+    // (the packing is complete before the product).
+    {"packed_lhs_rest5", {}, {}, 23, 700, 200, true},
+    {"packed_lhs_rest1_2t", {}, {}, 19, 290, 130, true, RHSForm::Plain, 2},
+    {"packed_lhs_rest2", {}, {}, 14, 577, 90, false},
+    {"packed_lhs_rest3_one_panel", {}, {}, 15, 400, 16, true},
+    {"packed_lhs_rest4_runtime_transb",
+     {3},
+     {3},
+     16,
+     300,
+     90,
+     false,
+     RHSForm::TransB},
+    {"packed_lhs_whole_tiles_2t",
+     {2},
+     {2},
+     24,
+     513,
+     129,
+     true,
+     RHSForm::Plain,
+     2},
+    {"packed_lhs_bcast_lhs", {1}, {3}, 8, 290, 70, false},
+    {"packed_lhs_bcast_transb_2t",
+     {2, 1},
+     {2, 3},
+     7,
+     333,
+     65,
+     false,
+     RHSForm::TransB,
+     2},
+    // Transformer-sized: many tiles and tasks, two threads.
+    {"packed_lhs_tfm_2t", {}, {}, 197, 768, 320, true, RHSForm::Plain, 2},
+    // A of 1.2 MB: packed by the rule where L2 is at most 2 MB per core.
+    {"packed_lhs_by_rule_2t", {}, {}, 100, 3000, 130, true, RHSForm::Plain, 2},
 };
 
 /// Names a case in test listings (instead of its bytes).
@@ -184,13 +231,15 @@ Tensor runCase(const MatMulCase &c, llvm::StringRef backend) {
   NodeValue y = F->createMatMul("mm", a, b, c.form == RHSForm::TransB);
   auto *out = M.createPlaceholder("y", *y.getType(), true);
   F->createSave("save", y, out);
-  auto outs = compileAndRun(M, *F, backend, std::move(inputs), pathOptions());
+  auto outs = compileAndRun(M, *F, backend, std::move(inputs), pathOptions(),
+                            backend == "CPU" ? c.threads : 1);
   return outs.empty() ? Tensor() : std::move(outs[0]);
 }
 } // namespace
 
-TEST_P(MatMulPathTest, CPUMatchesInterpreter) {
-  const MatMulCase &c = GetParam();
+/// Runs case \p c on both backends and checks them against each other and
+/// the Interpreter against the definition.
+void checkCase(const MatMulCase &c) {
   Tensor ref = runCase(c, "Interpreter");
   Tensor got = runCase(c, "CPU");
   ASSERT_GT(ref.size(), 0);
@@ -205,6 +254,17 @@ TEST_P(MatMulPathTest, CPUMatchesInterpreter) {
   ASSERT_EQ(size_t(ref.size()), want.size());
   for (size_t i = 0; i < want.size(); ++i)
     ASSERT_NEAR(ref.elementAsDouble(i), want[i], tol) << "element " << i;
+}
+
+TEST_P(MatMulPathTest, CPUMatchesInterpreter) { checkCase(GetParam()); }
+
+// Every case again with A packed into row tiles, which the rule does only
+// for large A (beyond half of L2).
+TEST_P(MatMulPathTest, PackedLHSMatchesInterpreter) {
+  CPUCodegenOptions saved = pathOptions().cpu;
+  pathOptions().cpu.forcePackMatMulLHS = true;
+  checkCase(GetParam());
+  pathOptions().cpu = saved;
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, MatMulPathTest,
@@ -234,6 +294,35 @@ TEST(MatMulTiling, TilesOfBothTargets) {
   EXPECT_EQ(n.kBlock, cpu::kMatMulMaxKC);
   // A 48 KiB L1 holds a longer block.
   EXPECT_EQ(cpu::chooseMatMulTiling({16, 32, 48 << 10, 2 << 20}).kBlock, 144);
+}
+
+// K blocks of equal length, none longer than the rule's, that cover K; A
+// packed only where a tile reads it in several K blocks for several panels.
+TEST(MatMulTiling, KBlocksAndPackedLHS) {
+  for (const cpu::MatMulTarget &T : {kWideTarget, kNarrowTarget}) {
+    cpu::MatMulTiling t = cpu::chooseMatMulTiling(T);
+    for (int64_t K : {1, 50, 96, 97, 143, 256, 257, 300, 768, 3072, 3073}) {
+      int64_t kc = cpu::matMulKBlock(K, t);
+      int64_t blocks = (K + kc - 1) / kc;
+      SCOPED_TRACE(testing::Message() << "K " << K << ", kc " << kc);
+      EXPECT_LE(kc, t.kBlock);
+      EXPECT_EQ(blocks, (K + t.kBlock - 1) / t.kBlock);
+      if (blocks > 1) { // the last block within `blocks` rows of the others
+        EXPECT_GT(K - (blocks - 1) * kc, kc - blocks);
+      }
+    }
+    // The rows of A a task reads: just over half of L2, or just under.
+    int64_t over = T.l2Bytes / 2 / 4 / (t.kBlock + 1) + 1;
+    EXPECT_TRUE(cpu::matMulPacksLHS(over, t.kBlock + 1, 2, t, T));
+    EXPECT_FALSE(cpu::matMulPacksLHS(over - 1, t.kBlock + 1, 2, t, T));
+    EXPECT_FALSE(cpu::matMulPacksLHS(over, t.kBlock, 2, t, T));
+    EXPECT_FALSE(cpu::matMulPacksLHS(over, t.kBlock + 1, 1, t, T));
+    EXPECT_TRUE(cpu::matMulPacksLHS(197, 3072, 12, t, T));
+    EXPECT_FALSE(cpu::matMulPacksLHS(5, 1 << 20, 12, t, T));
+  }
+  EXPECT_EQ(cpu::matMulKBlock(
+                768, cpu::chooseMatMulTiling({16, 32, 48 << 10, 2 << 20})),
+            128); // 6 blocks of 128, not 5 of 144 and one of 48
 }
 
 // A packed B is prefetched block by block where it exceeds half of L2

@@ -14,12 +14,11 @@ namespace ember {
 namespace test {
 
 /// Compiles \p F for \p backend with \p codegen, binds \p inputs to the
-/// module's input placeholders in order, runs once and returns the outputs
-/// in order.
-inline std::vector<Tensor>
-compileAndRun(Module &M, Function &F, llvm::StringRef backend,
-              std::vector<Tensor> inputs,
-              const CodegenOptions &codegen = CodegenOptions()) {
+/// module's input placeholders in order, runs once (on \p threads threads
+/// where more than one) and returns the outputs in order.
+inline std::vector<Tensor> compileAndRun(
+    Module &M, Function &F, llvm::StringRef backend, std::vector<Tensor> inputs,
+    const CodegenOptions &codegen = CodegenOptions(), unsigned threads = 1) {
   registerAllBackends();
 #ifdef EMBER_WITH_CUDA
   if (backend.starts_with("CUDAHostEmu"))
@@ -38,6 +37,11 @@ compileAndRun(Module &M, Function &F, llvm::StringRef backend,
     ADD_FAILURE() << llvm::toString(net.takeError());
     return {};
   }
+  if (threads > 1)
+    if (llvm::Error err = net->function->setNumThreads(threads)) {
+      ADD_FAILURE() << llvm::toString(std::move(err));
+      return {};
+    }
   Bindings b;
   auto phs = M.getInputPlaceholders();
   EXPECT_EQ(phs.size(), inputs.size());

@@ -46,6 +46,8 @@ constexpr int64_t kDwInt8Row = 2048;
 /// vector of the register tile), keys per block and head dims its stack
 /// blocks hold (Q^T and O^T: 64 KB each at the maxima).
 constexpr int64_t kAttnMaxBQ = 64, kAttnMaxBK = 64, kAttnMaxHeadDim = 256;
+/// Columns per chunk of a packed A (ember_matmul_pack_a_f32).
+constexpr int64_t kMatMulPackK = 16;
 
 } // namespace libjit
 } // namespace ember
@@ -108,9 +110,11 @@ void ember_maxpool_cv_f32(float *y, const float *x, int64_t nc, int64_t H,
 void ember_matmul_f32(float *c, const float *a, const float *b,
                       const float *bias, const float *res, int64_t n, int64_t K,
                       int64_t ldb, int64_t panelStride, int64_t packed,
-                      int64_t prefetch, int64_t kc, int64_t act, float alpha,
-                      float beta, int64_t i0, int64_t i1, int64_t t0,
-                      int64_t t1);
+                      int64_t packedA, int64_t prefetch, int64_t kc,
+                      int64_t act, float alpha, float beta, int64_t i0,
+                      int64_t i1, int64_t t0, int64_t t1);
+void ember_matmul_pack_a_f32(float *dst, const float *a, int64_t m, int64_t K,
+                             int64_t t0, int64_t t1);
 void ember_matmul_bf16_widen(float *c, const uint16_t *a, const uint16_t *b,
                              int64_t n, int64_t K, int64_t kc, int64_t i0,
                              int64_t i1, int64_t t0, int64_t t1);

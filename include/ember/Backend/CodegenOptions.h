@@ -76,6 +76,9 @@ struct CPUCodegenOptions {
   /// target (LLVM splits their vectors where the ISA is narrower), 256 the
   /// 8-lane ones. For tests and measurements.
   unsigned simdWidth = 0;
+  /// Packs A of every float MatMul into row tiles, whatever the rule
+  /// (matMulPacksLHS) says: tests run the packed path on small shapes.
+  bool forcePackMatMulLHS = false;
 };
 
 /// Choices of the CUDA backend.
