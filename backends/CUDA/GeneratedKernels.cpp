@@ -40,6 +40,18 @@ static std::optional<int64_t> batchStride(int64_t opBatch, int64_t batch,
   return std::nullopt;
 }
 
+/// The buffer arguments of a generated GEMM: D, A, B and the bias (D
+/// stands in when there is none; the epilogue code says to skip it).
+static std::vector<CallArg> gemmBuffers(Kernel &ker, const MatMulInst &I,
+                                        Value *dest, Value *bias,
+                                        const MemoryPlan &plan) {
+  unsigned d = ker.addBuffer(kir::bufferFor(dest, plan));
+  unsigned a = ker.addBuffer(kir::bufferFor(I.getLHS(), plan));
+  unsigned b = ker.addBuffer(kir::bufferFor(I.getRHS(), plan));
+  unsigned bi = bias ? ker.addBuffer(kir::bufferFor(bias, plan)) : d;
+  return {bufArg(d), bufArg(a), bufArg(b), bufArg(bi)};
+}
+
 std::optional<Kernel> cuda::tiledGemm(const MatMulInst &I, Value *dest,
                                       Value *bias, int64_t epi,
                                       const MemoryPlan &plan, bool tf32) {
@@ -57,12 +69,8 @@ std::optional<Kernel> cuda::tiledGemm(const MatMulInst &I, Value *dest,
     return std::nullopt;
   bool tB = I.getTransB();
   Kernel ker(I.getName().str() + ".tiled");
-  unsigned d = ker.addBuffer(kir::bufferFor(dest, plan));
-  unsigned a = ker.addBuffer(kir::bufferFor(I.getLHS(), plan));
-  unsigned b = ker.addBuffer(kir::bufferFor(I.getRHS(), plan));
-  unsigned bi = bias ? ker.addBuffer(kir::bufferFor(bias, plan)) : d;
+  std::vector<CallArg> args = gemmBuffers(ker, I, dest, bias, plan);
   unsigned e = ker.newVar();
-  std::vector<CallArg> args = {bufArg(d), bufArg(a), bufArg(b), bufArg(bi)};
   addInts(ker, args,
           {m, n, k, *sab, k, 1, *sbb, tB ? 1 : n, tB ? k : 1, epi, tf32});
   args.push_back(valArg(ker.var(e)));
@@ -79,12 +87,8 @@ Kernel cuda::elementwiseGemm(const MatMulInst &I, Value *dest, Value *bias,
   int64_t m = ta->dims()[r - 2], k = ta->dims()[r - 1];
   int64_t n = I.getDest()->getType()->dims()[r - 1];
   Kernel ker(I.getName().str() + ".fallback");
-  unsigned d = ker.addBuffer(kir::bufferFor(dest, plan));
-  unsigned a = ker.addBuffer(kir::bufferFor(I.getLHS(), plan));
-  unsigned b = ker.addBuffer(kir::bufferFor(I.getRHS(), plan));
-  unsigned bi = bias ? ker.addBuffer(kir::bufferFor(bias, plan)) : d;
+  std::vector<CallArg> args = gemmBuffers(ker, I, dest, bias, plan);
   unsigned e = ker.newVar();
-  std::vector<CallArg> args = {bufArg(d), bufArg(a), bufArg(b), bufArg(bi)};
   addInts(ker, args, {m, n, k, epi});
   args.push_back(valArg(ker.var(e)));
   ker.body() = {Kernel::loop(e, I.getDest()->getType()->size(),

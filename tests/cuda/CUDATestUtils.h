@@ -37,17 +37,20 @@ inline Tensor pseudoRandom(llvm::ArrayRef<dim_t> dims, unsigned seed) {
   return t;
 }
 
-/// Runs \p build on \p backend with pseudo-random inputs.
-inline std::vector<Tensor> runOn(const Builder &build,
-                                 llvm::StringRef backend) {
+/// Runs \p build on \p backend with \p codegen, each input made by
+/// \p make(dims, seed) (pseudo-random by default).
+inline std::vector<Tensor>
+runOn(const Builder &build, llvm::StringRef backend,
+      const CodegenOptions &codegen = CodegenOptions(),
+      Tensor (*make)(llvm::ArrayRef<dim_t>, unsigned) = pseudoRandom) {
   Module M;
   Function *F = M.createFunction("net");
   build(M, *F);
   std::vector<Tensor> ins;
   unsigned seed = 0;
   for (Placeholder *p : M.getInputPlaceholders())
-    ins.push_back(pseudoRandom(p->getType()->dims(), ++seed));
-  return compileAndRun(M, *F, backend, std::move(ins));
+    ins.push_back(make(p->getType()->dims(), ++seed));
+  return compileAndRun(M, *F, backend, std::move(ins), codegen);
 }
 
 /// The CUDA backend's per-op choices for \p build under \p opts.

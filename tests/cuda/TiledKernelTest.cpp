@@ -134,17 +134,9 @@ CodegenOptions tf32Options() {
 void expectTF32Agrees(const Builder &build, float tol) {
   std::vector<Tensor> outs[3];
   const char *backends[3] = {"Interpreter", "CUDAHostEmuGen", "CUDAHostEmu"};
-  for (int b = 0; b < 3; ++b) {
-    Module M;
-    Function *F = M.createFunction("net");
-    build(M, *F);
-    std::vector<Tensor> ins;
-    unsigned seed = 0;
-    for (Placeholder *p : M.getInputPlaceholders())
-      ins.push_back(tf32Exact(p->getType()->dims(), ++seed));
-    outs[b] = compileAndRun(M, *F, backends[b], std::move(ins),
-                            b ? tf32Options() : CodegenOptions());
-  }
+  for (int b = 0; b < 3; ++b)
+    outs[b] = runOn(build, backends[b], b ? tf32Options() : CodegenOptions(),
+                    tf32Exact);
   for (int b = 1; b < 3; ++b) {
     ASSERT_EQ(outs[0].size(), outs[b].size()) << backends[b];
     for (size_t i = 0; i < outs[0].size(); ++i) {

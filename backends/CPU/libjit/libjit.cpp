@@ -183,6 +183,9 @@ EMBER_HELPER void transpose16(v16 (&r)[16]) {
   }
 }
 
+// The kernel families in dependency order (each uses helpers of those
+// before it), so not sorted.
+// clang-format off
 #include "AMX.inc"
 #include "ConvGemm.inc"
 #include "ConvGemmCV.inc"
@@ -203,3 +206,4 @@ EMBER_HELPER void transpose16(v16 (&r)[16]) {
 #include "DepthwiseInt8.inc"
 #include "Int8Elementwise.inc"
 #include "MatMulInt8AMX.inc"
+// clang-format on
