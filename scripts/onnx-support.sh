@@ -7,8 +7,18 @@
 # given. -freeze-inputs shows which unsupported tests would pass with their
 # shape inputs frozen to constants (they are not counted as passes).
 # Usage: scripts/onnx-support.sh [BUILD_DIR] [extra onnx-conformance flags]
+#        scripts/onnx-support.sh --cuda [BUILD_DIR]: the CUDA backend's host
+#        emulation (cuBLASLt/cuDNN stand-ins, and generated kernels only)
+#        into docs/onnx-support-cuda.md (no floor: over an hour on 2 cores).
 set -eu
 SRC=$(cd "$(dirname "$0")/.." && pwd)
+if [ "${1:-}" = "--cuda" ]; then
+  BUILD=${2:-$SRC/build}
+  exec "$BUILD/bin/onnx-conformance" -jobs=2 -timeout=300 \
+    -backends=CUDAHostEmu,CUDAHostEmuGen \
+    -known-failures="$SRC/tests/onnx/known_failures.txt" \
+    -report="$SRC/docs/onnx-support-cuda.md"
+fi
 BUILD=${1:-$SRC/build}
 shift || true
 "$BUILD/bin/onnx-conformance" -jobs=2 -backends=Interpreter,CPU \
