@@ -24,10 +24,12 @@ import sys
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
+
+import int8_harness
+from int8_harness import TYPES
 
 RNG = np.random.default_rng(3709)
-TYPES = {np.uint8: TensorProto.UINT8, np.int8: TensorProto.INT8}
 CPU_RUNS = {"CPU": [], "CPU-avx2": ["-mcpu=haswell"]}
 SHAPES = [(1, 3, 5, 7), (7, 13), (2, 37, 9, 11), (1, 64, 56, 57)]
 
@@ -129,12 +131,7 @@ def check(runner, work, name, m, feeds):
         if "RequantAdd" not in ops:
             failures.append("%s on %s: no RequantAdd in %s" % (
                 name, label, sorted(set(ops))))
-        if got.shape != ref.shape or got.dtype != ref.dtype:
-            failures.append("%s on %s: %s %s, want %s %s" % (
-                name, label, got.dtype, got.shape, ref.dtype, ref.shape))
-        elif (got != ref).any():
-            failures.append("%s on %s: %d of %d elements differ" % (
-                name, label, int((got != ref).sum()), ref.size))
+        failures += int8_harness.compare(name, label, got, ref)
     print("%s %s (%.0f %% saturated)" % ("FAIL" if failures else "PASS",
                                          name, 100 * saturated))
     return failures

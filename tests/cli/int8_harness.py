@@ -71,10 +71,17 @@ def check(runner, work, name, m, x, flags=(), on_cpu=None):
             continue
         if on_cpu:
             failures += on_cpu(label, out)
-        if got.shape != ref.shape or got.dtype != ref.dtype:
-            failures.append("%s on %s: %s %s, want %s %s" % (
-                name, label, got.dtype, got.shape, ref.dtype, ref.shape))
-        elif (got != ref).any():
-            failures.append("%s on %s: %d of %d elements differ" % (
-                name, label, int((got != ref).sum()), ref.size))
+        failures += compare(name, label, got, ref)
     return failures, ref
+
+
+def compare(name, label, got, ref):
+    """Failure lines unless got equals ref in type, shape and every
+    element."""
+    if got.shape != ref.shape or got.dtype != ref.dtype:
+        return ["%s on %s: %s %s, want %s %s" % (
+            name, label, got.dtype, got.shape, ref.dtype, ref.shape)]
+    if (got != ref).any():
+        return ["%s on %s: %d of %d elements differ" % (
+            name, label, int((got != ref).sum()), ref.size)]
+    return []

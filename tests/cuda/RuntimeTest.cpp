@@ -10,13 +10,7 @@
 // Interpreter.
 //
 //===----------------------------------------------------------------------===//
-#include "HostEmulationBackend.h"
-
-#include "../unit/TestUtils.h"
-
-#include "ember/Backend/Pipeline.h"
-
-#include "gtest/gtest.h"
+#include "CUDATestUtils.h"
 
 #include <cstdlib>
 
@@ -26,15 +20,7 @@ namespace {
 /// Stat indices of fake_cudart.c.
 enum { CubinLoads, PtxLoads, StreamLaunches, GraphLaunches, Replayed, Graphs };
 
-Tensor pseudoRandom(llvm::ArrayRef<dim_t> dims, unsigned seed) {
-  Tensor t(ElemKind::Float32, dims);
-  uint32_t s = 2463534242u + seed;
-  for (float &v : t.getHandle<float>()) {
-    s ^= s << 13, s ^= s >> 17, s ^= s << 5;
-    v = float(s % 2000) / 1000.f - 1.f;
-  }
-  return t;
-}
+using test::pseudoRandom;
 
 /// A Conv + residual + ReLU (cuDNN), a Gemm + bias + ReLU (cuBLASLt
 /// epilogue) and a generated elementwise kernel.
