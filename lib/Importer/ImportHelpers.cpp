@@ -54,6 +54,16 @@ NodeValue onnximport::constantOf(ImportContext &ctx,
   return ctx.module().createConstant(nameOf(node) + ".const", std::move(t));
 }
 
+NodeValue onnximport::iotaConstant(ImportContext &ctx,
+                                   const onnx::NodeProto &node, int64_t n,
+                                   llvm::ArrayRef<dim_t> dims) {
+  Tensor t(ElemKind::Int64, dims);
+  auto *p = reinterpret_cast<int64_t *>(t.data());
+  for (int64_t i = 0; i < n; ++i)
+    p[i] = i;
+  return ctx.module().createConstant(nameOf(node) + ".iota", std::move(t));
+}
+
 NodeValue onnximport::constantLike(ImportContext &ctx,
                                    const onnx::NodeProto &node, NodeValue like,
                                    double v) {

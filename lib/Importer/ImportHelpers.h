@@ -16,6 +16,11 @@ namespace onnximport {
 
 using Ints = std::vector<int64_t>;
 
+/// The largest tensor the importer computes at import time (folded nodes,
+/// masks and tables it builds): anything larger is computed in the graph,
+/// so a declared shape never makes the import itself slow or huge.
+constexpr int64_t kMaxFoldElements = int64_t(1) << 24;
+
 /// The name given to nodes built for \p node.
 std::string nameOf(const onnx::NodeProto &node);
 
@@ -30,6 +35,11 @@ llvm::Expected<NodeValue> make(ImportContext &ctx, const onnx::NodeProto &node,
 /// A Constant of \p kind and \p dims filled with \p v.
 NodeValue constantOf(ImportContext &ctx, const onnx::NodeProto &node,
                      ElemKind kind, llvm::ArrayRef<dim_t> dims, double v);
+
+/// An Int64 Constant holding 0 .. n-1, shaped as \p dims (one dim is n,
+/// the others 1).
+NodeValue iotaConstant(ImportContext &ctx, const onnx::NodeProto &node,
+                       int64_t n, llvm::ArrayRef<dim_t> dims);
 
 /// \p v as a Constant of the type of \p like.
 NodeValue constantLike(ImportContext &ctx, const onnx::NodeProto &node,

@@ -15,27 +15,33 @@ using namespace ember::onnximport;
 
 #define TRY EMBER_ASSIGN_OR_RETURN
 
-/// The Trilu mask when k is a run-time value: the output shape does not
-/// depend on k, so the diagonal offsets j - i are a constant and the mask
-/// compares them with k in the compiled graph (true where x is zeroed).
-llvm::Expected<NodeValue>
-onnximport::runtimeTriluZeroMask(ImportContext &ctx,
-                                 const onnx::NodeProto &node, int64_t n,
-                                 int64_t m, bool upper) {
-  TRY(NodeValue k, ctx.input(node, 1));
-  if (k.getType()->size() != 1)
-    return fail(node, "input 1 (k) must be a scalar");
-  TRY(k, castTo(ctx, node, k, ElemKind::Int64));
-  TRY(k, reshapeTo(ctx, node, k, {1, 1}));
-  Tensor d(ElemKind::Int64, {n, m});
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t j = 0; j < m; ++j)
-      d.getHandle<int64_t>().raw(i * m + j) = j - i;
-  NodeValue dc =
-      ctx.module().createConstant(nameOf(node) + ".diag", std::move(d));
+/// The Trilu mask computed in the graph: for a run-time k (the output
+/// shape does not depend on it), or a mask too large to build at import.
+/// The diagonal offsets j - i come from two iotas, so nothing here grows
+/// with n x m.
+llvm::Expected<NodeValue> onnximport::triluZeroMask(ImportContext &ctx,
+                                                    const onnx::NodeProto &node,
+                                                    int64_t n, int64_t m,
+                                                    bool upper, bool runtimeK,
+                                                    int64_t k) {
+  if (n > kMaxFoldElements || m > kMaxFoldElements)
+    return fail(node, "the last two dims (" + llvm::Twine(n) + " x " +
+                          llvm::Twine(m) + ") must each be at most " +
+                          llvm::Twine(kMaxFoldElements));
+  NodeValue kv = constantOf(ctx, node, ElemKind::Int64, {1, 1}, double(k));
+  if (runtimeK) {
+    TRY(kv, ctx.input(node, 1));
+    if (kv.getType()->size() != 1)
+      return fail(node, "input 1 (k) must be a scalar");
+    TRY(kv, castTo(ctx, node, kv, ElemKind::Int64));
+    TRY(kv, reshapeTo(ctx, node, kv, {1, 1}));
+  }
+  NodeValue rows = iotaConstant(ctx, node, n, {dim_t(n), 1});
+  NodeValue cols = iotaConstant(ctx, node, m, {1, dim_t(m)});
+  TRY(NodeValue diag, binary(ctx, node, OpKind::Sub, cols, rows));
   // upper keeps j - i >= k: zero where j - i < k; lower keeps j - i <= k.
-  return upper ? binary(ctx, node, OpKind::Less, dc, k)
-               : binary(ctx, node, OpKind::Less, k, dc);
+  return upper ? binary(ctx, node, OpKind::Less, diag, kv)
+               : binary(ctx, node, OpKind::Less, kv, diag);
 }
 
 /// CumSum along a run-time axis: the output shape does not depend on it, so

@@ -7,11 +7,12 @@
 namespace ember {
 namespace onnximport {
 
-/// Trilu with k a run-time value (input 1): true where x is zeroed.
-llvm::Expected<NodeValue> runtimeTriluZeroMask(ImportContext &ctx,
-                                               const onnx::NodeProto &node,
-                                               int64_t n, int64_t m,
-                                               bool upper);
+/// Trilu's [n, m] mask, true where x is zeroed, computed in the graph from
+/// the diagonal offsets j - i: k is input 1 when \p runtimeK, else \p k.
+llvm::Expected<NodeValue> triluZeroMask(ImportContext &ctx,
+                                        const onnx::NodeProto &node, int64_t n,
+                                        int64_t m, bool upper, bool runtimeK,
+                                        int64_t k);
 
 /// CumSum whose axis is the graph input \p axisInput; \p attrs are the
 /// CumSum attributes (axis first, replaced per candidate axis).

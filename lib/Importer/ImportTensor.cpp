@@ -492,21 +492,26 @@ llvm::Error importEyeLike(ImportContext &ctx, const onnx::NodeProto &node) {
   }
   if (x.dims().size() != 2)
     return fail(node, "input must be 2-D");
+  int64_t n = x.dims()[0], m = x.dims()[1];
+  if (n * m > kMaxFoldElements) {
+    // Too large to build at import: ones where j - i == k, in the graph.
+    if (n > kMaxFoldElements || m > kMaxFoldElements)
+      return fail(node,
+                  "each dim must be at most " + llvm::Twine(kMaxFoldElements));
+    NodeValue rows = iotaConstant(ctx, node, n, {dim_t(n), 1});
+    NodeValue cols = iotaConstant(ctx, node, m, {1, dim_t(m)});
+    TRY(NodeValue diag, binary(ctx, node, OpKind::Sub, cols, rows));
+    NodeValue kv = constantOf(ctx, node, ElemKind::Int64, {1, 1}, double(k));
+    TRY(NodeValue on, binary(ctx, node, OpKind::Equal, diag, kv));
+    TRY(NodeValue y, castTo(ctx, node, on, kind));
+    return ctx.setOutput(node, y);
+  }
   Tensor t(kind, x.dims());
-  for (int64_t i = 0; i < x.dims()[0]; ++i)
-    if (i + k >= 0 && i + k < x.dims()[1])
-      storeElement(t.data(), kind, i * x.dims()[1] + i + k, 1.0);
+  for (int64_t i = 0; i < n; ++i)
+    if (i + k >= 0 && i + k < m)
+      storeElement(t.data(), kind, i * m + i + k, 1.0);
   return ctx.setOutput(node,
                        ctx.module().createConstant(nameOf(node), std::move(t)));
-}
-
-/// An int64 tensor [0, n) shaped as \p dims (one dim is n).
-NodeValue iotaConstant(ImportContext &ctx, const onnx::NodeProto &node,
-                       int64_t n, llvm::ArrayRef<dim_t> dims) {
-  Tensor t(ElemKind::Int64, dims);
-  for (int64_t i = 0; i < n; ++i)
-    t.getHandle<int64_t>().raw(i) = i;
-  return ctx.module().createConstant(nameOf(node) + ".iota", std::move(t));
 }
 
 llvm::Error importOneHot(ImportContext &ctx, const onnx::NodeProto &node) {
@@ -551,30 +556,31 @@ llvm::Error importTrilu(ImportContext &ctx, const onnx::NodeProto &node) {
   if (r < 2)
     return fail(node, "input must have rank >= 2");
   int64_t n = x.dims()[r - 2], m = x.dims()[r - 1];
-  NodeValue zero = constantLike(ctx, node, x, 0);
-  if (ImportContext::hasInput(node, 1)) {
-    TRY(NodeValue kv, ctx.input(node, 1));
-    if (!llvm::isa<Constant>(kv.getNode())) {
-      TRY(NodeValue zeroMask, runtimeTriluZeroMask(ctx, node, n, m, upper));
-      TRY(zeroMask, ctx.broadcastTo(node, zeroMask, x.dims()));
-      TRY(NodeValue y, make(ctx, node, OpKind::Where, {zeroMask, zero, x}));
-      return ctx.setOutput(node, y);
-    }
-  }
+  // A broadcast zero: a Constant of x's shape would grow with it.
+  NodeValue zero = constantOf(ctx, node, x.getElemKind(), Ints(r, 1), 0);
+  TRY(zero, ctx.broadcastTo(node, zero, x.dims()));
+  bool runtimeK =
+      ImportContext::hasInput(node, 1) &&
+      !llvm::isa<Constant>(llvm::cantFail(ctx.input(node, 1)).getNode());
   int64_t k = 0;
-  if (ImportContext::hasInput(node, 1)) {
+  if (ImportContext::hasInput(node, 1) && !runtimeK) {
     TRY(double kd, constantScalar(ctx, node, 1));
     k = int64_t(kd);
   }
-  Tensor mask(ElemKind::Bool, {n, m});
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t j = 0; j < m; ++j)
-      mask.getHandle<uint8_t>().raw(i * m + j) =
-          upper ? (j - i >= k) : (j - i <= k);
-  NodeValue mc =
-      ctx.module().createConstant(nameOf(node) + ".mask", std::move(mask));
-  TRY(mc, ctx.broadcastTo(node, mc, x.dims()));
-  TRY(NodeValue y, make(ctx, node, OpKind::Where, {mc, x, zero}));
+  NodeValue zeroMask;
+  if (!runtimeK && n * m <= kMaxFoldElements) {
+    Tensor mask(ElemKind::Bool, {n, m});
+    auto *p = reinterpret_cast<uint8_t *>(mask.data());
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < m; ++j)
+        p[i * m + j] = upper ? (j - i < k) : (j - i > k);
+    zeroMask =
+        ctx.module().createConstant(nameOf(node) + ".mask", std::move(mask));
+  } else {
+    TRY(zeroMask, triluZeroMask(ctx, node, n, m, upper, runtimeK, k));
+  }
+  TRY(zeroMask, ctx.broadcastTo(node, zeroMask, x.dims()));
+  TRY(NodeValue y, make(ctx, node, OpKind::Where, {zeroMask, zero, x}));
   return ctx.setOutput(node, y);
 }
 

@@ -202,9 +202,6 @@ llvm::Error checkEmptyInputs(ImportContext &ctx, const onnx::NodeProto &node) {
                                             "only in shape arithmetic");
 }
 
-/// The largest result the importer folds into a Constant.
-constexpr int64_t kMaxFoldElements = int64_t(1) << 24;
-
 /// Replaces the outputs of \p node by Constants when all its inputs are
 /// constant (shape arithmetic), using the caller's evaluator.
 void foldNode(ImportContext &ctx, const onnx::NodeProto &node,
@@ -233,7 +230,7 @@ void foldNode(ImportContext &ctx, const onnx::NodeProto &node,
     // Shape arithmetic is small; leave big constant computations (and
     // absurd declared sizes, reported later) to the compiled graph.
     if (llvm::isa<Constant>(v.getNode()) ||
-        v.getType()->size() > kMaxFoldElements)
+        v.getType()->size() > onnximport::kMaxFoldElements)
       continue;
     auto t = opts.evaluator(v);
     if (!t) { // Leave it to the compiled graph.

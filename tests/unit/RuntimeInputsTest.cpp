@@ -191,6 +191,43 @@ TEST(RuntimeInputs, TriluTakesKAtRunTime) {
   }
 }
 
+// A Trilu mask or an EyeLike result above the importer's fold limit (2^24
+// elements) is computed in the graph from two iotas instead of being built
+// at import (a declared 2^31-element shape once made the import loop for
+// minutes); the result must be the same as the constant one.
+TEST(RuntimeInputs, LargeTriluAndEyeLikeAreComputedInTheGraph) {
+  constexpr int64_t n = 4099, m = 4100; // n * m just above 2^24.
+  ONNXBuilder b(14);
+  b.input("x", {1, n, m});
+  b.input("e", {n, m});
+  b.initializerInts("k", {1});
+  b.node("Trilu", {"x", "k"}, {"t"}, "tri");
+  ONNXBuilder::attrInt(b.node("EyeLike", {"e"}, {"i"}, "eye"), "k", -2);
+  b.output("t", {1, n, m});
+  b.output("i", {n, m});
+  Module M;
+  auto F = importONNXBuffer(b.serialize(), "m", M);
+  ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
+  for (const auto &c : M.getConstants())
+    EXPECT_LT(c->getType()->size(), dim_t(n * m)) << c->getName().str();
+  Tensor x = iota({1, n, m});
+  auto in = x.getHandle<float>();
+  auto res =
+      runEach(M, **F, "Interpreter", runs(tensors(x.clone(), iota({n, m}))));
+  ASSERT_EQ(res.size(), 1u);
+  ASSERT_EQ(res[0].outs.size(), 2u) << res[0].error;
+  auto tri = res[0].outs[0].getHandle<float>();
+  auto eye = res[0].outs[1].getHandle<float>();
+  int64_t wrong = 0;
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < m; ++j) {
+      float v = in.raw(i * m + j);
+      wrong += tri.raw(i * m + j) != (j - i >= 1 ? v : 0.f);
+      wrong += eye.raw(i * m + j) != (j - i == -2 ? 1.f : 0.f);
+    }
+  EXPECT_EQ(wrong, 0);
+}
+
 TEST(RuntimeInputs, CumSumTakesItsAxisAtRunTime) {
   ONNXBuilder b(14);
   b.input("x", {2, 3});
