@@ -14,6 +14,11 @@ llvm::Error ImportContext::nodeError(const onnx::NodeProto &node,
 
 llvm::Expected<NodeValue> ImportContext::get(const std::string &name) {
   auto it = values_.find(name);
+  if (it == values_.end() && sequences_.count(name))
+    return makeErrorF("value '{0}' is a sequence: Ember compiles sequences "
+                      "built and consumed inside the graph, not sequence "
+                      "graph outputs",
+                      name);
   if (it == values_.end())
     return makeErrorF("value '{0}' is not produced by any node, initializer "
                       "or graph input",
@@ -30,10 +35,26 @@ llvm::Expected<NodeValue> ImportContext::input(const onnx::NodeProto &node,
     if (it == values_.end() && name == node.input(i))
       return nodeError(node, "uses '" + name + "', a secondary output of " +
                                  producer + " that Ember does not compute");
+  if (it == values_.end() && sequences_.count(node.input(i)))
+    return nodeError(node, "input '" + node.input(i) +
+                               "' is a sequence; only the Sequence ops and "
+                               "ConcatFromSequence take one");
   if (it == values_.end())
     return nodeError(node, "input '" + node.input(i) +
                                "' is not produced by any node, initializer "
                                "or graph input");
+  return it->second;
+}
+
+llvm::Expected<std::vector<NodeValue>>
+ImportContext::sequenceInput(const onnx::NodeProto &node, int i) const {
+  if (!hasInput(node, i))
+    return nodeError(node, "missing input " + llvm::Twine(i));
+  auto it = sequences_.find(node.input(i));
+  if (it == sequences_.end())
+    return nodeError(node, "input '" + node.input(i) +
+                               "' is not a sequence built in the graph "
+                               "(sequence graph inputs are not supported)");
   return it->second;
 }
 

@@ -24,7 +24,20 @@ public:
 
   /// Binds ONNX value \p name to \p v.
   void bind(const std::string &name, NodeValue v) { values_[name] = v; }
+  /// True if \p name is a bound tensor value (not a sequence).
   bool isBound(const std::string &name) const { return values_.count(name); }
+  /// Binds ONNX sequence value \p name to its elements: sequences are
+  /// import-time lists (ImportSequence.cpp), so every position the Sequence
+  /// ops take must be a constant.
+  void bindSequence(const std::string &name, std::vector<NodeValue> elems) {
+    sequences_[name] = std::move(elems);
+  }
+  bool isSequence(const std::string &name) const {
+    return sequences_.count(name);
+  }
+  /// The elements of sequence input \p i of \p node, or an error.
+  llvm::Expected<std::vector<NodeValue>>
+  sequenceInput(const onnx::NodeProto &node, int i) const;
   /// The bound names, to be put back with restoreScope once a subgraph
   /// (an If branch, a Loop or Scan body) has been imported.
   std::map<std::string, NodeValue> saveScope() const { return values_; }
@@ -102,6 +115,7 @@ private:
   Function &F_;
   int64_t opset_;
   std::map<std::string, NodeValue> values_;
+  std::map<std::string, std::vector<NodeValue>> sequences_;
   std::map<std::string, std::vector<int64_t>> declared_;
   std::vector<RuntimeInput> runtimeInputs_;
 

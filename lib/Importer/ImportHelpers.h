@@ -114,6 +114,7 @@ RuleList getTrainingImportRules();
 RuleList getGridSampleImportRules();
 RuleList getNMSImportRules();
 RuleList getUniqueImportRules();
+RuleList getSequenceImportRules();
 
 // Importers of ImportResizeLoss.cpp, listed in getNNImportRules().
 llvm::Error importResize(ImportContext &ctx, const onnx::NodeProto &node);

@@ -268,7 +268,7 @@ llvm::Error ember::importNodes(ImportContext &ctx, const onnx::GraphProto &g,
                                const ImportOptions &opts) {
   for (const auto &node : g.node()) {
     for (const std::string &out : node.output())
-      if (!out.empty() && ctx.isBound(out))
+      if (!out.empty() && (ctx.isBound(out) || ctx.isSequence(out)))
         return ImportContext::nodeError(node, "output '" + out +
                                                   "' is already defined");
     if (isControlFlow(node.op_type())) {

@@ -271,6 +271,7 @@ llvm::ArrayRef<ImportRule> ember::getImportRules() {
           onnximport::getLpImportRules(), onnximport::getRNNImportRules(),
           onnximport::getGridSampleImportRules(),
           onnximport::getNMSImportRules(), onnximport::getUniqueImportRules(),
+          onnximport::getSequenceImportRules(),
           llvm::ArrayRef<ImportRule>(kRules)})
       v.insert(v.end(), rules.begin(), rules.end());
     return v;
