@@ -13,6 +13,8 @@
 
 #include "ember/Importer/ONNXImporter.h"
 
+#include "llvm/Support/CommandLine.h"
+
 namespace ember {
 namespace tools {
 
@@ -32,6 +34,16 @@ std::optional<ElemKind> parseTypeName(llvm::StringRef name);
 llvm::Expected<ImportOptions>
 makeImportOptions(llvm::ArrayRef<std::string> symbols,
                   llvm::ArrayRef<std::string> modelInputs);
+
+/// The category of -onnx-define-symbol and -model-input, declared once for
+/// model-compiler and model-runner (ImportFlagOptions.cpp, in
+/// EmberToolOptions); pass it to HideUnrelatedOptions.
+llvm::cl::OptionCategory &importFlagsCategory();
+
+/// ImportOptions from those flags, with the constant evaluator that folds
+/// shape arithmetic at import; the error names the offending flag value.
+/// Call it after cl::ParseCommandLineOptions.
+llvm::Expected<ImportOptions> getImportOptions();
 
 } // namespace tools
 } // namespace ember

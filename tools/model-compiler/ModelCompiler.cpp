@@ -21,7 +21,6 @@
 #include "QuantizationFlags.h"
 
 #include "ember/Backend/BundleWriter.h"
-#include "ember/Backend/ConstantEval.h"
 #include "ember/Backend/Pipeline.h"
 #include "ember/Base/Error.h"
 #include "ember/Base/Progress.h"
@@ -59,15 +58,6 @@ static cl::opt<std::string> networkName(
     "network-name",
     cl::desc("Bundle entry point name (default: the model file's stem)"),
     cl::cat(category));
-static cl::list<std::string>
-    symbols("onnx-define-symbol",
-            cl::desc("Value of a symbolic input dimension: NAME,VALUE"),
-            cl::value_desc("NAME,VALUE"), cl::cat(category));
-static cl::list<std::string>
-    modelInputs("model-input",
-                cl::desc("Type of a model input: NAME,TYPE,[D0,D1,...] (e.g. "
-                         "input,float,[1,3,224,224])"),
-                cl::value_desc("NAME,TYPE,[DIMS]"), cl::cat(category));
 static cl::opt<bool>
     embedWeights("embed-weights",
                  cl::desc("Put the constant weights into the object file"),
@@ -174,21 +164,13 @@ static void installProgressLines() {
   });
 }
 
-static ImportOptions parseImportOptions() {
-  std::vector<std::string> syms(symbols.begin(), symbols.end()),
-      ins(modelInputs.begin(), modelInputs.end());
-  ImportOptions opts = unwrap(tools::makeImportOptions(syms, ins));
-  // Fold constant subgraphs (shape arithmetic) at import.
-  opts.evaluator = makeConstantEvaluator();
-  return opts;
-}
-
 int main(int argc, char **argv) {
   google::InitGoogleLogging(argv[0]);
   FLAGS_minloglevel = std::getenv("GLOG_minloglevel") ? FLAGS_minloglevel : 2;
   tools::registerPassOptions();
   cl::HideUnrelatedOptions({&category, &tools::codegenFlagsCategory(),
                             &tools::precisionFlagsCategory(),
+                            &tools::importFlagsCategory(),
                             &tools::quantizationFlagsCategory()});
   cl::ParseCommandLineOptions(argc, argv,
                               "Compiles an ONNX model to a bundle\n");
@@ -224,7 +206,7 @@ int main(int argc, char **argv) {
   ValueNames names;
   {
     PhaseTimer t("import");
-    ImportOptions importOpts = parseImportOptions();
+    ImportOptions importOpts = unwrap(tools::getImportOptions());
     importOpts.valueNames = &names;
     F = unwrap(importONNXFile(modelPath, M, importOpts));
   }

@@ -18,7 +18,6 @@
 #include "PrecisionFlags.h"
 #include "ProfileRuns.h"
 
-#include "ember/Backend/ConstantEval.h"
 #include "ember/Backend/Pipeline.h"
 #include "ember/Backend/Profile.h"
 #include "ember/IR/IRPrinter.h"
@@ -52,15 +51,6 @@ static cl::list<std::string>
            cl::desc("Input tensor: NAME=FILE or FILE (graph order); .pb "
                     "(ONNX TensorProto) or .npy"),
            cl::value_desc("[NAME=]FILE"), cl::cat(category));
-static cl::list<std::string>
-    symbols("onnx-define-symbol",
-            cl::desc("Value of a symbolic input dimension: NAME,VALUE"),
-            cl::value_desc("NAME,VALUE"), cl::cat(category));
-static cl::list<std::string>
-    modelInputs("model-input",
-                cl::desc("Type of a model input: NAME,TYPE,[D0,D1,...] (e.g. "
-                         "input,float,[1,3,224,224])"),
-                cl::value_desc("NAME,TYPE,[DIMS]"), cl::cat(category));
 static cl::opt<unsigned>
     iterations("iterations",
                cl::desc("Time N runs after one warm-up (0: run once)"),
@@ -143,15 +133,6 @@ template <typename T> static T unwrap(llvm::Expected<T> v) {
   return std::move(*v);
 }
 
-static ImportOptions parseImportOptions() {
-  std::vector<std::string> syms(symbols.begin(), symbols.end()),
-      ins(modelInputs.begin(), modelInputs.end());
-  ImportOptions opts = unwrap(tools::makeImportOptions(syms, ins));
-  // Fold constant subgraphs (shape arithmetic) at import.
-  opts.evaluator = makeConstantEvaluator();
-  return opts;
-}
-
 static void bindInputs(const Module &M, Bindings &b) {
   auto phs = M.getInputPlaceholders();
   size_t positional = 0;
@@ -220,7 +201,8 @@ int main(int argc, char **argv) {
   tools::registerPassOptions();
   cl::HideUnrelatedOptions(
       {&category, &tools::passOptionsCategory(), &tools::codegenFlagsCategory(),
-       &tools::precisionFlagsCategory(), &tools::quantizationFlagsCategory()});
+       &tools::precisionFlagsCategory(), &tools::importFlagsCategory(),
+       &tools::quantizationFlagsCategory()});
   cl::ParseCommandLineOptions(argc, argv,
                               "Compiles an ONNX model and runs it\n");
   CodegenOptions codegen = unwrap(tools::getCodegenOptions());
@@ -243,7 +225,7 @@ int main(int argc, char **argv) {
   failOn(tools::fillPassOptions(opts));
   if (!quant.dumpProfile.empty() || quant.report) {
     tools::ProfileRunSetup setup{modelPath,
-                                 parseImportOptions(),
+                                 unwrap(tools::getImportOptions()),
                                  backend,
                                  {inputs.begin(), inputs.end()},
                                  opts};
@@ -255,7 +237,7 @@ int main(int argc, char **argv) {
 
   Module M;
   ValueNames names;
-  ImportOptions importOpts = parseImportOptions();
+  ImportOptions importOpts = unwrap(tools::getImportOptions());
   importOpts.valueNames = &names;
   Function *F = unwrap(importONNXFile(modelPath, M, importOpts));
   unwrap(tools::applyLoadProfile(quant, *F, names, opts));
