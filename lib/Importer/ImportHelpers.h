@@ -115,6 +115,7 @@ RuleList getGridSampleImportRules();
 RuleList getNMSImportRules();
 RuleList getUniqueImportRules();
 RuleList getSequenceImportRules();
+RuleList getEinsumImportRules();
 
 // Importers of ImportResizeLoss.cpp, listed in getNNImportRules().
 llvm::Error importResize(ImportContext &ctx, const onnx::NodeProto &node);

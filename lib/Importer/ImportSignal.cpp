@@ -1,12 +1,8 @@
-//===- ImportSignal.cpp - Window functions and Einsum ---------------------===//
+//===- ImportSignal.cpp - Window functions and DFT ------------------------===//
 //
 // HannWindow, HammingWindow and BlackmanWindow become constants (their
 // size is a constant input). DFT is a product with a constant matrix of
-// cosines and sines (O(n^2) per row: the signals of models are short). Einsum
-// is composed: each operand's repeated letters become a diagonal (mask and
-// sum), operands are laid out over all letters and multiplied with
-// broadcasting, the letters missing from the output are summed, and the result
-// is transposed to the output order.
+// cosines and sines (O(n^2) per row: the signals of models are short).
 //
 //===----------------------------------------------------------------------===//
 #include "ImportHelpers.h"
@@ -140,141 +136,10 @@ llvm::Error importDFT(ImportContext &ctx, const onnx::NodeProto &node) {
   return ctx.setOutput(node, NodeValue(*u));
 }
 
-/// Replaces operand letters that repeat by their diagonal.
-llvm::Expected<NodeValue> takeDiagonals(ImportContext &ctx,
-                                        const onnx::NodeProto &node,
-                                        NodeValue x, std::string &letters) {
-  for (size_t p = 0; p < letters.size(); ++p)
-    for (size_t q = p + 1; q < letters.size(); ++q) {
-      if (letters[p] != letters[q])
-        continue;
-      int64_t n = x.dims()[p];
-      if (x.dims()[q] != n)
-        return fail(node, "repeated subscript with different sizes");
-      Ints shape(letters.size(), 1);
-      shape[p] = shape[q] = n;
-      Tensor eye(x.getElemKind(), shape);
-      for (int64_t i = 0; i < n; ++i) {
-        Ints c(letters.size(), 0);
-        c[p] = c[q] = i;
-        int64_t flat = 0;
-        for (size_t k = 0; k < shape.size(); ++k)
-          flat = flat * shape[k] + c[k];
-        storeElement(eye.data(), eye.getElemKind(), flat, 1.0);
-      }
-      NodeValue mask =
-          ctx.module().createConstant(nameOf(node) + ".eye", std::move(eye));
-      TRY(x, binary(ctx, node, OpKind::Mul, x, mask));
-      TRY(x, reduce(ctx, node, OpKind::ReduceSum, x, {int64_t(q)}, false));
-      letters.erase(q, 1);
-      --q;
-    }
-  return x;
-}
-
-/// Sums the letters of \p all missing from \p out and transposes the rest
-/// into \p out's order.
-llvm::Expected<NodeValue> sumAndOrder(ImportContext &ctx,
-                                      const onnx::NodeProto &node,
-                                      NodeValue acc, const std::string &all,
-                                      const std::string &out) {
-  Ints summed;
-  std::string keptLetters;
-  for (size_t k = 0; k < all.size(); ++k) {
-    if (out.find(all[k]) == std::string::npos) {
-      summed.push_back(k);
-    } else {
-      keptLetters += all[k];
-    }
-  }
-  TRY(acc, reduce(ctx, node, OpKind::ReduceSum, acc, summed, false));
-  Ints perm;
-  for (char ch : out) {
-    size_t at = keptLetters.find(ch);
-    if (at == std::string::npos)
-      return fail(node, "output subscript '" + llvm::Twine(ch) +
-                            "' is not in the inputs");
-    perm.push_back(at);
-  }
-  if (perm.size() > 1) {
-    auto t = ctx.fn().tryCreateTranspose(nameOf(node), acc, perm);
-    if (!t)
-      return fail(node, errorToString(t.takeError()));
-    acc = NodeValue(*t);
-  }
-  return acc;
-}
-
-llvm::Error importEinsum(ImportContext &ctx, const onnx::NodeProto &node) {
-  TRY(std::string eq, AttrReader(node).getString("equation", std::nullopt));
-  eq.erase(std::remove(eq.begin(), eq.end(), ' '), eq.end());
-  if (eq.find("...") != std::string::npos)
-    return fail(node, "ellipsis in the equation is not supported");
-  size_t arrow = eq.find("->");
-  std::string lhs = eq.substr(0, arrow);
-  std::vector<std::string> terms;
-  llvm::SmallVector<llvm::StringRef, 4> parts;
-  llvm::StringRef(lhs).split(parts, ',');
-  for (llvm::StringRef p : parts)
-    terms.push_back(p.str());
-  if (int(terms.size()) != node.input_size())
-    return fail(node, "the equation does not match the inputs");
-  std::string out, all;
-  for (const std::string &t : terms)
-    for (char ch : t)
-      if (all.find(ch) == std::string::npos)
-        all += ch;
-  if (arrow != std::string::npos) {
-    out = eq.substr(arrow + 2);
-  } else { // Implicit output: letters used once, in alphabetical order.
-    for (char ch : all)
-      if (std::count(lhs.begin(), lhs.end(), ch) == 1)
-        out += ch;
-    std::sort(out.begin(), out.end());
-  }
-  if (all.size() > kMaxRank)
-    return fail(node, "more than " + llvm::Twine(kMaxRank) + " subscripts");
-  NodeValue acc;
-  Ints full(all.size(), 1);
-  for (size_t i = 0; i < terms.size(); ++i) {
-    TRY(NodeValue x, ctx.input(node, i));
-    if (terms[i].size() != x.dims().size())
-      return fail(node, "subscripts do not match the rank of input " +
-                            llvm::Twine(i));
-    TRY(x, takeDiagonals(ctx, node, x, terms[i]));
-    // Transpose to the global letter order, then insert unit dims.
-    Ints perm, shape;
-    for (char ch : all) {
-      size_t at = terms[i].find(ch);
-      if (at != std::string::npos) {
-        perm.push_back(at);
-        full[all.find(ch)] = x.dims()[at];
-      }
-    }
-    auto t = ctx.fn().tryCreateTranspose(nameOf(node), x, perm);
-    if (!t)
-      return fail(node, errorToString(t.takeError()));
-    for (char ch : all) {
-      size_t at = terms[i].find(ch);
-      shape.push_back(at == std::string::npos ? 1 : x.dims()[at]);
-    }
-    TRY(x, reshapeTo(ctx, node, NodeValue(*t), shape));
-    if (!acc) {
-      acc = x;
-    } else {
-      TRY(acc, binary(ctx, node, OpKind::Mul, acc, x));
-    }
-  }
-  TRY(acc, ctx.broadcastTo(node, acc, full));
-  TRY(acc, sumAndOrder(ctx, node, acc, all, out));
-  return ctx.setOutput(node, acc);
-}
-
 const ImportRule kSignalRules[] = {
     {"HannWindow", 17, 17, importWindow<0>},
     {"HammingWindow", 17, 17, importWindow<1>},
     {"BlackmanWindow", 17, 17, importWindow<2>},
-    {"Einsum", 12, 17, importEinsum},
     {"DFT", 17, 20, importDFT},
 };
 

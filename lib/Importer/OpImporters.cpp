@@ -272,6 +272,7 @@ llvm::ArrayRef<ImportRule> ember::getImportRules() {
           onnximport::getGridSampleImportRules(),
           onnximport::getNMSImportRules(), onnximport::getUniqueImportRules(),
           onnximport::getSequenceImportRules(),
+          onnximport::getEinsumImportRules(),
           llvm::ArrayRef<ImportRule>(kRules)})
       v.insert(v.end(), rules.begin(), rules.end());
     return v;
