@@ -65,13 +65,15 @@ std::optional<kir::Kernel> lowerAttentionBlocks(const Instruction &I,
                                                 const MemoryPlan &plan,
                                                 const TargetDesc &T);
 
-/// Appends to \p out the kernel that packs MatMul \p I's A [..., m, K]
-/// into row tiles of \p mr rows (chunks of 16 columns), at \p scratchAt in
-/// the activation region (raising \p scratchSize to cover it), and returns
-/// the packed buffer (MatMulLowering.cpp).
-kir::Buffer packMatMulLHS(const MatMulInst &I, const MemoryPlan &plan,
-                          int64_t mr, size_t scratchAt, size_t &scratchSize,
-                          std::vector<kir::Kernel> &out);
+struct MatMulOperand;
+/// Appends to \p out the kernel that packs MatMul \p I's A [..., m, K],
+/// read as \p A says (MatMulOperands.h), into row tiles of \p mr rows
+/// (chunks of 16 columns), at \p scratchAt in the activation region
+/// (raising \p scratchSize to cover it), and returns the packed buffer
+/// (MatMulLowering.cpp).
+kir::Buffer packMatMulLHS(const MatMulInst &I, const MatMulOperand &A,
+                          const MemoryPlan &plan, int64_t mr, size_t scratchAt,
+                          size_t &scratchSize, std::vector<kir::Kernel> &out);
 
 /// Appends the bias and residual arguments of ember_matmul_f32 for \p I
 /// to \p args (null where absent); the residual of the batch matrix at

@@ -37,7 +37,7 @@ using kir::Stmt;
 CPULowering::CPULowering(const IRFunction &F, const MemoryPlan &plan,
                          const TargetDesc &target,
                          const CPUCodegenOptions &opts)
-    : F_(F), plan_(plan), target_(target), opts_(opts) {
+    : F_(F), plan_(plan), target_(target), opts_(opts), folds_(F, plan) {
   for (auto &I : F.getInstrs())
     for (const Operand &op : I->getOperands())
       if (op.role != OperandRole::Out && !llvm::isa<TensorViewInst>(*I))
@@ -130,11 +130,15 @@ llvm::Expected<CPUProgram> CPULowering::run() {
                                 patchOffset(), scratchSize_},
                                out))
           return true;
-        if (auto *t = llvm::dyn_cast<TransposeInst>(&I))
+        if (auto *t = llvm::dyn_cast<TransposeInst>(&I)) {
+          // Its MatMul reads the input through strides instead.
+          if (folds_.isFolded(*t))
+            return true;
           if (auto k = kir::foldConstantTranspose(*t, plan_, prog_.constants)) {
             out.push_back(std::move(*k));
             return true;
           }
+        }
         return false;
       },
       [&](uint64_t bytes) -> std::optional<kir::Buffer> {
@@ -164,22 +168,33 @@ llvm::Expected<CPUProgram> CPULowering::run() {
   return std::move(prog_);
 }
 
-/// Packs B [batch][K][n] (a transposed one: [batch][n][K]) into panels
+/// The element strides of B's rows (k) and columns (j), read as \p B says.
+static std::pair<int64_t, int64_t> rhsStrides(const MatMulInst &I,
+                                              const MatMulOperand &B) {
+  if (I.getTransB())
+    return {B.colStride(), B.rowStride()};
+  return {B.rowStride(), B.colStride()};
+}
+
+/// Packs B [batch][K][n] (a transposed one: [batch][n][K]; any other
+/// strides where a Transpose is folded into the product) into panels
 /// [batch][n / NR][K][NR] (NR = \p nr), zero-padded: each panel is one
 /// contiguous stream. A constant B is packed here, into the constant image;
-/// a transposed B computed at run time is packed by a kernel appended to
-/// \p out, into scratch, so the product reads it without a transpose copy.
-kir::Buffer CPULowering::packMatMulRHS(const MatMulInst &I, int64_t nr,
+/// a B computed at run time whose columns are not contiguous is packed by a
+/// kernel appended to \p out, into scratch, so the product reads it
+/// without a transpose copy.
+kir::Buffer CPULowering::packMatMulRHS(const MatMulInst &I,
+                                       const MatMulOperand &B, int64_t nr,
                                        std::vector<Kernel> &out) {
   TypeRef tb = I.getRHS()->getType();
-  bool transB = I.getTransB();
   int64_t K = I.getLHS()->getType()->dims().back();
   int64_t n = I.getDest()->getType()->dims().back();
   int64_t batch = K * n != 0 ? tb->size() / (K * n) : 0;
   int64_t np = (n + nr - 1) / nr;
-  int64_t kStride = transB ? 1 : n, jStride = transB ? K : 1;
-  kir::Buffer src = kir::bufferFor(I.getRHS(), plan_);
-  auto *w = llvm::dyn_cast<WeightVar>(getOrigin(I.getRHS()));
+  auto [kStride, jStride] = rhsStrides(I, B);
+  auto batchDims = tb->dims().drop_back(2);
+  kir::Buffer src = kir::bufferFor(B.source, plan_);
+  auto *w = llvm::dyn_cast<WeightVar>(getOrigin(B.source));
   if (!w || !w->isConstant()) {
     uint64_t bytes = batch * np * K * nr * 4;
     kir::Buffer packed{Region::Activation, patchOffset(), bytes,
@@ -194,7 +209,8 @@ kir::Buffer CPULowering::packMatMulRHS(const MatMulInst &I, int64_t nr,
     ExprRef panel = k.div(k.var(e), nr * K);
     ExprRef j = k.add(k.mul(k.rem(panel, np), nr), lane);
     ExprRef jc = k.binary(kir::BinOp::Min, j, k.constInt(n - 1));
-    ExprRef at = k.add(k.mul(k.div(panel, np), K * n),
+    ExprRef at = k.add(stridedBatchOffset(k, k.div(panel, np), batchDims,
+                                          batchDims, B.strides),
                        k.add(k.mul(kk, kStride), k.mul(jc, jStride)));
     ExprRef v = k.select(k.binary(kir::BinOp::Lt, j, k.constInt(n)),
                          k.load(b, at), k.constFloat(0));
@@ -217,9 +233,12 @@ kir::Buffer CPULowering::packMatMulRHS(const MatMulInst &I, int64_t nr,
 }
 
 /// C = A * B per batch, in the tasks of splitMatMul with the tiles of
-/// chooseMatMulTiling (MatMulTiling.h). A constant or transposed B is packed
-/// (packMatMulRHS), A where the rule says (matMulPacksLHS); a broadcast
-/// batch dim of either operand is read with batch stride 0.
+/// chooseMatMulTiling (MatMulTiling.h). Operands are read through strides
+/// (a folded Transpose's input, MatMulOperands.h): a constant B or one whose
+/// columns are not contiguous (transposed) is packed (packMatMulRHS), A
+/// where the rule says (matMulPacksLHS) or where its columns are not
+/// contiguous; a broadcast batch dim of either operand is read with batch
+/// stride 0.
 void CPULowering::lowerMatMul(const MatMulInst &I, std::vector<Kernel> &out) {
   TypeRef ta = I.getLHS()->getType(), tc = I.getDest()->getType();
   unsigned r = ta->rank();
@@ -237,22 +256,24 @@ void CPULowering::lowerMatMul(const MatMulInst &I, std::vector<Kernel> &out) {
       << "no libjit MatMul kernel for this tile";
   int64_t nr = tiling.panelCols;
   int64_t np = (n + nr - 1) / nr;
-  auto *w = llvm::dyn_cast<WeightVar>(getOrigin(I.getRHS()));
-  bool packed = ((w && w->isConstant()) || I.getTransB()) && kk * n > 0;
+  MatMulOperand A = folds_.operand(I.getLHS()), B = folds_.operand(I.getRHS());
+  auto [kStride, jStride] = rhsStrides(I, B);
+  auto *w = llvm::dyn_cast<WeightVar>(getOrigin(B.source));
+  bool packed = ((w && w->isConstant()) || jStride != 1) && kk * n > 0;
   int64_t kc = matMulKBlock(kk, tiling), mr = tiling.rows;
   MatMulTasks tasks = splitMatMul(m, np, tiling, target);
   int64_t rows = tasks.rowsPerTask, panels = tasks.panelsPerTask;
   int64_t rowTasks = tasks.rowTasks, colTasks = tasks.colTasks;
   kir::Buffer bBuf =
-      packed ? packMatMulRHS(I, nr, out) : kir::bufferFor(I.getRHS(), plan_);
+      packed ? packMatMulRHS(I, B, nr, out) : kir::bufferFor(B.source, plan_);
   // A packed A goes to scratch after a B packed at run time.
-  bool packA = opts_.forcePackMatMulLHS ||
+  bool packA = opts_.forcePackMatMulLHS || A.colStride() != 1 ||
                matMulPacksLHS(std::min(m, rows), kk, np, tiling, target);
   size_t aAt = packed && bBuf.region == Region::Activation ? bBuf.size : 0;
   kir::Buffer aBuf =
-      packA ? packMatMulLHS(I, plan_, mr, patchOffset() + alignTo64(aAt),
+      packA ? packMatMulLHS(I, A, plan_, mr, patchOffset() + alignTo64(aAt),
                             scratchSize_, out)
-            : kir::bufferFor(I.getLHS(), plan_);
+            : kir::bufferFor(A.source, plan_);
   Kernel k(I.getName());
   unsigned c = k.addBuffer(kir::bufferFor(I.getDest(), plan_));
   unsigned a = k.addBuffer(aBuf), b = k.addBuffer(bBuf);
@@ -266,20 +287,23 @@ void CPULowering::lowerMatMul(const MatMulInst &I, std::vector<Kernel> &out) {
   ExprRef i0 = k.mul(k.rem(k.div(k.var(e), colTasks), rowTasks), rows);
   ExprRef t0 = k.mul(k.rem(k.var(e), colTasks), panels);
   auto outBatch = tc->dims().drop_back(2);
-  auto offset = [&](Value *v, int64_t matrix) {
-    return kir::matMulBatchOffset(k, bi, outBatch,
-                                  v->getType()->dims().drop_back(2), matrix);
+  // A packed operand's matrices are contiguous; any other is read through
+  // its strides.
+  auto offset = [&](Value *v, const MatMulOperand &op, bool pack,
+                    int64_t matrix) {
+    auto opBatch = v->getType()->dims().drop_back(2);
+    return pack ? kir::matMulBatchOffset(k, bi, outBatch, opBatch, matrix)
+                : stridedBatchOffset(k, bi, outBatch, opBatch, op.strides);
   };
   std::vector<CallArg> args = {
       bufArg(c, k.mul(bi, m * n)),
-      bufArg(a, offset(I.getLHS(),
-                       packA ? matMulPackedLHSFloats(m, kk, mr) : m * kk)),
-      bufArg(b, offset(I.getRHS(), packed ? np * kk * nr : kk * n))};
+      bufArg(a, offset(I.getLHS(), A, packA, matMulPackedLHSFloats(m, kk, mr))),
+      bufArg(b, offset(I.getRHS(), B, packed, np * kk * nr))};
   appendMatMulEpilogue(k, I, plan_, k.mul(bi, m * n), args);
   bool prefetch = packed && prefetchMatMulRHS(batch * kk * n, target);
-  for (int64_t v :
-       {n, kk, packed ? nr : n, packed ? kk * nr : nr, int64_t(packed),
-        int64_t(packA), int64_t(prefetch), kc, I.getFusedActivation()})
+  for (int64_t v : {n, kk, A.rowStride(), packed ? nr : kStride,
+                    packed ? kk * nr : nr, int64_t(packed), int64_t(packA),
+                    int64_t(prefetch), kc, I.getFusedActivation()})
     args.push_back(valArg(k.constInt(v)));
   args.push_back(valArg(k.constFloat(I.getFusedAlpha())));
   args.push_back(valArg(k.constFloat(I.getFusedBeta())));

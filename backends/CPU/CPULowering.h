@@ -12,6 +12,7 @@
 
 #include "CPU.h"
 #include "Depthwise.h"
+#include "MatMulOperands.h"
 
 #include "llvm/ADT/DenseMap.h"
 
@@ -40,8 +41,8 @@ private:
                                   std::vector<kir::CallArg> &args);
   size_t scratchOffset() const { return alignTo64(plan_.activationSize); }
   size_t patchOffset() const { return scratchOffset() + snapshotReserve_; }
-  kir::Buffer packMatMulRHS(const MatMulInst &I, int64_t nr,
-                            std::vector<kir::Kernel> &out);
+  kir::Buffer packMatMulRHS(const MatMulInst &I, const MatMulOperand &B,
+                            int64_t nr, std::vector<kir::Kernel> &out);
   void lowerMatMul(const MatMulInst &I, std::vector<kir::Kernel> &out);
 
   const IRFunction &F_;
@@ -52,6 +53,7 @@ private:
   size_t snapshotReserve_ = 0, snapshotUsed_ = 0; ///< After the arena.
   const TargetDesc &target_;      ///< The kernel target (see lowerForCPU).
   const CPUCodegenOptions &opts_; ///< Forced paths.
+  TransposeFolds folds_;          ///< Transposes MatMuls read through strides.
 
   DepthwiseContext dwContext() {
     return {plan_, prog_.constants, opts_.convPath, target_};

@@ -2,14 +2,16 @@
 //
 // What CPULowering::lowerMatMul builds its libjit call from besides the
 // product itself: the epilogue's bias and residual arguments, and, where
-// MatMulTiling.h's rule packs A (matMulPacksLHS), the kernel before the
-// product that re-lays A [..., m, K] out as row tiles of MR rows in
-// chunks of 16 columns, [..., tiles][K / 16][MR][16], one libjit call per
-// tile (ember_matmul_pack_a_f32), into scratch.
+// MatMulTiling.h's rule packs A (matMulPacksLHS), or A is read through a
+// folded Transpose whose last dim is not contiguous (MatMulOperands.h), the
+// kernel before the product that re-lays A [..., m, K] out as row tiles of
+// MR rows in chunks of 16 columns, [..., tiles][K / 16][MR][16], one libjit
+// call per tile (ember_matmul_pack_a_f32), into scratch.
 //
 //===----------------------------------------------------------------------===//
 #include "CPU.h"
 #include "LibCall.h"
+#include "MatMulOperands.h"
 #include "MatMulTiling.h"
 
 #include "ember/Kernel/LowerToKernel.h"
@@ -20,10 +22,12 @@ using kir::CallArg;
 using kir::ExprRef;
 using kir::Kernel;
 
-kir::Buffer cpu::packMatMulLHS(const MatMulInst &I, const MemoryPlan &plan,
-                               int64_t mr, size_t scratchAt,
-                               size_t &scratchSize, std::vector<Kernel> &out) {
+kir::Buffer cpu::packMatMulLHS(const MatMulInst &I, const MatMulOperand &A,
+                               const MemoryPlan &plan, int64_t mr,
+                               size_t scratchAt, size_t &scratchSize,
+                               std::vector<Kernel> &out) {
   TypeRef ta = I.getLHS()->getType();
+  auto batchDims = ta->dims().drop_back(2);
   int64_t m = ta->dims()[ta->rank() - 2], K = ta->dims().back();
   int64_t tiles = (m + mr - 1) / mr, floats = matMulPackedLHSFloats(m, K, mr);
   int64_t batch = m * K != 0 ? ta->size() / (m * K) : 0;
@@ -33,16 +37,19 @@ kir::Buffer cpu::packMatMulLHS(const MatMulInst &I, const MemoryPlan &plan,
   scratchSize = std::max<size_t>(scratchSize, scratchAt + bytes);
   Kernel k((I.getName() + ".pack_lhs").str());
   unsigned d = k.addBuffer(packed);
-  unsigned a = k.addBuffer(kir::bufferFor(I.getLHS(), plan));
+  unsigned a = k.addBuffer(kir::bufferFor(A.source, plan));
   // e = bi * tiles + t: one tile per task.
   unsigned e = k.newVar();
   ExprRef bi = k.div(k.var(e), tiles), t = k.rem(k.var(e), tiles);
-  std::vector<CallArg> args = {bufArg(d, k.mul(bi, floats)),
-                               bufArg(a, k.mul(bi, m * K)),
-                               valArg(k.constInt(m)),
-                               valArg(k.constInt(K)),
-                               valArg(t),
-                               valArg(k.add(t, k.constInt(1)))};
+  std::vector<CallArg> args = {
+      bufArg(d, k.mul(bi, floats)),
+      bufArg(a, stridedBatchOffset(k, bi, batchDims, batchDims, A.strides)),
+      valArg(k.constInt(m)),
+      valArg(k.constInt(K)),
+      valArg(k.constInt(A.rowStride())),
+      valArg(k.constInt(A.colStride())),
+      valArg(t),
+      valArg(k.add(t, k.constInt(1)))};
   k.body() = {
       Kernel::loop(e, batch * tiles, /*parallel=*/true,
                    {EMBER_LIBJIT_CALL(k, ember_matmul_pack_a_f32, args)})};

@@ -152,6 +152,16 @@ inline const ConvCase kConvCases[] = {
     {"depthwise_direct_rows_17_wide_relu_res", 1, 5, 16, 17, 5, 3, 3,
      1, 1, 1, 1, 1, 1, 1, 1, 5,
      FusedActivation::Relu, 0, 0, true},
+    // 7x7 (ConvNeXt) on wide rows: three vectors per row at a time, then
+    // single ones and the tails; an odd row count (a last single row), a
+    // bias-only epilogue on a 56-wide plane and a 101-wide one with ReLU
+    // and a residual.
+    {"depthwise_7x7_direct_rows_56", 1, 3, 13, 56, 3, 7, 7,
+     1, 1, 3, 3, 3, 3, 1, 1, 3,
+     FusedActivation::None, 0, 0, false},
+    {"depthwise_7x7_direct_rows_101_relu_res", 2, 2, 9, 101, 2, 7, 7,
+     1, 1, 3, 3, 3, 3, 1, 1, 2,
+     FusedActivation::Relu, 0, 0, true},
     {"depthwise_row_longer_than_band", 1, 2, 3, 5000, 2, 3, 3,
      1, 1, 1, 1, 1, 1, 1, 1, 2,
      FusedActivation::Relu, 0, 0, true},

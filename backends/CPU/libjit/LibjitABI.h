@@ -109,12 +109,12 @@ void ember_maxpool_cv_f32(float *y, const float *x, int64_t nc, int64_t H,
                           int64_t pl, int64_t oh0, int64_t oh1);
 void ember_matmul_f32(float *c, const float *a, const float *b,
                       const float *bias, const float *res, int64_t n, int64_t K,
-                      int64_t ldb, int64_t panelStride, int64_t packed,
-                      int64_t packedA, int64_t prefetch, int64_t kc,
-                      int64_t act, float alpha, float beta, int64_t i0,
-                      int64_t i1, int64_t t0, int64_t t1);
+                      int64_t lda, int64_t ldb, int64_t panelStride,
+                      int64_t packed, int64_t packedA, int64_t prefetch,
+                      int64_t kc, int64_t act, float alpha, float beta,
+                      int64_t i0, int64_t i1, int64_t t0, int64_t t1);
 void ember_matmul_pack_a_f32(float *dst, const float *a, int64_t m, int64_t K,
-                             int64_t t0, int64_t t1);
+                             int64_t lda, int64_t ldk, int64_t t0, int64_t t1);
 void ember_matmul_bf16_widen(float *c, const uint16_t *a, const uint16_t *b,
                              int64_t n, int64_t K, int64_t kc, int64_t i0,
                              int64_t i1, int64_t t0, int64_t t1);
