@@ -75,7 +75,8 @@ kir::Buffer packMatMulLHS(const MatMulInst &I, const MatMulOperand &A,
                           const MemoryPlan &plan, int64_t mr, size_t scratchAt,
                           size_t &scratchSize, std::vector<kir::Kernel> &out);
 
-/// Appends the bias and residual arguments of ember_matmul_f32 for \p I
+/// Appends the bias and residual arguments of ember_matmul_f32 (and of the
+/// BFloat16 MatMul kernels) for \p I
 /// to \p args (null where absent); the residual of the batch matrix at
 /// \p cOffset, as C's (MatMulLowering.cpp).
 void appendMatMulEpilogue(kir::Kernel &k, const MatMulInst &I,

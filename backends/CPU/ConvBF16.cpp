@@ -2,6 +2,7 @@
 #include "ConvBF16.h"
 
 #include "CPU.h"
+#include "ConvBF16Direct.h"
 #include "ConvTiling.h"
 
 #include "ember/Kernel/LowerToKernel.h"
@@ -99,6 +100,8 @@ ConvBF16Tiling cpu::chooseConvBF16(const ConvInst &I, const TargetDesc &T) {
 }
 
 ConvPlan cpu::planConvBF16(const ConvInst &I, const TargetDesc &T) {
+  if (auto d = chooseConvBF16Direct(I, T))
+    return planConvBF16Direct(I, *d, T);
   GemmShape s(I);
   ConvBF16Tiling t = chooseConvBF16(I, T);
   auto xd = I.getInput()->getType()->dims();
@@ -184,6 +187,10 @@ static Kernel packShared(const ConvInst &I, const ConvBF16Tiling &t,
 
 void cpu::lowerConvBF16(const ConvInst &I, const MatMulBF16Context &ctx,
                         std::vector<Kernel> &out) {
+  if (auto d = chooseConvBF16Direct(I, ctx.target)) {
+    lowerConvBF16Direct(I, *d, ctx, out);
+    return;
+  }
   GemmShape s(I);
   ConvBF16Tiling t = chooseConvBF16(I, ctx.target);
   auto xd = I.getInput()->getType()->dims();

@@ -49,10 +49,12 @@ struct ConvBF16Tiling {
 /// filter is the larger operand and the panels fit.
 ConvBF16Tiling chooseConvBF16(const ConvInst &I, const TargetDesc &T);
 
-/// The plan planConv reports for \p I.
+/// The plan planConv reports for \p I (the direct one where
+/// chooseConvBF16Direct applies).
 ConvPlan planConvBF16(const ConvInst &I, const TargetDesc &T);
 
-/// Appends to \p out the kernels of \p I, one per image; its filter (a
+/// Appends to \p out the kernels of \p I, one per image (or those of
+/// lowerConvBF16Direct where chooseConvBF16Direct applies); its filter (a
 /// constant) is laid out here, in the constant image.
 void lowerConvBF16(const ConvInst &I, const MatMulBF16Context &ctx,
                    std::vector<kir::Kernel> &out);

@@ -189,9 +189,13 @@ void cpu::lowerMatMulBF16(const MatMulInst &I, const MatMulBF16Context &ctx,
   std::vector<CallArg> args = {bufArg(c, k.mul(bi, s.m * s.n)),
                                bufArg(a, offset(I.getLHS(), s.m * s.K)),
                                bufArg(b, offset(I.getRHS(), s.packedElems()))};
+  appendMatMulEpilogue(k, I, ctx.plan, k.mul(bi, s.m * s.n), args);
   // The AMX kernel's K argument is the padded pairs of a panel.
-  for (int64_t v : {s.n, s.K, amx ? s.kh : tiling.kBlock})
+  for (int64_t v :
+       {s.n, s.K, amx ? s.kh : tiling.kBlock, I.getFusedActivation()})
     args.push_back(valArg(k.constInt(v)));
+  args.push_back(valArg(k.constFloat(I.getFusedAlpha())));
+  args.push_back(valArg(k.constFloat(I.getFusedBeta())));
   for (ExprRef v : {i0, min(k.add(i0, k.constInt(tasks.rowsPerTask)), s.m), t0,
                     min(k.add(t0, k.constInt(tasks.panelsPerTask)), s.np)})
     args.push_back(valArg(v));

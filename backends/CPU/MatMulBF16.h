@@ -72,7 +72,8 @@ struct MatMulBF16Context {
 
 /// Appends to \p out the kernels of BFloat16 MatMul \p I: the packing of a
 /// B computed at run time (a constant B is packed here, into the constant
-/// image), then the product in parallel tasks (splitMatMul).
+/// image), then the product in parallel tasks (splitMatMul), its epilogue
+/// (bias, residual, activation) applied in Float32 as the sums are stored.
 void lowerMatMulBF16(const MatMulInst &I, const MatMulBF16Context &ctx,
                      std::vector<kir::Kernel> &out);
 

@@ -17,10 +17,14 @@
 // about 2^15 (one BFloat16 rounding is 2^-9 relative).
 // Which kernel runs follows the host and the test's flags exactly as for
 // MatMulBF16Paths.cpp (AMX, its refused-permission fallback, vdpbf16ps,
-// the widening kernel with 16 or 8 lanes; see tests/CMakeLists.txt).
+// the widening kernel with 16 or 8 lanes; see tests/CMakeLists.txt); on
+// AMX the 3x3 stride-1 cases with enough channels take the direct kernel
+// (B tiles from a padded copy of the input), whose refused-permission
+// fallback is widened Float32 FMAs on the same copy.
 //
 //===----------------------------------------------------------------------===//
 #include "../../backends/CPU/ConvBF16.h"
+#include "../../backends/CPU/ConvBF16Direct.h"
 #include "../unit/TestUtils.h"
 #include "PathOptions.h"
 
@@ -78,6 +82,23 @@ const BF16ConvCase kCases[] = {
     // Many row tasks: 3 pixels, 200 channels.
     {"few_pixels_many_channels", 1, 40, 3, 1, 200, 1, 1, 1, 1, 0, 0, 0, 0, 1,
      1, 1, FusedActivation::None, 0, 0, false},
+    // 3x3 stride 1 on AMX hosts: B tiles from the padded copy
+    // (ember_conv_bf16_direct). Odd plane (13 x 17: virtual pixels past
+    // each row and past the last block), 27 channels (a half pair, padded
+    // to 32), 40 output channels (a block of 32 rows and one of 8), bias,
+    // residual and Relu, two images.
+    {"direct_odd_plane_res_relu", 2, 27, 13, 17, 40, 3, 3, 1, 1, 1, 1, 1, 1,
+     1, 1, 1, FusedActivation::Relu, 0, 0, true},
+    // Asymmetric pads (none on top, two below), a lone 16-row tile.
+    {"direct_asym_pads_leaky", 1, 64, 9, 23, 16, 3, 3, 1, 1, 0, 1, 2, 1, 1, 1,
+     1, FusedActivation::LeakyRelu, 0.1f, 0, false},
+    // Unpadded, 100 channels (padded to 128), 33 output channels.
+    {"direct_unpadded", 1, 100, 8, 30, 33, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 1,
+     FusedActivation::None, 0, 0, false},
+    // The filter outweighs the copy (7x7 planes, 128 channels): tasks
+    // split output channels; residual and Clip, two images.
+    {"direct_filter_heavy_res_clip", 2, 128, 7, 7, 96, 3, 3, 1, 1, 1, 1, 1, 1,
+     1, 1, 1, FusedActivation::Clip, 0.f, 6.f, true},
 };
 // clang-format on
 
@@ -291,7 +312,9 @@ TEST(ConvBF16Plan, TilingFollowsTheTargetAndTheShape) {
   EXPECT_LE(wide.slotBytes(), int64_t(T.l2Bytes / 2));
   cpu::ConvPlan p = cpu::planConv(*convs[1], T, CPUCodegenOptions());
   EXPECT_EQ(p.path, cpu::ConvPathKind::BF16Gemm);
-  EXPECT_NE(cpu::describeConvPlan(p).find("ember_conv_bf16_amx"),
+  // (The direct kernel takes this one; chooseConvBF16's tiling is what
+  // a 3x3 stride-1 convolution has where the direct one does not apply.)
+  EXPECT_NE(cpu::describeConvPlan(p).find("ember_conv_bf16_direct"),
             std::string::npos);
   T.extensions &= ~(1u << unsigned(ISAExt::AMXBF16));
   wide = cpu::chooseConvBF16(*convs[1], T);
@@ -304,4 +327,94 @@ TEST(ConvBF16Plan, TilingFollowsTheTargetAndTheShape) {
   wide = cpu::chooseConvBF16(*convs[1], T);
   EXPECT_STREQ(wide.entry().name, "ember_conv_bf16_widen");
   EXPECT_EQ(wide.nr, 16);
+}
+
+namespace {
+/// Convolutions with BFloat16 filters for the direct rule: 3x3 stride 1
+/// on 56x56 x 64 (pixel-heavy) and on 7x7 x 512 (filter-heavy), then three
+/// it refuses: stride 2, 13 channels (19 of 32 padding), 1x1.
+constexpr const char *kDirectIR = R"(function direct
+declare {
+  %x = weight float<1 x 64 x 56 x 56> mutable input
+  %x2 = weight float<1 x 512 x 7 x 7> mutable input
+  %x3 = weight float<1 x 13 x 20 x 20> mutable input
+  %y = weight float<1 x 64 x 56 x 56> mutable output
+  %y2 = weight float<1 x 512 x 7 x 7> mutable output
+  %y3 = weight float<1 x 64 x 28 x 28> mutable output
+  %y4 = weight float<1 x 32 x 20 x 20> mutable output
+  %y5 = weight float<1 x 32 x 56 x 56> mutable output
+  %w = weight bfloat16<64 x 64 x 3 x 3> const
+  %w2 = weight bfloat16<512 x 512 x 3 x 3> const
+  %w4 = weight bfloat16<32 x 13 x 3 x 3> const
+  %w5 = weight bfloat16<32 x 64 x 1 x 1> const
+  %b = weight float<64> const
+  %b2 = weight float<512> const
+  %b4 = weight float<32> const
+}
+code {
+  %wide = conv @out %y, @in %x, @in %w, @in %b {Strides=[1, 1], Pads=[1, 1, 1, 1], Dilations=[1, 1], Group=1, FusedActivation=0, FusedAlpha=0, FusedBeta=0}
+  %heavy = conv @out %y2, @in %x2, @in %w2, @in %b2 {Strides=[1, 1], Pads=[1, 1, 1, 1], Dilations=[1, 1], Group=1, FusedActivation=0, FusedAlpha=0, FusedBeta=0}
+  %s2 = conv @out %y3, @in %x, @in %w, @in %b {Strides=[2, 2], Pads=[1, 1, 1, 1], Dilations=[1, 1], Group=1, FusedActivation=0, FusedAlpha=0, FusedBeta=0}
+  %few = conv @out %y4, @in %x3, @in %w4, @in %b4 {Strides=[1, 1], Pads=[1, 1, 1, 1], Dilations=[1, 1], Group=1, FusedActivation=0, FusedAlpha=0, FusedBeta=0}
+  %pw = conv @out %y5, @in %x, @in %w5, @in %b4 {Strides=[1, 1], Pads=[0, 0, 0, 0], Dilations=[1, 1], Group=1, FusedActivation=0, FusedAlpha=0, FusedBeta=0}
+}
+)";
+} // namespace
+
+// The direct rule: AMX-BF16 with the 16-lane kernels (the AMX MatMul
+// kernel's condition), group 1, 3x3, stride and dilation 1, at most a
+// quarter of padding; tasks split pixels where the copy is larger (each
+// task's share within half of L2), output channels where the filter is.
+TEST(ConvBF16Plan, DirectFollowsTheTargetAndTheShape) {
+  auto parsed = parseIR(kDirectIR, "direct.ir");
+  ASSERT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError());
+  std::vector<const ConvInst *> convs;
+  for (auto &I : parsed->function->getInstrs())
+    if (auto *c = llvm::dyn_cast<ConvInst>(I.get()))
+      convs.push_back(c);
+  ASSERT_EQ(convs.size(), 5u);
+  TargetDesc T;
+  T.vectorBits = 512;
+  T.vectorRegisters = 32;
+  T.l1dBytes = 48 << 10;
+  T.l2Bytes = 2 << 20;
+  T.extensions |= 1u << unsigned(ISAExt::AVX512BF16);
+  T.extensions |= 1u << unsigned(ISAExt::AMXTile);
+  EXPECT_FALSE(
+      cpu::chooseConvBF16Direct(*convs[0], T).has_value()); // no AMX-BF16
+  T.extensions |= 1u << unsigned(ISAExt::AMXBF16);
+  auto wide = cpu::chooseConvBF16Direct(*convs[0], T);
+  ASSERT_TRUE(wide.has_value());
+  EXPECT_EQ(wide->Cp, 64);
+  EXPECT_EQ(wide->Wp, 58);
+  EXPECT_EQ(wide->lda, 576);
+  EXPECT_EQ(wide->virtualPixels, 3264); // 56 x 58 rounded up to 32
+  EXPECT_GE(wide->S, 58 * 58 + 2 + 32);
+  EXPECT_EQ(wide->pixelTasks, 8);
+  EXPECT_EQ(wide->pixelsPerTask, 416);
+  EXPECT_EQ(wide->rowTasks, 1);
+  cpu::ConvPlan p = cpu::planConv(*convs[0], T, CPUCodegenOptions());
+  EXPECT_NE(cpu::describeConvPlan(p).find("ember_conv_bf16_direct"),
+            std::string::npos);
+  auto heavy = cpu::chooseConvBF16Direct(*convs[1], T);
+  ASSERT_TRUE(heavy.has_value());
+  EXPECT_EQ(heavy->pixelTasks, 1);
+  EXPECT_EQ(heavy->rowTasks, 8);
+  EXPECT_EQ(heavy->rowsPerTask, 64);
+  EXPECT_FALSE(cpu::chooseConvBF16Direct(*convs[2], T).has_value()); // stride 2
+  EXPECT_FALSE(
+      cpu::chooseConvBF16Direct(*convs[3], T).has_value()); // 13 channels
+  EXPECT_FALSE(cpu::chooseConvBF16Direct(*convs[4], T).has_value()); // 1x1
+  // A small L2: more pixel tasks, each share of the copy within half.
+  T.l2Bytes = 64 << 10;
+  wide = cpu::chooseConvBF16Direct(*convs[0], T);
+  ASSERT_TRUE(wide.has_value());
+  EXPECT_EQ(wide->pixelsPerTask, 128);
+  EXPECT_EQ(wide->pixelTasks, 26);
+  EXPECT_LE((wide->pixelsPerTask + 2 * wide->Wp + 3) * wide->Cp / 2 * 4,
+            int64_t(T.l2Bytes / 2));
+  // 8 lanes: no AMX kernel, so no direct one.
+  T.vectorBits = 256;
+  T.vectorRegisters = 16;
+  EXPECT_FALSE(cpu::chooseConvBF16Direct(*convs[0], T).has_value());
 }

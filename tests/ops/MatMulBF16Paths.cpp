@@ -21,6 +21,16 @@
 // transformer forms: an N-D activation times a 2-D weight, batched products and
 // TransB.
 //
+// MatMulBF16EpiloguePathTest: y = act(MatMul(a, b) + bias + res) as exporters
+// write it (Adds and an activation node), which fuse-matmul-epilogue folds
+// into the BFloat16 MatMul and the kernels apply in Float32 as they store the
+// sums. With T = S + |bias| + |res| the pre-activation value is a sum of K + 2
+// exact terms, so the bounds become gamma(K + 2) T and 2 gamma(K + 2) T; the
+// activations have slopes below 1.13 (both GELU forms; Relu, Clip and Sigmoid
+// at most 1), and their float evaluations (the Interpreter's libm calls, the
+// kernels' polynomials) add at most 1e-6 (1 + |z|) each, z the pre-activation
+// value (a few ulp of the result, and of z where GELU's 1 + erf cancels).
+//
 //===----------------------------------------------------------------------===//
 #include "../../backends/CPU/MatMulBF16.h"
 #include "../unit/TestUtils.h"
@@ -171,6 +181,109 @@ double gamma(dim_t k) {
 }
 
 class MatMulBF16PathTest : public ::testing::TestWithParam<BF16Case> {};
+
+struct BF16EpilogueCase {
+  const char *name;
+  dim_t batch, m, k, n;
+  bool bias, residual;
+  FusedActivation act;
+  bool constantRHS = true;
+};
+
+// Row counts from 16 up take the AMX kernel on AMX hosts, fewer vdpbf16ps;
+// a constant B's product is flattened to batch * m rows (matmul-form).
+const BF16EpilogueCase kEpilogueCases[] = {
+    {"bias_amx_partial", 1, 29, 19, 70, true, false, FusedActivation::None},
+    {"residual_dp_rows", 1, 13, 40, 64, false, true, FusedActivation::None},
+    // Several K blocks of vdpbf16ps (96 pairs) and of AMX chunks: the
+    // epilogue applies once, after the last.
+    {"bias_residual_k_blocks", 1, 7, 301, 130, true, true,
+     FusedActivation::None},
+    {"bias_residual_amx_long_k", 1, 37, 301, 50, true, true,
+     FusedActivation::None},
+    {"bias_gelu_amx", 1, 33, 65, 47, true, false, FusedActivation::Gelu},
+    {"bias_gelu_tanh_dp", 1, 11, 33, 47, true, false,
+     FusedActivation::GeluTanh},
+    {"bias_relu_whole_blocks", 1, 64, 64, 64, true, false,
+     FusedActivation::Relu},
+    {"bias_residual_clip", 1, 9, 97, 70, true, true, FusedActivation::Clip},
+    {"sigmoid_only", 1, 20, 41, 65, false, false, FusedActivation::Sigmoid},
+    {"k1_bias_relu", 1, 16, 1, 17, true, false, FusedActivation::Relu},
+    {"batched_bias_residual", 3, 10, 17, 40, true, true, FusedActivation::None},
+    {"rank3_bias_gelu", 4, 8, 64, 48, true, false, FusedActivation::Gelu},
+    // A run-time B stays a batched product (the residual at each batch's
+    // offset): AMX with 17 rows, vdpbf16ps with 9.
+    {"runtime_rhs_bias_residual_gelu", 2, 17, 33, 70, true, true,
+     FusedActivation::Gelu, false},
+    {"runtime_rhs_short_bias_residual", 2, 9, 45, 33, true, true,
+     FusedActivation::None, false},
+};
+
+void PrintTo(const BF16EpilogueCase &c, std::ostream *os) { *os << c.name; }
+
+/// a [batch, m, k], b [k, n] (batch of them when run-time), bias [1, 1, n],
+/// res [batch, m, n], random in [-2, 2] from a fixed seed.
+std::vector<Tensor> makeEpilogueOperands(const BF16EpilogueCase &c) {
+  std::mt19937 gen(11);
+  dim_t bb = c.constantRHS ? 1 : c.batch;
+  std::vector<Tensor> t;
+  t.emplace_back(ElemKind::Float32, std::vector<dim_t>{c.batch, c.m, c.k});
+  t.emplace_back(ElemKind::Float32, std::vector<dim_t>{bb, c.k, c.n});
+  t.emplace_back(ElemKind::Float32, std::vector<dim_t>{1, 1, c.n});
+  t.emplace_back(ElemKind::Float32, std::vector<dim_t>{c.batch, c.m, c.n});
+  for (Tensor &x : t)
+    x.randomize(-2.f, 2.f, gen);
+  return t;
+}
+
+/// The activation of \p c on \p x, in double.
+double activateExact(const BF16EpilogueCase &c, double x) {
+  switch (c.act) {
+  case FusedActivation::Relu:
+    return std::max(x, 0.0);
+  case FusedActivation::Clip:
+    return std::min(std::max(x, -0.5), 0.75);
+  case FusedActivation::Sigmoid:
+    return 1 / (1 + std::exp(-x));
+  case FusedActivation::Gelu:
+    return 0.5 * x * std::erfc(-x / std::sqrt(2.0));
+  case FusedActivation::GeluTanh:
+    return 0.5 * x *
+           (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+  default:
+    return x;
+  }
+}
+
+/// The pre-activation values z (bias + the exact products of the rounded
+/// operands + res, in double) and T per element.
+void exactEpilogue(const BF16EpilogueCase &c, std::vector<double> &z,
+                   std::vector<double> &t) {
+  std::vector<Tensor> op = makeEpilogueOperands(c);
+  for (dim_t bi = 0; bi < c.batch; ++bi)
+    for (dim_t i = 0; i < c.m; ++i)
+      for (dim_t j = 0; j < c.n; ++j) {
+        dim_t bo = c.constantRHS ? 0 : bi * c.k * c.n;
+        double acc = 0, abs = 0;
+        for (dim_t p = 0; p < c.k; ++p) {
+          double x =
+              roundBF16(float(op[0].elementAsDouble((bi * c.m + i) * c.k + p)));
+          double w = roundBF16(float(op[1].elementAsDouble(bo + p * c.n + j)));
+          acc += x * w;
+          abs += std::fabs(x * w);
+        }
+        if (c.bias) {
+          double v = op[2].elementAsDouble(j);
+          acc += v, abs += std::fabs(v);
+        }
+        if (c.residual) {
+          double v = op[3].elementAsDouble((bi * c.m + i) * c.n + j);
+          acc += v, abs += std::fabs(v);
+        }
+        z.push_back(acc);
+        t.push_back(abs);
+      }
+}
 } // namespace
 
 TEST_P(MatMulBF16PathTest, CPUMatchesInterpreter) {
@@ -193,6 +306,85 @@ TEST_P(MatMulBF16PathTest, CPUMatchesInterpreter) {
 
 INSTANTIATE_TEST_SUITE_P(Cases, MatMulBF16PathTest,
                          ::testing::ValuesIn(kBF16Cases), [](const auto &info) {
+                           return std::string(info.param.name);
+                         });
+
+namespace {
+/// The activation node of \p c applied to \p x.
+NodeValue applyActivation(Function &F, const BF16EpilogueCase &c, NodeValue x) {
+  switch (c.act) {
+  case FusedActivation::Relu:
+    return F.createRelu("act", x);
+  case FusedActivation::Clip:
+    return F.createClip("act", x, -0.5f, 0.75f);
+  case FusedActivation::Sigmoid:
+    return F.createSigmoid("act", x);
+  case FusedActivation::Gelu:
+    return F.createGelu("act", x, 0);
+  case FusedActivation::GeluTanh:
+    return F.createGelu("act", x, 1);
+  default:
+    return x;
+  }
+}
+
+Tensor runEpilogueCase(const BF16EpilogueCase &c, llvm::StringRef backend) {
+  Module M;
+  Function *F = M.createFunction("epi");
+  std::vector<Tensor> t = makeEpilogueOperands(c);
+  std::vector<Tensor> inputs;
+  auto input = [&](const char *name, Tensor x) -> NodeValue {
+    auto *p = M.createPlaceholder(name, x.getType(), false);
+    inputs.push_back(std::move(x));
+    return p;
+  };
+  NodeValue a = input("a", std::move(t[0]));
+  NodeValue b = c.constantRHS
+                    ? NodeValue(M.createConstant("b", std::move(t[1])))
+                    : input("b", std::move(t[1]));
+  NodeValue bias = input("bias", std::move(t[2]));
+  NodeValue res = input("res", std::move(t[3]));
+  NodeValue y = F->createMatMul("mm", a, b, 0);
+  std::vector<int64_t> dims(y.dims().begin(), y.dims().end());
+  if (c.bias)
+    y = F->createAdd("add_bias", F->createBroadcast("bias_b", bias, dims), y);
+  if (c.residual)
+    y = F->createAdd("add_res", y, res);
+  y = applyActivation(*F, c, y);
+  auto *out = M.createPlaceholder("y", *y.getType(), true);
+  F->createSave("save", y, out);
+  CodegenOptions opts = pathOptions();
+  opts.precision.precision = FloatPrecision::BF16;
+  auto outs = compileAndRun(M, *F, backend, std::move(inputs), opts);
+  return outs.empty() ? Tensor() : std::move(outs[0]);
+}
+
+class MatMulBF16EpiloguePathTest
+    : public ::testing::TestWithParam<BF16EpilogueCase> {};
+} // namespace
+
+TEST_P(MatMulBF16EpiloguePathTest, CPUMatchesInterpreter) {
+  const BF16EpilogueCase &c = GetParam();
+  Tensor ref = runEpilogueCase(c, "Interpreter");
+  Tensor got = runEpilogueCase(c, "CPU");
+  ASSERT_EQ(got.getType(), ref.getType());
+  std::vector<double> z, t;
+  exactEpilogue(c, z, t);
+  ASSERT_EQ(size_t(ref.size()), z.size());
+  const double slope = 1.13, g = gamma(c.k + 2);
+  for (size_t i = 0; i < z.size(); ++i) {
+    double r = ref.elementAsDouble(i), v = got.elementAsDouble(i);
+    double act = 1e-6 * (1 + std::fabs(z[i]));
+    ASSERT_LE(std::fabs(r - activateExact(c, z[i])), slope * g * t[i] + act)
+        << "Interpreter, element " << i;
+    ASSERT_LE(std::fabs(v - r), slope * 2 * g * t[i] + 2 * act)
+        << "CPU, element " << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, MatMulBF16EpiloguePathTest,
+                         ::testing::ValuesIn(kEpilogueCases),
+                         [](const auto &info) {
                            return std::string(info.param.name);
                          });
 

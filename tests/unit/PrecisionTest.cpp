@@ -3,8 +3,8 @@
 // The flag parsers; convert-precision on a small graph (operands cast to
 // BFloat16, the weight's Cast folded into a BFloat16 constant rounded to
 // nearest even, the result still Float32; nothing under fp32 or when the
-// kind is kept); BFloat16 MatMuls in graph and IR text (print, parse,
-// print) and in the memory plan (2-byte buffers).
+// kind is kept; an epilogue kept); BFloat16 MatMuls in graph and IR text
+// (print, parse, print) and in the memory plan (2-byte buffers).
 //
 //===----------------------------------------------------------------------===//
 #include "TestUtils.h"
@@ -122,6 +122,32 @@ TEST(Precision, KeepsFP32WhenNotAsked) {
     convert(**F, p);
     EXPECT_EQ(print(**F), before);
   }
+}
+
+// A MatMul that already has an epilogue (bias and GELU) is converted too
+// and keeps it: the bias stays Float32, applied after the Float32 sums.
+TEST(Precision, ConvertsMatMulWithEpilogue) {
+  Module M;
+  auto F = parseFunction(R"(function f {
+  %x = Placeholder float<4 x 3> input
+  %w = Constant float<3 x 2> [1, 2, 3, 4, 5, 6]
+  %b = Constant float<2> [0.5, -0.5]
+  %y = Placeholder float<4 x 2> output
+  %m = MatMul(%x, %w, %b) {TransB=0, FusedActivation=7, FusedAlpha=0, FusedBeta=0}
+  Save(%m, %y)
+})",
+                         M);
+  ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
+  PrecisionOptions p;
+  p.precision = FloatPrecision::BF16;
+  convert(**F, p);
+  MatMulNode *mm = theMatMul(**F);
+  ASSERT_NE(mm, nullptr);
+  EXPECT_EQ(mm->getLHS().getElemKind(), ElemKind::BFloat16);
+  EXPECT_EQ(mm->getRHS().getElemKind(), ElemKind::BFloat16);
+  ASSERT_EQ(mm->getEpilogue().size(), 1u);
+  EXPECT_EQ(mm->getEpilogue()[0].getElemKind(), ElemKind::Float32);
+  EXPECT_EQ(mm->getFusedActivation(), int64_t(FusedActivation::Gelu));
 }
 
 /// Three convolutions: a plain one (converted), a depthwise one and one

@@ -115,15 +115,18 @@ void ember_matmul_f32(float *c, const float *a, const float *b,
                       int64_t i0, int64_t i1, int64_t t0, int64_t t1);
 void ember_matmul_pack_a_f32(float *dst, const float *a, int64_t m, int64_t K,
                              int64_t lda, int64_t ldk, int64_t t0, int64_t t1);
-void ember_matmul_bf16_widen(float *c, const uint16_t *a, const uint16_t *b,
-                             int64_t n, int64_t K, int64_t kc, int64_t i0,
-                             int64_t i1, int64_t t0, int64_t t1);
-void ember_matmul_bf16_dp(float *c, const uint16_t *a, const uint16_t *b,
-                          int64_t n, int64_t K, int64_t kc, int64_t i0,
-                          int64_t i1, int64_t t0, int64_t t1);
-void ember_matmul_bf16_amx(float *c, const uint16_t *a, const uint16_t *b,
-                           int64_t n, int64_t K, int64_t kp, int64_t i0,
-                           int64_t i1, int64_t t0, int64_t t1);
+/// A BFloat16 MatMul (MatMulBF16.inc, MatMulAMX.inc): one entry per product
+/// kernel, all with these parameters (kc: the K block in pairs; the AMX
+/// kernel's: the padded pairs of a panel).
+#define EMBER_MATMUL_BF16_DECL(name)                                           \
+  void name(float *c, const uint16_t *a, const uint16_t *b, const float *bias, \
+            const float *res, int64_t n, int64_t K, int64_t kc, int64_t act,   \
+            float alpha, float beta, int64_t i0, int64_t i1, int64_t t0,       \
+            int64_t t1)
+EMBER_MATMUL_BF16_DECL(ember_matmul_bf16_widen);
+EMBER_MATMUL_BF16_DECL(ember_matmul_bf16_dp);
+EMBER_MATMUL_BF16_DECL(ember_matmul_bf16_amx);
+#undef EMBER_MATMUL_BF16_DECL
 /// A convolution with a BFloat16 filter (ConvBF16.inc): one entry per
 /// product kernel, all with these parameters.
 #define EMBER_CONV_BF16_DECL(name)                                             \
@@ -138,6 +141,15 @@ EMBER_CONV_BF16_DECL(ember_conv_bf16_widen);
 EMBER_CONV_BF16_DECL(ember_conv_bf16_dp);
 EMBER_CONV_BF16_DECL(ember_conv_bf16_amx);
 #undef EMBER_CONV_BF16_DECL
+void ember_conv_bf16_direct(float *y, const uint16_t *w, const uint16_t *p,
+                            const float *bias, const float *res, int64_t lda,
+                            int64_t cBlocks, int64_t KH, int64_t KW, int64_t Wp,
+                            int64_t S, int64_t OH, int64_t OW, int64_t act,
+                            float alpha, float beta, int64_t m0, int64_t m1,
+                            int64_t v0, int64_t v1);
+void ember_conv_bf16_pad(uint16_t *p, const float *x, int64_t C, int64_t H,
+                         int64_t W, int64_t pt, int64_t pl, int64_t Hp,
+                         int64_t Wp, int64_t S, int64_t q0, int64_t q1);
 void ember_conv_bf16_pack(uint16_t *panels, const float *x, int64_t K,
                           int64_t N, int64_t nr, int64_t kp, int64_t H,
                           int64_t W, int64_t KH, int64_t KW, int64_t OW,

@@ -6,10 +6,11 @@
 // to nearest even), and the MatMul's result stays Float32 (a BFloat16
 // MatMul accumulates in Float32; see inferMatMul). Casts of constants are
 // folded by constant-fold, so weights are converted once, at compile time;
-// activations are converted at run time. A Conv gets a BFloat16 filter
-// and reads its Float32 input rounded to BFloat16 (convertConv). Everything
-// else keeps its
-// precision; docs/Precision.md lists the rules and their reasons.
+// activations are converted at run time; a fused epilogue (bias, residual,
+// activation) stays Float32 after the Float32 sums. A Conv gets a BFloat16
+// filter and reads its Float32 input rounded to BFloat16 (convertConv).
+// Everything else keeps its precision; docs/Precision.md lists the rules and
+// their reasons.
 //
 //===----------------------------------------------------------------------===//
 #include "PassUtils.h"
@@ -56,15 +57,17 @@ bool ConvertPrecisionPass::run(Function &F, PassContext &ctx) {
     if (ctx.precision.keeps("MatMul"))
       continue;
     auto *mm = llvm::dyn_cast<MatMulNode>(n);
-    // A fused epilogue stays with the float kernel that applies it.
     if (!mm || mm->getLHS().getElemKind() != ElemKind::Float32 ||
-        mm->getRHS().getElemKind() != ElemKind::Float32 ||
-        !mm->getEpilogue().empty() || mm->getFusedActivation() != 0)
+        mm->getRHS().getElemKind() != ElemKind::Float32)
       continue;
     std::string name = mm->getName().str();
     NodeValue a = toBF16(F, name + ".lhs", mm->getLHS());
     NodeValue b = toBF16(F, name + ".rhs", mm->getRHS());
-    MatMulNode *converted = F.createMatMul(name, a, b, mm->getTransB());
+    // An epilogue stays Float32 and keeps its place after the sums.
+    llvm::SmallVector<NodeValue, 4> epilogue = mm->getEpilogue();
+    MatMulNode *converted = F.createMatMul(
+        name, a, b, epilogue, mm->getTransB(), mm->getFusedActivation(),
+        mm->getFusedAlpha(), mm->getFusedBeta());
     replaceNode(mm, converted);
     F.eraseNode(mm);
     ++ctx.counters["convert-precision.matmuls"];

@@ -12,8 +12,8 @@
 // Bias and residual need the MatMul to have no activation yet (the
 // activation applies to their sum); each part is fused at most once. The
 // MatMul and its view must be used only by the fused node, so no work is
-// duplicated. Runs after convert-precision: BFloat16 products keep their
-// own kernels and are left alone.
+// duplicated. Runs after convert-precision: a MatMul of BFloat16 operands
+// (a Float32 result) takes the same epilogue, applied in Float32.
 //
 //===----------------------------------------------------------------------===//
 #include "PassUtils.h"
@@ -36,8 +36,8 @@ struct Epilogue {
 };
 } // namespace
 
-/// The float MatMul \p v comes from, directly or through a Reshape keeping
-/// the last dim, each used only on the way to \p v's user.
+/// The Float32 or BFloat16 MatMul \p v comes from, directly or through a
+/// Reshape keeping the last dim, each used only on the way to \p v's user.
 static Producer producerOf(NodeValue v) {
   Node *n = v.getNode();
   ReshapeNode *view = nullptr;
@@ -50,7 +50,10 @@ static Producer producerOf(NodeValue v) {
     n = r->getInput().getNode();
   }
   auto *mm = llvm::dyn_cast<MatMulNode>(n);
-  if (!mm || !hasOneUse(mm) || mm->getLHS().getElemKind() != ElemKind::Float32)
+  if (!mm || !hasOneUse(mm))
+    return {};
+  ElemKind operands = mm->getLHS().getElemKind();
+  if (operands != ElemKind::Float32 && operands != ElemKind::BFloat16)
     return {};
   return {mm, view};
 }

@@ -1,0 +1,189 @@
+//===- ConvBF16Direct.cpp - Stride-1 BFloat16 convolutions on AMX ---------===//
+#include "ConvBF16Direct.h"
+
+#include "CPU.h"
+#include "ConvTiling.h"
+
+#include "ember/Kernel/LowerToKernel.h"
+
+#include "glog/logging.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+
+using namespace ember;
+using namespace ember::cpu;
+using kir::CallArg;
+using kir::ExprRef;
+using kir::Kernel;
+
+namespace {
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t roundUp(int64_t a, int64_t b) { return ceilDiv(a, b) * b; }
+
+/// BFloat16 values in one tile row (64 bytes), and a block's tiles of rows
+/// and of columns (MatMulAMX.inc's 2 x 2 block of 16 x 16 sums).
+constexpr int64_t kTileK = kAMXTileBytes / 2, kBlock = 2 * kAMXTileRows;
+} // namespace
+
+/// The task split of \p d (see chooseConvBF16Direct).
+static void splitTasks(ConvBF16Direct &d, const TargetDesc &T) {
+  int64_t rowBlocks = ceilDiv(d.M, kBlock);
+  int64_t pixelBlocks = d.virtualPixels / kBlock;
+  bool filterLarger = d.Mp * d.lda * 2 > int64_t(d.copyBytes());
+  int64_t rowTasks = 1, pixelTasks = 1;
+  if (filterLarger) {
+    rowTasks = std::min(rowBlocks, kConvMinTasks);
+  } else {
+    // A task reads its pixels' share of the copy and the taps' reach past
+    // it ((KH - 1) Wp + KW words per channel pair).
+    int64_t pairBytes = d.Cp / 2 * 4;
+    int64_t reach = (d.KH - 1) * d.Wp + d.KW;
+    int64_t fit = std::max<int64_t>(
+        kBlock, (int64_t(T.l2Bytes / 2) / pairBytes - reach) / kBlock * kBlock);
+    pixelTasks = std::max(ceilDiv(d.virtualPixels, fit),
+                          std::min(pixelBlocks, kConvMinTasks));
+    if (pixelTasks < kConvMinTasks)
+      rowTasks = std::min(rowBlocks, ceilDiv(kConvMinTasks, pixelTasks));
+  }
+  d.rowsPerTask = ceilDiv(rowBlocks, rowTasks) * kBlock;
+  d.rowTasks = ceilDiv(d.M, d.rowsPerTask);
+  d.pixelsPerTask = ceilDiv(pixelBlocks, pixelTasks) * kBlock;
+  d.pixelTasks = ceilDiv(d.virtualPixels, d.pixelsPerTask);
+  d.padTasks = std::min(d.Cp / 2, kConvMinTasks);
+}
+
+std::optional<ConvBF16Direct> cpu::chooseConvBF16Direct(const ConvInst &I,
+                                                        const TargetDesc &T) {
+  auto xd = I.getInput()->getType()->dims();
+  auto wd = I.getFilter()->getType()->dims();
+  auto yd = I.getDest()->getType()->dims();
+  auto st = I.getStrides(), dil = I.getDilations(), pads = I.getPads();
+  if (I.getGroup() != 1 || st[0] != 1 || st[1] != 1 || dil[0] != 1 ||
+      dil[1] != 1 || wd[2] != 3 || wd[3] != 3)
+    return std::nullopt;
+  ConvBF16Direct d;
+  d.M = int64_t(wd[0]);
+  if (chooseBF16MatMul(T, d.M).kernel != BF16MatMulKernel::AMX)
+    return std::nullopt;
+  d.C = int64_t(xd[1]), d.H = int64_t(xd[2]), d.W = int64_t(xd[3]);
+  d.KH = int64_t(wd[2]), d.KW = int64_t(wd[3]);
+  d.OH = int64_t(yd[2]), d.OW = int64_t(yd[3]);
+  d.Cp = roundUp(d.C, kTileK);
+  d.Hp = d.H + pads[0] + pads[2];
+  d.Wp = d.W + pads[1] + pads[3];
+  if (4 * (d.Wp - d.OW) > d.Wp || 4 * (d.Cp - d.C) > d.Cp)
+    return std::nullopt;
+  d.S = roundUp(d.Hp * d.Wp + d.KW - 1 + kBlock, 16);
+  d.Mp = roundUp(d.M, kAMXTileRows);
+  d.lda = d.KH * d.KW * d.Cp;
+  d.virtualPixels = roundUp(d.OH * d.Wp, kBlock);
+  splitTasks(d, T);
+  return d;
+}
+
+ConvPlan cpu::planConvBF16Direct(const ConvInst &I, const ConvBF16Direct &d,
+                                 const TargetDesc &T) {
+  int64_t images = int64_t(I.getInput()->getType()->dims()[0]);
+  ConvPlan P;
+  P.path = ConvPathKind::BF16Gemm;
+  P.bf16Kernel = "ember_conv_bf16_direct";
+  P.macs = images * d.M * d.C * d.KH * d.KW * d.OH * d.OW;
+  P.vectorMacs = P.macs / std::max<int64_t>(1, 2 * T.floatLanes());
+  P.copyBytes = images * int64_t(d.copyBytes());
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "BFloat16 filter, B tiles from a padded copy (" << d.Cp << " x " << d.Hp
+     << " x " << d.Wp << "); tasks of " << d.pixelsPerTask << " pixels x "
+     << d.rowsPerTask << " channels";
+  P.reason = os.str();
+  return P;
+}
+
+/// The filter [M][C][KH][KW] (BFloat16, a constant) as the kernel's A
+/// [Mp][KH][KW][Cp], zero-padded, in the constant image.
+static kir::Buffer layOutFilter(const ConvInst &I, const ConvBF16Direct &d,
+                                const MatMulBF16Context &ctx) {
+  auto *w = llvm::dyn_cast<WeightVar>(getOrigin(I.getFilter()));
+  // convert-precision converts only constant filters.
+  CHECK(w && w->isConstant()) << "BFloat16 conv filter computed at run time";
+  kir::Buffer src = kir::bufferFor(I.getFilter(), ctx.plan);
+  const auto *b =
+      reinterpret_cast<const uint16_t *>(ctx.constants.data() + src.offset);
+  std::vector<uint16_t> a(size_t(d.Mp * d.lda), 0);
+  for (int64_t m = 0; m < d.M; ++m)
+    for (int64_t c = 0; c < d.C; ++c)
+      for (int64_t kh = 0; kh < d.KH; ++kh)
+        for (int64_t kw = 0; kw < d.KW; ++kw)
+          a[m * d.lda + (kh * d.KW + kw) * d.Cp + c] =
+              b[((m * d.C + c) * d.KH + kh) * d.KW + kw];
+  return appendConstant(ctx.constants, a.data(), a.size() * 2,
+                        I.getFilter()->getName().str() + ".bf16.taps",
+                        ElemKind::BFloat16);
+}
+
+/// The kernel that writes image \p img's padded copy into \p copy.
+static Kernel padKernel(const ConvInst &I, const ConvBF16Direct &d,
+                        const MatMulBF16Context &ctx, const kir::Buffer &copy,
+                        int64_t img) {
+  auto pads = I.getPads();
+  int64_t pairs = d.Cp / 2;
+  Kernel k((I.getName() + ".pad").str());
+  unsigned p = k.addBuffer(copy);
+  unsigned x = k.addBuffer(kir::bufferFor(I.getInput(), ctx.plan));
+  unsigned e = k.newVar();
+  std::vector<CallArg> args = {bufArg(p, k.constInt(0)),
+                               bufArg(x, k.constInt(img * d.C * d.H * d.W))};
+  for (int64_t v : {d.C, d.H, d.W, pads[0], pads[1], d.Hp, d.Wp, d.S})
+    args.push_back(valArg(k.constInt(v)));
+  args.push_back(valArg(k.div(k.mul(k.var(e), pairs), d.padTasks)));
+  args.push_back(valArg(
+      k.div(k.add(k.mul(k.var(e), pairs), k.constInt(pairs)), d.padTasks)));
+  k.body() = {Kernel::loop(e, d.padTasks, /*parallel=*/true,
+                           {EMBER_LIBJIT_CALL(k, ember_conv_bf16_pad, args)})};
+  return k;
+}
+
+void cpu::lowerConvBF16Direct(const ConvInst &I, const ConvBF16Direct &d,
+                              const MatMulBF16Context &ctx,
+                              std::vector<Kernel> &out) {
+  kir::Buffer filter = layOutFilter(I, d, ctx);
+  kir::Buffer copy{Region::Activation, ctx.scratchOffset, d.copyBytes(),
+                   ElemKind::BFloat16, "conv.bf16.padded"};
+  ctx.scratchSize = std::max<size_t>(ctx.scratchSize, copy.size);
+  int64_t N = d.OH * d.OW, tasks = d.rowTasks * d.pixelTasks;
+  for (int64_t img = 0; img < int64_t(I.getInput()->getType()->dims()[0]);
+       ++img) {
+    out.push_back(padKernel(I, d, ctx, copy, img));
+    Kernel k(I.getName());
+    unsigned y = k.addBuffer(kir::bufferFor(I.getDest(), ctx.plan));
+    unsigned w = k.addBuffer(filter);
+    unsigned p = k.addBuffer(copy);
+    unsigned b = k.addBuffer(kir::bufferFor(I.getBias(), ctx.plan));
+    // e = rt * pixelTasks + pt.
+    unsigned e = k.newVar();
+    ExprRef m0 = k.mul(k.div(k.var(e), d.pixelTasks), d.rowsPerTask);
+    ExprRef v0 = k.mul(k.rem(k.var(e), d.pixelTasks), d.pixelsPerTask);
+    auto min = [&](ExprRef v, int64_t hi) {
+      return k.binary(kir::BinOp::Min, v, k.constInt(hi));
+    };
+    ExprRef yOff = k.constInt(img * d.M * N);
+    std::vector<CallArg> args = {
+        bufArg(y, yOff), bufArg(w, k.constInt(0)), bufArg(p, k.constInt(0)),
+        bufArg(b, k.constInt(0)), convResidualArg(k, I, ctx.plan, yOff)};
+    for (int64_t v : {d.lda, d.Cp / kTileK, d.KH, d.KW, d.Wp, d.S, d.OH, d.OW,
+                      I.getFusedActivation()})
+      args.push_back(valArg(k.constInt(v)));
+    args.push_back(valArg(k.constFloat(I.getFusedAlpha())));
+    args.push_back(valArg(k.constFloat(I.getFusedBeta())));
+    for (ExprRef v :
+         {m0, min(k.add(m0, k.constInt(d.rowsPerTask)), d.M), v0,
+          min(k.add(v0, k.constInt(d.pixelsPerTask)), d.virtualPixels)})
+      args.push_back(valArg(v));
+    k.body() = {
+        Kernel::loop(e, tasks, /*parallel=*/true,
+                     {EMBER_LIBJIT_CALL(k, ember_conv_bf16_direct, args)})};
+    out.push_back(std::move(k));
+  }
+}
