@@ -37,10 +37,12 @@ bool interp::hasKernel(OpKind op, ElemKind kind) {
     return false;    // lowered, or not an instruction
   case OpKind::Cast: // BFloat16 rounds to nearest even (storeElement)
     return isPlainKind(kind);
+  case OpKind::MaxPool: // max pooling of bytes for quantized models
+    return kind == ElemKind::Float32 || kind == ElemKind::Int8 ||
+           kind == ElemKind::UInt8;
   case OpKind::MatMul:
   case OpKind::Conv:
   case OpKind::ConvNHWC:
-  case OpKind::MaxPool:
   case OpKind::AvgPool:
   case OpKind::Softmax:
   case OpKind::ScaledSoftmax:

@@ -131,19 +131,23 @@ static void convImpl(const ConvLike &I, const ExecContext &ctx) {
 }
 
 /// Shared loop of MaxPool and AvgPool; \p isMax selects the reduction.
-static void pool(const Instruction &I, const ExecContext &ctx, bool isMax) {
+/// Max (isMax) or average pooling of T, accumulating in Acc from \p init
+/// (padding never wins the max; its identity is below every value).
+template <typename T, typename Acc>
+static void poolOf(const Instruction &I, const ExecContext &ctx, bool isMax,
+                   Acc init) {
   Value *dest = I.getOperand(0).value, *src = I.getOperand(1).value;
   llvm::ArrayRef<dim_t> xd = src->getType()->dims();
   llvm::ArrayRef<dim_t> yd = dest->getType()->dims();
   auto kernel = I.attr(0).ints, strides = I.attr(1).ints, pads = I.attr(2).ints;
   bool countPad = !isMax && I.attr(3).i;
   dim_t H = xd[2], W = xd[3], OH = yd[2], OW = yd[3];
-  const float *x = ctx.ptr<float>(src);
-  float *y = ctx.ptr<float>(dest);
+  const T *x = ctx.ptr<T>(src);
+  T *y = ctx.ptr<T>(dest);
   for (dim_t nc = 0, e = xd[0] * xd[1]; nc < e; ++nc)
     for (dim_t oh = 0; oh < OH; ++oh)
       for (dim_t ow = 0; ow < OW; ++ow) {
-        float acc = isMax ? -std::numeric_limits<float>::infinity() : 0.f;
+        Acc acc = init;
         dim_t count = 0;
         for (dim_t kh = 0; kh < kernel[0]; ++kh) {
           dim_t ih = oh * strides[0] - pads[0] + kh;
@@ -154,7 +158,7 @@ static void pool(const Instruction &I, const ExecContext &ctx, bool isMax) {
             // not positions past it (ONNX semantics for ceil-mode tails).
             bool inPadded = ih < H + pads[2] && iw < W + pads[3];
             if (inside) {
-              float v = x[(nc * H + ih) * W + iw];
+              Acc v = x[(nc * H + ih) * W + iw];
               acc = isMax ? std::max(acc, v) : acc + v;
               ++count;
             } else if (countPad && inPadded) {
@@ -163,8 +167,23 @@ static void pool(const Instruction &I, const ExecContext &ctx, bool isMax) {
           }
         }
         y[(nc * OH + oh) * OW + ow] =
-            isMax ? acc : acc / float(std::max<dim_t>(count, 1));
+            T(isMax ? acc : acc / Acc(std::max<dim_t>(count, 1)));
       }
+}
+
+/// Float32 pooling; max pooling of Int8 and UInt8 too (quantized models'
+/// MaxPool between products runs on the bytes), from the type's lowest
+/// value (what a window of padding alone gives, as Quantize(-inf) does).
+static void pool(const Instruction &I, const ExecContext &ctx, bool isMax) {
+  switch (I.getOperand(0).value->getType()->getElemKind()) {
+  case ElemKind::Int8:
+    return poolOf<int8_t, int32_t>(I, ctx, isMax, -128);
+  case ElemKind::UInt8:
+    return poolOf<uint8_t, int32_t>(I, ctx, isMax, 0);
+  default:
+    return poolOf<float, float>(
+        I, ctx, isMax, isMax ? -std::numeric_limits<float>::infinity() : 0.f);
+  }
 }
 
 static void softmax(const SoftmaxInst &I, const ExecContext &ctx) {

@@ -113,12 +113,17 @@ static Kernel lowerPool(const Instruction &I, const MemoryPlan &plan,
   Kernel k(I.getName());
   unsigned out = k.addBuffer(bufferFor(dest, plan));
   unsigned in = k.addBuffer(bufferFor(src, plan));
-  unsigned acc = k.addLocal(ElemKind::Float32);
+  // Bytes (max only) compare in Int32 from the type's lowest value.
+  ElemKind ek = dest->getType()->getElemKind();
+  bool isInt = ek == ElemKind::Int8 || ek == ElemKind::UInt8;
+  unsigned acc = k.addLocal(isInt ? ElemKind::Int32 : ElemKind::Float32);
   unsigned r = k.newVar();
   ExprRef nc = k.binary(BinOp::Div, k.var(r), k.constInt(OH));
   ExprRef oh = k.binary(BinOp::Rem, k.var(r), k.constInt(OH));
   ExprRef init =
-      k.constFloat(isMax ? -std::numeric_limits<float>::infinity() : 0.f);
+      isInt
+          ? k.constInt(ek == ElemKind::Int8 ? -128 : 0, ElemKind::Int32)
+          : k.constFloat(isMax ? -std::numeric_limits<float>::infinity() : 0.f);
   // Rows: validity and clamped index per kh (loop-invariant in a row).
   std::vector<ExprRef> rowOk, rowBase;
   for (int64_t kh = 0; kh < kernel[0]; ++kh) {
@@ -152,7 +157,8 @@ static Kernel lowerPool(const Instruction &I, const MemoryPlan &plan,
           iw = k.binary(BinOp::Min, k.binary(BinOp::Max, iw, k.constInt(0)),
                         k.constInt(W - 1));
         }
-        ExprRef x = k.select(ok, k.load(in, k.add(rowBase[kh], iw)), init);
+        ExprRef x = k.load(in, k.add(rowBase[kh], iw));
+        x = k.select(ok, isInt ? k.cast(x, ElemKind::Int32) : x, init);
         body.push_back(Kernel::assign(
             acc, k.binary(isMax ? BinOp::Max : BinOp::Add, k.local(acc), x)));
       }
@@ -166,6 +172,8 @@ static Kernel lowerPool(const Instruction &I, const MemoryPlan &plan,
           ElemKind::Float32);
       v = k.binary(BinOp::Div, v, count);
     }
+    if (isInt)
+      v = k.cast(v, ek);
     body.push_back(Kernel::store(out, k.add(k.mul(k.var(r), OW), ow), v));
     return Kernel::loop(j, end - begin, false, std::move(body));
   };

@@ -142,7 +142,9 @@ bool kir::hasKernelLowering(const Node &n) {
   case OpKind::Resize:
     return isFloat(kind) && llvm::cast<ResizeNode>(n).getCoordMode() != 4;
   // Windows and the portable fallbacks.
-  case OpKind::MaxPool:
+  case OpKind::MaxPool: // bytes too: quantized models pool their bytes
+    return kind == ElemKind::Float32 || kind == ElemKind::Int8 ||
+           kind == ElemKind::UInt8;
   case OpKind::AvgPool:
   case OpKind::Softmax:
   case OpKind::MatMul:

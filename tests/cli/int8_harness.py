@@ -49,10 +49,11 @@ def run(runner, backend, extra, path, xpath, outdir):
         os.path.join(outdir, "output_0.pb"))), "", r.stdout
 
 
-def check(runner, work, name, m, x, flags=(), on_cpu=None):
+def check(runner, work, name, m, x, flags=(), on_cpu=None, runs=None):
     """Runs model m on input x on the Interpreter and every CPU_RUNS entry
-    with flags; returns (failure lines, the Interpreter's output or None).
-    on_cpu(label, stdout) may return more failure lines per CPU run."""
+    (or of runs) with flags; returns (failure lines, the Interpreter's
+    output or None). on_cpu(label, stdout) may return more failure lines
+    per CPU run."""
     d = os.path.join(work, name)
     os.makedirs(d, exist_ok=True)
     path, xpath = os.path.join(d, "model.onnx"), os.path.join(d, "x.pb")
@@ -63,7 +64,7 @@ def check(runner, work, name, m, x, flags=(), on_cpu=None):
     if ref is None:
         return ["%s on Interpreter: %s" % (name, err)], None
     failures = []
-    for label, extra in CPU_RUNS.items():
+    for label, extra in (runs or CPU_RUNS).items():
         got, err, out = run(runner, "CPU", list(flags) + extra, path, xpath,
                             os.path.join(d, label))
         if got is None:

@@ -115,11 +115,15 @@ def build(op, x, w, c, case, k, attrs, waxis):
 
 
 def conv_models():
-    # (x shape, out channels, kernel, strides, pads, group[, dilations]);
-    # the last four are depthwise (the direct kernel of DepthwiseInt8.cpp):
-    # strides 1 and 2, asymmetric pads, a 5x5 window, dilation, and rows
-    # longer than one vector with a partial one.
+    # (x shape, out channels, kernel, strides, pads, group[, dilations]):
+    # 1x1 convolutions (the pointwise im2col: channels a multiple of 4 or
+    # not, panels whole and partial), then wider windows;
+    # the last seven are depthwise (the direct kernel of DepthwiseInt8.cpp):
+    # strides 1, 2 and 3, asymmetric pads, a 5x5 window, dilation, rows
+    # longer than one vector with a partial one, and a plane past the
+    # kernel's stack buffer (its row-by-row path).
     shapes = [((1, 16, 7, 7), 32, (1, 1), (1, 1), (0, 0, 0, 0), 1),
+              ((2, 10, 9, 13), 20, (1, 1), (1, 1), (0, 0, 0, 0), 1),
               ((1, 5, 9, 11), 7, (3, 3), (1, 1), (1, 1, 1, 1), 1),
               ((2, 8, 10, 10), 70, (3, 3), (2, 2), (1, 0, 2, 1), 1),
               ((1, 8, 6, 6), 6, (3, 3), (1, 1), (1, 1, 1, 1), 2),
@@ -128,7 +132,10 @@ def conv_models():
               ((1, 24, 13, 37), 24, (3, 3), (1, 1), (1, 1, 1, 1), 24),
               ((2, 16, 15, 15), 16, (3, 3), (2, 2), (1, 1, 1, 1), 16),
               ((1, 8, 9, 10), 8, (5, 5), (2, 1), (2, 1, 0, 2), 8),
-              ((1, 6, 11, 12), 6, (3, 3), (1, 1), (2, 2, 2, 2), 6, (2, 2))]
+              ((1, 6, 11, 12), 6, (3, 3), (1, 1), (2, 2, 2, 2), 6, (2, 2)),
+              ((1, 3, 112, 112), 3, (3, 3), (2, 2), (1, 1, 1, 1), 3),
+              ((1, 5, 17, 19), 5, (3, 3), (3, 3), (1, 1, 1, 1), 5),
+              ((1, 2, 131, 130), 2, (3, 3), (1, 1), (1, 1, 1, 1), 2)]
     cs = cases()
     for si, shape in enumerate(shapes):
         xs, oc, ks, st, pads, grp = shape[:6]

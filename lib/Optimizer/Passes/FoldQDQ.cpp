@@ -9,26 +9,31 @@
 // add and one requantize,
 // saturate(round(float(acc) * (x_scale * w_scale / y_scale)) + y_zero),
 // with Relu as max(., y_zero) before the saturation (quantization is
-// monotonic). A backend with a fused kernel keeps that node; the others
-// lower it to IntConv / IntMatMul and float arithmetic.
+// monotonic), and a Clip whose bounds quantize to the saturation (ReLU6
+// under an output range of [0, 6]) likewise. A backend with a fused kernel
+// keeps that node; the others lower it to IntConv / IntMatMul and float
+// arithmetic.
 //
 // Quantize([Relu](Add(Dequantize(a), Dequantize(b)))), all per tensor (the
 // residual Add of quantized networks), becomes one RequantAdd on the bytes;
 // its lowering is the same chain, so every backend computes what it did
 // before, and one with a fused kernel skips the Float32 tensors between.
-// Anything else keeps its Dequantize/Quantize, lowered later.
+// MaxPool, views and means between the products run on the bytes
+// (FoldQDQPool.cpp), elementwise functions of one operand as tables
+// (FoldQDQTable.cpp). Anything else keeps its Dequantize/Quantize, lowered
+// later.
 //
 //===----------------------------------------------------------------------===//
+#include "FoldQDQ.h"
 #include "PassUtils.h"
 #include "Passes.h"
 
+#include <cmath>
+
 using namespace ember;
+using namespace ember::qdq;
 
-namespace {
-
-/// The constant values behind \p v (a Constant or Splat), looking through
-/// Reshape and Cast.
-std::optional<std::vector<double>> constantValues(NodeValue v) {
+std::optional<std::vector<double>> qdq::constantValues(NodeValue v) {
   while (llvm::isa<ReshapeNode>(v.getNode()) ||
          llvm::isa<CastNode>(v.getNode()))
     v = v.getNode()->getNthInput(0);
@@ -43,10 +48,12 @@ std::optional<std::vector<double>> constantValues(NodeValue v) {
   return out;
 }
 
-bool isByte(NodeValue v) {
+bool qdq::isByte(NodeValue v) {
   return v.getElemKind() == ElemKind::Int8 ||
          v.getElemKind() == ElemKind::UInt8;
 }
+
+namespace {
 
 /// A Dequantize of 8-bit values per tensor, or per \p axis when >= 0.
 DequantizeNode *byteDequantize(NodeValue v, int64_t axis) {
@@ -175,15 +182,46 @@ bool matchOperands(Product &p, NodeValue &bias) {
   return true;
 }
 
+/// \p v quantized by \p q as the lowered Quantize computes it (Float32
+/// division, round half to even, zero point, saturation), or none when
+/// \p q's scale or zero point is not a constant.
+std::optional<float> quantizedValue(const QuantizeNode &q, float v) {
+  auto s = constantValues(q.getScale()), z = constantValues(q.getZero());
+  if (!s || !z || s->size() != 1 || z->size() != 1)
+    return std::nullopt;
+  bool isSigned = q.getElemTy() == ElemKind::Int8;
+  float r = std::nearbyint(v / float((*s)[0])) + float((*z)[0]);
+  return std::min(std::max(r, isSigned ? -128.f : 0.f),
+                  isSigned ? 127.f : 255.f);
+}
+
+/// Whether Clip \p c before \p q is the requantize's own clamp: quantizing
+/// is monotonic, so Quantize(Clip(v, lo, hi)) clamps Quantize(v) to
+/// [Quantize(lo), Quantize(hi)]. That is saturation where Quantize(hi) is
+/// the type's top and Quantize(lo) its bottom, and the Relu bound
+/// max(., zero) = Quantize(0) where lo is 0 (sets \p relu). ReLU6 under an
+/// output range calibrated to [0, 6] is such a Clip.
+bool isRequantClamp(const ClipNode &c, const QuantizeNode &q, bool &relu) {
+  auto hi = quantizedValue(q, c.getMax()), lo = quantizedValue(q, c.getMin());
+  bool isSigned = q.getElemTy() == ElemKind::Int8;
+  if (!hi || *hi < (isSigned ? 127.f : 255.f))
+    return false;
+  relu = c.getMin() == 0.f;
+  return relu || (lo && *lo <= (isSigned ? -128.f : 0.f));
+}
+
 /// The foldable product that \p q quantizes, if any.
 std::optional<Product> match(QuantizeNode *q) {
   if (q->getScale().dims()[0] != 1)
     return std::nullopt;
   Product p{q, q->getInput().getNode(), false, nullptr, nullptr, NodeValue(), 0,
             0};
+  auto *clip = llvm::dyn_cast<ClipNode>(p.op);
   if (llvm::isa<ReluNode>(p.op) && hasOneUse(p.op)) {
     p.relu = true;
     p.op = p.op->getNthInput(0).getNode();
+  } else if (clip && hasOneUse(clip) && isRequantClamp(*clip, *q, p.relu)) {
+    p.op = clip->getInput().getNode();
   }
   NodeValue bias;
   if (!hasOneUse(p.op) || !matchOperands(p, bias) || !p.x || !p.w)
@@ -231,6 +269,18 @@ bool FoldQDQPass::run(Function &F, PassContext &ctx) {
     if (NodeValue sum = requantAdd(F, q)) {
       q->getResult().replaceAllUsesWith(sum);
       ++ctx.counters["fold-qdq.add"];
+      changed = true;
+      continue;
+    }
+    if (NodeValue moved = foldQuantizedMovement(F, q)) {
+      q->getResult().replaceAllUsesWith(moved);
+      ++ctx.counters["fold-qdq.movement"];
+      changed = true;
+      continue;
+    }
+    if (NodeValue mapped = foldQuantizedTable(F, q)) {
+      q->getResult().replaceAllUsesWith(mapped);
+      ++ctx.counters["fold-qdq.table"];
       changed = true;
       continue;
     }
