@@ -178,11 +178,7 @@ llvm::Expected<NodeValue> runtimeReverseIndex(ImportContext &ctx,
       binary(ctx, node, OpKind::Max, lens, constantLike(ctx, node, lens, 0)));
   TRY(lens, binary(ctx, node, OpKind::Min, lens,
                    constantLike(ctx, node, lens, double(n))));
-  Tensor steps(ElemKind::Int64, timeShape);
-  for (int64_t i = 0; i < n; ++i)
-    steps.getHandle<int64_t>().raw(i) = i;
-  NodeValue t =
-      ctx.module().createConstant(nameOf(node) + ".time", std::move(steps));
+  TRY(NodeValue t, iotaConstant(ctx, node, n, timeShape));
   TRY(NodeValue rev, binary(ctx, node, OpKind::Sub, lens, t));
   TRY(rev,
       binary(ctx, node, OpKind::Sub, rev, constantLike(ctx, node, rev, 1)));
@@ -208,8 +204,10 @@ llvm::Error importReverseSequence(ImportContext &ctx,
       lensV.dims()[0] != x.dims()[batchAxis])
     return fail(node, "needs batch and time axes 0 and 1 and one length per "
                       "batch entry");
-  if (auto *p = llvm::dyn_cast<Placeholder>(lensV.getNode());
-      p && !p->isOutput()) {
+  // Run-time lengths, or an index too large to build at import: the index
+  // is computed in the graph.
+  auto *p = llvm::dyn_cast<Placeholder>(lensV.getNode());
+  if ((p && !p->isOutput()) || x.getType()->size() > kMaxFoldElements) {
     TRY(NodeValue idx,
         runtimeReverseIndex(ctx, node, x, lensV, batchAxis, timeAxis));
     TRY(NodeValue y, make(ctx, node, OpKind::GatherElements, {x, idx},

@@ -26,15 +26,16 @@ namespace {
 /// a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N).
 template <int Kind>
 llvm::Error importWindow(ImportContext &ctx, const onnx::NodeProto &node) {
-  TRY(double sizeD, constantScalar(ctx, node, 0));
-  int64_t size = int64_t(sizeD);
+  TRY(int64_t size, constantScalarInt(ctx, node, 0));
   AttrReader attrs(node);
   TRY(int64_t periodic, attrs.getInt("periodic", 1));
   TRY(int64_t dtype, attrs.getInt("output_datatype", 1));
   TRY(ElemKind kind,
       elemKindFromONNX(int32_t(dtype), ImportContext::describe(node)));
-  if (size < 1)
-    return fail(node, "size must be positive");
+  // The window is computed at import, one cosine per point.
+  if (size < 1 || size > kMaxFoldElements)
+    return fail(node,
+                "size must be in [1, " + llvm::Twine(kMaxFoldElements) + "]");
   static const double kCoeffs[3][3] = {
       {0.5, 0.5, 0.0}, {25.0 / 46, 21.0 / 46, 0.0}, {0.42, 0.5, 0.08}};
   const double *a = kCoeffs[Kind];
@@ -99,14 +100,18 @@ llvm::Error importDFT(ImportContext &ctx, const onnx::NodeProto &node) {
                       "component axis");
   int64_t n = x.dims()[axis], len = n;
   if (ctx.hasInput(node, 1)) {
-    TRY(double l, constantScalar(ctx, node, 1));
-    len = int64_t(l);
+    TRY(len, constantScalarInt(ctx, node, 1));
   }
   if (len < 1)
     return fail(node, "dft_length must be positive");
   if (onesided && (inverse || comps == 2))
     return fail(node, "onesided applies to the forward DFT of a real signal");
   int64_t bins = onesided ? len / 2 + 1 : len;
+  // The DFT matrix is computed at import, one sine and cosine per entry.
+  if (bins > kMaxFoldElements / (std::max<int64_t>(n, 1) * comps * 2))
+    return fail(node, "the DFT matrix of " + llvm::Twine(n) + " samples and " +
+                          llvm::Twine(bins) + " bins has more than " +
+                          llvm::Twine(kMaxFoldElements) + " entries");
   // [others..., n, comps], flattened to rows of n * comps.
   Ints perm, back(rank), mid;
   for (int64_t d = 0; d < rank - 1; ++d)
@@ -140,6 +145,36 @@ llvm::Error importDFT(ImportContext &ctx, const onnx::NodeProto &node) {
   return ctx.setOutput(node, NodeValue(*u));
 }
 
+/// Ones where the index along dim \p p equals the one along dim \p q, in
+/// \p x's kind, shaped to broadcast against \p x (rank \p rank). An
+/// n x n constant while small, else two iotas compared in the graph.
+llvm::Expected<NodeValue> diagonalMask(ImportContext &ctx,
+                                       const onnx::NodeProto &node, NodeValue x,
+                                       size_t rank, size_t p, size_t q) {
+  int64_t n = x.dims()[p];
+  Ints shape(rank, 1);
+  shape[p] = shape[q] = n;
+  if (n > 0 && n > kMaxFoldElements / n) {
+    Ints rowShape(rank, 1), colShape(rank, 1);
+    rowShape[p] = colShape[q] = n;
+    TRY(NodeValue rows, iotaConstant(ctx, node, n, rowShape));
+    TRY(NodeValue cols, iotaConstant(ctx, node, n, colShape));
+    TRY(NodeValue eq, binary(ctx, node, OpKind::Equal, rows, cols));
+    return castTo(ctx, node, eq, x.getElemKind());
+  }
+  Tensor eye(x.getElemKind(), shape);
+  for (int64_t i = 0; i < n; ++i) {
+    Ints c(rank, 0);
+    c[p] = c[q] = i;
+    int64_t flat = 0;
+    for (size_t k = 0; k < shape.size(); ++k)
+      flat = flat * shape[k] + c[k];
+    storeElement(eye.data(), eye.getElemKind(), flat, 1.0);
+  }
+  return NodeValue(
+      ctx.module().createConstant(nameOf(node) + ".eye", std::move(eye)));
+}
+
 /// Replaces operand letters that repeat by their diagonal.
 llvm::Expected<NodeValue> takeDiagonals(ImportContext &ctx,
                                         const onnx::NodeProto &node,
@@ -151,19 +186,7 @@ llvm::Expected<NodeValue> takeDiagonals(ImportContext &ctx,
       int64_t n = x.dims()[p];
       if (x.dims()[q] != n)
         return fail(node, "repeated subscript with different sizes");
-      Ints shape(letters.size(), 1);
-      shape[p] = shape[q] = n;
-      Tensor eye(x.getElemKind(), shape);
-      for (int64_t i = 0; i < n; ++i) {
-        Ints c(letters.size(), 0);
-        c[p] = c[q] = i;
-        int64_t flat = 0;
-        for (size_t k = 0; k < shape.size(); ++k)
-          flat = flat * shape[k] + c[k];
-        storeElement(eye.data(), eye.getElemKind(), flat, 1.0);
-      }
-      NodeValue mask =
-          ctx.module().createConstant(nameOf(node) + ".eye", std::move(eye));
+      TRY(NodeValue mask, diagonalMask(ctx, node, x, letters.size(), p, q));
       TRY(x, binary(ctx, node, OpKind::Mul, x, mask));
       TRY(x, reduce(ctx, node, OpKind::ReduceSum, x, {int64_t(q)}, false));
       letters.erase(q, 1);
