@@ -151,15 +151,6 @@ ImportContext::broadcastPair(const onnx::NodeProto &node, NodeValue a,
   return std::make_pair(ba, bb);
 }
 
-NodeValue ImportContext::splatConstant(llvm::StringRef name,
-                                       llvm::ArrayRef<dim_t> dims,
-                                       float value) {
-  Tensor t(ElemKind::Float32, dims);
-  for (float &v : t.getHandle<float>())
-    v = value;
-  return M_.createConstant(name, std::move(t));
-}
-
 //===----------------------------------------------------------------------===//
 // AttrReader
 //===----------------------------------------------------------------------===//

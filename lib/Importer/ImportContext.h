@@ -74,10 +74,6 @@ public:
                                         NodeValue v,
                                         llvm::ArrayRef<dim_t> dims);
 
-  /// A float32 constant of \p dims filled with \p value.
-  NodeValue splatConstant(llvm::StringRef name, llvm::ArrayRef<dim_t> dims,
-                          float value);
-
   /// Records the static dims a model declares for value \p name (graph
   /// outputs and value_info).
   void declare(const std::string &name, std::vector<int64_t> dims) {

@@ -108,6 +108,36 @@ llvm::Expected<Equation> parseEquation(const onnx::NodeProto &node,
   return e;
 }
 
+/// Ones where the index along dim \p p equals the one along dim \p q, in
+/// \p x's kind, shaped to broadcast against \p x (rank \p rank). An
+/// n x n constant while small, else two iotas compared in the graph.
+llvm::Expected<NodeValue> diagonalMask(ImportContext &ctx,
+                                       const onnx::NodeProto &node, NodeValue x,
+                                       size_t rank, size_t p, size_t q) {
+  int64_t n = x.dims()[p];
+  Ints shape(rank, 1);
+  shape[p] = shape[q] = n;
+  if (n > 0 && n > kMaxFoldElements / n) {
+    Ints rowShape(rank, 1), colShape(rank, 1);
+    rowShape[p] = colShape[q] = n;
+    TRY(NodeValue rows, iotaConstant(ctx, node, n, rowShape));
+    TRY(NodeValue cols, iotaConstant(ctx, node, n, colShape));
+    TRY(NodeValue eq, binary(ctx, node, OpKind::Equal, rows, cols));
+    return castTo(ctx, node, eq, x.getElemKind());
+  }
+  Tensor eye(x.getElemKind(), shape);
+  for (int64_t i = 0; i < n; ++i) {
+    Ints c(rank, 0);
+    c[p] = c[q] = i;
+    int64_t flat = 0;
+    for (size_t k = 0; k < shape.size(); ++k)
+      flat = flat * shape[k] + c[k];
+    storeElement(eye.data(), eye.getElemKind(), flat, 1.0);
+  }
+  return NodeValue(
+      ctx.module().createConstant(nameOf(node) + ".eye", std::move(eye)));
+}
+
 /// Replaces operand letters that repeat by their diagonal.
 llvm::Expected<NodeValue> takeDiagonals(ImportContext &ctx,
                                         const onnx::NodeProto &node,
@@ -116,22 +146,9 @@ llvm::Expected<NodeValue> takeDiagonals(ImportContext &ctx,
     for (size_t q = p + 1; q < letters.size(); ++q) {
       if (letters[p] != letters[q])
         continue;
-      int64_t n = x.dims()[p];
-      if (x.dims()[q] != n)
+      if (x.dims()[q] != x.dims()[p])
         return fail(node, "repeated subscript with different sizes");
-      Ints shape(letters.size(), 1);
-      shape[p] = shape[q] = n;
-      Tensor eye(x.getElemKind(), shape);
-      for (int64_t i = 0; i < n; ++i) {
-        Ints c(letters.size(), 0);
-        c[p] = c[q] = i;
-        int64_t flat = 0;
-        for (size_t k = 0; k < shape.size(); ++k)
-          flat = flat * shape[k] + c[k];
-        storeElement(eye.data(), eye.getElemKind(), flat, 1.0);
-      }
-      NodeValue mask =
-          ctx.module().createConstant(nameOf(node) + ".eye", std::move(eye));
+      TRY(NodeValue mask, diagonalMask(ctx, node, x, letters.size(), p, q));
       TRY(x, binary(ctx, node, OpKind::Mul, x, mask));
       TRY(x, reduce(ctx, node, OpKind::ReduceSum, x, {int64_t(q)}, false));
       letters.erase(q, 1);

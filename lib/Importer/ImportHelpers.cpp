@@ -4,6 +4,7 @@
 #include "ember/Base/ElemAccess.h"
 
 #include <algorithm>
+#include <cmath>
 
 using namespace ember;
 using namespace ember::onnximport;
@@ -40,28 +41,40 @@ NodeValue onnximport::constantOf(ImportContext &ctx,
                                  llvm::ArrayRef<dim_t> dims, double v) {
   // A constant of one value over a huge shape (a loss target declared with
   // 2^31 elements, say) would hold the whole tensor in the module: above
-  // 2^26 elements it is a Splat, which constant folding never expands,
-  // where float holds the value exactly.
-  constexpr dim_t kSplatAbove = dim_t(1) << 26;
+  // the fold limit it is a Splat, which constant folding never expands,
+  // where float holds the value exactly, else one value broadcast in the
+  // graph (constant folding leaves a broadcast that grows its data).
   dim_t count = 1;
   for (dim_t d : dims)
-    count = d != 0 && count > kSplatAbove / d ? kSplatAbove + 1 : count * d;
-  if (count > kSplatAbove && double(float(v)) == v)
-    return ctx.fn().createSplat(nameOf(node) + ".splat", dims, kind, float(v));
+    count = d != 0 && count > kMaxFoldElements / d ? kMaxFoldElements + 1
+                                                   : count * d;
+  if (count > kMaxFoldElements) {
+    if (double(float(v)) == v)
+      return ctx.fn().createSplat(nameOf(node) + ".splat", dims, kind,
+                                  float(v));
+    std::vector<dim_t> ones(dims.size(), 1);
+    NodeValue one = constantOf(ctx, node, kind, ones, v);
+    return NodeValue(llvm::cantFail(
+        ctx.fn().tryCreateBroadcast(nameOf(node) + ".fill", one, dims)));
+  }
   Tensor t(kind, dims);
   for (dim_t i = 0, e = t.size(); i < e; ++i)
     storeElement(t.data(), kind, i, v);
   return ctx.module().createConstant(nameOf(node) + ".const", std::move(t));
 }
 
-NodeValue onnximport::iotaConstant(ImportContext &ctx,
-                                   const onnx::NodeProto &node, int64_t n,
-                                   llvm::ArrayRef<dim_t> dims) {
-  Tensor t(ElemKind::Int64, dims);
-  auto *p = reinterpret_cast<int64_t *>(t.data());
+llvm::Expected<NodeValue>
+onnximport::iotaConstant(ImportContext &ctx, const onnx::NodeProto &node,
+                         int64_t n, llvm::ArrayRef<dim_t> dims, ElemKind kind) {
+  if (n > kMaxFoldElements)
+    return fail(node, "needs the positions 0 .. " + llvm::Twine(n - 1) +
+                          " along one dim; the limit is " +
+                          llvm::Twine(kMaxFoldElements) + " positions");
+  Tensor t(kind, dims);
   for (int64_t i = 0; i < n; ++i)
-    p[i] = i;
-  return ctx.module().createConstant(nameOf(node) + ".iota", std::move(t));
+    storeElement(t.data(), kind, i, double(i));
+  return NodeValue(
+      ctx.module().createConstant(nameOf(node) + ".iota", std::move(t)));
 }
 
 NodeValue onnximport::constantLike(ImportContext &ctx,
@@ -161,6 +174,16 @@ llvm::Expected<double> onnximport::constantScalar(ImportContext &ctx,
   if (t->size() != 1)
     return fail(node, "input " + llvm::Twine(i) + " must be a scalar");
   return t->elementAsDouble(0);
+}
+
+llvm::Expected<int64_t>
+onnximport::constantScalarInt(ImportContext &ctx, const onnx::NodeProto &node,
+                              int i) {
+  EMBER_ASSIGN_OR_RETURN(double v, constantScalar(ctx, node, i));
+  if (std::isnan(v))
+    return fail(node, "input " + llvm::Twine(i) + " is NaN");
+  constexpr double kLimit = double(int64_t(1) << 62);
+  return int64_t(std::clamp(v, -kLimit, kLimit));
 }
 
 void onnximport::bindOutput(ImportContext &ctx, const onnx::NodeProto &node,

@@ -21,6 +21,11 @@ using Ints = std::vector<int64_t>;
 /// so a declared shape never makes the import itself slow or huge.
 constexpr int64_t kMaxFoldElements = int64_t(1) << 24;
 
+/// The most times an importer repeats its node pattern along a declared
+/// dim or an attribute (RNN steps, LRN window positions, 3-D convolution
+/// depth taps): the graph must not grow with a declared shape.
+constexpr int64_t kMaxUnrolledSteps = 4096;
+
 /// The name given to nodes built for \p node.
 std::string nameOf(const onnx::NodeProto &node);
 
@@ -32,14 +37,20 @@ llvm::Expected<NodeValue> make(ImportContext &ctx, const onnx::NodeProto &node,
                                OpKind kind, llvm::ArrayRef<NodeValue> ins,
                                AttrList attrs = {}, unsigned resNo = 0);
 
-/// A Constant of \p kind and \p dims filled with \p v.
+/// A Constant of \p kind and \p dims filled with \p v; above
+/// kMaxFoldElements elements a Splat (or one value broadcast in the graph
+/// where float does not hold \p v exactly), so its cost does not grow with
+/// \p dims.
 NodeValue constantOf(ImportContext &ctx, const onnx::NodeProto &node,
                      ElemKind kind, llvm::ArrayRef<dim_t> dims, double v);
 
-/// An Int64 Constant holding 0 .. n-1, shaped as \p dims (one dim is n,
-/// the others 1).
-NodeValue iotaConstant(ImportContext &ctx, const onnx::NodeProto &node,
-                       int64_t n, llvm::ArrayRef<dim_t> dims);
+/// A Constant of \p kind holding 0 .. n-1, shaped as \p dims (one dim is
+/// n, the others 1); an error naming \p node when n is above
+/// kMaxFoldElements (a declared dim must not size the import's work).
+llvm::Expected<NodeValue> iotaConstant(ImportContext &ctx,
+                                       const onnx::NodeProto &node, int64_t n,
+                                       llvm::ArrayRef<dim_t> dims,
+                                       ElemKind kind = ElemKind::Int64);
 
 /// \p v as a Constant of the type of \p like.
 NodeValue constantLike(ImportContext &ctx, const onnx::NodeProto &node,
@@ -81,6 +92,12 @@ llvm::Expected<Ints> optionalInts(ImportContext &ctx,
 /// The scalar value of constant input \p i as a double.
 llvm::Expected<double> constantScalar(ImportContext &ctx,
                                       const onnx::NodeProto &node, int i);
+
+/// The scalar value of constant input \p i as an integer (truncated),
+/// saturated to +-2^62 so that converting it is defined and later
+/// arithmetic on it cannot overflow; NaN is an error.
+llvm::Expected<int64_t> constantScalarInt(ImportContext &ctx,
+                                          const onnx::NodeProto &node, int i);
 
 /// Binds output \p i of \p node (empty names are skipped).
 void bindOutput(ImportContext &ctx, const onnx::NodeProto &node, int i,

@@ -178,11 +178,7 @@ llvm::Expected<NodeValue> runtimeReverseIndex(ImportContext &ctx,
       binary(ctx, node, OpKind::Max, lens, constantLike(ctx, node, lens, 0)));
   TRY(lens, binary(ctx, node, OpKind::Min, lens,
                    constantLike(ctx, node, lens, double(n))));
-  Tensor steps(ElemKind::Int64, timeShape);
-  for (int64_t i = 0; i < n; ++i)
-    steps.getHandle<int64_t>().raw(i) = i;
-  NodeValue t =
-      ctx.module().createConstant(nameOf(node) + ".time", std::move(steps));
+  TRY(NodeValue t, iotaConstant(ctx, node, n, timeShape));
   TRY(NodeValue rev, binary(ctx, node, OpKind::Sub, lens, t));
   TRY(rev,
       binary(ctx, node, OpKind::Sub, rev, constantLike(ctx, node, rev, 1)));
@@ -208,8 +204,11 @@ llvm::Error importReverseSequence(ImportContext &ctx,
       lensV.dims()[0] != x.dims()[batchAxis])
     return fail(node, "needs batch and time axes 0 and 1 and one length per "
                       "batch entry");
-  if (auto *p = llvm::dyn_cast<Placeholder>(lensV.getNode());
-      p && !p->isOutput()) {
+  // Run-time lengths, or a [time, batch] table too large to build at
+  // import: the index is computed in the graph.
+  auto *p = llvm::dyn_cast<Placeholder>(lensV.getNode());
+  int64_t d0 = x.dims()[0], d1 = x.dims()[1];
+  if ((p && !p->isOutput()) || d0 > kMaxFoldElements / d1) {
     TRY(NodeValue idx,
         runtimeReverseIndex(ctx, node, x, lensV, batchAxis, timeAxis));
     TRY(NodeValue y, make(ctx, node, OpKind::GatherElements, {x, idx},
@@ -217,17 +216,25 @@ llvm::Error importReverseSequence(ImportContext &ctx,
     return ctx.setOutput(node, y);
   }
   TRY(Ints lens, ctx.constantInts(node, 1));
-  // Index along the time axis for every element: reversed below the length.
-  Tensor ix(ElemKind::Int64, x.dims());
-  int64_t inner = x.getType()->size() / (x.dims()[0] * x.dims()[1]);
+  // Index along the time axis: reversed below the length. For every
+  // element of a small x; above the fold limit one per (time, batch),
+  // broadcast over the inner dims in the graph.
+  bool full = x.getType()->size() <= kMaxFoldElements;
+  Ints shape(x.dims().size(), 1);
+  shape[0] = d0, shape[1] = d1;
+  if (full)
+    shape.assign(x.dims().begin(), x.dims().end());
+  Tensor ix(ElemKind::Int64, shape);
+  int64_t inner = ix.size() / (d0 * d1);
   for (int64_t i = 0; i < ix.size(); ++i) {
-    int64_t a0 = i / (x.dims()[1] * inner), a1 = (i / inner) % x.dims()[1];
+    int64_t a0 = i / (d1 * inner), a1 = (i / inner) % d1;
     int64_t t = timeAxis == 0 ? a0 : a1, b = timeAxis == 0 ? a1 : a0;
     int64_t len = std::clamp<int64_t>(lens[b], 0, x.dims()[timeAxis]);
     ix.getHandle<int64_t>().raw(i) = t < len ? len - 1 - t : t;
   }
   NodeValue idx =
       ctx.module().createConstant(nameOf(node) + ".index", std::move(ix));
+  TRY(idx, ctx.broadcastTo(node, idx, x.dims()));
   TRY(NodeValue y, make(ctx, node, OpKind::GatherElements, {x, idx},
                         {Attr::makeInt(timeAxis)}));
   return ctx.setOutput(node, y);

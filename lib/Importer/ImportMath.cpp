@@ -372,11 +372,7 @@ llvm::Error importHardmax(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(NodeValue am,
       make(ctx, node, OpKind::ArgMax, {x3},
            {Attr::makeInt(1), Attr::makeInt(1), Attr::makeInt(0)}));
-  Tensor iota(ElemKind::Int64, {1, inner, 1});
-  for (int64_t i = 0; i < inner; ++i)
-    iota.getHandle<int64_t>().raw(i) = i;
-  NodeValue idx =
-      ctx.module().createConstant(nameOf(node) + ".iota", std::move(iota));
+  TRY(NodeValue idx, iotaConstant(ctx, node, inner, {1, dim_t(inner), 1}));
   TRY(NodeValue eq, binary(ctx, node, OpKind::Equal, am, idx));
   TRY(NodeValue y, castTo(ctx, node, eq, x.getElemKind()));
   TRY(y, reshapeTo(ctx, node, y, orig));

@@ -50,12 +50,17 @@ llvm::Expected<WindowND> readWindowND(const onnx::NodeProto &node, NodeValue x,
                         "positive");
     // The dilated window's span, (kernel - 1) * dilation + 1, and the
     // padded extent it is compared with must fit in int64.
+    // So must strides and pads, which ceil_mode adds to the extent.
+    constexpr int64_t kQuarter = std::numeric_limits<int64_t>::max() / 4;
     int64_t span;
     if (__builtin_mul_overflow(w.kernel[i] - 1, w.dilations[i], &span) ||
-        span > std::numeric_limits<int64_t>::max() / 4)
+        span > kQuarter)
       return fail(node, "kernel_shape and dilations give a window too large");
     if (w.pads[i] < 0 || w.pads[i + n] < 0)
       return fail(node, "pads must not be negative");
+    if (w.strides[i] > kQuarter || w.pads[i] > kQuarter ||
+        w.pads[i + n] > kQuarter)
+      return fail(node, "strides or pads are too large");
   }
   if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
     for (int64_t i = 0; i < n; ++i) {
@@ -94,12 +99,42 @@ void applyCeil(WindowND &w, llvm::ArrayRef<dim_t> dims) {
 /// [0, end) (starting at o * stride - padBegin, dilated).
 int64_t tapsBelow(int64_t o, int64_t k, int64_t stride, int64_t dil,
                   int64_t padBegin, int64_t end) {
-  int64_t n = 0;
-  for (int64_t t = 0; t < k; ++t) {
-    int64_t p = o * stride - padBegin + t * dil;
-    n += p >= 0 && p < end;
+  // Counted, not enumerated: the kernel size is an attribute.
+  int64_t base = o * stride - padBegin;
+  auto ceilDiv = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+  int64_t lo = base >= 0 ? 0 : ceilDiv(-base, dil);
+  int64_t hi = base >= end ? 0 : std::min(k, ceilDiv(end - base, dil));
+  return std::max<int64_t>(hi - lo, 0);
+}
+
+/// Taps inside over taps counted, or 0 where none count.
+double tapRatio(double in, double pad) { return pad > 0 ? in / pad : 0.0; }
+
+/// The rescale of explicitPadRescale as one constant per spatial dim
+/// ([1, 1, ..., out_i, ..., 1]) multiplied in the graph.
+llvm::Expected<NodeValue>
+perDimRescale(ImportContext &ctx, const onnx::NodeProto &node, NodeValue y,
+              llvm::ArrayRef<dim_t> dims,
+              const std::vector<std::vector<double>> &inside,
+              const std::vector<std::vector<double>> &padded) {
+  size_t n = dims.size() - 2;
+  NodeValue r;
+  for (size_t i = 0; i < n; ++i) {
+    std::vector<dim_t> di(n + 2, 1);
+    di[2 + i] = dims[2 + i];
+    Tensor t(y.getElemKind(), di);
+    for (dim_t o = 0; o < dims[2 + i]; ++o)
+      storeElement(t.data(), t.getElemKind(), o,
+                   tapRatio(inside[i][o], padded[i][o]));
+    NodeValue c =
+        ctx.module().createConstant(nameOf(node) + ".pad_count", std::move(t));
+    if (!r) {
+      r = c;
+    } else {
+      TRY(r, binary(ctx, node, OpKind::Mul, r, c));
+    }
   }
-  return n;
+  return r;
 }
 
 /// Per output position of an average pool over \p w (end pads grown for
@@ -108,36 +143,57 @@ int64_t tapsBelow(int64_t o, int64_t k, int64_t stride, int64_t dil,
 /// latter), shaped [1, 1, spatial dims of \p y] in \p y's kind. An average
 /// over the input times it is the average count_include_pad asks for: the
 /// positions past the explicit padding do not count (onnxruntime's rule).
-NodeValue explicitPadRescale(ImportContext &ctx, const onnx::NodeProto &node,
-                             const WindowND &w, const Ints &explicitPads,
-                             NodeValue x, NodeValue y) {
+/// The ratio is a product over the spatial dims: one constant while small,
+/// else one per dim, multiplied in the graph.
+llvm::Expected<NodeValue> explicitPadRescale(ImportContext &ctx,
+                                             const onnx::NodeProto &node,
+                                             const WindowND &w,
+                                             const Ints &explicitPads,
+                                             NodeValue x, NodeValue y) {
   size_t n = w.kernel.size();
   std::vector<dim_t> dims = {1, 1};
-  for (size_t i = 0; i < n; ++i)
-    dims.push_back(y.dims()[2 + i]);
+  // Per dim and output position: taps inside the input, and taps before
+  // the input's end plus the explicit end pad (measured from the start of
+  // the leading padding, which every tap is past).
+  std::vector<std::vector<double>> inside(n), padded(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t out = y.dims()[2 + i], size = x.dims()[2 + i];
+    if (out > kMaxFoldElements)
+      return fail(node, "an output dim of " + llvm::Twine(out) +
+                            " is more than the " +
+                            llvm::Twine(kMaxFoldElements) +
+                            " the count_include_pad rescale is built for");
+    dims.push_back(out);
+    for (int64_t o = 0; o < out; ++o) {
+      inside[i].push_back(double(tapsBelow(o, w.kernel[i], w.strides[i],
+                                           w.dilations[i], w.pads[i], size)));
+      padded[i].push_back(
+          double(tapsBelow(o, w.kernel[i], w.strides[i], w.dilations[i], 0,
+                           size + w.pads[i] + explicitPads[i + n])));
+    }
+  }
+  dim_t spatial = 1;
+  for (dim_t d : dims)
+    spatial *= d;
+  if (spatial > dim_t(kMaxFoldElements))
+    return perDimRescale(ctx, node, y, dims, inside, padded);
   Tensor t(y.getElemKind(), dims);
   std::vector<dim_t> o(n, 0);
   for (dim_t e = 0, end = t.size(); e < end; ++e) {
-    double inside = 1, padded = 1;
+    double in = 1, pad = 1;
     for (size_t i = 0; i < n; ++i) {
-      int64_t size = x.dims()[2 + i];
-      inside *= double(tapsBelow(o[i], w.kernel[i], w.strides[i],
-                                 w.dilations[i], w.pads[i], size));
-      // Measured from the start of the leading padding, which every tap
-      // is past: those before the input's end plus the explicit end pad.
-      padded *=
-          double(tapsBelow(o[i], w.kernel[i], w.strides[i], w.dilations[i], 0,
-                           size + w.pads[i] + explicitPads[i + n]));
+      in *= inside[i][o[i]];
+      pad *= padded[i][o[i]];
     }
-    storeElement(t.data(), t.getElemKind(), e,
-                 padded > 0 ? inside / padded : 0.0);
+    storeElement(t.data(), t.getElemKind(), e, tapRatio(in, pad));
     for (size_t i = n; i-- > 0;)
       if (++o[i] < dims[2 + i])
         break;
       else
         o[i] = 0;
   }
-  return ctx.module().createConstant(nameOf(node) + ".pad_count", std::move(t));
+  return NodeValue(
+      ctx.module().createConstant(nameOf(node) + ".pad_count", std::move(t)));
 }
 
 template <bool IsMax>
@@ -180,8 +236,8 @@ llvm::Error importPoolND(ImportContext &ctx, const onnx::NodeProto &node) {
                  Attr::makeInt(!IsMax), Attr::makeInt(countPad)}));
   }
   if (rescale) {
-    TRY(y, binary(ctx, node, OpKind::Mul, y,
-                  explicitPadRescale(ctx, node, w, explicitPads, x, y)));
+    TRY(NodeValue r, explicitPadRescale(ctx, node, w, explicitPads, x, y));
+    TRY(y, binary(ctx, node, OpKind::Mul, y, r));
   }
   return ctx.setOutput(node, y);
 }
@@ -397,6 +453,11 @@ llvm::Error importLRN(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(NodeValue padded,
       make(ctx, node, OpKind::Pad, {sq},
            {Attr::makeInts(pads), Attr::makeInt(0), Attr::makeFloat(0.f)}));
+  if (pads[1] + pads[1 + r] >= kMaxUnrolledSteps)
+    return fail(node, "a window of " + llvm::Twine(pads[1] + pads[1 + r] + 1) +
+                          " channels; the limit is " +
+                          llvm::Twine(kMaxUnrolledSteps) +
+                          " (one Slice per position)");
   NodeValue sum;
   for (int64_t k = 0; k <= pads[1] + pads[1 + r]; ++k) {
     Ints s(r, 0), st(r, 1), c(x.dims().begin(), x.dims().end());
@@ -501,6 +562,10 @@ llvm::Expected<NodeValue> conv3D(ImportContext &ctx,
   int64_t outD = (depth - (kd - 1) * dl - 1) / s + 1;
   if (outD < 1)
     return fail(node, "the kernel is deeper than the padded input");
+  if (kd > kMaxUnrolledSteps)
+    return fail(node, "a kernel depth of " + llvm::Twine(kd) +
+                          "; the limit is " + llvm::Twine(kMaxUnrolledSteps) +
+                          " (one 2-D convolution per tap)");
   NodeValue zero = constantOf(ctx, node, x.getElemKind(), {m}, 0);
   AttrList attrs = {
       Attr::makeInts({win.strides[1], win.strides[2]}),

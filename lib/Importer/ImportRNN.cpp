@@ -269,6 +269,12 @@ llvm::Expected<RNNSetup> readSetup(ImportContext &ctx,
   s.seq = x.dims()[s.batchFirst ? 1 : 0];
   s.batch = x.dims()[s.batchFirst ? 0 : 1];
   s.input = x.dims()[2];
+  // Each step is unrolled into a dozen nodes: the declared length must not
+  // size the graph beyond what the importer unrolls elsewhere.
+  if (s.seq > kMaxUnrolledSteps)
+    return fail(
+        node, "a sequence of " + llvm::Twine(s.seq) + " steps; the limit is " +
+                  llvm::Twine(kMaxUnrolledSteps) + " (each step is unrolled)");
   std::vector<std::string> names;
   if (const auto *a = attrs.find("activations"))
     names.assign(a->strings().begin(), a->strings().end());

@@ -36,8 +36,8 @@ llvm::Expected<NodeValue> onnximport::triluZeroMask(ImportContext &ctx,
     TRY(kv, castTo(ctx, node, kv, ElemKind::Int64));
     TRY(kv, reshapeTo(ctx, node, kv, {1, 1}));
   }
-  NodeValue rows = iotaConstant(ctx, node, n, {dim_t(n), 1});
-  NodeValue cols = iotaConstant(ctx, node, m, {1, dim_t(m)});
+  TRY(NodeValue rows, iotaConstant(ctx, node, n, {dim_t(n), 1}));
+  TRY(NodeValue cols, iotaConstant(ctx, node, m, {1, dim_t(m)}));
   TRY(NodeValue diag, binary(ctx, node, OpKind::Sub, cols, rows));
   // upper keeps j - i >= k: zero where j - i < k; lower keeps j - i <= k.
   return upper ? binary(ctx, node, OpKind::Less, diag, kv)
@@ -131,11 +131,7 @@ llvm::Error onnximport::importRuntimeRange(ImportContext &ctx,
     return fail(node, "start and delta must be scalars");
   int64_t n = (*d)[0];
   ElemKind kind = start.getElemKind();
-  Tensor steps(kind, {n});
-  for (int64_t i = 0; i < n; ++i)
-    storeElement(steps.data(), kind, i, double(i));
-  NodeValue iota =
-      ctx.module().createConstant(nameOf(node) + ".steps", std::move(steps));
+  TRY(NodeValue iota, iotaConstant(ctx, node, n, {dim_t(n)}, kind));
   TRY(start, reshapeTo(ctx, node, start, {1}));
   TRY(delta, reshapeTo(ctx, node, delta, {1}));
   TRY(NodeValue scaled, binary(ctx, node, OpKind::Mul, iota, delta));
@@ -252,11 +248,7 @@ llvm::Error onnximport::importRuntimeSlice(ImportContext &ctx,
     if ((*d)[a] < 1)
       return fail(node, "the result is empty (unsupported)");
     TRY(auto bs, startAndStep(ctx, node, entries, a, x.dims()[a]));
-    Tensor steps(ElemKind::Int64, {(*d)[a]});
-    for (int64_t i = 0; i < (*d)[a]; ++i)
-      steps.getHandle<int64_t>().raw(i) = i;
-    NodeValue iota =
-        ctx.module().createConstant(nameOf(node) + ".iota", std::move(steps));
+    TRY(NodeValue iota, iotaConstant(ctx, node, (*d)[a], {dim_t((*d)[a])}));
     TRY(NodeValue off, binary(ctx, node, OpKind::Mul, iota, bs.second));
     TRY(NodeValue idx, binary(ctx, node, OpKind::Add, off, bs.first));
     TRY(y, make(ctx, node, OpKind::Gather, {y, idx}, {Attr::makeInt(a)}));
@@ -276,11 +268,7 @@ llvm::Expected<NodeValue> padSource(ImportContext &ctx,
   auto lit = [&](double v) {
     return constantOf(ctx, node, ElemKind::Int64, {1}, v);
   };
-  Tensor steps(ElemKind::Int64, {out});
-  for (int64_t i = 0; i < out; ++i)
-    steps.getHandle<int64_t>().raw(i) = i;
-  NodeValue iota =
-      ctx.module().createConstant(nameOf(node) + ".iota", std::move(steps));
+  TRY(NodeValue iota, iotaConstant(ctx, node, out, {dim_t(out)}));
   TRY(NodeValue src, binary(ctx, node, OpKind::Sub, iota, before));
   if (mode == 1 && n > 1) { // reflect: -i before 0, 2(n-1) - i past n - 1
     TRY(NodeValue neg, binary(ctx, node, OpKind::Sub, lit(0), src));
@@ -297,11 +285,7 @@ llvm::Expected<NodeValue> padSource(ImportContext &ctx,
 llvm::Expected<NodeValue>
 padInside(ImportContext &ctx, const onnx::NodeProto &node, NodeValue before,
           llvm::ArrayRef<dim_t> dims, int64_t a, int64_t n) {
-  Tensor steps(ElemKind::Int64, {dims[a]});
-  for (int64_t i = 0; i < dims[a]; ++i)
-    steps.getHandle<int64_t>().raw(i) = i;
-  NodeValue iota =
-      ctx.module().createConstant(nameOf(node) + ".iota", std::move(steps));
+  TRY(NodeValue iota, iotaConstant(ctx, node, dims[a], {dims[a]}));
   TRY(NodeValue src, binary(ctx, node, OpKind::Sub, iota, before));
   TRY(NodeValue below,
       make(ctx, node, OpKind::Less, {src, constantLike(ctx, node, src, 0)}));
@@ -368,11 +352,8 @@ NodeValue floatLit(ImportContext &ctx, const onnx::NodeProto &node, double v) {
 llvm::Expected<NodeValue> resizeCoord(ImportContext &ctx,
                                       const onnx::NodeProto &node, NodeValue s,
                                       int64_t in, int64_t out, int64_t coord) {
-  Tensor steps(ElemKind::Float32, {out});
-  for (int64_t i = 0; i < out; ++i)
-    steps.getHandle<float>().raw(i) = float(i);
-  NodeValue o =
-      ctx.module().createConstant(nameOf(node) + ".iota", std::move(steps));
+  TRY(NodeValue o,
+      iotaConstant(ctx, node, out, {dim_t(out)}, ElemKind::Float32));
   if (coord == 1) // asymmetric
     return binary(ctx, node, OpKind::Div, o, s);
   if (coord == 3) { // align_corners, over the unrounded length in * s
@@ -571,6 +552,12 @@ llvm::Expected<NodeValue> truePositions(ImportContext &ctx,
   int64_t n = cond.dims()[0];
   if (n >= (int64_t(1) << 24))
     return fail(node, "more than 2^24 entries");
+  // At most n entries can be true: a larger declared count is wrong, and
+  // would size the constants below.
+  if (k > n)
+    return fail(node, "the output declares " + llvm::Twine(k) +
+                          " entries, more than the " + llvm::Twine(n) +
+                          " the condition holds");
   if (cond.getElemKind() != ElemKind::Bool) {
     TRY(NodeValue zero, make(ctx, node, OpKind::Equal,
                              {cond, constantLike(ctx, node, cond, 0)}));

@@ -22,15 +22,16 @@ namespace {
 /// a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N).
 template <int Kind>
 llvm::Error importWindow(ImportContext &ctx, const onnx::NodeProto &node) {
-  TRY(double sizeD, constantScalar(ctx, node, 0));
-  int64_t size = int64_t(sizeD);
+  TRY(int64_t size, constantScalarInt(ctx, node, 0));
   AttrReader attrs(node);
   TRY(int64_t periodic, attrs.getInt("periodic", 1));
   TRY(int64_t dtype, attrs.getInt("output_datatype", 1));
   TRY(ElemKind kind,
       elemKindFromONNX(int32_t(dtype), ImportContext::describe(node)));
-  if (size < 1)
-    return fail(node, "size must be positive");
+  // The window is computed at import, one cosine per point.
+  if (size < 1 || size > kMaxFoldElements)
+    return fail(node,
+                "size must be in [1, " + llvm::Twine(kMaxFoldElements) + "]");
   static const double kCoeffs[3][3] = {
       {0.5, 0.5, 0.0}, {25.0 / 46, 21.0 / 46, 0.0}, {0.42, 0.5, 0.08}};
   const double *a = kCoeffs[Kind];
@@ -95,14 +96,18 @@ llvm::Error importDFT(ImportContext &ctx, const onnx::NodeProto &node) {
                       "component axis");
   int64_t n = x.dims()[axis], len = n;
   if (ctx.hasInput(node, 1)) {
-    TRY(double l, constantScalar(ctx, node, 1));
-    len = int64_t(l);
+    TRY(len, constantScalarInt(ctx, node, 1));
   }
   if (len < 1)
     return fail(node, "dft_length must be positive");
   if (onesided && (inverse || comps == 2))
     return fail(node, "onesided applies to the forward DFT of a real signal");
   int64_t bins = onesided ? len / 2 + 1 : len;
+  // The DFT matrix is computed at import, one sine and cosine per entry.
+  if (bins > kMaxFoldElements / (std::max<int64_t>(n, 1) * comps * 2))
+    return fail(node, "the DFT matrix of " + llvm::Twine(n) + " samples and " +
+                          llvm::Twine(bins) + " bins has more than " +
+                          llvm::Twine(kMaxFoldElements) + " entries");
   // [others..., n, comps], flattened to rows of n * comps.
   Ints perm, back(rank), mid;
   for (int64_t d = 0; d < rank - 1; ++d)

@@ -468,12 +468,16 @@ llvm::Error importRange(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(double delta, constantScalar(ctx, node, 2));
   if (delta == 0)
     return fail(node, "delta is 0");
-  int64_t n = std::max<int64_t>(std::ceil((limit - start) / delta), 0);
+  // Computed at import: the length is bounded by the fold limit before it
+  // is converted (it may be huge, infinite or NaN).
+  double count = std::ceil((limit - start) / delta);
+  if (!(count <= double(kMaxFoldElements)))
+    return fail(node, "the result has more than " +
+                          llvm::Twine(kMaxFoldElements) +
+                          " elements (it is computed at import)");
+  int64_t n = int64_t(std::max(count, 0.0));
   if (n == 0)
     return fail(node, "the result is empty (unsupported)");
-  if (n > kMaxTensorElements)
-    return fail(node, "the result has more than " +
-                          llvm::Twine(kMaxTensorElements) + " elements");
   Tensor t(t0->getElemKind(), {n});
   for (int64_t i = 0; i < n; ++i)
     storeElement(t.data(), t.getElemKind(), i, start + i * delta);
@@ -498,8 +502,8 @@ llvm::Error importEyeLike(ImportContext &ctx, const onnx::NodeProto &node) {
     if (n > kMaxFoldElements || m > kMaxFoldElements)
       return fail(node,
                   "each dim must be at most " + llvm::Twine(kMaxFoldElements));
-    NodeValue rows = iotaConstant(ctx, node, n, {dim_t(n), 1});
-    NodeValue cols = iotaConstant(ctx, node, m, {1, dim_t(m)});
+    TRY(NodeValue rows, iotaConstant(ctx, node, n, {dim_t(n), 1}));
+    TRY(NodeValue cols, iotaConstant(ctx, node, m, {1, dim_t(m)}));
     TRY(NodeValue diag, binary(ctx, node, OpKind::Sub, cols, rows));
     NodeValue kv = constantOf(ctx, node, ElemKind::Int64, {1, 1}, double(k));
     TRY(NodeValue on, binary(ctx, node, OpKind::Equal, diag, kv));
@@ -516,10 +520,10 @@ llvm::Error importEyeLike(ImportContext &ctx, const onnx::NodeProto &node) {
 
 llvm::Error importOneHot(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(NodeValue idx, ctx.input(node, 0));
-  TRY(double depthD, constantScalar(ctx, node, 1));
+  TRY(int64_t depth, constantScalarInt(ctx, node, 1));
   TRY(NodeValue values, ctx.input(node, 2));
-  int64_t depth = int64_t(depthD);
-  if (depth < 1 || depth > kMaxTensorElements / idx.getType()->size() ||
+  dim_t idxSize = std::max<dim_t>(idx.getType()->size(), 1);
+  if (depth < 1 || depth > kMaxTensorElements / idxSize ||
       values.getType()->size() != 2)
     return fail(node, "depth must be positive and not too large, and values "
                       "must hold 2 entries");
@@ -538,7 +542,7 @@ llvm::Error importOneHot(ImportContext &ctx, const onnx::NodeProto &node) {
       make(ctx, node, OpKind::Add, {i64, constantLike(ctx, node, i64, depth)}));
   TRY(i64, make(ctx, node, OpKind::Where, {neg, wrapped, i64}));
   TRY(i64, reshapeTo(ctx, node, i64, idxShape));
-  NodeValue iota = iotaConstant(ctx, node, depth, iotaShape);
+  TRY(NodeValue iota, iotaConstant(ctx, node, depth, iotaShape));
   TRY(NodeValue eq, binary(ctx, node, OpKind::Equal, i64, iota));
   TRY(NodeValue flat, reshapeTo(ctx, node, values, {2}));
   TRY(NodeValue off, sliceNode(ctx, node, flat, {0}, {1}, {1}));
@@ -564,8 +568,7 @@ llvm::Error importTrilu(ImportContext &ctx, const onnx::NodeProto &node) {
       !llvm::isa<Constant>(llvm::cantFail(ctx.input(node, 1)).getNode());
   int64_t k = 0;
   if (ImportContext::hasInput(node, 1) && !runtimeK) {
-    TRY(double kd, constantScalar(ctx, node, 1));
-    k = int64_t(kd);
+    TRY(k, constantScalarInt(ctx, node, 1));
   }
   NodeValue zeroMask;
   if (!runtimeK && n * m <= kMaxFoldElements) {
@@ -657,8 +660,8 @@ llvm::Error importCumSum(ImportContext &ctx, const onnx::NodeProto &node) {
   auto *p = llvm::dyn_cast<Placeholder>(axisV.getNode());
   if (p && !p->isOutput())
     return importRuntimeAxisCumSum(ctx, node, x, p, list);
-  TRY(double axisD, constantScalar(ctx, node, 1));
-  TRY(int64_t axis, normAxis(node, int64_t(axisD), x.dims().size()));
+  TRY(int64_t axisI, constantScalarInt(ctx, node, 1));
+  TRY(int64_t axis, normAxis(node, axisI, x.dims().size()));
   list[0] = Attr::makeInt(axis);
   TRY(NodeValue y, make(ctx, node, OpKind::CumSum, {x}, list));
   return ctx.setOutput(node, y);

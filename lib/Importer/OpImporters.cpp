@@ -110,7 +110,7 @@ llvm::Error importGemm(ImportContext &ctx, const onnx::NodeProto &node) {
     ASSIGN_OR_RETURN(Type cType, wrap(node, makeCheckedType(ElemKind::Float32,
                                                             {m, n}, "C")));
     (void)cType;
-    c = ctx.splatConstant(nameOf(node) + ".c", {m, n}, 0.f);
+    c = constantOf(ctx, node, ElemKind::Float32, {m, n}, 0);
     beta = 0.f;
   }
   ASSIGN_OR_RETURN(

@@ -116,6 +116,48 @@ const Regression kRegressions[] = {
     // fold limit is computed in the graph, and a dim above it is refused.
     {"trilu-huge-mask-slow.onnx",
      "(Trilu): the last two dims (3 x 536870912) must each be at most"},
+    // The audit after the Trilu finding: work at import sized by a declared
+    // shape or a constant's value, each now bounded by the fold limit or
+    // moved into the graph. Valid inputs ("") must compile.
+    // ReverseSequence with constant lengths built an index of x's 2^31
+    // elements, one division per element.
+    {"reversesequence-huge-index-slow.onnx", ""},
+    // Gemm without C: a zero C of 2^31 floats (8 GiB) was filled.
+    {"gemm-huge-zero-c.onnx", ""},
+    // Einsum "ii->i" of 46340 x 46340: an identity of 2^31 elements.
+    {"einsum-huge-diagonal-slow.onnx", ""},
+    // AveragePool with a 2^40 kernel, ceil_mode and count_include_pad: the
+    // rescale counted the taps one by one, 2^42 of them.
+    {"avgpool-huge-kernel-rescale-slow.onnx", ""},
+    // LRN over 2^31 elements: alpha / size is not a float, so its
+    // constant was built at x's shape instead of a Splat.
+    {"lrn-inexact-alpha-constant.onnx", ""},
+    // Range to 1e30: the count was converted to int64 (undefined), and a
+    // legal count up to 2^31 was filled at import.
+    {"range-huge-limit.onnx", "(Range): the result has more than 16777216"},
+    // OneHot of depth 1e30: converted to int64 (undefined).
+    {"onehot-huge-depth.onnx", "(OneHot): depth must be positive"},
+    // HannWindow of 2^28 points: one cosine each at import.
+    {"hannwindow-huge-size-slow.onnx", "size must be in [1, 16777216]"},
+    // DFT of 2^20 samples: a matrix of 2^41 entries (its size overflowed).
+    {"dft-huge-matrix.onnx", "bins has more than 16777216 entries"},
+    // LSTM over a declared 2^20 steps: every step is unrolled.
+    {"lstm-long-sequence-slow.onnx",
+     "(LSTM): a sequence of 1048576 steps; the limit is 4096"},
+    // LRN of size 2^31 - 1 over 2^20 channels: one Slice per position.
+    {"lrn-wide-window-slow.onnx",
+     "(LRN): a window of 1048576 channels; the limit is 4096"},
+    // A 3-D Conv whose weight input declares a depth of 2^20: one 2-D
+    // convolution per depth tap.
+    {"conv3d-deep-kernel-slow.onnx",
+     "(Conv): a kernel depth of 1048576; the limit is 4096"},
+    // Compress with a run-time condition of 4 entries and a declared
+    // output of 2^30: constants of the declared count were built.
+    {"compress-declared-count-huge.onnx",
+     "(Compress): the output declares 1073741824 entries, more than the 4"},
+    // Hardmax over an axis of 2^31: its iota (16 GiB) was built at import.
+    {"hardmax-huge-axis.onnx",
+     "(Hardmax): needs the positions 0 .. 2147483647 along one dim"},
 };
 
 /// The error of importing and compiling \p bytes, or "" on success.
