@@ -33,8 +33,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "../../backends/CPU/MatMulBF16.h"
-#include "../unit/TestUtils.h"
-#include "PathOptions.h"
+#include "EpilogueCases.h"
 
 #include <cmath>
 #include <cstring>
@@ -182,13 +181,7 @@ double gamma(dim_t k) {
 
 class MatMulBF16PathTest : public ::testing::TestWithParam<BF16Case> {};
 
-struct BF16EpilogueCase {
-  const char *name;
-  dim_t batch, m, k, n;
-  bool bias, residual;
-  FusedActivation act;
-  bool constantRHS = true;
-};
+using BF16EpilogueCase = EpilogueCase;
 
 // Row counts from 16 up take the AMX kernel on AMX hosts, fewer vdpbf16ps;
 // a constant B's product is flattened to batch * m rows (matmul-form).
@@ -219,40 +212,9 @@ const BF16EpilogueCase kEpilogueCases[] = {
      FusedActivation::None, false},
 };
 
-void PrintTo(const BF16EpilogueCase &c, std::ostream *os) { *os << c.name; }
-
-/// a [batch, m, k], b [k, n] (batch of them when run-time), bias [1, 1, n],
-/// res [batch, m, n], random in [-2, 2] from a fixed seed.
+/// Random operands in [-2, 2].
 std::vector<Tensor> makeEpilogueOperands(const BF16EpilogueCase &c) {
-  std::mt19937 gen(11);
-  dim_t bb = c.constantRHS ? 1 : c.batch;
-  std::vector<Tensor> t;
-  t.emplace_back(ElemKind::Float32, std::vector<dim_t>{c.batch, c.m, c.k});
-  t.emplace_back(ElemKind::Float32, std::vector<dim_t>{bb, c.k, c.n});
-  t.emplace_back(ElemKind::Float32, std::vector<dim_t>{1, 1, c.n});
-  t.emplace_back(ElemKind::Float32, std::vector<dim_t>{c.batch, c.m, c.n});
-  for (Tensor &x : t)
-    x.randomize(-2.f, 2.f, gen);
-  return t;
-}
-
-/// The activation of \p c on \p x, in double.
-double activateExact(const BF16EpilogueCase &c, double x) {
-  switch (c.act) {
-  case FusedActivation::Relu:
-    return std::max(x, 0.0);
-  case FusedActivation::Clip:
-    return std::min(std::max(x, -0.5), 0.75);
-  case FusedActivation::Sigmoid:
-    return 1 / (1 + std::exp(-x));
-  case FusedActivation::Gelu:
-    return 0.5 * x * std::erfc(-x / std::sqrt(2.0));
-  case FusedActivation::GeluTanh:
-    return 0.5 * x *
-           (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
-  default:
-    return x;
-  }
+  return test::makeEpilogueOperands(c, 11, 2.f);
 }
 
 /// The pre-activation values z (bias + the exact products of the rounded
@@ -310,53 +272,10 @@ INSTANTIATE_TEST_SUITE_P(Cases, MatMulBF16PathTest,
                          });
 
 namespace {
-/// The activation node of \p c applied to \p x.
-NodeValue applyActivation(Function &F, const BF16EpilogueCase &c, NodeValue x) {
-  switch (c.act) {
-  case FusedActivation::Relu:
-    return F.createRelu("act", x);
-  case FusedActivation::Clip:
-    return F.createClip("act", x, -0.5f, 0.75f);
-  case FusedActivation::Sigmoid:
-    return F.createSigmoid("act", x);
-  case FusedActivation::Gelu:
-    return F.createGelu("act", x, 0);
-  case FusedActivation::GeluTanh:
-    return F.createGelu("act", x, 1);
-  default:
-    return x;
-  }
-}
-
 Tensor runEpilogueCase(const BF16EpilogueCase &c, llvm::StringRef backend) {
-  Module M;
-  Function *F = M.createFunction("epi");
-  std::vector<Tensor> t = makeEpilogueOperands(c);
-  std::vector<Tensor> inputs;
-  auto input = [&](const char *name, Tensor x) -> NodeValue {
-    auto *p = M.createPlaceholder(name, x.getType(), false);
-    inputs.push_back(std::move(x));
-    return p;
-  };
-  NodeValue a = input("a", std::move(t[0]));
-  NodeValue b = c.constantRHS
-                    ? NodeValue(M.createConstant("b", std::move(t[1])))
-                    : input("b", std::move(t[1]));
-  NodeValue bias = input("bias", std::move(t[2]));
-  NodeValue res = input("res", std::move(t[3]));
-  NodeValue y = F->createMatMul("mm", a, b, 0);
-  std::vector<int64_t> dims(y.dims().begin(), y.dims().end());
-  if (c.bias)
-    y = F->createAdd("add_bias", F->createBroadcast("bias_b", bias, dims), y);
-  if (c.residual)
-    y = F->createAdd("add_res", y, res);
-  y = applyActivation(*F, c, y);
-  auto *out = M.createPlaceholder("y", *y.getType(), true);
-  F->createSave("save", y, out);
   CodegenOptions opts = pathOptions();
   opts.precision.precision = FloatPrecision::BF16;
-  auto outs = compileAndRun(M, *F, backend, std::move(inputs), opts);
-  return outs.empty() ? Tensor() : std::move(outs[0]);
+  return runEpilogueGraph(c, makeEpilogueOperands(c), backend, opts);
 }
 
 class MatMulBF16EpiloguePathTest
@@ -375,7 +294,7 @@ TEST_P(MatMulBF16EpiloguePathTest, CPUMatchesInterpreter) {
   for (size_t i = 0; i < z.size(); ++i) {
     double r = ref.elementAsDouble(i), v = got.elementAsDouble(i);
     double act = 1e-6 * (1 + std::fabs(z[i]));
-    ASSERT_LE(std::fabs(r - activateExact(c, z[i])), slope * g * t[i] + act)
+    ASSERT_LE(std::fabs(r - activateExact(c.act, z[i])), slope * g * t[i] + act)
         << "Interpreter, element " << i;
     ASSERT_LE(std::fabs(v - r), slope * 2 * g * t[i] + 2 * act)
         << "CPU, element " << i;

@@ -15,75 +15,34 @@
 // within a few ulp of libm's).
 //
 //===----------------------------------------------------------------------===//
-#include "../unit/TestUtils.h"
-#include "PathOptions.h"
+#include "EpilogueCases.h"
 
 #include <cmath>
-#include <random>
 
 using namespace ember;
 using namespace ember::test;
 
 namespace {
-struct EpilogueCase {
-  const char *name;
-  dim_t batch, m, k, n;
-  bool bias, residual;
-  NodeKind act; ///< NodeKind::Save for none.
-  bool constantRHS = true;
-};
-
+using FA = FusedActivation;
 const EpilogueCase kCases[] = {
-    {"bias", 1, 29, 19, 70, true, false, NodeKind::Save},
-    {"residual", 1, 13, 40, 64, false, true, NodeKind::Save},
-    {"bias_residual_k_blocks", 1, 7, 300, 130, true, true, NodeKind::Save},
-    {"bias_gelu", 1, 12, 200, 96, true, false, NodeKind::Gelu},
-    {"bias_gelu_tanh_partial", 1, 11, 33, 47, true, false, NodeKind::Tanh},
-    {"bias_relu", 1, 6, 50, 17, true, false, NodeKind::Relu},
-    {"bias_residual_clip", 1, 9, 97, 70, true, true, NodeKind::Clip},
-    {"sigmoid_only", 1, 5, 41, 65, false, false, NodeKind::Sigmoid},
-    {"batched_bias_residual", 3, 10, 17, 40, true, true, NodeKind::Save},
-    {"rank3_view_bias_gelu", 4, 8, 64, 48, true, false, NodeKind::Gelu},
-    {"runtime_rhs_bias_residual", 2, 9, 33, 70, true, true, NodeKind::Save,
-     false},
+    {"bias", 1, 29, 19, 70, true, false, FA::None},
+    {"residual", 1, 13, 40, 64, false, true, FA::None},
+    {"bias_residual_k_blocks", 1, 7, 300, 130, true, true, FA::None},
+    {"bias_gelu", 1, 12, 200, 96, true, false, FA::Gelu},
+    {"bias_gelu_tanh_partial", 1, 11, 33, 47, true, false, FA::GeluTanh},
+    {"bias_relu", 1, 6, 50, 17, true, false, FA::Relu},
+    {"bias_residual_clip", 1, 9, 97, 70, true, true, FA::Clip},
+    {"sigmoid_only", 1, 5, 41, 65, false, false, FA::Sigmoid},
+    {"batched_bias_residual", 3, 10, 17, 40, true, true, FA::None},
+    {"rank3_view_bias_gelu", 4, 8, 64, 48, true, false, FA::Gelu},
+    {"runtime_rhs_bias_residual", 2, 9, 33, 70, true, true, FA::None, false},
 };
-
-void PrintTo(const EpilogueCase &c, std::ostream *os) { *os << c.name; }
 
 class MatMulEpilogueTest : public ::testing::TestWithParam<EpilogueCase> {};
 
-/// The operands: a [batch, m, k], b [k, n] (batch of them when run-time),
-/// bias [n], res [batch, m, n], random in [-1, 1] from a fixed seed.
+/// Random operands in [-1, 1].
 std::vector<Tensor> makeOperands(const EpilogueCase &c) {
-  std::mt19937 gen(5);
-  dim_t bb = c.constantRHS ? 1 : c.batch;
-  std::vector<Tensor> t;
-  t.emplace_back(ElemKind::Float32, std::vector<dim_t>{c.batch, c.m, c.k});
-  t.emplace_back(ElemKind::Float32, std::vector<dim_t>{bb, c.k, c.n});
-  t.emplace_back(ElemKind::Float32, std::vector<dim_t>{1, 1, c.n});
-  t.emplace_back(ElemKind::Float32, std::vector<dim_t>{c.batch, c.m, c.n});
-  for (Tensor &x : t)
-    x.randomize(-1.f, 1.f, gen);
-  return t;
-}
-
-/// The activation of case \p c on \p x, in double.
-double activate(const EpilogueCase &c, double x) {
-  switch (c.act) {
-  case NodeKind::Relu:
-    return std::max(x, 0.0);
-  case NodeKind::Clip:
-    return std::min(std::max(x, -0.5), 0.75);
-  case NodeKind::Sigmoid:
-    return 1 / (1 + std::exp(-x));
-  case NodeKind::Gelu:
-    return 0.5 * x * std::erfc(-x / std::sqrt(2.0));
-  case NodeKind::Tanh: // The tanh form of GELU.
-    return 0.5 * x *
-           (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
-  default:
-    return x;
-  }
+  return test::makeEpilogueOperands(c, 5, 1.f);
 }
 
 /// The case by definition, in double.
@@ -102,58 +61,13 @@ std::vector<double> expected(const EpilogueCase &c) {
           acc += t[2].elementAsDouble(j);
         if (c.residual)
           acc += t[3].elementAsDouble((bi * c.m + i) * c.n + j);
-        y.push_back(activate(c, acc));
+        y.push_back(activateExact(c.act, acc));
       }
   return y;
 }
 
-/// The activation node of case \p c applied to \p x.
-NodeValue applyAct(Function &F, const EpilogueCase &c, NodeValue x) {
-  switch (c.act) {
-  case NodeKind::Relu:
-    return F.createRelu("act", x);
-  case NodeKind::Clip:
-    return F.createClip("act", x, -0.5f, 0.75f);
-  case NodeKind::Sigmoid:
-    return F.createSigmoid("act", x);
-  case NodeKind::Gelu:
-    return F.createGelu("act", x, 0);
-  case NodeKind::Tanh:
-    return F.createGelu("act", x, 1);
-  default:
-    return x;
-  }
-}
-
 Tensor runCase(const EpilogueCase &c, llvm::StringRef backend) {
-  Module M;
-  Function *F = M.createFunction("epi");
-  std::vector<Tensor> t = makeOperands(c);
-  std::vector<Tensor> inputs;
-  auto input = [&](const char *name, Tensor x) -> NodeValue {
-    auto *p = M.createPlaceholder(name, x.getType(), false);
-    inputs.push_back(std::move(x));
-    return p;
-  };
-  NodeValue a = input("a", std::move(t[0]));
-  NodeValue b = c.constantRHS
-                    ? NodeValue(M.createConstant("b", std::move(t[1])))
-                    : input("b", std::move(t[1]));
-  NodeValue bias = input("bias", std::move(t[2]));
-  NodeValue res = input("res", std::move(t[3]));
-  // Rank 3 throughout: matmul-form flattens a constant B's product into
-  // 2-D behind a view, a run-time one stays batched.
-  NodeValue y = F->createMatMul("mm", a, b, 0);
-  std::vector<int64_t> dims(y.dims().begin(), y.dims().end());
-  if (c.bias)
-    y = F->createAdd("add_bias", F->createBroadcast("bias_b", bias, dims), y);
-  if (c.residual)
-    y = F->createAdd("add_res", y, res);
-  y = applyAct(*F, c, y);
-  auto *out = M.createPlaceholder("y", *y.getType(), true);
-  F->createSave("save", y, out);
-  auto outs = compileAndRun(M, *F, backend, std::move(inputs), pathOptions());
-  return outs.empty() ? Tensor() : std::move(outs[0]);
+  return runEpilogueGraph(c, makeOperands(c), backend, pathOptions());
 }
 } // namespace
 

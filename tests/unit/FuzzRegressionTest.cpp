@@ -144,9 +144,10 @@ const Regression kRegressions[] = {
     // LSTM over a declared 2^20 steps: every step is unrolled.
     {"lstm-long-sequence-slow.onnx",
      "(LSTM): a sequence of 1048576 steps; the limit is 4096"},
-    // LRN of size 2^31 - 1 over 2^20 channels: one Slice per position.
+    // LRN of size 2^31 - 1 over 2^20 channels: one Slice per position of
+    // the window, which reaches C - 1 channels to each side.
     {"lrn-wide-window-slow.onnx",
-     "(LRN): a window of 1048576 channels; the limit is 4096"},
+     "(LRN): a window of 2097151 channels; the limit is 4096"},
     // A 3-D Conv whose weight input declares a depth of 2^20: one 2-D
     // convolution per depth tap.
     {"conv3d-deep-kernel-slow.onnx",
