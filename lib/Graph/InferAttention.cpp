@@ -50,12 +50,15 @@ InferResult ember::inferAttention(llvm::ArrayRef<TypeRef> in,
       vt.getElemKind() != ElemKind::Float32 || kt.rank() != r || vt.rank() != r)
     return makeErrorF("Q {0}, K {1}, V {2}: float32 of one rank expected",
                       qt.toString(), kt.toString(), vt.toString());
-  // attrs: Scale, Causal, QPerm, KPerm, VPerm, OutPerm.
+  // attrs: Scale, Causal, QPerm, KPerm, VPerm, OutPerm. A perm that moved
+  // the last axis would make the head dim strided, which no kernel walks.
+  static const char *const kPermNames[] = {"QPerm", "KPerm", "VPerm",
+                                           "OutPerm"};
   for (size_t a = 2; a < 6; ++a)
     if (!isAttentionPerm(attrs[a].ints, r))
-      return makeErrorF("{0} is not a permutation of rank {1} that keeps "
-                        "the last axis",
-                        dimsToString(attrs[a].ints), r);
+      return makeErrorF("{0} {1} is not empty or a permutation of the "
+                        "rank-{2} dims that keeps the last one last",
+                        kPermNames[a - 2], dimsToString(attrs[a].ints), r);
   Dims q = permutedDims(qt.dims(), attrs[2].ints);
   Dims k = permutedDims(kt.dims(), attrs[3].ints);
   Dims v = permutedDims(vt.dims(), attrs[4].ints);

@@ -6,7 +6,8 @@
 // [..., D, Tk]. Run as nodes, the T x T score tensor is written and read
 // three times; one Attention node walks key blocks with an online softmax
 // and never holds more than one block of it. A constant scale of Q (or of
-// a K read through TransB) moves into the Attention's Scale. Q, K and V
+// a K read through TransB), a Mul or Div before or after the head split,
+// moves into the Attention's Scale. Q, K and V
 // must have equal batch dims (no broadcast), the products no epilogue, and
 // the scores and weights no other user. The head split before (Transposes
 // of Q, K, V that keep the head dim last) and the merge after (a Transpose
@@ -31,10 +32,21 @@ struct AttentionMatch {
 } // namespace
 
 /// \p x without a single-use Mul by a uniform constant, which multiplies
-/// \p scale.
+/// \p scale, or Div by one (ViT divides Q by the root of the head dim),
+/// which divides it.
 static NodeValue peelUniformScale(NodeValue x, float &scale) {
   Node *n = x.getNode();
-  if (!llvm::isa<MulNode>(n) || !hasOneUse(n))
+  if (!hasOneUse(n))
+    return x;
+  if (llvm::isa<DivNode>(n)) {
+    // A division by 0 stays a node: its infinities are the model's own.
+    if (auto u = getUniformValue(n->getNthInput(1)); u && *u != 0) {
+      scale = float(scale / *u);
+      return n->getNthInput(0);
+    }
+    return x;
+  }
+  if (!llvm::isa<MulNode>(n))
     return x;
   for (unsigned i = 0; i < 2; ++i)
     if (auto u = getUniformValue(n->getNthInput(1 - i))) {
@@ -65,6 +77,20 @@ static NodeValue peelTransposes(NodeValue x, Perm &perm) {
   if (identity)
     perm.clear();
   return x;
+}
+
+/// \p x without the Transposes (into \p perm, as peelTransposes) and, with
+/// a \p scale, the uniform Muls (into it) above it, in any order:
+/// exporters scale Q before or after the head split.
+static NodeValue peelOperand(NodeValue x, Perm &perm, float *scale) {
+  for (;;) {
+    NodeValue y = peelTransposes(x, perm);
+    if (scale)
+      y = peelUniformScale(y, *scale);
+    if (y == x)
+      return x;
+    x = y;
+  }
 }
 
 static bool plainProduct(const MatMulNode *m) {
@@ -109,10 +135,10 @@ static bool matchAttention(MatMulNode &pv, Function &F, AttentionMatch &m) {
   for (size_t i = 0; i + 2 < r; ++i)
     if (kd[i] != qd[i] || vd[i] != qd[i])
       return false;
-  m.q = peelTransposes(peelUniformScale(qk->getLHS(), m.scale), m.qPerm);
-  m.v = peelTransposes(pv.getRHS(), m.vPerm);
+  m.q = peelOperand(qk->getLHS(), m.qPerm, &m.scale);
+  m.v = peelOperand(pv.getRHS(), m.vPerm, nullptr);
   if (qk->getTransB()) {
-    m.k = peelTransposes(peelUniformScale(qk->getRHS(), m.scale), m.kPerm);
+    m.k = peelOperand(qk->getRHS(), m.kPerm, &m.scale);
     return true;
   }
   // K^T [..., D, Tk]: K is K^T read with its last two axes swapped, which
