@@ -16,9 +16,7 @@
 // wrong block recurrence is off by whole percents).
 //
 //===----------------------------------------------------------------------===//
-#include "OptTestUtils.h"
-
-#include "ember/Graph/Parser.h"
+#include "AttentionTestUtils.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -129,80 +127,6 @@ std::string attentionGraph(const Case &c, bool weights) {
   return os.str();
 }
 
-/// Compiles \p text for backend \p backend with \p P (default: the
-/// default pipeline), runs it on \p inputs and returns its outputs;
-/// \p count receives the number of \p kind nodes in the optimized graph.
-llvm::Expected<std::vector<Tensor>>
-run(const std::string &text, const char *backend, std::optional<Pipeline> P,
-    const std::vector<Tensor> &inputs, NodeKind kind = NodeKind::Attention,
-    unsigned *count = nullptr, unsigned *transposes = nullptr) {
-  registerAllBackends();
-  Module M;
-  EMBER_ASSIGN_OR_RETURN(Function * F, parseFunction(text, M));
-  EMBER_ASSIGN_OR_RETURN(const Backend *B, getBackend(backend));
-  CompileOptions opts;
-  opts.pipeline = P;
-  opts.passes.verifyEach = true;
-  EMBER_ASSIGN_OR_RETURN(CompiledNetwork net, compileFunction(*F, *B, opts));
-  if (count) {
-    *count = 0;
-    for (const auto &n : F->getNodes())
-      *count += n->getKind() == kind;
-  }
-  if (transposes) {
-    *transposes = 0;
-    for (const auto &n : F->getNodes())
-      *transposes += n->getKind() == NodeKind::Transpose;
-  }
-  Bindings b;
-  auto phs = M.getInputPlaceholders();
-  for (size_t i = 0; i < phs.size(); ++i)
-    b.insert(phs[i], inputs[i].clone());
-  b.allocateOutputs(M);
-  EMBER_RETURN_IF_ERR(net.function->run(b));
-  std::vector<Tensor> outs;
-  for (Placeholder *p : M.getOutputPlaceholders())
-    outs.push_back(b.get(p)->clone());
-  return outs;
-}
-
-/// Random inputs in [-2, 2) for the graph \p text.
-std::vector<Tensor> randomInputs(const std::string &text) {
-  std::mt19937 gen(11);
-  std::vector<Tensor> inputs;
-  Module M;
-  auto F = parseFunction(text, M);
-  EXPECT_TRUE(bool(F)) << llvm::toString(F.takeError()) << "\n" << text;
-  for (Placeholder *p : M.getInputPlaceholders()) {
-    inputs.emplace_back(*p->getType());
-    inputs.back().randomize(-2.f, 2.f, gen);
-  }
-  return inputs;
-}
-
-/// Expects \p got to match \p ref within 2e-5 of max|ref|; with
-/// \p nanHalf the second half of ref (batch 1 of a fully masked case)
-/// must be NaN in both.
-void compare(const Tensor &got, const Tensor &ref, bool nanHalf,
-             const std::string &what) {
-  if (!nanHalf) {
-    expectRelClose(got, ref, 2e-5, what);
-    return;
-  }
-  dim_t half = ref.size() / 2;
-  double scale = 0, worst = 0;
-  for (dim_t i = 0; i < half; ++i) {
-    scale = std::max(scale, std::fabs(ref.elementAsDouble(i)));
-    worst = std::max(
-        worst, std::fabs(got.elementAsDouble(i) - ref.elementAsDouble(i)));
-  }
-  EXPECT_LE(worst, 2e-5 * scale) << what;
-  for (dim_t i = half; i < ref.size(); ++i) {
-    ASSERT_TRUE(std::isnan(ref.elementAsDouble(i))) << what << " " << i;
-    ASSERT_TRUE(std::isnan(got.elementAsDouble(i))) << what << " " << i;
-  }
-}
-
 class AttentionFusion : public ::testing::TestWithParam<Case> {};
 
 // Batch 1 of the fully masked case has every key at -inf: the unfused
@@ -212,16 +136,17 @@ TEST_P(AttentionFusion, MatchesUnfusedInterpreter) {
   const Case &c = GetParam();
   std::string text = attentionGraph(c, /*weights=*/false);
   std::vector<Tensor> inputs = randomInputs(text);
-  auto ref = run(text, "Interpreter", getMinimalPipeline(), inputs);
+  auto ref = runAttention(text, "Interpreter", getMinimalPipeline(), inputs);
   ASSERT_TRUE(bool(ref)) << llvm::toString(ref.takeError());
   for (const char *backend : {"Interpreter", "CPU"}) {
     unsigned fused = 0;
-    auto got =
-        run(text, backend, std::nullopt, inputs, NodeKind::Attention, &fused);
+    auto got = runAttention(text, backend, std::nullopt, inputs,
+                            NodeKind::Attention, &fused);
     ASSERT_TRUE(bool(got)) << backend << ": "
                            << llvm::toString(got.takeError());
     EXPECT_EQ(fused, 1u) << backend << ": the pattern was not fused";
-    compare((*got)[0], (*ref)[0], c.mask == MaskKind::PaddingInf, backend);
+    compareAttention((*got)[0], (*ref)[0], c.mask == MaskKind::PaddingInf,
+                     backend);
   }
 }
 
@@ -231,18 +156,18 @@ TEST_P(AttentionFusion, ScaledSoftmaxMatchesUnfused) {
   const Case &c = GetParam();
   std::string text = attentionGraph(c, /*weights=*/true);
   std::vector<Tensor> inputs = randomInputs(text);
-  auto ref = run(text, "Interpreter", getMinimalPipeline(), inputs);
+  auto ref = runAttention(text, "Interpreter", getMinimalPipeline(), inputs);
   ASSERT_TRUE(bool(ref)) << llvm::toString(ref.takeError());
   for (const char *backend : {"Interpreter", "CPU"}) {
     unsigned fused = 0;
-    auto got = run(text, backend, std::nullopt, inputs, NodeKind::ScaledSoftmax,
-                   &fused);
+    auto got = runAttention(text, backend, std::nullopt, inputs,
+                            NodeKind::ScaledSoftmax, &fused);
     ASSERT_TRUE(bool(got)) << backend << ": "
                            << llvm::toString(got.takeError());
     EXPECT_EQ(fused, 1u) << backend << ": the softmax was not fused";
     for (size_t i = 0; i < 2; ++i)
-      compare((*got)[i], (*ref)[i], c.mask == MaskKind::PaddingInf,
-              std::string(backend) + " output " + std::to_string(i));
+      compareAttention((*got)[i], (*ref)[i], c.mask == MaskKind::PaddingInf,
+                       std::string(backend) + " output " + std::to_string(i));
   }
 }
 
@@ -260,132 +185,6 @@ const Case kCases[] = {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, AttentionFusion, ::testing::ValuesIn(kCases),
                          [](const ::testing::TestParamInfo<Case> &info) {
-                           return std::string(info.param.name);
-                         });
-
-/// Heads as exporters lay them out around attention: Q, K and V come as
-/// \p in and reach the products through Transposes \p qPerm, \p kPerm
-/// (to K^T [.., D, Tk]) and \p vPerm, the result leaves through
-/// \p outPerm. The fusion reads and writes the heads in place: no
-/// Transpose may be left, on the Interpreter or the CPU.
-struct LayoutCase {
-  const char *name;
-  std::vector<int64_t> in, qPerm, kPerm, vPerm, outPerm;
-  bool causal;
-};
-
-std::string permuted(const std::vector<int64_t> &d,
-                     const std::vector<int64_t> &p) {
-  std::string s;
-  for (int64_t i : p)
-    s += (s.empty() ? "" : " x ") + std::to_string(d[i]);
-  return s;
-}
-
-std::string ints(const std::vector<int64_t> &d) {
-  std::string s;
-  for (int64_t x : d)
-    s += (s.empty() ? "" : ", ") + std::to_string(x);
-  return "[" + s + "]";
-}
-
-std::string layoutGraph(const LayoutCase &c) {
-  std::vector<int64_t> q = c.in;
-  for (size_t i = 0; i < q.size(); ++i)
-    q[i] = c.in[c.qPerm[i]];
-  size_t r = q.size();
-  int64_t t = q[r - 2];
-  std::vector<int64_t> sd = q, od;
-  sd[r - 1] = t;
-  for (int64_t i : c.outPerm)
-    od.push_back(q[i]);
-  std::ostringstream os;
-  os << "function f {\n";
-  for (const char *n : {"xq", "xk", "xv"})
-    os << "  %" << n << " = Placeholder float<" << permuted(c.in, {0, 1, 2, 3})
-       << "> input\n";
-  os << "  %y = Placeholder float<" << permuted(od, {0, 1, 2, 3})
-     << "> output\n"
-     << "  %q = Transpose(%xq) {Shuffle=" << ints(c.qPerm) << "}\n"
-     << "  %kt = Transpose(%xk) {Shuffle=" << ints(c.kPerm) << "}\n"
-     << "  %v = Transpose(%xv) {Shuffle=" << ints(c.vPerm) << "}\n"
-     << "  %s = MatMul(%q, %kt)\n"
-     << "  %c = Splat() {Dims=" << ints(sd) << ", ElemTy=float, Value=0.125}\n"
-     << "  %" << (c.causal ? "u" : "a") << " = Mul(%s, %c)\n";
-  if (c.causal) {
-    std::string v;
-    for (int64_t i = 0; i < t; ++i)
-      for (int64_t j = 0; j < t; ++j)
-        v += std::string(v.empty() ? "" : ", ") + (j > i ? "1" : "0");
-    os << "  %m = Constant bool<1 x 1 x " << t << " x " << t << "> [" << v
-       << "]\n  %mb = Broadcast(%m) {Dims=" << ints(sd) << "}\n"
-       << "  %f = Splat() {Dims=" << ints(sd)
-       << ", ElemTy=float, Value=-3.40282347e+38}\n"
-       << "  %a = Where(%mb, %f, %u)\n";
-  }
-  os << "  %p = Softmax(%a) {Axis=" << r - 1 << "}\n"
-     << "  %o = MatMul(%p, %v)\n"
-     << "  %ot = Transpose(%o) {Shuffle=" << ints(c.outPerm) << "}\n"
-     << "  Save(%ot, %y)\n}\n";
-  return os.str();
-}
-
-class AttentionLayout : public ::testing::TestWithParam<LayoutCase> {};
-
-TEST_P(AttentionLayout, HeadsInPlace) {
-  std::string text = layoutGraph(GetParam());
-  std::vector<Tensor> inputs = randomInputs(text);
-  auto ref = run(text, "Interpreter", getMinimalPipeline(), inputs);
-  ASSERT_TRUE(bool(ref)) << llvm::toString(ref.takeError()) << "\n" << text;
-  for (const char *backend : {"Interpreter", "CPU"}) {
-    unsigned fused = 0, transposes = 0;
-    auto got = run(text, backend, std::nullopt, inputs, NodeKind::Attention,
-                   &fused, &transposes);
-    ASSERT_TRUE(bool(got)) << backend << ": "
-                           << llvm::toString(got.takeError());
-    EXPECT_EQ(fused, 1u) << backend << ": the pattern was not fused";
-    EXPECT_EQ(transposes, 0u) << backend << ": a head Transpose is left";
-    compare((*got)[0], (*ref)[0], false, backend);
-  }
-}
-
-// Rank 4 throughout (the ViT case as [T, B*H, 1, D]: sequence first, the
-// batch and heads one axis). BERT and GPT split [B, T, H, D]; Swin's
-// windows are [windows, T, H, D] with 49 tokens; batch 2 and odd T.
-const LayoutCase kLayouts[] = {
-    {"bert",
-     {2, 37, 3, 64},
-     {0, 2, 1, 3},
-     {0, 2, 3, 1},
-     {0, 2, 1, 3},
-     {0, 2, 1, 3},
-     false},
-    {"gpt_causal",
-     {2, 70, 2, 80},
-     {0, 2, 1, 3},
-     {0, 2, 3, 1},
-     {0, 2, 1, 3},
-     {0, 2, 1, 3},
-     true},
-    {"vit_seq_first",
-     {19, 6, 1, 32},
-     {1, 2, 0, 3},
-     {1, 2, 3, 0},
-     {1, 2, 0, 3},
-     {2, 0, 1, 3},
-     false},
-    {"swin_windows",
-     {2, 49, 3, 32},
-     {0, 2, 1, 3},
-     {0, 2, 3, 1},
-     {0, 2, 1, 3},
-     {0, 2, 1, 3},
-     false},
-};
-
-INSTANTIATE_TEST_SUITE_P(Layouts, AttentionLayout,
-                         ::testing::ValuesIn(kLayouts),
-                         [](const ::testing::TestParamInfo<LayoutCase> &info) {
                            return std::string(info.param.name);
                          });
 
