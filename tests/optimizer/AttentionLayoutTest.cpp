@@ -14,11 +14,12 @@
 //
 // Also: the graph and IR text parsers reject perms that move the head dim
 // or have the wrong rank with an error naming the attribute, and the
-// perms survive the IR text round trip.
+// perms survive both text round trips.
 //
 //===----------------------------------------------------------------------===//
 #include "AttentionTestUtils.h"
 
+#include "ember/Graph/Printer.h"
 #include "ember/IR/IRGen.h"
 #include "ember/IR/IRParser.h"
 #include "ember/IR/IRPrinter.h"
@@ -251,7 +252,7 @@ const char *const kPerms = "Scale=0.5, Causal=0, QPerm=[0, 2, 1, 3], "
                            "KPerm=[0, 2, 1, 3], VPerm=[0, 2, 1, 3], "
                            "OutPerm=[0, 2, 1, 3]";
 
-TEST(AttentionLayoutText, GraphParserRejectsBadPerms) {
+TEST(AttentionLayoutText, GraphTextRoundTripsAndRejectsBadPerms) {
   const std::pair<const char *, const char *> bad[] = {
       {"QPerm=[0, 2, 3, 1]", "QPerm [0, 2, 3, 1] is not"},
       {"KPerm=[1, 0, 2]", "KPerm [1, 0, 2] is not"},
@@ -267,6 +268,12 @@ TEST(AttentionLayoutText, GraphParserRejectsBadPerms) {
   Module M;
   auto F = parseFunction(attentionText(kPerms), M);
   ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
+  std::string text = functionToString(**F);
+  EXPECT_NE(text.find(kPerms), std::string::npos) << text;
+  Module M2;
+  auto again = parseFunction(text, M2);
+  ASSERT_TRUE(bool(again)) << llvm::toString(again.takeError());
+  EXPECT_EQ(functionToString(**again), text);
 }
 
 TEST(AttentionLayoutText, IRRoundTripsAndRejectsBadPerms) {
