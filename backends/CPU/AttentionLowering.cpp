@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 #include "CPU.h"
 #include "LibCall.h"
+#include "ember/Graph/AttentionLayout.h"
 #include "ember/Kernel/LowerToKernel.h"
 
 #include <algorithm>
@@ -37,17 +38,24 @@ struct MaskStrides {
 };
 } // namespace
 
-/// The mask offset of flat index \p outer over dims [0, \p n) of \p dims.
-static ExprRef maskOffset(Kernel &k, ExprRef outer, llvm::ArrayRef<dim_t> dims,
-                          size_t n, const MaskStrides &ms) {
+/// The offset of flat index \p outer over dims [0, \p n) of \p dims with
+/// element \p strides.
+static ExprRef stridedOffset(Kernel &k, ExprRef outer,
+                             llvm::ArrayRef<dim_t> dims,
+                             llvm::ArrayRef<int64_t> strides, size_t n) {
   ExprRef off = k.constInt(0);
   int64_t inner = 1;
   for (int i = int(n) - 1; i >= 0; --i) {
-    if (ms.s[i])
-      off = k.add(off, k.mul(k.rem(k.div(outer, inner), dims[i]), ms.s[i]));
+    if (strides[i])
+      off = k.add(off, k.mul(k.rem(k.div(outer, inner), dims[i]), strides[i]));
     inner *= dims[i];
   }
   return off;
+}
+
+static ExprRef maskOffset(Kernel &k, ExprRef outer, llvm::ArrayRef<dim_t> dims,
+                          size_t n, const MaskStrides &ms) {
+  return stridedOffset(k, outer, dims, ms.s, n);
 }
 
 std::optional<Kernel> cpu::lowerScaledSoftmaxRows(const Instruction &I,
@@ -101,17 +109,41 @@ cpu::AttentionBlocks cpu::chooseAttentionBlocks(const TargetDesc &T,
   return {nv, bk};
 }
 
+namespace {
+/// An Attention operand or result as the kernel walks it: logical dims
+/// [.., T, D] and their element strides (AttentionLayout.h).
+struct HeadView {
+  AttnDims dims, strides;
+  /// Row 0 of flat batch index \p bh, plus \p rowOff rows.
+  ExprRef at(Kernel &k, ExprRef bh, ExprRef rowOff) const {
+    size_t r = dims.size();
+    return k.add(stridedOffset(k, bh, dims, strides, r - 2),
+                 k.mul(rowOff, strides[r - 2]));
+  }
+  int64_t rowStride() const { return strides[strides.size() - 2]; }
+};
+HeadView operandView(const Value *x, llvm::ArrayRef<int64_t> perm) {
+  return {permutedDims(x->getType()->dims(), perm),
+          permutedStrides(x->getType()->dims(), perm)};
+}
+} // namespace
+
 std::optional<Kernel> cpu::lowerAttentionBlocks(const Instruction &I,
                                                 const MemoryPlan &plan,
                                                 const TargetDesc &T) {
   auto *a = llvm::dyn_cast<AttentionInst>(&I);
   if (!a || a->getDest()->getType()->size() == 0)
     return std::nullopt;
-  llvm::ArrayRef<dim_t> qd = a->getQ()->getType()->dims();
+  HeadView qv = operandView(a->getQ(), a->getQPerm());
+  HeadView kv = operandView(a->getK(), a->getKPerm());
+  HeadView vv = operandView(a->getV(), a->getVPerm());
+  llvm::ArrayRef<dim_t> qd = qv.dims;
   size_t r = qd.size();
   int64_t tq = qd[r - 2], d = qd[r - 1];
-  int64_t tk = a->getK()->getType()->dims()[r - 2];
-  int64_t dv = a->getV()->getType()->dims()[r - 1];
+  int64_t tk = kv.dims[r - 2], dv = vv.dims[r - 1];
+  HeadView ov{qv.dims,
+              resultStrides(a->getDest()->getType()->dims(), a->getOutPerm())};
+  ov.dims[r - 1] = dv;
   int64_t batch = a->getQ()->getType()->size() / (tq * d);
   AttentionBlocks blk = chooseAttentionBlocks(T, tq);
   int64_t bq = 16 * blk.nv, nqb = (tq + bq - 1) / bq;
@@ -136,23 +168,27 @@ std::optional<Kernel> cpu::lowerAttentionBlocks(const Instruction &I,
   }
   ExprRef rows = k.binary(kir::BinOp::Min, k.constInt(bq),
                           k.add(k.constInt(tq), k.mul(q0, -1)));
-  std::vector<kir::CallArg> args = {
-      bufArg(o, k.add(k.mul(bh, tq * dv), k.mul(q0, dv))),
-      bufArg(q, k.add(k.mul(bh, tq * d), k.mul(q0, d))),
-      bufArg(kb, k.mul(bh, tk * d)),
-      bufArg(vb, k.mul(bh, tk * dv)),
-      mask,
-      valArg(rows),
-      valArg(k.constInt(tk)),
-      valArg(k.constInt(d)),
-      valArg(k.constInt(dv)),
-      valArg(k.constInt(mRow)),
-      valArg(k.constInt(mCol)),
-      valArg(k.constFloat(a->getScale())),
-      valArg(k.constInt(a->getCausal())),
-      valArg(q0),
-      valArg(k.constInt(blk.nv)),
-      valArg(k.constInt(blk.bk))};
+  ExprRef zero = k.constInt(0);
+  std::vector<kir::CallArg> args = {bufArg(o, ov.at(k, bh, q0)),
+                                    bufArg(q, qv.at(k, bh, q0)),
+                                    bufArg(kb, kv.at(k, bh, zero)),
+                                    bufArg(vb, vv.at(k, bh, zero)),
+                                    mask,
+                                    valArg(rows),
+                                    valArg(k.constInt(tk)),
+                                    valArg(k.constInt(d)),
+                                    valArg(k.constInt(dv)),
+                                    valArg(k.constInt(mRow)),
+                                    valArg(k.constInt(mCol)),
+                                    valArg(k.constFloat(a->getScale())),
+                                    valArg(k.constInt(a->getCausal())),
+                                    valArg(q0),
+                                    valArg(k.constInt(blk.nv)),
+                                    valArg(k.constInt(blk.bk)),
+                                    valArg(k.constInt(qv.rowStride())),
+                                    valArg(k.constInt(kv.rowStride())),
+                                    valArg(k.constInt(vv.rowStride())),
+                                    valArg(k.constInt(ov.rowStride()))};
   k.body() = {Kernel::loop(t, batch * nqb, /*parallel=*/true,
                            {EMBER_LIBJIT_CALL(k, ember_attention_f32, args)})};
   return k;

@@ -11,6 +11,8 @@
 #include "Generic.h"
 #include "Kernels.h"
 
+#include "ember/Graph/AttentionLayout.h"
+
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -89,16 +91,36 @@ static void scaledSoftmax(const ScaledSoftmaxInst &I, const ExecContext &ctx) {
                      r % tq);
 }
 
-/// Scores Q K^T, the scaled and masked softmax, then P V, per batch index.
+namespace {
+/// One operand of an Attention as its logical dims [.., T, D] see it: the
+/// element strides of those dims (AttentionLayout.h).
+struct HeadView {
+  AttnDims dims, strides;
+  HeadView(const Value *x, llvm::ArrayRef<int64_t> perm)
+      : dims(permutedDims(x->getType()->dims(), perm)),
+        strides(permutedStrides(x->getType()->dims(), perm)) {}
+  /// Row \p t of flat batch index \p b.
+  int64_t row(int64_t b, int64_t t) const {
+    size_t r = dims.size();
+    return batchOffset(b, dims, strides, r - 2) + t * strides[r - 2];
+  }
+};
+} // namespace
+
+/// Scores Q K^T, the scaled and masked softmax, then P V, per batch index;
+/// Q, K, V and the result through the Attention's perms.
 static void attention(const AttentionInst &I, const ExecContext &ctx) {
-  llvm::ArrayRef<dim_t> qd = I.getQ()->getType()->dims();
-  size_t r = qd.size();
-  dim_t tq = qd[r - 2], d = qd[r - 1];
-  dim_t tk = I.getK()->getType()->dims()[r - 2];
-  dim_t dv = I.getV()->getType()->dims()[r - 1];
+  HeadView qv(I.getQ(), I.getQPerm()), kv(I.getK(), I.getKPerm());
+  HeadView vv(I.getV(), I.getVPerm());
+  size_t r = qv.dims.size();
+  dim_t tq = qv.dims[r - 2], d = qv.dims[r - 1];
+  dim_t tk = kv.dims[r - 2], dv = vv.dims[r - 1];
   dim_t batch = tq > 0 && d > 0 ? I.getQ()->getType()->size() / (tq * d) : 0;
-  llvm::SmallVector<dim_t, kMaxRank> sd(qd.begin(), qd.end());
+  AttnDims sd = qv.dims;
   sd[r - 1] = tk;
+  AttnDims od = qv.dims;
+  od[r - 1] = dv;
+  AttnDims os = resultStrides(I.getDest()->getType()->dims(), I.getOutPerm());
   MaskView mask(ctx, I.getMask(), sd);
   const float *q = ctx.ptr<float>(I.getQ()), *k = ctx.ptr<float>(I.getK());
   const float *v = ctx.ptr<float>(I.getV());
@@ -106,9 +128,9 @@ static void attention(const AttentionInst &I, const ExecContext &ctx) {
   std::vector<float> s(tk), p(tk);
   for (dim_t b = 0; b < batch; ++b)
     for (dim_t i = 0; i < tq; ++i) {
-      const float *qi = q + (b * tq + i) * d;
+      const float *qi = q + qv.row(b, i);
       for (dim_t j = 0; j < tk; ++j) {
-        const float *kj = k + (b * tk + j) * d;
+        const float *kj = k + kv.row(b, j);
         float acc = 0.f;
         for (dim_t c = 0; c < d; ++c)
           acc += qi[c] * kj[c];
@@ -117,11 +139,11 @@ static void attention(const AttentionInst &I, const ExecContext &ctx) {
       scaledSoftmaxRow(p.data(), s.data(), mask.rowAt(b * tq + i, sd),
                        mask.lastStride(), tk, I.getScale(), I.getCausal() != 0,
                        i);
-      float *oi = o + (b * tq + i) * dv;
+      float *oi = o + batchOffset(b, od, os, r - 2) + i * os[r - 2];
       for (dim_t c = 0; c < dv; ++c) {
         float acc = 0.f;
         for (dim_t j = 0; j < tk; ++j)
-          acc += p[j] * v[(b * tk + j) * dv + c];
+          acc += p[j] * v[vv.row(b, j) + c];
         oi[c] = acc;
       }
     }

@@ -1,5 +1,6 @@
 //===- Profile.cpp - Per-kernel run-time tables ---------------------------===//
 #include "ember/Backend/Profile.h"
+#include "ember/Graph/AttentionLayout.h"
 
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Format.h"
@@ -8,9 +9,26 @@
 
 using namespace ember;
 
+/// The two products of an Attention: 2 * (D + Dv) per visible
+/// (query, key) pair, which a causal mask limits to the keys up to the
+/// query's own.
+static double attentionFlops(const AttentionInst &a) {
+  AttnDims q = permutedDims(a.getQ()->getType()->dims(), a.getQPerm());
+  AttnDims v = permutedDims(a.getV()->getType()->dims(), a.getVPerm());
+  size_t r = q.size();
+  double tq = double(q[r - 2]), d = double(q[r - 1]), dv = double(v[r - 1]);
+  double tk = double(v[r - 2]), pairs = tq * tk;
+  if (a.getCausal())
+    pairs = tq <= tk ? tq * (tq + 1) / 2 : tk * (tk + 1) / 2 + (tq - tk) * tk;
+  double batch = double(a.getQ()->getType()->size()) / (tq * d);
+  return 2 * batch * pairs * (d + dv);
+}
+
 double ember::countFlops(const Instruction &I) {
   if (I.getNumOperands() == 0)
     return 0;
+  if (auto *a = llvm::dyn_cast<AttentionInst>(&I))
+    return attentionFlops(*a);
   double out = double(I.getOperand(0).value->getType()->size());
   if (auto *c = llvm::dyn_cast<ConvInst>(&I)) {
     auto wd = c->getFilter()->getType()->dims();

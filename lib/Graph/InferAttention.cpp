@@ -3,11 +3,13 @@
 // ScaledSoftmax and Attention read an optional additive mask by broadcast:
 // it has the scores' rank and each of its dims is the scores' or 1, so a
 // padding mask [B,1,1,T] or a causal one [1,1,T,T] is never expanded.
+// Attention's Q, K, V and result go through its perms (AttentionLayout.h).
 //
 //===----------------------------------------------------------------------===//
 #include "Infer.h"
 
 #include "ember/Base/Error.h"
+#include "ember/Graph/AttentionLayout.h"
 
 using namespace ember;
 
@@ -41,24 +43,36 @@ InferResult ember::inferScaledSoftmax(llvm::ArrayRef<TypeRef> in,
 }
 
 InferResult ember::inferAttention(llvm::ArrayRef<TypeRef> in,
-                                  const AttrList &) {
-  const Type &q = *in[0], &k = *in[1], &v = *in[2];
-  size_t r = q.rank();
-  if (q.getElemKind() != ElemKind::Float32 ||
-      v.getElemKind() != ElemKind::Float32 || k.rank() != r || v.rank() != r)
+                                  const AttrList &attrs) {
+  const Type &qt = *in[0], &kt = *in[1], &vt = *in[2];
+  size_t r = qt.rank();
+  if (qt.getElemKind() != ElemKind::Float32 ||
+      vt.getElemKind() != ElemKind::Float32 || kt.rank() != r || vt.rank() != r)
     return makeErrorF("Q {0}, K {1}, V {2}: float32 of one rank expected",
-                      q.toString(), k.toString(), v.toString());
-  bool ok =
-      q.dims()[r - 1] == k.dims()[r - 1] && k.dims()[r - 2] == v.dims()[r - 2];
+                      qt.toString(), kt.toString(), vt.toString());
+  // attrs: Scale, Causal, QPerm, KPerm, VPerm, OutPerm. A perm that moved
+  // the last axis would make the head dim strided, which no kernel walks.
+  static const char *const kPermNames[] = {"QPerm", "KPerm", "VPerm",
+                                           "OutPerm"};
+  for (size_t a = 2; a < 6; ++a)
+    if (!isAttentionPerm(attrs[a].ints, r))
+      return makeErrorF("{0} {1} is not empty or a permutation of the "
+                        "rank-{2} dims that keeps the last one last",
+                        kPermNames[a - 2], dimsToString(attrs[a].ints), r);
+  Dims q = permutedDims(qt.dims(), attrs[2].ints);
+  Dims k = permutedDims(kt.dims(), attrs[3].ints);
+  Dims v = permutedDims(vt.dims(), attrs[4].ints);
+  bool ok = q[r - 1] == k[r - 1] && k[r - 2] == v[r - 2];
   for (size_t i = 0; ok && i + 2 < r; ++i)
-    ok = q.dims()[i] == k.dims()[i] && q.dims()[i] == v.dims()[i];
+    ok = q[i] == k[i] && q[i] == v[i];
   if (!ok)
-    return makeErrorF("Q {0}, K {1}, V {2} do not agree", q.toString(),
-                      k.toString(), v.toString());
-  Dims scores(q.dims().begin(), q.dims().end());
-  scores[r - 1] = k.dims()[r - 2];
+    return makeErrorF("Q {0}, K {1}, V {2} do not agree", dimsToString(q),
+                      dimsToString(k), dimsToString(v));
+  Dims scores = q;
+  scores[r - 1] = k[r - 2];
   EMBER_RETURN_IF_ERR(checkMask(in, 3, scores));
-  Dims out(q.dims().begin(), q.dims().end());
-  out[r - 1] = v.dims()[r - 1];
-  return llvm::SmallVector<Type, 1>{Type(ElemKind::Float32, out)};
+  Dims out = q;
+  out[r - 1] = v[r - 1];
+  return llvm::SmallVector<Type, 1>{
+      Type(ElemKind::Float32, permutedDims(out, attrs[5].ints))};
 }

@@ -392,9 +392,15 @@ op("ScaledSoftmax", ["Input", "*Mask"], [("Scale", "float"), ("Causal", "int")],
        "excluded (weight 0).")
 
 op("Attention", ["Q", "K", "V", "*Mask"], [("Scale", "float"),
-                                          ("Causal", "int")],
+                                          ("Causal", "int"),
+                                          ("QPerm", "ints"), ("KPerm", "ints"),
+                                          ("VPerm", "ints"),
+                                          ("OutPerm", "ints")],
    infer="Attention", rules=[("minRank", "Q", 2), ("float", "Q")],
    doc="Scaled dot-product attention over the last two dims: "
        "ScaledSoftmax(Q K^T; Scale, Mask, Causal) V with Q [..., Tq, D], "
        "K [..., Tk, D], V [..., Tk, Dv], equal batch dims; Mask as for "
-       "ScaledSoftmax against [..., Tq, Tk]. Result [..., Tq, Dv].")
+       "ScaledSoftmax against [..., Tq, Tk]. Result [..., Tq, Dv]. Q, K "
+       "and V are read as Transpose(X, XPerm) and the result is stored as "
+       "Transpose(result, OutPerm) (an empty perm: none); every perm keeps "
+       "the last axis last, so heads are read and written in place.")

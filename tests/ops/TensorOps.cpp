@@ -175,6 +175,62 @@ TEST_P(TensorOpTest, SoftmaxRowsOfEveryLength) {
   }
 }
 
+// Attention reading Q, K and V split as [B, T, H, D] (QPerm = KPerm = VPerm
+// = [0, 2, 1, 3]: strides, no copy) and storing its result merged back as
+// [B, T, H, D] (OutPerm), causal and with a padding mask [B, 1, 1, T]; the
+// reference is computed here in double from the same layout. CUDA lowers
+// the perms back to Transposes. 1e-5: weighted means of values <= 1 over 5
+// keys (exp within 2 ulp, a few roundings per sum).
+TEST_P(TensorOpTest, AttentionThroughHeadPerms) {
+  const dim_t B = 2, T = 5, H = 2, D = 3;
+  const std::vector<int64_t> split = {0, 2, 1, 3};
+  auto tensorOf = [](llvm::ArrayRef<dim_t> dims, const std::vector<float> &v) {
+    Tensor t(ElemKind::Float32, dims);
+    std::copy(v.begin(), v.end(), t.getHandle<float>().begin());
+    return t;
+  };
+  auto *q = input("q", {B, T, H, D});
+  auto *k = input("k", {B, T, H, D});
+  auto *v = input("v", {B, T, H, D});
+  std::vector<float> mv(B * T, 0.f);
+  mv[T - 1] = -10000.f; // batch 0 cannot see its last key
+  auto *m = constant("m", tensorOf({B, 1, 1, T}, mv));
+  save(F->createAttention("a", q, k, v, {m}, 0.5f, 1, split, split, split,
+                          split));
+  std::vector<float> x[3];
+  for (int i = 0; i < 3; ++i)
+    for (dim_t e = 0; e < B * T * H * D; ++e)
+      x[i].push_back(float(std::sin(0.37 * double(e) + 1.3 * i)));
+  auto at = [&](int i, dim_t b, dim_t t, dim_t h, dim_t d) {
+    return double(x[i][((b * T + t) * H + h) * D + d]);
+  };
+  std::vector<float> want(B * T * H * D);
+  for (dim_t b = 0; b < B; ++b)
+    for (dim_t h = 0; h < H; ++h)
+      for (dim_t i = 0; i < T; ++i) {
+        double s[T], mx = -INFINITY, sum = 0;
+        for (dim_t j = 0; j <= i; ++j) {
+          s[j] = mv[b * T + j];
+          for (dim_t d = 0; d < D; ++d)
+            s[j] += 0.5 * at(0, b, i, h, d) * at(1, b, j, h, d);
+          mx = std::max(mx, s[j]);
+        }
+        for (dim_t j = 0; j <= i; ++j)
+          sum += s[j] = std::exp(s[j] - mx);
+        for (dim_t d = 0; d < D; ++d) {
+          double y = 0;
+          for (dim_t j = 0; j <= i; ++j)
+            y += s[j] / sum * at(2, b, j, h, d);
+          want[((b * T + i) * H + h) * D + d] = float(y);
+        }
+      }
+  auto out =
+      run(tensors(tensorOf({B, T, H, D}, x[0]), tensorOf({B, T, H, D}, x[1]),
+                  tensorOf({B, T, H, D}, x[2])));
+  ASSERT_EQ(out.size(), 1u);
+  expectNear(out[0], tensorOf({B, T, H, D}, want), 1e-5f);
+}
+
 TEST_P(TensorOpTest, TransposeBroadcastConcatReshape) {
   auto *x = input("x", {2, 3});
   save(F->createTranspose("t", x, {1, 0}));

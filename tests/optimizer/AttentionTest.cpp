@@ -16,9 +16,7 @@
 // wrong block recurrence is off by whole percents).
 //
 //===----------------------------------------------------------------------===//
-#include "OptTestUtils.h"
-
-#include "ember/Graph/Parser.h"
+#include "AttentionTestUtils.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -129,75 +127,6 @@ std::string attentionGraph(const Case &c, bool weights) {
   return os.str();
 }
 
-/// Compiles \p text for backend \p backend with \p P (default: the
-/// default pipeline), runs it on \p inputs and returns its outputs;
-/// \p count receives the number of \p kind nodes in the optimized graph.
-llvm::Expected<std::vector<Tensor>>
-run(const std::string &text, const char *backend, std::optional<Pipeline> P,
-    const std::vector<Tensor> &inputs, NodeKind kind = NodeKind::Attention,
-    unsigned *count = nullptr) {
-  registerAllBackends();
-  Module M;
-  EMBER_ASSIGN_OR_RETURN(Function * F, parseFunction(text, M));
-  EMBER_ASSIGN_OR_RETURN(const Backend *B, getBackend(backend));
-  CompileOptions opts;
-  opts.pipeline = P;
-  opts.passes.verifyEach = true;
-  EMBER_ASSIGN_OR_RETURN(CompiledNetwork net, compileFunction(*F, *B, opts));
-  if (count) {
-    *count = 0;
-    for (const auto &n : F->getNodes())
-      *count += n->getKind() == kind;
-  }
-  Bindings b;
-  auto phs = M.getInputPlaceholders();
-  for (size_t i = 0; i < phs.size(); ++i)
-    b.insert(phs[i], inputs[i].clone());
-  b.allocateOutputs(M);
-  EMBER_RETURN_IF_ERR(net.function->run(b));
-  std::vector<Tensor> outs;
-  for (Placeholder *p : M.getOutputPlaceholders())
-    outs.push_back(b.get(p)->clone());
-  return outs;
-}
-
-/// Random inputs in [-2, 2) for the graph \p text.
-std::vector<Tensor> randomInputs(const std::string &text) {
-  std::mt19937 gen(11);
-  std::vector<Tensor> inputs;
-  Module M;
-  auto F = parseFunction(text, M);
-  EXPECT_TRUE(bool(F)) << llvm::toString(F.takeError()) << "\n" << text;
-  for (Placeholder *p : M.getInputPlaceholders()) {
-    inputs.emplace_back(*p->getType());
-    inputs.back().randomize(-2.f, 2.f, gen);
-  }
-  return inputs;
-}
-
-/// Expects \p got to match \p ref within 2e-5 of max|ref|; with
-/// \p nanHalf the second half of ref (batch 1 of a fully masked case)
-/// must be NaN in both.
-void compare(const Tensor &got, const Tensor &ref, bool nanHalf,
-             const std::string &what) {
-  if (!nanHalf) {
-    expectRelClose(got, ref, 2e-5, what);
-    return;
-  }
-  dim_t half = ref.size() / 2;
-  double scale = 0, worst = 0;
-  for (dim_t i = 0; i < half; ++i) {
-    scale = std::max(scale, std::fabs(ref.elementAsDouble(i)));
-    worst = std::max(
-        worst, std::fabs(got.elementAsDouble(i) - ref.elementAsDouble(i)));
-  }
-  EXPECT_LE(worst, 2e-5 * scale) << what;
-  for (dim_t i = half; i < ref.size(); ++i) {
-    ASSERT_TRUE(std::isnan(ref.elementAsDouble(i))) << what << " " << i;
-    ASSERT_TRUE(std::isnan(got.elementAsDouble(i))) << what << " " << i;
-  }
-}
-
 class AttentionFusion : public ::testing::TestWithParam<Case> {};
 
 // Batch 1 of the fully masked case has every key at -inf: the unfused
@@ -207,16 +136,17 @@ TEST_P(AttentionFusion, MatchesUnfusedInterpreter) {
   const Case &c = GetParam();
   std::string text = attentionGraph(c, /*weights=*/false);
   std::vector<Tensor> inputs = randomInputs(text);
-  auto ref = run(text, "Interpreter", getMinimalPipeline(), inputs);
+  auto ref = runAttention(text, "Interpreter", getMinimalPipeline(), inputs);
   ASSERT_TRUE(bool(ref)) << llvm::toString(ref.takeError());
   for (const char *backend : {"Interpreter", "CPU"}) {
     unsigned fused = 0;
-    auto got =
-        run(text, backend, std::nullopt, inputs, NodeKind::Attention, &fused);
+    auto got = runAttention(text, backend, std::nullopt, inputs,
+                            NodeKind::Attention, &fused);
     ASSERT_TRUE(bool(got)) << backend << ": "
                            << llvm::toString(got.takeError());
     EXPECT_EQ(fused, 1u) << backend << ": the pattern was not fused";
-    compare((*got)[0], (*ref)[0], c.mask == MaskKind::PaddingInf, backend);
+    compareAttention((*got)[0], (*ref)[0], c.mask == MaskKind::PaddingInf,
+                     backend);
   }
 }
 
@@ -226,18 +156,18 @@ TEST_P(AttentionFusion, ScaledSoftmaxMatchesUnfused) {
   const Case &c = GetParam();
   std::string text = attentionGraph(c, /*weights=*/true);
   std::vector<Tensor> inputs = randomInputs(text);
-  auto ref = run(text, "Interpreter", getMinimalPipeline(), inputs);
+  auto ref = runAttention(text, "Interpreter", getMinimalPipeline(), inputs);
   ASSERT_TRUE(bool(ref)) << llvm::toString(ref.takeError());
   for (const char *backend : {"Interpreter", "CPU"}) {
     unsigned fused = 0;
-    auto got = run(text, backend, std::nullopt, inputs, NodeKind::ScaledSoftmax,
-                   &fused);
+    auto got = runAttention(text, backend, std::nullopt, inputs,
+                            NodeKind::ScaledSoftmax, &fused);
     ASSERT_TRUE(bool(got)) << backend << ": "
                            << llvm::toString(got.takeError());
     EXPECT_EQ(fused, 1u) << backend << ": the softmax was not fused";
     for (size_t i = 0; i < 2; ++i)
-      compare((*got)[i], (*ref)[i], c.mask == MaskKind::PaddingInf,
-              std::string(backend) + " output " + std::to_string(i));
+      compareAttention((*got)[i], (*ref)[i], c.mask == MaskKind::PaddingInf,
+                       std::string(backend) + " output " + std::to_string(i));
   }
 }
 

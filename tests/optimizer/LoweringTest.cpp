@@ -231,3 +231,42 @@ TEST(Lowering, AttentionBackToUnfused) {
   for (size_t i = 0; i < ref->size(); ++i)
     expectRelClose((*low)[i], (*ref)[i], 1e-6, "output " + std::to_string(i));
 }
+
+// An Attention's perms go back to Transposes (CUDA): Q and K split as
+// [B, T, H, D], V sequence first [T, B, H, D], the result merged back to
+// [B, T, H, D]. The unlowered graph runs the Interpreter's kernel, which
+// reads through the perms by strides; the lowered one copies through
+// Transposes: two separate readings of the op table's definition.
+TEST(Lowering, AttentionPermsBackToTransposes) {
+  const char *graph = R"(function f {
+  %q = Placeholder float<2 x 5 x 2 x 4> input
+  %k = Placeholder float<2 x 6 x 2 x 4> input
+  %v = Placeholder float<6 x 2 x 2 x 3> input
+  %y = Placeholder float<2 x 5 x 2 x 3> output
+  %m = Constant float<2 x 1 x 1 x 6> [0, 0, 0, 0, 0, -10000, 0, 0, 0, -10000, -10000, 0]
+  %a = Attention(%q, %k, %v, %m) {Scale=0.5, Causal=1, QPerm=[0, 2, 1, 3], KPerm=[0, 2, 1, 3], VPerm=[1, 2, 0, 3], OutPerm=[0, 2, 1, 3]}
+  Save(%a, %y)
+})";
+  Module refM, lowM;
+  auto refF = parseFunction(graph, refM);
+  auto lowF = parseFunction(graph, lowM);
+  ASSERT_TRUE(refF && lowF);
+  ASSERT_TRUE(lowerFunction(**lowF, [](const Node &n) {
+    return llvm::isa<AttentionNode>(n) || llvm::isa<ScaledSoftmaxNode>(n);
+  }));
+  eliminateDeadCode(**lowF);
+  llvm::Error err = verifyFunction(**lowF);
+  ASSERT_FALSE(bool(err)) << llvm::toString(std::move(err));
+  auto counts = countNodeKinds(**lowF);
+  EXPECT_EQ(counts["Attention"], 0u);
+  EXPECT_EQ(counts["Transpose"], 4u);
+  EXPECT_EQ(counts["MatMul"], 2u);
+
+  std::vector<Tensor> in = randomInputs(refM, 5, -2.f, 2.f);
+  std::vector<const Tensor *> ptrs = {&in[0], &in[1], &in[2]};
+  auto ref = runOnInterpreter(refM, **refF, *parsePipeline("dce"), ptrs);
+  ASSERT_TRUE(bool(ref)) << llvm::toString(ref.takeError());
+  auto low = runOnInterpreter(lowM, **lowF, *parsePipeline("dce"), ptrs);
+  ASSERT_TRUE(bool(low)) << llvm::toString(low.takeError());
+  expectRelClose((*low)[0], (*ref)[0], 1e-6, "attention through perms");
+}

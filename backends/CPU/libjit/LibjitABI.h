@@ -231,7 +231,8 @@ void ember_attention_f32(float *o, const float *q, const float *k,
                          const float *v, const float *mask, int64_t rows,
                          int64_t tk, int64_t d, int64_t dv, int64_t mRow,
                          int64_t mCol, float scale, int64_t causal, int64_t q0,
-                         int64_t nv, int64_t bk);
+                         int64_t nv, int64_t bk, int64_t qs, int64_t ks,
+                         int64_t vs, int64_t os);
 /// Asks Linux once for the AMX tile state; 1 when granted (AMX.inc).
 int64_t ember_amx_request();
 void ember_wino_input_f32(float *v, const float *x, int64_t tm, int64_t nImg,

@@ -5,7 +5,7 @@
 // become again the chains fuse-softmax-mask and fuse-attention took them
 // from: Mul by the scale, Add of the broadcast mask (and of a causal
 // constant of 0 and -inf), Softmax over the last axis, and the two batched
-// MatMuls around it.
+// MatMuls around it; an Attention's perms become Transposes again.
 //
 //===----------------------------------------------------------------------===//
 #include "LowerRules.h"
@@ -54,11 +54,23 @@ Replacement ember::lowerScaledSoftmax(Function &F, ScaledSoftmaxNode &n) {
   return {F.createSoftmax(name, x, int64_t(dims.size()) - 1)};
 }
 
+/// \p x read through \p perm: a Transpose, or \p x for an empty perm.
+static NodeValue throughPerm(Function &F, const std::string &name, NodeValue x,
+                             llvm::ArrayRef<int64_t> perm) {
+  return perm.empty() ? x : F.createTranspose(name, x, perm);
+}
+
 Replacement ember::lowerAttention(Function &F, AttentionNode &n) {
   std::string name = n.getName().str();
-  NodeValue s = F.createMatMul(name + ".qk", n.getQ(), n.getK(), {},
+  NodeValue q = throughPerm(F, name + ".q", n.getQ(), n.getQPerm());
+  NodeValue k = throughPerm(F, name + ".k", n.getK(), n.getKPerm());
+  NodeValue v = throughPerm(F, name + ".v", n.getV(), n.getVPerm());
+  NodeValue s = F.createMatMul(name + ".qk", q, k, {},
                                /*transB=*/1, 0, 0.f, 0.f);
   NodeValue p = F.createScaledSoftmax(name + ".p", s, n.getMask(), n.getScale(),
                                       n.getCausal());
-  return {F.createMatMul(name, p, n.getV(), {}, 0, 0, 0.f, 0.f)};
+  if (n.getOutPerm().empty())
+    return {F.createMatMul(name, p, v, {}, 0, 0, 0.f, 0.f)};
+  NodeValue o = F.createMatMul(name + ".pv", p, v, {}, 0, 0, 0.f, 0.f);
+  return {F.createTranspose(name, o, n.getOutPerm())};
 }
