@@ -1,4 +1,4 @@
-//===- ConvBF16Direct.cpp - Stride-1 BFloat16 convolutions on AMX ---------===//
+//===- ConvBF16Direct.cpp - Stride-1 BFloat16 convolutions, no patches ----===//
 #include "ConvBF16Direct.h"
 
 #include "CPU.h"
@@ -29,8 +29,8 @@ constexpr int64_t kTileK = kAMXTileBytes / 2, kBlock = 2 * kAMXTileRows;
 
 /// The task split of \p d (see chooseConvBF16Direct).
 static void splitTasks(ConvBF16Direct &d, const TargetDesc &T) {
-  int64_t rowBlocks = ceilDiv(d.M, kBlock);
-  int64_t pixelBlocks = d.virtualPixels / kBlock;
+  int64_t rowBlocks = ceilDiv(d.M, d.rowUnit);
+  int64_t pixelBlocks = d.virtualPixels / d.pixelBlock;
   bool filterLarger = d.Mp * d.lda * 2 > int64_t(d.copyBytes());
   int64_t rowTasks = 1, pixelTasks = 1;
   if (filterLarger) {
@@ -41,17 +41,40 @@ static void splitTasks(ConvBF16Direct &d, const TargetDesc &T) {
     int64_t pairBytes = d.Cp / 2 * 4;
     int64_t reach = (d.KH - 1) * d.Wp + d.KW;
     int64_t fit = std::max<int64_t>(
-        kBlock, (int64_t(T.l2Bytes / 2) / pairBytes - reach) / kBlock * kBlock);
+        d.pixelBlock, (int64_t(T.l2Bytes / 2) / pairBytes - reach) /
+                          d.pixelBlock * d.pixelBlock);
     pixelTasks = std::max(ceilDiv(d.virtualPixels, fit),
                           std::min(pixelBlocks, kConvMinTasks));
     if (pixelTasks < kConvMinTasks)
       rowTasks = std::min(rowBlocks, ceilDiv(kConvMinTasks, pixelTasks));
   }
-  d.rowsPerTask = ceilDiv(rowBlocks, rowTasks) * kBlock;
+  d.rowsPerTask = ceilDiv(rowBlocks, rowTasks) * d.rowUnit;
   d.rowTasks = ceilDiv(d.M, d.rowsPerTask);
-  d.pixelsPerTask = ceilDiv(pixelBlocks, pixelTasks) * kBlock;
+  d.pixelsPerTask = ceilDiv(pixelBlocks, pixelTasks) * d.pixelBlock;
   d.pixelTasks = ceilDiv(d.virtualPixels, d.pixelsPerTask);
   d.padTasks = std::min(d.Cp / 2, kConvMinTasks);
+}
+
+/// The kernel's steps for \p d.kernel on \p T: AMX reads 32 channels and
+/// 2 x 2 tiles at a time; vdpbf16ps one channel pair and the 16-lane tile
+/// libjit instantiates (kMatMulWideMR rows, kMatMulWideV vectors of
+/// virtual pixels), with K blocks of pairs whose lines of the copy (the
+/// block's pixels and the taps' reach) take at most half of L1.
+static void chooseSteps(ConvBF16Direct &d, const TargetDesc &T) {
+  if (d.kernel == BF16MatMulKernel::AMX) {
+    d.Cp = roundUp(d.C, kTileK);
+    d.pixelBlock = d.rowUnit = kBlock;
+    d.Mp = roundUp(d.M, kAMXTileRows);
+    d.kc = d.Cp / kTileK;
+    return;
+  }
+  d.Cp = roundUp(d.C, 2);
+  d.pixelBlock = libjit::kMatMulWideV * int64_t(T.floatLanes());
+  d.rowUnit = libjit::kMatMulWideMR;
+  d.Mp = d.M;
+  int64_t l1 = T.l1dBytes ? int64_t(T.l1dBytes) : 32 << 10;
+  int64_t pairBytes = (d.pixelBlock + (d.KH - 1) * d.Wp + d.KW - 1) * 4;
+  d.kc = std::clamp<int64_t>(l1 / 2 / pairBytes, 1, d.Cp / 2);
 }
 
 std::optional<ConvBF16Direct> cpu::chooseConvBF16Direct(const ConvInst &I,
@@ -65,22 +88,30 @@ std::optional<ConvBF16Direct> cpu::chooseConvBF16Direct(const ConvInst &I,
     return std::nullopt;
   ConvBF16Direct d;
   d.M = int64_t(wd[0]);
-  if (chooseBF16MatMul(T, d.M).kernel != BF16MatMulKernel::AMX)
+  d.kernel = chooseBF16MatMul(T, d.M).kernel;
+  if (d.kernel == BF16MatMulKernel::Widen)
     return std::nullopt;
   d.C = int64_t(xd[1]), d.H = int64_t(xd[2]), d.W = int64_t(xd[3]);
   d.KH = int64_t(wd[2]), d.KW = int64_t(wd[3]);
   d.OH = int64_t(yd[2]), d.OW = int64_t(yd[3]);
-  d.Cp = roundUp(d.C, kTileK);
   d.Hp = d.H + pads[0] + pads[2];
   d.Wp = d.W + pads[1] + pads[3];
+  chooseSteps(d, T);
   if (4 * (d.Wp - d.OW) > d.Wp || 4 * (d.Cp - d.C) > d.Cp)
     return std::nullopt;
-  d.S = roundUp(d.Hp * d.Wp + d.KW - 1 + kBlock, 16);
-  d.Mp = roundUp(d.M, kAMXTileRows);
+  // The last block's taps read up to a block past the padded plane.
+  d.S = roundUp(d.Hp * d.Wp + d.KW - 1 + d.pixelBlock, 16);
   d.lda = d.KH * d.KW * d.Cp;
-  d.virtualPixels = roundUp(d.OH * d.Wp, kBlock);
+  d.virtualPixels = roundUp(d.OH * d.Wp, d.pixelBlock);
   splitTasks(d, T);
   return d;
+}
+
+/// The libjit kernel of \p d's product.
+static LibKernel directEntry(const ConvBF16Direct &d) {
+  if (d.kernel == BF16MatMulKernel::AMX)
+    return EMBER_LIBJIT_KERNEL(ember_conv_bf16_direct);
+  return EMBER_LIBJIT_KERNEL(ember_conv_bf16_direct_dp);
 }
 
 ConvPlan cpu::planConvBF16Direct(const ConvInst &I, const ConvBF16Direct &d,
@@ -88,21 +119,34 @@ ConvPlan cpu::planConvBF16Direct(const ConvInst &I, const ConvBF16Direct &d,
   int64_t images = int64_t(I.getInput()->getType()->dims()[0]);
   ConvPlan P;
   P.path = ConvPathKind::BF16Gemm;
-  P.bf16Kernel = "ember_conv_bf16_direct";
+  P.bf16Kernel = directEntry(d).name;
   P.macs = images * d.M * d.C * d.KH * d.KW * d.OH * d.OW;
   P.vectorMacs = P.macs / std::max<int64_t>(1, 2 * T.floatLanes());
   P.copyBytes = images * int64_t(d.copyBytes());
   std::string text;
   llvm::raw_string_ostream os(text);
-  os << "BFloat16 filter, B tiles from a padded copy (" << d.Cp << " x " << d.Hp
+  os << "BFloat16 filter, B read from a padded copy (" << d.Cp << " x " << d.Hp
      << " x " << d.Wp << "); tasks of " << d.pixelsPerTask << " pixels x "
      << d.rowsPerTask << " channels";
+  if (d.kernel != BF16MatMulKernel::AMX)
+    os << ", K blocks of " << d.kc << " channel pairs";
   P.reason = os.str();
   return P;
 }
 
+/// Where filter element (m, c, tap) goes in the kernel's A: AMX's tile
+/// columns are 32 channels of one tap, [Mp][KH KW][Cp]; vdpbf16ps
+/// broadcasts one channel pair of one tap and walks all taps of a pair
+/// before the next, [M][Cp / 2][KH KW][2].
+static int64_t filterAt(const ConvBF16Direct &d, int64_t m, int64_t c,
+                        int64_t tap) {
+  if (d.kernel == BF16MatMulKernel::AMX)
+    return m * d.lda + tap * d.Cp + c;
+  return m * d.lda + (c / 2 * d.KH * d.KW + tap) * 2 + c % 2;
+}
+
 /// The filter [M][C][KH][KW] (BFloat16, a constant) as the kernel's A
-/// [Mp][KH][KW][Cp], zero-padded, in the constant image.
+/// (filterAt), zero-padded, in the constant image.
 static kir::Buffer layOutFilter(const ConvInst &I, const ConvBF16Direct &d,
                                 const MatMulBF16Context &ctx) {
   auto *w = llvm::dyn_cast<WeightVar>(getOrigin(I.getFilter()));
@@ -116,7 +160,7 @@ static kir::Buffer layOutFilter(const ConvInst &I, const ConvBF16Direct &d,
     for (int64_t c = 0; c < d.C; ++c)
       for (int64_t kh = 0; kh < d.KH; ++kh)
         for (int64_t kw = 0; kw < d.KW; ++kw)
-          a[m * d.lda + (kh * d.KW + kw) * d.Cp + c] =
+          a[filterAt(d, m, c, kh * d.KW + kw)] =
               b[((m * d.C + c) * d.KH + kh) * d.KW + kw];
   return appendConstant(ctx.constants, a.data(), a.size() * 2,
                         I.getFilter()->getName().str() + ".bf16.taps",
@@ -172,7 +216,7 @@ void cpu::lowerConvBF16Direct(const ConvInst &I, const ConvBF16Direct &d,
     std::vector<CallArg> args = {
         bufArg(y, yOff), bufArg(w, k.constInt(0)), bufArg(p, k.constInt(0)),
         bufArg(b, k.constInt(0)), convResidualArg(k, I, ctx.plan, yOff)};
-    for (int64_t v : {d.lda, d.Cp / kTileK, d.KH, d.KW, d.Wp, d.S, d.OH, d.OW,
+    for (int64_t v : {d.lda, d.kc, d.KH, d.KW, d.Wp, d.S, d.OH, d.OW,
                       I.getFusedActivation()})
       args.push_back(valArg(k.constInt(v)));
     args.push_back(valArg(k.constFloat(I.getFusedAlpha())));
@@ -181,9 +225,8 @@ void cpu::lowerConvBF16Direct(const ConvInst &I, const ConvBF16Direct &d,
          {m0, min(k.add(m0, k.constInt(d.rowsPerTask)), d.M), v0,
           min(k.add(v0, k.constInt(d.pixelsPerTask)), d.virtualPixels)})
       args.push_back(valArg(v));
-    k.body() = {
-        Kernel::loop(e, tasks, /*parallel=*/true,
-                     {EMBER_LIBJIT_CALL(k, ember_conv_bf16_direct, args)})};
+    k.body() = {Kernel::loop(e, tasks, /*parallel=*/true,
+                             {checkedLibCall(k, directEntry(d), args)})};
     out.push_back(std::move(k));
   }
 }

@@ -147,6 +147,12 @@ void ember_conv_bf16_direct(float *y, const uint16_t *w, const uint16_t *p,
                             int64_t S, int64_t OH, int64_t OW, int64_t act,
                             float alpha, float beta, int64_t m0, int64_t m1,
                             int64_t v0, int64_t v1);
+void ember_conv_bf16_direct_dp(float *y, const uint16_t *w, const uint16_t *p,
+                               const float *bias, const float *res, int64_t lda,
+                               int64_t kc, int64_t KH, int64_t KW, int64_t Wp,
+                               int64_t S, int64_t OH, int64_t OW, int64_t act,
+                               float alpha, float beta, int64_t m0, int64_t m1,
+                               int64_t v0, int64_t v1);
 void ember_conv_bf16_pad(uint16_t *p, const float *x, int64_t C, int64_t H,
                          int64_t W, int64_t pt, int64_t pl, int64_t Hp,
                          int64_t Wp, int64_t S, int64_t q0, int64_t q1);
