@@ -27,6 +27,12 @@ int64_t roundUp(int64_t a, int64_t b) { return ceilDiv(a, b) * b; }
 constexpr int64_t kTileK = kAMXTileBytes / 2, kBlock = 2 * kAMXTileRows;
 } // namespace
 
+/// How far past a virtual pixel its taps read within one phase of the
+/// copy, in words: (KH - 1) / s rows and (KW - 1) / s columns.
+static int64_t tapReach(const ConvBF16Direct &d) {
+  return (d.KH - 1) / d.s * d.Ws + (d.KW - 1) / d.s;
+}
+
 /// The task split of \p d (see chooseConvBF16Direct).
 static void splitTasks(ConvBF16Direct &d, const TargetDesc &T) {
   int64_t rowBlocks = ceilDiv(d.M, d.rowUnit);
@@ -36,10 +42,10 @@ static void splitTasks(ConvBF16Direct &d, const TargetDesc &T) {
   if (filterLarger) {
     rowTasks = std::min(rowBlocks, kConvMinTasks);
   } else {
-    // A task reads its pixels' share of the copy and the taps' reach past
-    // it ((KH - 1) Wp + KW words per channel pair).
-    int64_t pairBytes = d.Cp / 2 * 4;
-    int64_t reach = (d.KH - 1) * d.Wp + d.KW;
+    // A task reads its pixels' share of each phase of the copy and the
+    // taps' reach past it, per channel pair.
+    int64_t pairBytes = d.Cp / 2 * d.s * d.s * 4;
+    int64_t reach = tapReach(d) + 1;
     int64_t fit = std::max<int64_t>(
         d.pixelBlock, (int64_t(T.l2Bytes / 2) / pairBytes - reach) /
                           d.pixelBlock * d.pixelBlock);
@@ -73,7 +79,7 @@ static void chooseSteps(ConvBF16Direct &d, const TargetDesc &T) {
   d.rowUnit = libjit::kMatMulWideMR;
   d.Mp = d.M;
   int64_t l1 = T.l1dBytes ? int64_t(T.l1dBytes) : 32 << 10;
-  int64_t pairBytes = (d.pixelBlock + (d.KH - 1) * d.Wp + d.KW - 1) * 4;
+  int64_t pairBytes = d.s * d.s * (d.pixelBlock + tapReach(d)) * 4;
   d.kc = std::clamp<int64_t>(l1 / 2 / pairBytes, 1, d.Cp / 2);
 }
 
@@ -83,26 +89,36 @@ std::optional<ConvBF16Direct> cpu::chooseConvBF16Direct(const ConvInst &I,
   auto wd = I.getFilter()->getType()->dims();
   auto yd = I.getDest()->getType()->dims();
   auto st = I.getStrides(), dil = I.getDilations(), pads = I.getPads();
-  if (I.getGroup() != 1 || st[0] != 1 || st[1] != 1 || dil[0] != 1 ||
-      dil[1] != 1 || wd[2] != 3 || wd[3] != 3)
+  if (I.getGroup() != 1 || dil[0] != 1 || dil[1] != 1 || st[0] != st[1])
     return std::nullopt;
   ConvBF16Direct d;
   d.M = int64_t(wd[0]);
   d.kernel = chooseBF16MatMul(T, d.M).kernel;
-  if (d.kernel == BF16MatMulKernel::Widen)
+  int64_t taps = int64_t(wd[2] * wd[3]);
+  if (d.kernel == BF16MatMulKernel::Widen ||
+      (d.kernel == BF16MatMulKernel::AMX &&
+       (st[0] != 1 || wd[2] != 3 || wd[3] != 3)) ||
+      st[0] > 2 || taps < 2 || taps > libjit::kConvDirectMaxTaps)
     return std::nullopt;
+  d.s = st[0];
   d.C = int64_t(xd[1]), d.H = int64_t(xd[2]), d.W = int64_t(xd[3]);
   d.KH = int64_t(wd[2]), d.KW = int64_t(wd[3]);
   d.OH = int64_t(yd[2]), d.OW = int64_t(yd[3]);
   d.Hp = d.H + pads[0] + pads[2];
   d.Wp = d.W + pads[1] + pads[3];
+  d.Hs = ceilDiv(d.Hp, d.s), d.Ws = ceilDiv(d.Wp, d.s);
   chooseSteps(d, T);
-  if (4 * (d.Wp - d.OW) > d.Wp || 4 * (d.Cp - d.C) > d.Cp)
+  // Virtual pixels past the rows cost what the patch GEMM's partial panels
+  // do; padded channels are work it does not have (it pads C KH KW to a
+  // pair only), so vdpbf16ps, which pays for the patch copy less than AMX,
+  // takes at most an eighth of them (3-channel stems keep the GEMM).
+  int64_t channelShare = d.kernel == BF16MatMulKernel::AMX ? 4 : 8;
+  if (4 * (d.Ws - d.OW) > d.Ws || channelShare * (d.Cp - d.C) > d.Cp)
     return std::nullopt;
-  // The last block's taps read up to a block past the padded plane.
-  d.S = roundUp(d.Hp * d.Wp + d.KW - 1 + d.pixelBlock, 16);
+  // The last block's taps read up to a block past the last phase.
+  d.S = roundUp(d.s * d.s * d.Hs * d.Ws + (d.KW - 1) / d.s + d.pixelBlock, 16);
   d.lda = d.KH * d.KW * d.Cp;
-  d.virtualPixels = roundUp(d.OH * d.Wp, d.pixelBlock);
+  d.virtualPixels = roundUp(d.OH * d.Ws, d.pixelBlock);
   splitTasks(d, T);
   return d;
 }
@@ -126,8 +142,11 @@ ConvPlan cpu::planConvBF16Direct(const ConvInst &I, const ConvBF16Direct &d,
   std::string text;
   llvm::raw_string_ostream os(text);
   os << "BFloat16 filter, B read from a padded copy (" << d.Cp << " x " << d.Hp
-     << " x " << d.Wp << "); tasks of " << d.pixelsPerTask << " pixels x "
-     << d.rowsPerTask << " channels";
+     << " x " << d.Wp;
+  if (d.s > 1)
+    os << " in " << d.s * d.s << " phases of " << d.Hs << " x " << d.Ws;
+  os << "); tasks of " << d.pixelsPerTask << " pixels x " << d.rowsPerTask
+     << " channels";
   if (d.kernel != BF16MatMulKernel::AMX)
     os << ", K blocks of " << d.kc << " channel pairs";
   P.reason = os.str();
@@ -179,13 +198,22 @@ static Kernel padKernel(const ConvInst &I, const ConvBF16Direct &d,
   unsigned e = k.newVar();
   std::vector<CallArg> args = {bufArg(p, k.constInt(0)),
                                bufArg(x, k.constInt(img * d.C * d.H * d.W))};
-  for (int64_t v : {d.C, d.H, d.W, pads[0], pads[1], d.Hp, d.Wp, d.S})
+  bool phases = d.s > 1;
+  std::vector<int64_t> geometry = {d.C, d.H, d.W, pads[0], pads[1]};
+  if (phases)
+    geometry.insert(geometry.end(), {d.s, d.Hs, d.Ws});
+  else
+    geometry.insert(geometry.end(), {d.Hp, d.Wp});
+  geometry.push_back(d.S);
+  for (int64_t v : geometry)
     args.push_back(valArg(k.constInt(v)));
   args.push_back(valArg(k.div(k.mul(k.var(e), pairs), d.padTasks)));
   args.push_back(valArg(
       k.div(k.add(k.mul(k.var(e), pairs), k.constInt(pairs)), d.padTasks)));
+  LibKernel entry = phases ? EMBER_LIBJIT_KERNEL(ember_conv_bf16_pad_phases)
+                           : EMBER_LIBJIT_KERNEL(ember_conv_bf16_pad);
   k.body() = {Kernel::loop(e, d.padTasks, /*parallel=*/true,
-                           {EMBER_LIBJIT_CALL(k, ember_conv_bf16_pad, args)})};
+                           {checkedLibCall(k, entry, args)})};
   return k;
 }
 
@@ -216,7 +244,7 @@ void cpu::lowerConvBF16Direct(const ConvInst &I, const ConvBF16Direct &d,
     std::vector<CallArg> args = {
         bufArg(y, yOff), bufArg(w, k.constInt(0)), bufArg(p, k.constInt(0)),
         bufArg(b, k.constInt(0)), convResidualArg(k, I, ctx.plan, yOff)};
-    for (int64_t v : {d.lda, d.kc, d.KH, d.KW, d.Wp, d.S, d.OH, d.OW,
+    for (int64_t v : {d.lda, d.kc, d.KH, d.KW, d.Ws, d.S, d.OH, d.OW,
                       I.getFusedActivation()})
       args.push_back(valArg(k.constInt(v)));
     args.push_back(valArg(k.constFloat(I.getFusedAlpha())));
@@ -225,6 +253,9 @@ void cpu::lowerConvBF16Direct(const ConvInst &I, const ConvBF16Direct &d,
          {m0, min(k.add(m0, k.constInt(d.rowsPerTask)), d.M), v0,
           min(k.add(v0, k.constInt(d.pixelsPerTask)), d.virtualPixels)})
       args.push_back(valArg(v));
+    if (d.kernel != BF16MatMulKernel::AMX) // the stride and a phase's words
+      for (int64_t v : {d.s, d.Hs * d.Ws})
+        args.push_back(valArg(k.constInt(v)));
     k.body() = {Kernel::loop(e, tasks, /*parallel=*/true,
                              {checkedLibCall(k, directEntry(d), args)})};
     out.push_back(std::move(k));

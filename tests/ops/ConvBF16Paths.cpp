@@ -106,11 +106,26 @@ const BF16ConvCase kCases[] = {
     // block of 48 rows and one of 2).
     {"direct_k_blocks_wide_rows", 1, 70, 9, 60, 50, 3, 3, 1, 1, 1, 1, 1, 1, 1,
      1, 1, FusedActivation::None, 0, 0, false},
-    // vdpbf16ps direct (AMX hosts: the patch GEMM, 5 of 32 channels): odd
-    // channels (5: a pair with a zero half), odd width, 7 output channels
+    // vdpbf16ps direct (AMX hosts: the patch GEMM, 9 of 32 channels): odd
+    // channels (9: a pair with a zero half), odd width, 7 output channels
     // (a 6-row tile and a 1-row one), three images, residual, LeakyRelu.
-    {"direct_odd_channels_batch3_res", 3, 5, 6, 9, 7, 3, 3, 1, 1, 1, 1, 1, 1,
+    {"direct_odd_channels_batch3_res", 3, 9, 6, 9, 7, 3, 3, 1, 1, 1, 1, 1, 1,
      1, 1, 1, FusedActivation::LeakyRelu, 0.2f, 0, true},
+    // vdpbf16ps direct, stride 2 (the copy in four phases): odd plane and
+    // channels (19, padded to 20), 13 output channels, two images,
+    // residual, Relu.
+    {"direct_s2_odd_res_relu", 2, 19, 15, 17, 13, 3, 3, 2, 2, 1, 1, 1, 1, 1,
+     1, 1, FusedActivation::Relu, 0, 0, true},
+    // Stride 2 on rows of 70 (whole 32-value vectors split into phases),
+    // asymmetric pads (none on top and on the right).
+    {"direct_s2_wide_rows_asym", 1, 8, 10, 70, 20, 3, 3, 2, 2, 0, 1, 1, 0, 1,
+     1, 1, FusedActivation::None, 0, 0, false},
+    // A 7x7 filter with stride 2 (the most taps), 8 channels.
+    {"direct_7x7_s2", 1, 8, 23, 21, 10, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1,
+     FusedActivation::None, 0, 0, false},
+    // A 5x5 filter, stride 1 (25 taps).
+    {"direct_5x5", 1, 12, 11, 13, 9, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 1,
+     FusedActivation::None, 0, 0, false},
 };
 // clang-format on
 
@@ -343,8 +358,9 @@ TEST(ConvBF16Plan, TilingFollowsTheTargetAndTheShape) {
 
 namespace {
 /// Convolutions with BFloat16 filters for the direct rule: 3x3 stride 1
-/// on 56x56 x 64 (pixel-heavy) and on 7x7 x 512 (filter-heavy), then three
-/// it refuses: stride 2, 13 channels (19 of 32 padding), 1x1.
+/// on 56x56 x 64 (pixel-heavy) and on 7x7 x 512 (filter-heavy), then four
+/// AMX refuses: stride 2, 13 channels (19 of 32 padding), 1x1, a 7x7
+/// stride-2 stem of 3 channels (vdpbf16ps takes the first two).
 constexpr const char *kDirectIR = R"(function direct
 declare {
   %x = weight float<1 x 64 x 56 x 56> mutable input
@@ -359,6 +375,9 @@ declare {
   %w2 = weight bfloat16<512 x 512 x 3 x 3> const
   %w4 = weight bfloat16<32 x 13 x 3 x 3> const
   %w5 = weight bfloat16<32 x 64 x 1 x 1> const
+  %x6 = weight float<1 x 3 x 224 x 224> mutable input
+  %y6 = weight float<1 x 64 x 112 x 112> mutable output
+  %w6 = weight bfloat16<64 x 3 x 7 x 7> const
   %b = weight float<64> const
   %b2 = weight float<512> const
   %b4 = weight float<32> const
@@ -369,6 +388,7 @@ code {
   %s2 = conv @out %y3, @in %x, @in %w, @in %b {Strides=[2, 2], Pads=[1, 1, 1, 1], Dilations=[1, 1], Group=1, FusedActivation=0, FusedAlpha=0, FusedBeta=0}
   %few = conv @out %y4, @in %x3, @in %w4, @in %b4 {Strides=[1, 1], Pads=[1, 1, 1, 1], Dilations=[1, 1], Group=1, FusedActivation=0, FusedAlpha=0, FusedBeta=0}
   %pw = conv @out %y5, @in %x, @in %w5, @in %b4 {Strides=[1, 1], Pads=[0, 0, 0, 0], Dilations=[1, 1], Group=1, FusedActivation=0, FusedAlpha=0, FusedBeta=0}
+  %stem = conv @out %y6, @in %x6, @in %w6, @in %b {Strides=[2, 2], Pads=[3, 3, 3, 3], Dilations=[1, 1], Group=1, FusedActivation=0, FusedAlpha=0, FusedBeta=0}
 }
 )";
 } // namespace
@@ -402,12 +422,21 @@ static void expectDotDirect(const std::vector<const ConvInst *> &convs,
   EXPECT_EQ(heavy->rowTasks, 8);
   EXPECT_EQ(heavy->rowsPerTask, 66);
   EXPECT_EQ(heavy->kc, 73);
-  EXPECT_FALSE(cpu::chooseConvBF16Direct(*convs[2], T).has_value()); // stride 2
+  // Stride 2: four phases of 29 x 29 words (the 58 x 58 padded plane),
+  // 28 rows of 29 virtual pixels.
+  auto s2 = cpu::chooseConvBF16Direct(*convs[2], T);
+  ASSERT_TRUE(s2.has_value());
+  EXPECT_EQ(s2->s, 2);
+  EXPECT_EQ(s2->Ws, 29);
+  EXPECT_EQ(s2->virtualPixels, 832); // 28 x 29 rounded up to 64
+  EXPECT_GE(s2->S, 4 * 29 * 29 + 1 + 64);
   // 13 channels are 7 pairs (one padded channel of 14).
   auto few = cpu::chooseConvBF16Direct(*convs[3], T);
   ASSERT_TRUE(few.has_value());
   EXPECT_EQ(few->Cp, 14);
   EXPECT_FALSE(cpu::chooseConvBF16Direct(*convs[4], T).has_value()); // 1x1
+  // A 3-channel stem: one padded channel of 4 is more than an eighth.
+  EXPECT_FALSE(cpu::chooseConvBF16Direct(*convs[5], T).has_value());
 }
 
 // The direct rule: the AMX or vdpbf16ps MatMul kernel (AVX512-BF16 with
@@ -422,7 +451,7 @@ TEST(ConvBF16Plan, DirectFollowsTheTargetAndTheShape) {
   for (auto &I : parsed->function->getInstrs())
     if (auto *c = llvm::dyn_cast<ConvInst>(I.get()))
       convs.push_back(c);
-  ASSERT_EQ(convs.size(), 5u);
+  ASSERT_EQ(convs.size(), 6u);
   TargetDesc T;
   T.vectorBits = 512;
   T.vectorRegisters = 32;
