@@ -17,10 +17,11 @@
 // about 2^15 (one BFloat16 rounding is 2^-9 relative).
 // Which kernel runs follows the host and the test's flags exactly as for
 // MatMulBF16Paths.cpp (AMX, its refused-permission fallback, vdpbf16ps,
-// the widening kernel with 16 or 8 lanes; see tests/CMakeLists.txt); on
-// AMX the 3x3 stride-1 cases with enough channels take the direct kernel
-// (B tiles from a padded copy of the input), whose refused-permission
-// fallback is widened Float32 FMAs on the same copy.
+// the widening kernel with 16 or 8 lanes; see tests/CMakeLists.txt); the
+// 3x3 stride-1 ungrouped cases take the direct kernels (B read from a
+// padded copy of the input): on AMX those with enough channels (AMX tiles;
+// the refused-permission fallback is widened Float32 FMAs on the same
+// copy), on AVX512-BF16 without AMX all of them (vdpbf16ps).
 //
 //===----------------------------------------------------------------------===//
 #include "../../backends/CPU/ConvBF16.h"
@@ -99,6 +100,32 @@ const BF16ConvCase kCases[] = {
     // split output channels; residual and Clip, two images.
     {"direct_filter_heavy_res_clip", 2, 128, 7, 7, 96, 3, 3, 1, 1, 1, 1, 1, 1,
      1, 1, 1, FusedActivation::Clip, 0.f, 6.f, true},
+    // vdpbf16ps direct: 62-wide padded rows, so a K block holds about 21
+    // (32 KiB L1) or 32 (48 KiB) of the 35 channel pairs: two K blocks,
+    // the sums waiting on the stack between them; 50 output channels (a
+    // block of 48 rows and one of 2).
+    {"direct_k_blocks_wide_rows", 1, 70, 9, 60, 50, 3, 3, 1, 1, 1, 1, 1, 1, 1,
+     1, 1, FusedActivation::None, 0, 0, false},
+    // vdpbf16ps direct (AMX hosts: the patch GEMM, 9 of 32 channels): odd
+    // channels (9: a pair with a zero half), odd width, 7 output channels
+    // (a 6-row tile and a 1-row one), three images, residual, LeakyRelu.
+    {"direct_odd_channels_batch3_res", 3, 9, 6, 9, 7, 3, 3, 1, 1, 1, 1, 1, 1,
+     1, 1, 1, FusedActivation::LeakyRelu, 0.2f, 0, true},
+    // vdpbf16ps direct, stride 2 (the copy in four phases): odd plane and
+    // channels (19, padded to 20), 13 output channels, two images,
+    // residual, Relu.
+    {"direct_s2_odd_res_relu", 2, 19, 15, 17, 13, 3, 3, 2, 2, 1, 1, 1, 1, 1,
+     1, 1, FusedActivation::Relu, 0, 0, true},
+    // Stride 2 on rows of 70 (whole 32-value vectors split into phases),
+    // asymmetric pads (none on top and on the right).
+    {"direct_s2_wide_rows_asym", 1, 8, 10, 70, 20, 3, 3, 2, 2, 0, 1, 1, 0, 1,
+     1, 1, FusedActivation::None, 0, 0, false},
+    // A 7x7 filter with stride 2 (the most taps), 8 channels.
+    {"direct_7x7_s2", 1, 8, 23, 21, 10, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1,
+     FusedActivation::None, 0, 0, false},
+    // A 5x5 filter, stride 1 (25 taps).
+    {"direct_5x5", 1, 12, 11, 13, 9, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 1,
+     FusedActivation::None, 0, 0, false},
 };
 // clang-format on
 
@@ -331,8 +358,9 @@ TEST(ConvBF16Plan, TilingFollowsTheTargetAndTheShape) {
 
 namespace {
 /// Convolutions with BFloat16 filters for the direct rule: 3x3 stride 1
-/// on 56x56 x 64 (pixel-heavy) and on 7x7 x 512 (filter-heavy), then three
-/// it refuses: stride 2, 13 channels (19 of 32 padding), 1x1.
+/// on 56x56 x 64 (pixel-heavy) and on 7x7 x 512 (filter-heavy), then four
+/// AMX refuses: stride 2, 13 channels (19 of 32 padding), 1x1, a 7x7
+/// stride-2 stem of 3 channels (vdpbf16ps takes the first two).
 constexpr const char *kDirectIR = R"(function direct
 declare {
   %x = weight float<1 x 64 x 56 x 56> mutable input
@@ -347,6 +375,9 @@ declare {
   %w2 = weight bfloat16<512 x 512 x 3 x 3> const
   %w4 = weight bfloat16<32 x 13 x 3 x 3> const
   %w5 = weight bfloat16<32 x 64 x 1 x 1> const
+  %x6 = weight float<1 x 3 x 224 x 224> mutable input
+  %y6 = weight float<1 x 64 x 112 x 112> mutable output
+  %w6 = weight bfloat16<64 x 3 x 7 x 7> const
   %b = weight float<64> const
   %b2 = weight float<512> const
   %b4 = weight float<32> const
@@ -357,14 +388,62 @@ code {
   %s2 = conv @out %y3, @in %x, @in %w, @in %b {Strides=[2, 2], Pads=[1, 1, 1, 1], Dilations=[1, 1], Group=1, FusedActivation=0, FusedAlpha=0, FusedBeta=0}
   %few = conv @out %y4, @in %x3, @in %w4, @in %b4 {Strides=[1, 1], Pads=[1, 1, 1, 1], Dilations=[1, 1], Group=1, FusedActivation=0, FusedAlpha=0, FusedBeta=0}
   %pw = conv @out %y5, @in %x, @in %w5, @in %b4 {Strides=[1, 1], Pads=[0, 0, 0, 0], Dilations=[1, 1], Group=1, FusedActivation=0, FusedAlpha=0, FusedBeta=0}
+  %stem = conv @out %y6, @in %x6, @in %w6, @in %b {Strides=[2, 2], Pads=[3, 3, 3, 3], Dilations=[1, 1], Group=1, FusedActivation=0, FusedAlpha=0, FusedBeta=0}
 }
 )";
 } // namespace
 
-// The direct rule: AMX-BF16 with the 16-lane kernels (the AMX MatMul
-// kernel's condition), group 1, 3x3, stride and dilation 1, at most a
-// quarter of padding; tasks split pixels where the copy is larger (each
-// task's share within half of L2), output channels where the filter is.
+/// The vdpbf16ps direct layouts of kDirectIR's convolutions on \p T
+/// (AVX512-BF16, no AMX-BF16, 48 KiB L1, 2 MiB L2).
+static void expectDotDirect(const std::vector<const ConvInst *> &convs,
+                            const TargetDesc &T) {
+  auto wide = cpu::chooseConvBF16Direct(*convs[0], T);
+  ASSERT_TRUE(wide.has_value());
+  EXPECT_EQ(wide->kernel, cpu::BF16MatMulKernel::DotProduct);
+  EXPECT_EQ(wide->Cp, 64);
+  EXPECT_EQ(wide->pixelBlock, 64);
+  EXPECT_EQ(wide->rowUnit, 6);
+  EXPECT_EQ(wide->virtualPixels, 3264); // 56 x 58 rounded up to 64
+  EXPECT_GE(wide->S, 58 * 58 + 2 + 64);
+  // All 32 pairs: each reaches 64 + 2 x 58 + 2 words (728 bytes), 32 of
+  // them 23 KiB, within half of L1.
+  EXPECT_EQ(wide->kc, 32);
+  EXPECT_EQ(wide->pixelsPerTask, 448); // 51 blocks in 8 tasks
+  EXPECT_EQ(wide->pixelTasks, 8);
+  EXPECT_EQ(wide->rowTasks, 1);
+  cpu::ConvPlan p = cpu::planConv(*convs[0], T, CPUCodegenOptions());
+  EXPECT_NE(cpu::describeConvPlan(p).find("ember_conv_bf16_direct_dp"),
+            std::string::npos);
+  // Filter-heavy: rows split in 8 tasks of whole 6-row tiles; a pair
+  // reaches 64 + 2 x 9 + 2 words, so 73 of the 256 pairs per K block.
+  auto heavy = cpu::chooseConvBF16Direct(*convs[1], T);
+  ASSERT_TRUE(heavy.has_value());
+  EXPECT_EQ(heavy->pixelTasks, 1);
+  EXPECT_EQ(heavy->rowTasks, 8);
+  EXPECT_EQ(heavy->rowsPerTask, 66);
+  EXPECT_EQ(heavy->kc, 73);
+  // Stride 2: four phases of 29 x 29 words (the 58 x 58 padded plane),
+  // 28 rows of 29 virtual pixels.
+  auto s2 = cpu::chooseConvBF16Direct(*convs[2], T);
+  ASSERT_TRUE(s2.has_value());
+  EXPECT_EQ(s2->s, 2);
+  EXPECT_EQ(s2->Ws, 29);
+  EXPECT_EQ(s2->virtualPixels, 832); // 28 x 29 rounded up to 64
+  EXPECT_GE(s2->S, 4 * 29 * 29 + 1 + 64);
+  // 13 channels are 7 pairs (one padded channel of 14).
+  auto few = cpu::chooseConvBF16Direct(*convs[3], T);
+  ASSERT_TRUE(few.has_value());
+  EXPECT_EQ(few->Cp, 14);
+  EXPECT_FALSE(cpu::chooseConvBF16Direct(*convs[4], T).has_value()); // 1x1
+  // A 3-channel stem: one padded channel of 4 is more than an eighth.
+  EXPECT_FALSE(cpu::chooseConvBF16Direct(*convs[5], T).has_value());
+}
+
+// The direct rule: the AMX or vdpbf16ps MatMul kernel (AVX512-BF16 with
+// the 16-lane kernels; AMX with AMX-BF16 too), group 1, 3x3, stride and
+// dilation 1, at most a quarter of padding; tasks split pixels where the
+// copy is larger (each task's share within half of L2), output channels
+// where the filter is; vdpbf16ps's K blocks reach at most half of L1.
 TEST(ConvBF16Plan, DirectFollowsTheTargetAndTheShape) {
   auto parsed = parseIR(kDirectIR, "direct.ir");
   ASSERT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError());
@@ -372,7 +451,7 @@ TEST(ConvBF16Plan, DirectFollowsTheTargetAndTheShape) {
   for (auto &I : parsed->function->getInstrs())
     if (auto *c = llvm::dyn_cast<ConvInst>(I.get()))
       convs.push_back(c);
-  ASSERT_EQ(convs.size(), 5u);
+  ASSERT_EQ(convs.size(), 6u);
   TargetDesc T;
   T.vectorBits = 512;
   T.vectorRegisters = 32;
@@ -380,8 +459,7 @@ TEST(ConvBF16Plan, DirectFollowsTheTargetAndTheShape) {
   T.l2Bytes = 2 << 20;
   T.extensions |= 1u << unsigned(ISAExt::AVX512BF16);
   T.extensions |= 1u << unsigned(ISAExt::AMXTile);
-  EXPECT_FALSE(
-      cpu::chooseConvBF16Direct(*convs[0], T).has_value()); // no AMX-BF16
+  expectDotDirect(convs, T); // no AMX-BF16
   T.extensions |= 1u << unsigned(ISAExt::AMXBF16);
   auto wide = cpu::chooseConvBF16Direct(*convs[0], T);
   ASSERT_TRUE(wide.has_value());
@@ -413,7 +491,7 @@ TEST(ConvBF16Plan, DirectFollowsTheTargetAndTheShape) {
   EXPECT_EQ(wide->pixelTasks, 26);
   EXPECT_LE((wide->pixelsPerTask + 2 * wide->Wp + 3) * wide->Cp / 2 * 4,
             int64_t(T.l2Bytes / 2));
-  // 8 lanes: no AMX kernel, so no direct one.
+  // 8 lanes: the widening kernel, so no direct one.
   T.vectorBits = 256;
   T.vectorRegisters = 16;
   EXPECT_FALSE(cpu::chooseConvBF16Direct(*convs[0], T).has_value());

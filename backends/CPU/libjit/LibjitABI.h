@@ -37,6 +37,9 @@ constexpr int64_t kConvRowsMaxMR = 8, kConvRowsMaxNV = 4,
 /// must yield one of them).
 constexpr int kMatMulWideMR = 6, kMatMulWideV = 4;
 constexpr int kMatMulNarrowMR = 6, kMatMulNarrowV = 2;
+/// Direct BFloat16 convolution on vdpbf16ps (ConvBF16DirectDot.inc): the
+/// most filter taps (7x7), whose offsets into the copy wait on the stack.
+constexpr int64_t kConvDirectMaxTaps = 49;
 /// The longest K block an unpacked B's partial panel is copied in.
 constexpr int64_t kMatMulMaxKC = 256;
 /// Depthwise int8 convolution: the longest output row of a call (its Int32
@@ -147,9 +150,20 @@ void ember_conv_bf16_direct(float *y, const uint16_t *w, const uint16_t *p,
                             int64_t S, int64_t OH, int64_t OW, int64_t act,
                             float alpha, float beta, int64_t m0, int64_t m1,
                             int64_t v0, int64_t v1);
+void ember_conv_bf16_direct_dp(float *y, const uint16_t *w, const uint16_t *p,
+                               const float *bias, const float *res, int64_t lda,
+                               int64_t kc, int64_t KH, int64_t KW, int64_t Wp,
+                               int64_t S, int64_t OH, int64_t OW, int64_t act,
+                               float alpha, float beta, int64_t m0, int64_t m1,
+                               int64_t v0, int64_t v1, int64_t s,
+                               int64_t phase);
 void ember_conv_bf16_pad(uint16_t *p, const float *x, int64_t C, int64_t H,
                          int64_t W, int64_t pt, int64_t pl, int64_t Hp,
                          int64_t Wp, int64_t S, int64_t q0, int64_t q1);
+void ember_conv_bf16_pad_phases(uint16_t *p, const float *x, int64_t C,
+                                int64_t H, int64_t W, int64_t pt, int64_t pl,
+                                int64_t s, int64_t Hs, int64_t Ws, int64_t S,
+                                int64_t q0, int64_t q1);
 void ember_conv_bf16_pack(uint16_t *panels, const float *x, int64_t K,
                           int64_t N, int64_t nr, int64_t kp, int64_t H,
                           int64_t W, int64_t KH, int64_t KW, int64_t OW,

@@ -197,6 +197,7 @@ EMBER_HELPER void transpose16(v16 (&r)[16]) {
 #include "MatMulAMX.inc"
 #include "ConvBF16.inc"
 #include "ConvBF16Direct.inc"
+#include "ConvBF16DirectDot.inc"
 #include "MatMulInt8.inc"
 #include "Pool.inc"
 #include "Reduce.inc"
