@@ -231,6 +231,7 @@ void ember_pool_plane_f32(float *y, const float *x, int64_t H, int64_t W,
                           int64_t pb, int64_t pr, int64_t isMax,
                           int64_t countPad);
 void ember_sum_f32(float *y, const float *x, int64_t n, float div);
+void ember_sum_i32(int32_t *y, const int32_t *x, int64_t n);
 void ember_softmax_f32(float *y, const float *x, int64_t n);
 /// ScaledSoftmax's row and one query block of Attention (Attention.inc).
 void ember_softmax_masked_f32(float *y, const float *x, const float *mask,
