@@ -1,7 +1,9 @@
 //===- Int8Elementwise.h - Quantized elementwise ops on the CPU -*- C++ -*-===//
 //
-// RequantAdd (fold-qdq's residual Add of two quantized tensors) as one pass
-// of libjit's ember_qadd_u8 over the bytes (libjit/Int8Elementwise.inc).
+// RequantAdd (fold-qdq's residual Add of two quantized tensors), RequantMul
+// (its quantized products, such as squeeze-and-excitation gating) and
+// TableLookup (its tables of elementwise functions of bytes) as one pass of
+// a libjit kernel over the bytes (libjit/Int8Elementwise.inc).
 //
 //===----------------------------------------------------------------------===//
 #ifndef EMBER_BACKENDS_CPU_INT8ELEMENTWISE_H
@@ -20,10 +22,12 @@ class Node;
 namespace cpu {
 
 /// True when the CPU keeps \p n whole for lowerInt8Elementwise: a
-/// RequantAdd (its kernel takes every form the node allows).
+/// RequantAdd, a RequantMul whose RHS is one byte per row of its LHS (or
+/// of its shape) and a TableLookup in a table of bytes.
 bool keepsInt8Elementwise(const Node &n);
 
-/// The kernel of RequantAdd instruction \p I, or nothing when \p I is none.
+/// The kernel of RequantAdd, RequantMul or TableLookup instruction \p I, or
+/// nothing when \p I is none of those.
 std::optional<kir::Kernel> lowerInt8Elementwise(const Instruction &I,
                                                 const MemoryPlan &plan,
                                                 const TargetDesc &target);

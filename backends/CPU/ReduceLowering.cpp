@@ -2,8 +2,9 @@
 //
 // ReduceSum and ReduceMean of float32 over a tensor's trailing axes (every
 // global average pool) sum one contiguous run per output: one call of
-// libjit's ember_sum_f32 (Reduce.inc) per output, in a parallel loop.
-// Other reductions keep the generic kernel.
+// libjit's ember_sum_f32 (Reduce.inc) per output, in a parallel loop. An
+// Int32 ReduceSum over trailing axes (fold-qdq's quantized mean) likewise
+// calls ember_sum_i32. Other reductions keep the generic kernel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,8 +22,10 @@ std::optional<Kernel> cpu::lowerTrailingSum(const Instruction &I,
     return std::nullopt;
   Value *dest = I.getOperand(0).value, *src = I.getOperand(1).value;
   TypeRef in = src->getType();
-  if (in->getElemKind() != ElemKind::Float32 ||
-      dest->getType()->getElemKind() != ElemKind::Float32)
+  ElemKind kind = in->getElemKind();
+  bool ints = kind == ElemKind::Int32 && !mean;
+  if ((kind != ElemKind::Float32 && !ints) ||
+      dest->getType()->getElemKind() != kind)
     return std::nullopt;
   // The reduced axes (sorted, distinct) must be the last ones.
   llvm::ArrayRef<int64_t> axes = I.attr(0).ints;
@@ -42,9 +45,15 @@ std::optional<Kernel> cpu::lowerTrailingSum(const Instruction &I,
   unsigned y = k.addBuffer(kir::bufferFor(dest, plan));
   unsigned x = k.addBuffer(kir::bufferFor(src, plan));
   unsigned o = k.newVar();
-  std::vector<kir::CallArg> args = {
-      bufArg(y, k.var(o)), bufArg(x, k.mul(k.var(o), run)),
-      valArg(k.constInt(run)), valArg(k.constFloat(mean ? double(run) : 1.0))};
+  std::vector<kir::CallArg> args = {bufArg(y, k.var(o)),
+                                    bufArg(x, k.mul(k.var(o), run)),
+                                    valArg(k.constInt(run))};
+  if (ints) {
+    k.body() = {Kernel::loop(o, outputs, /*parallel=*/true,
+                             {EMBER_LIBJIT_CALL(k, ember_sum_i32, args)})};
+    return k;
+  }
+  args.push_back(valArg(k.constFloat(mean ? double(run) : 1.0)));
   k.body() = {Kernel::loop(o, outputs, /*parallel=*/true,
                            {EMBER_LIBJIT_CALL(k, ember_sum_f32, args)})};
   return k;

@@ -34,6 +34,8 @@ bool interp::hasKernel(OpKind op, ElemKind kind) {
   case OpKind::RequantConv:
   case OpKind::RequantMatMul:
   case OpKind::RequantAdd:
+  case OpKind::RequantMul:
+  case OpKind::TableLookup:
     return false;    // lowered, or not an instruction
   case OpKind::Cast: // BFloat16 rounds to nearest even (storeElement)
     return isPlainKind(kind);

@@ -48,6 +48,7 @@ const ExtInfo kExts[] = {
     {ISAExt::AVX512F, "avx512f", kX86},
     {ISAExt::AVX512BW, "avx512bw", kX86},
     {ISAExt::AVX512VL, "avx512vl", kX86},
+    {ISAExt::AVX512VBMI, "avx512vbmi", kX86},
     {ISAExt::AVX512VNNI, "avx512vnni", kX86},
     {ISAExt::AVXVNNI, "avxvnni", kX86},
     {ISAExt::AVX512BF16, "avx512bf16", kX86},

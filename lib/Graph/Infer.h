@@ -56,6 +56,8 @@ EMBER_DECLARE_INFER(IntConv)       // InferQuant.cpp
 EMBER_DECLARE_INFER(RequantConv)   // InferQuant.cpp
 EMBER_DECLARE_INFER(RequantMatMul) // InferQuant.cpp
 EMBER_DECLARE_INFER(RequantAdd)    // InferQuant.cpp
+EMBER_DECLARE_INFER(RequantMul)    // InferQuant.cpp
+EMBER_DECLARE_INFER(TableLookup)   // InferQuant.cpp
 EMBER_DECLARE_INFER(Dequantize)    // InferQuant.cpp
 EMBER_DECLARE_INFER(Quantize)      // InferQuant.cpp
 EMBER_DECLARE_INFER(LayerNorm)

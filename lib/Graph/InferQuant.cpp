@@ -136,6 +136,18 @@ InferResult ember::inferRequantMatMul(llvm::ArrayRef<TypeRef> in,
   return requantized(in, acc[0], acc[0].dims().back(), attrs[0].i);
 }
 
+/// Checks the per-tensor scales and zero points (operands 2 to 7) of a
+/// quantized elementwise op.
+static llvm::Error checkTensorQuantization(llvm::ArrayRef<TypeRef> in) {
+  for (unsigned i = 2; i < 8; i += 2)
+    if (in[i]->getElemKind() != ElemKind::Float32 || in[i]->size() != 1 ||
+        in[i + 1]->getElemKind() != ElemKind::Int32 || in[i + 1]->size() != 1)
+      return makeErrorF("scale {0} and zero point {1} must be Float32 [1] "
+                        "and Int32 [1]",
+                        in[i]->toString(), in[i + 1]->toString());
+  return llvm::Error::success();
+}
+
 InferResult ember::inferRequantAdd(llvm::ArrayRef<TypeRef> in,
                                    const AttrList &attrs) {
   if (!isByteKind(ElemKind(attrs[0].i)))
@@ -146,11 +158,32 @@ InferResult ember::inferRequantAdd(llvm::ArrayRef<TypeRef> in,
     return makeErrorF("operands {0} and {1} must be Int8 or UInt8 of one "
                       "shape",
                       a.toString(), b.toString());
-  for (unsigned i = 2; i < 8; i += 2)
-    if (in[i]->getElemKind() != ElemKind::Float32 || in[i]->size() != 1 ||
-        in[i + 1]->getElemKind() != ElemKind::Int32 || in[i + 1]->size() != 1)
-      return makeErrorF("scale {0} and zero point {1} must be Float32 [1] "
-                        "and Int32 [1]",
-                        in[i]->toString(), in[i + 1]->toString());
+  EMBER_RETURN_IF_ERR(checkTensorQuantization(in));
   return llvm::SmallVector<Type, 1>{asKind(a, ElemKind(attrs[0].i))};
+}
+
+InferResult ember::inferRequantMul(llvm::ArrayRef<TypeRef> in,
+                                   const AttrList &attrs) {
+  if (!isByteKind(ElemKind(attrs[0].i)))
+    return makeError("ElemTy must be Int8 or UInt8");
+  const Type &a = *in[0], &b = *in[1];
+  bool fits = a.dims().size() == b.dims().size();
+  for (size_t i = 0; fits && i < a.dims().size(); ++i)
+    fits = b.dims()[i] == a.dims()[i] || b.dims()[i] == 1;
+  if (!isByteKind(a.getElemKind()) || !isByteKind(b.getElemKind()) || !fits)
+    return makeErrorF("operands {0} and {1} must be Int8 or UInt8 of one "
+                      "rank, each dim of the second the first's or 1",
+                      a.toString(), b.toString());
+  EMBER_RETURN_IF_ERR(checkTensorQuantization(in));
+  return llvm::SmallVector<Type, 1>{asKind(a, ElemKind(attrs[0].i))};
+}
+
+InferResult ember::inferTableLookup(llvm::ArrayRef<TypeRef> in,
+                                    const AttrList &) {
+  const Type &table = *in[0], &x = *in[1];
+  if (table.dims()[0] != 256 || !isByteKind(x.getElemKind()))
+    return makeErrorF("table {0} must have 256 elements and input {1} be "
+                      "Int8 or UInt8",
+                      table.toString(), x.toString());
+  return llvm::SmallVector<Type, 1>{Type(table.getElemKind(), x.dims())};
 }

@@ -356,6 +356,23 @@ op("RequantAdd", ["LHS", "RHS", "LHSScale", "LHSZero", "RHSScale", "RHSZero",
        "scales Float32 [1], zero points Int32 [1]. Its lowering is that "
        "chain.")
 
+op("RequantMul", ["LHS", "RHS", "LHSScale", "LHSZero", "RHSScale", "RHSZero",
+                  "OutScale", "OutZero"], [("ElemTy", "elemkind")],
+   infer="RequantMul",
+   rules=[("rank", "LHSScale", 1), ("rank", "RHSScale", 1),
+          ("rank", "OutScale", 1)],
+   doc="Quantize(Dequantize(LHS) * Broadcast(Dequantize(RHS))) to ElemTy "
+       "(Int8 or UInt8), each per tensor: LHS and RHS Int8 or UInt8 of one "
+       "rank, each dim of RHS LHS's or 1, scales Float32 [1], zero points "
+       "Int32 [1]. Its lowering is that chain.")
+
+op("TableLookup", ["Table", "Input"], infer="TableLookup",
+   rules=[("rank", "Table", 1)],
+   doc="Table[Input] for every element of Input (Int8 or UInt8; Int8 "
+       "values index from 128: Table[Input + 128]), Table a 1-D tensor of "
+       "256 elements of any kind; the result has Table's kind and Input's "
+       "dims. Its lowering is a Gather at the Int32 index.")
+
 # Quantize/Dequantize stay whole until lowering so that the fold-qdq pass
 # sees quantized operands; every backend lowers them to Cast/Round/Clip
 # arithmetic (lib/Optimizer/Lower/Quant.cpp).

@@ -5,14 +5,17 @@ on the bytes.
 Usage: int8_between_test.py MODEL_RUNNER WORKDIR
 
 QDQ MaxPool, Flatten, Transpose + Reshape, GlobalAveragePool, Sigmoid,
-Clip and Tanh as onnxruntime's quantizer writes them between two
-products, Quantize(op(Dequantize(x))), which fold-qdq turns into the op on
-the bytes (MaxPool and the views; a Dequantize/Quantize pair stays where
-the output's scale, zero point or type differ from the input's), into an
-Int32 sum and one requantize (the mean) and into a Gather from a table of
-the chain's 256 values (the elementwise functions). Types UInt8 and Int8,
-zero points 0 and non-zero, odd sizes, asymmetric pads, output scales that
-saturate.
+Clip, Tanh and SiLU (x * Sigmoid(x), the Sigmoid quantized between) as
+onnxruntime's quantizer writes them between two products,
+Quantize(op(Dequantize(x))), which fold-qdq turns into the op on the bytes
+(MaxPool and the views; a Dequantize/Quantize pair stays where the
+output's scale, zero point or type differ from the input's), into an
+Int32 sum and one requantize (the mean) and into a TableLookup in a table
+of the chain's 256 values (the elementwise functions, SiLU's whole chain
+one table; the CPU's lookup kernel is vpermi2b on the host where it has
+AVX512-VBMI, one load per byte for the AVX2 CPU). Types UInt8 and Int8,
+zero points 0 and non-zero, odd sizes (tails of the 64-byte vectors),
+asymmetric pads, output scales that saturate.
 
 Each model runs with -quantized-products=integer on the Interpreter and on
 the CPU for the host and for an AVX2 CPU; the outputs must be equal byte
@@ -110,7 +113,10 @@ def view_cases():
 
 
 def mean_cases():
-    shapes = [(1, 16, 7, 7), (2, 5, 3, 5), (1, 9, 1, 1), (1, 2048, 7, 7)]
+    # Planes below 16 bytes take the generic sum, larger ones the CPU's
+    # ember_sum_i32 (143: two 64-element blocks and a tail).
+    shapes = [(1, 16, 7, 7), (2, 5, 3, 5), (1, 9, 1, 1), (1, 2048, 7, 7),
+              (1, 3, 11, 13)]
     i = 0
     for xt in (np.uint8, np.int8):
         for yt in (np.uint8, np.int8):
@@ -129,24 +135,44 @@ def mean_cases():
                     x, (0.047, xz, ys, yz)
 
 
+def silu_nodes():
+    """SiLU as onnxruntime's quantizer writes it: x * Sigmoid(x), the
+    Sigmoid quantized (scale ss, zero point sz) between."""
+    return [helper.make_node("Sigmoid", ["f"], ["s"]),
+            helper.make_node("QuantizeLinear", ["s", "ss", "sz"], ["sq"]),
+            helper.make_node("DequantizeLinear", ["sq", "ss", "sz"], ["sd"]),
+            helper.make_node("Mul", ["f", "sd"], ["g"])]
+
+
 def table_cases():
     funcs = [("sigmoid", lambda: helper.make_node("Sigmoid", ["f"], ["g"])),
              ("clip", lambda: helper.make_node("Clip", ["f", "lo", "hi"],
                                                ["g"])),
-             ("tanh", lambda: helper.make_node("Tanh", ["f"], ["g"]))]
+             ("tanh", lambda: helper.make_node("Tanh", ["f"], ["g"])),
+             ("silu", silu_nodes)]
     i = 0
     for xt in (np.uint8, np.int8):
         for nonzero in (False, True):
             for fname, make in funcs:
-                shape = [(1, 3, 5, 7), (2, 37, 9, 11), (1, 32, 56, 57)][i % 3]
-                yt = (np.uint8, np.int8)[i % 2]
+                # Every function meets every shape and both output types.
+                k = i + i // 4
+                shape = [(1, 3, 5, 7), (2, 37, 9, 11), (1, 32, 56, 57),
+                         (1, 1, 3, 67)][k % 4]
+                yt = (np.uint8, np.int8)[k % 2]
                 i += 1
                 x = int8_harness.values(RNG, xt, shape)
                 xz, yz = zero_of(xt, nonzero), zero_of(yt, nonzero, 1)
                 name = "%s_%s_%s_%s_%s" % (fname, "x".join(map(str, shape)),
                                            xt.__name__, yt.__name__,
                                            "z" if nonzero else "z0")
-                m = qdq_model([make()], x, 0.06, xz, 0.0041, yz, name)
+                made = make()
+                m = qdq_model(made if isinstance(made, list) else [made], x,
+                              0.06, xz, 0.0041, yz, name)
+                if fname == "silu":
+                    m.graph.initializer.extend([
+                        numpy_helper.from_array(np.array(0.0039, np.float32),
+                                                "ss"),
+                        numpy_helper.from_array(zero_of(yt, nonzero), "sz")])
                 if fname == "clip":
                     m.graph.initializer.extend([
                         helper.make_tensor("lo", 1, [], [-1.5]),
@@ -233,7 +259,7 @@ def mean_oracle(x, q):
 BYTE_MAXPOOL = r"= MaxPool\(.*: [ui]8<"
 INT32_SUM = r"= ReduceSum\(.*: i32<"
 ROUND = r"= Round\("
-GATHER = r"= Gather\("
+LOOKUP = r"= TableLookup\("
 
 
 def graph_checks(name, want):
@@ -288,7 +314,7 @@ def main():
         failures += f
         count += 1
     for name, m, x in table_cases():
-        f = check(runner, work, name, m, x, {GATHER: True, ROUND: False})
+        f = check(runner, work, name, m, x, {LOOKUP: True, ROUND: False})
         print("%s %s" % ("FAIL" if f else "PASS", name))
         failures += f
         count += 1

@@ -16,6 +16,15 @@ with a tail. Each model runs with -quantized-products=integer on the
 Interpreter and on the CPU for the host and for an AVX2 CPU; the outputs
 must be equal byte for byte and the CPU's lowered graph must hold the
 RequantAdd.
+
+QDQ Mul, Quantize(Mul(Dequantize(a), Dequantize(b))), the same way
+(RequantMul): b of a's shape, and b broadcast along a's trailing dims (the
+gating Mul of squeeze-and-excitation blocks, [N, C, 1, 1] times [N, C, H,
+W], rows of 1 to 57 elements) as either operand, and of a lower rank (the
+importer's Reshape moves to the bytes); the CPU's lowered graph must hold
+the RequantMul. A b broadcast along a's leading dims folds too but the
+CPU lowers it to the chain (its kernel takes one byte per row): equal
+bytes, no RequantMul required.
 """
 import os
 import re
@@ -72,6 +81,60 @@ def build(shape, at, bt, yt, nonzero, relu, ys):
     return m
 
 
+def build_mul(ashape, bshape, at, bt, yt, nonzero, ys, swap):
+    """The QDQ Mul of inputs a (as at) and b (as bt; Mul(b, a) if swap),
+    quantized to yt at scale ys."""
+    inits = {"as": np.array(0.05, np.float32), "az": zp(at, nonzero, 0),
+             "bs": np.array(0.031, np.float32), "bz": zp(bt, nonzero, 1),
+             "ys": np.array(ys, np.float32), "yz": zp(yt, nonzero, 2)}
+    ops = ["bf", "af"] if swap else ["af", "bf"]
+    nodes = [helper.make_node("DequantizeLinear", ["a", "as", "az"], ["af"]),
+             helper.make_node("DequantizeLinear", ["b", "bs", "bz"], ["bf"]),
+             helper.make_node("Mul", ops, ["s"]),
+             helper.make_node("QuantizeLinear", ["s", "ys", "yz"], ["y"])]
+    g = helper.make_graph(
+        nodes, "qmul",
+        [helper.make_tensor_value_info("a", TYPES[at], ashape),
+         helper.make_tensor_value_info("b", TYPES[bt], bshape)],
+        [helper.make_tensor_value_info("y", TYPES[yt], None)],
+        [numpy_helper.from_array(v, n) for n, v in inits.items()])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    return m
+
+
+# (a's shape, b's shape, whether the CPU keeps the RequantMul).
+MUL_SHAPES = [((1, 3, 5, 7), (1, 3, 5, 7), True),
+              ((1, 64, 56, 57), (1, 64, 56, 57), True),
+              ((1, 96, 7, 7), (1, 96, 1, 1), True),
+              ((2, 37, 9, 11), (2, 37, 1, 1), True),
+              ((1, 144, 56, 56), (1, 144, 1, 1), True),
+              ((1, 40, 1, 3), (1, 40, 1, 1), True),
+              ((1, 24, 5, 5), (24, 1, 1), True),
+              ((7, 13), (7, 1), True),
+              ((1, 8, 9, 10), (1, 1, 9, 10), False)]
+
+
+def mul_models():
+    i = 0
+    for ashape, bshape, kept in MUL_SHAPES:
+        for at, bt, yt in ((np.uint8, np.uint8, np.uint8),
+                           (np.int8, np.uint8, np.int8),
+                           (np.uint8, np.int8, np.uint8),
+                           (np.int8, np.int8, np.int8)):
+            nonzero, swap = i % 2 == 1, i % 3 == 2
+            # Products up to about 100: some saturate, many round.
+            ys = (0.1, 0.3, 0.5)[i % 3]
+            i += 1
+            name = "mul_%s_%s_%s_%s_%s_%s%s" % (
+                "x".join(map(str, ashape)), "x".join(map(str, bshape)),
+                at.__name__, bt.__name__, yt.__name__,
+                "z" if nonzero else "z0", "_swap" if swap else "")
+            feeds = {"a": values(at, ashape), "b": values(bt, bshape)}
+            yield name, build_mul(ashape, bshape, at, bt, yt, nonzero, ys,
+                                  swap), feeds, "RequantMul" if kept else None
+
+
 def models():
     i = 0
     for at in (np.uint8, np.int8):
@@ -90,7 +153,7 @@ def models():
                         "relu" if relu else "id")
                     feeds = {"a": values(at, shape), "b": values(bt, shape)}
                     yield name, build(shape, at, bt, yt, nonzero, relu,
-                                      ys), feeds
+                                      ys), feeds, "RequantAdd"
 
 
 def run(runner, backend, extra, path, inputs, outdir):
@@ -104,7 +167,7 @@ def run(runner, backend, extra, path, inputs, outdir):
         os.path.join(outdir, "output_0.pb"))), "", r.stdout
 
 
-def check(runner, work, name, m, feeds):
+def check(runner, work, name, m, feeds, fused):
     d = os.path.join(work, name)
     os.makedirs(d, exist_ok=True)
     path = os.path.join(d, "model.onnx")
@@ -128,9 +191,9 @@ def check(runner, work, name, m, feeds):
             failures.append("%s on %s: %s" % (name, label, err))
             continue
         ops = re.findall(r"= (\w+)\(", graph)
-        if "RequantAdd" not in ops:
-            failures.append("%s on %s: no RequantAdd in %s" % (
-                name, label, sorted(set(ops))))
+        if fused and fused not in ops:
+            failures.append("%s on %s: no %s in %s" % (
+                name, label, fused, sorted(set(ops))))
         failures += int8_harness.compare(name, label, got, ref)
     print("%s %s (%.0f %% saturated)" % ("FAIL" if failures else "PASS",
                                          name, 100 * saturated))
@@ -140,8 +203,8 @@ def check(runner, work, name, m, feeds):
 def main():
     runner, work = sys.argv[1:3]
     failures, count = [], 0
-    for name, m, feeds in models():
-        failures += check(runner, work, name, m, feeds)
+    for name, m, feeds, fused in list(models()) + list(mul_models()):
+        failures += check(runner, work, name, m, feeds, fused)
         count += 1
     for f in failures:
         print("FAIL " + f)

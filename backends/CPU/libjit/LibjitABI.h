@@ -224,6 +224,15 @@ void ember_qadd_u8(uint8_t *y, const uint8_t *a, const uint8_t *b, int64_t n,
                    int64_t relu, const float *sa, const int32_t *za,
                    const float *sb, const int32_t *zb, const float *sy,
                    const int32_t *zy);
+void ember_qmul_u8(uint8_t *y, const uint8_t *a, const uint8_t *b, int64_t rows,
+                   int64_t inner, int64_t aSigned, int64_t bSigned,
+                   int64_t ySigned, const float *sa, const int32_t *za,
+                   const float *sb, const int32_t *zb, const float *sy,
+                   const int32_t *zy);
+void ember_lut_u8(uint8_t *y, const uint8_t *x, const uint8_t *table, int64_t n,
+                  int64_t xSigned);
+void ember_lut_u8_vbmi(uint8_t *y, const uint8_t *x, const uint8_t *table,
+                       int64_t n, int64_t xSigned);
 void ember_dwconv_i8q(uint8_t *y, const uint8_t *x, const int8_t *w, int64_t H,
                       int64_t W, int64_t KH, int64_t KW, int64_t OH, int64_t OW,
                       int64_t sh, int64_t sw, int64_t pt, int64_t pl,
@@ -236,6 +245,7 @@ void ember_pool_plane_f32(float *y, const float *x, int64_t H, int64_t W,
                           int64_t pb, int64_t pr, int64_t isMax,
                           int64_t countPad);
 void ember_sum_f32(float *y, const float *x, int64_t n, float div);
+void ember_sum_i32(int32_t *y, const int32_t *x, int64_t n);
 void ember_softmax_f32(float *y, const float *x, int64_t n);
 /// ScaledSoftmax's row and one query block of Attention (Attention.inc).
 void ember_softmax_masked_f32(float *y, const float *x, const float *mask,

@@ -41,6 +41,7 @@ enum class ISAExt : unsigned {
   AVX512F,
   AVX512BW,
   AVX512VL,
+  AVX512VBMI,
   AVX512VNNI,
   AVXVNNI,
   AVX512BF16,

@@ -31,6 +31,8 @@ const LoweringRule kRules[] = {
     {NodeKind::RequantConv, adapt<RequantConvNode, lowerRequantConv>},
     {NodeKind::RequantMatMul, adapt<RequantMatMulNode, lowerRequantMatMul>},
     {NodeKind::RequantAdd, adapt<RequantAddNode, lowerRequantAdd>},
+    {NodeKind::RequantMul, adapt<RequantMulNode, lowerRequantMul>},
+    {NodeKind::TableLookup, adapt<TableLookupNode, lowerTableLookup>},
     {NodeKind::ScaledSoftmax, adapt<ScaledSoftmaxNode, lowerScaledSoftmax>},
     {NodeKind::Attention, adapt<AttentionNode, lowerAttention>},
 };

@@ -38,6 +38,8 @@ Replacement lowerRequantConv(Function &F, RequantConvNode &n);
 Replacement lowerRequantMatMul(Function &F, RequantMatMulNode &n);
 /// The Dequantize -> Add -> [Relu] -> Quantize chain, as float arithmetic.
 Replacement lowerRequantAdd(Function &F, RequantAddNode &n);
+Replacement lowerRequantMul(Function &F, RequantMulNode &n);
+Replacement lowerTableLookup(Function &F, TableLookupNode &n);
 
 /// The attention fusions as Mul / Add / Softmax and MatMuls (Attention.cpp).
 Replacement lowerScaledSoftmax(Function &F, ScaledSoftmaxNode &n);

@@ -4,8 +4,10 @@
 // broadcast along their axis; the fold-qdq pass has by then turned the
 // pairs around Conv and MatMul into integer products. Those products'
 // requantization (RequantConv, RequantMatMul) becomes the integer product,
-// an Int32 bias add and Float32 arithmetic, and RequantAdd the Dequantize ->
-// Add -> [Relu] -> Quantize chain it replaced: these are their definitions,
+// an Int32 bias add and Float32 arithmetic, RequantAdd the Dequantize ->
+// Add -> [Relu] -> Quantize chain it replaced and RequantMul the Dequantize
+// -> [Broadcast] -> Mul -> Quantize one, and TableLookup a Gather at the
+// byte's index: these are their definitions,
 // which a backend's fused kernel reproduces bit for bit.
 //
 //===----------------------------------------------------------------------===//
@@ -73,6 +75,30 @@ Replacement ember::lowerRequantAdd(Function &F, RequantAddNode &n) {
     sum = F.createRelu(name + ".relu", sum);
   return {quantized(F, name, sum, n.getOutScale(), n.getOutZero(), 0,
                     n.getElemTy())};
+}
+
+Replacement ember::lowerRequantMul(Function &F, RequantMulNode &n) {
+  std::string name = n.getName().str();
+  NodeValue a = dequantized(F, name + ".lhs", n.getLHS(), n.getLHSScale(),
+                            n.getLHSZero(), 0);
+  NodeValue b = dequantized(F, name + ".rhs", n.getRHS(), n.getRHSScale(),
+                            n.getRHSZero(), 0);
+  if (b.dims() != a.dims())
+    b = F.createBroadcast(name + ".rhs.b", b, a.dims());
+  NodeValue product = F.createMul(name + ".product", a, b);
+  return {quantized(F, name, product, n.getOutScale(), n.getOutZero(), 0,
+                    n.getElemTy())};
+}
+
+Replacement ember::lowerTableLookup(Function &F, TableLookupNode &n) {
+  std::string name = n.getName().str();
+  NodeValue x = n.getInput();
+  NodeValue index = F.createCast(name + ".idx", x, ElemKind::Int32);
+  if (x.getElemKind() == ElemKind::Int8)
+    index = F.createAdd(
+        name + ".off", index,
+        F.createSplat(name + ".128", index.dims(), ElemKind::Int32, 128.f));
+  return {F.createGather(name, n.getTable(), index, 0)};
 }
 
 /// saturate(max?(round(float(acc + bias) * mult) + zero)) as \p to, with

@@ -256,6 +256,68 @@ NodeValue requantAdd(Function &F, QuantizeNode *q) {
                             q->getZero(), q->getElemTy(), relu);
 }
 
+/// One operand of a quantized Mul: the bytes of a per-tensor Dequantize,
+/// and whether the Mul reads them broadcast.
+struct MulOperand {
+  DequantizeNode *d = nullptr;
+  ReshapeNode *reshape = nullptr; ///< between the Broadcast and \p d
+  bool broadcast = false;
+};
+
+/// The per-tensor byte Dequantize behind \p v, also through a Broadcast
+/// of it or of a Reshape of it (how the importer broadcasts an operand;
+/// the Reshape then moves to the bytes). The bytes so shaped have \p v's
+/// rank, each dim \p v's or 1; \p m.d is null otherwise.
+MulOperand mulOperand(NodeValue v) {
+  MulOperand m;
+  NodeValue u = v;
+  m.broadcast = llvm::isa<BroadcastNode>(u.getNode());
+  if (m.broadcast)
+    u = u.getNode()->getNthInput(0);
+  m.reshape = m.broadcast ? llvm::dyn_cast<ReshapeNode>(u.getNode()) : nullptr;
+  if (m.reshape)
+    u = m.reshape->getInput();
+  m.d = byteDequantize(u, -1);
+  if (!m.d)
+    return m;
+  llvm::ArrayRef<dim_t> want = v.dims(),
+                        have = m.reshape ? m.reshape->getResult().dims()
+                                         : m.d->getInput().dims();
+  bool fits = want.size() == have.size();
+  for (size_t i = 0; fits && i < want.size(); ++i)
+    fits = have[i] == want[i] || have[i] == 1;
+  if (!fits)
+    m.d = nullptr;
+  return m;
+}
+
+/// The bytes of \p m as the Mul reads them before any broadcast.
+NodeValue mulBytes(Function &F, const MulOperand &m) {
+  if (!m.reshape)
+    return m.d->getInput();
+  return F.createReshape(m.reshape->getName().str() + ".int", m.d->getInput(),
+                         m.reshape->getDims());
+}
+
+/// The RequantMul that replaces \p q when it quantizes a product of two
+/// per-tensor byte Dequantizes, one of them possibly broadcast (the gating
+/// Mul of squeeze-and-excitation blocks), or null. The broadcast operand
+/// becomes RHS: Float32 products commute exactly.
+NodeValue requantMul(Function &F, QuantizeNode *q) {
+  auto *mul = llvm::dyn_cast<MulNode>(q->getInput().getNode());
+  if (q->getScale().dims()[0] != 1 || !mul || !hasOneUse(mul))
+    return NodeValue();
+  MulOperand a = mulOperand(mul->getLHS()), b = mulOperand(mul->getRHS());
+  if (!a.d || !b.d || (a.broadcast && b.broadcast))
+    return NodeValue();
+  if (a.broadcast)
+    std::swap(a, b);
+  return F.createRequantMul(mul->getName().str() + ".int", mulBytes(F, a),
+                            mulBytes(F, b), a.d->getScale(), a.d->getZero(),
+                            b.d->getScale(), b.d->getZero(), q->getScale(),
+                            q->getZero(), q->getElemTy());
+}
+
 } // namespace
 
 bool FoldQDQPass::run(Function &F, PassContext &ctx) {
@@ -266,21 +328,27 @@ bool FoldQDQPass::run(Function &F, PassContext &ctx) {
     auto *q = llvm::dyn_cast<QuantizeNode>(n);
     if (!q)
       continue;
+    if (NodeValue table = foldQuantizedTable(F, q)) {
+      q->getResult().replaceAllUsesWith(table);
+      ++ctx.counters["fold-qdq.table"];
+      changed = true;
+      continue;
+    }
     if (NodeValue sum = requantAdd(F, q)) {
       q->getResult().replaceAllUsesWith(sum);
       ++ctx.counters["fold-qdq.add"];
       changed = true;
       continue;
     }
-    if (NodeValue moved = foldQuantizedMovement(F, q)) {
-      q->getResult().replaceAllUsesWith(moved);
-      ++ctx.counters["fold-qdq.movement"];
+    if (NodeValue product = requantMul(F, q)) {
+      q->getResult().replaceAllUsesWith(product);
+      ++ctx.counters["fold-qdq.mul"];
       changed = true;
       continue;
     }
-    if (NodeValue mapped = foldQuantizedTable(F, q)) {
-      q->getResult().replaceAllUsesWith(mapped);
-      ++ctx.counters["fold-qdq.table"];
+    if (NodeValue moved = foldQuantizedMovement(F, q)) {
+      q->getResult().replaceAllUsesWith(moved);
+      ++ctx.counters["fold-qdq.movement"];
       changed = true;
       continue;
     }

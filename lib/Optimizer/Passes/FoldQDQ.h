@@ -26,8 +26,9 @@ bool isByte(NodeValue v);
 NodeValue foldQuantizedMovement(Function &F, QuantizeNode *q);
 
 /// The replacement of \p q's result when \p q quantizes an elementwise
-/// function of one Float32 operand of a per-tensor Dequantize of bytes: a
-/// Gather from the 256-entry table of the chain's values. Null otherwise.
+/// expression of one per-tensor byte tensor (through Dequantizes, inner
+/// Quantizes and constant TableLookups): a TableLookup in the 256-entry
+/// table of the expression's values. Null otherwise.
 NodeValue foldQuantizedTable(Function &F, QuantizeNode *q);
 
 } // namespace qdq
