@@ -10,6 +10,9 @@
 #include "ImportHelpers.h"
 #include "ProtoTensor.h"
 
+#include <algorithm>
+#include <cmath>
+
 using namespace ember;
 using namespace ember::onnximport;
 
@@ -193,7 +196,12 @@ llvm::Error importLoop(ImportContext &ctx, const onnx::NodeProto &node,
     return fail(node, "a Loop without a trip count runs until its condition "
                       "turns false, which has no compile-time bound");
   TRY(double m, loopScalar(ctx, node, 0, "trip count"));
-  int64_t trips = int64_t(m);
+  if (std::isnan(m))
+    return fail(node, "the trip count is NaN");
+  // Saturated so that the conversion is defined (an INT64_MAX count is
+  // refused by the unrolling limit below, not converted out of range).
+  constexpr double kTripLimit = double(int64_t(1) << 62);
+  int64_t trips = int64_t(std::clamp(m, -kTripLimit, kTripLimit));
   if (ImportContext::hasInput(node, 1)) {
     TRY(double cond, loopScalar(ctx, node, 1, "condition"));
     if (cond == 0)

@@ -65,8 +65,10 @@ llvm::Expected<Equation> parseEquation(const onnx::NodeProto &node,
   eq.erase(std::remove(eq.begin(), eq.end(), ' '), eq.end());
   size_t arrow = eq.find("->");
   Equation e;
+  // parts refer into lhs, which must outlive them.
+  std::string lhs = eq.substr(0, arrow);
   llvm::SmallVector<llvm::StringRef, 4> parts;
-  llvm::StringRef(eq.substr(0, arrow)).split(parts, ',');
+  llvm::StringRef(lhs).split(parts, ',');
   if (parts.size() != ins.size())
     return fail(node, "the equation does not match the inputs");
   int64_t width = 0;

@@ -42,8 +42,8 @@ llvm::Expected<int64_t> position(ImportContext &ctx,
   TRY(const Tensor *t, ctx.constantInput(node, i));
   if (t->size() != 1)
     return fail(node, "the position must be a scalar");
-  TRY(double d, constantScalar(ctx, node, i));
-  int64_t pos = int64_t(d), hi = inclusiveEnd ? n : n - 1;
+  TRY(int64_t pos, constantScalarInt(ctx, node, i));
+  int64_t hi = inclusiveEnd ? n : n - 1;
   if (pos < -n || pos > hi)
     return fail(node, "position " + llvm::Twine(pos) +
                           " is outside a sequence of " + llvm::Twine(n) +
