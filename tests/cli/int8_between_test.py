@@ -329,10 +329,7 @@ def main():
         print("%s %s" % ("FAIL" if f else "PASS", name))
         failures += f
         count += 1
-    for f in failures:
-        print("FAIL " + f)
-    print("%d models, %d failures" % (count, len(failures)))
-    return 1 if failures else 0
+    return int8_harness.report(count, failures)
 
 
 if __name__ == "__main__":

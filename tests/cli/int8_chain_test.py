@@ -206,10 +206,7 @@ def main():
     for name, m, feeds, fused in list(models()) + list(mul_models()):
         failures += check(runner, work, name, m, feeds, fused)
         count += 1
-    for f in failures:
-        print("FAIL " + f)
-    print("%d models, %d failures" % (count, len(failures)))
-    return 1 if failures else 0
+    return int8_harness.report(count, failures)
 
 
 if __name__ == "__main__":

@@ -86,3 +86,11 @@ def compare(name, label, got, ref):
         return ["%s on %s: %d of %d elements differ" % (
             name, label, int((got != ref).sum()), ref.size)]
     return []
+
+
+def report(count, failures):
+    """Prints the failure lines and the summary; the exit status."""
+    for f in failures:
+        print("FAIL " + f)
+    print("%d models, %d failures" % (count, len(failures)))
+    return 1 if failures else 0

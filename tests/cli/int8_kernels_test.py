@@ -112,10 +112,7 @@ def main():
         count += 1
         print("%s %s" % ("FAIL" if f else "PASS", name))
         failures += f
-    for f in failures:
-        print("FAIL " + f)
-    print("%d models, %d failures" % (count, len(failures)))
-    return 1 if failures else 0
+    return int8_harness.report(count, failures)
 
 
 if __name__ == "__main__":

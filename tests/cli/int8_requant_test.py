@@ -221,10 +221,7 @@ def main():
     for name, m, x in list(matmul_models()) + list(conv_models()):
         failures += check(runner, work, name, m, x)
         count += 1
-    for f in failures:
-        print("FAIL " + f)
-    print("%d models, %d failures" % (count, len(failures)))
-    return 1 if failures else 0
+    return int8_harness.report(count, failures)
 
 
 if __name__ == "__main__":

@@ -188,6 +188,35 @@ TEST(Lowering, GroupedConvSplitsIntoConvs) {
   expectRelClose(low[0], ref[0], 1e-6, "grouped conv");
 }
 
+/// Parses \p graph twice, lowers Attention and ScaledSoftmax in the second
+/// copy (as a backend that asks for it, CUDA), and runs both copies on the
+/// Interpreter (dce only: the unlowered one on its fused kernels) on the same
+/// random Q, K and V. \p counts: the lowered copy's node kinds.
+static void lowerAttentionAndRun(const char *graph,
+                                 std::map<std::string, unsigned> &counts,
+                                 std::vector<Tensor> &ref,
+                                 std::vector<Tensor> &low) {
+  Module refM, lowM;
+  auto refF = parseFunction(graph, refM);
+  auto lowF = parseFunction(graph, lowM);
+  ASSERT_TRUE(refF && lowF);
+  ASSERT_TRUE(lowerFunction(**lowF, [](const Node &n) {
+    return llvm::isa<AttentionNode>(n) || llvm::isa<ScaledSoftmaxNode>(n);
+  }));
+  eliminateDeadCode(**lowF);
+  llvm::Error err = verifyFunction(**lowF);
+  ASSERT_FALSE(bool(err)) << llvm::toString(std::move(err));
+  counts = countNodeKinds(**lowF);
+  std::vector<Tensor> in = randomInputs(refM, 5, -2.f, 2.f);
+  std::vector<const Tensor *> ptrs = {&in[0], &in[1], &in[2]};
+  auto r = runOnInterpreter(refM, **refF, *parsePipeline("dce"), ptrs);
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  auto l = runOnInterpreter(lowM, **lowF, *parsePipeline("dce"), ptrs);
+  ASSERT_TRUE(bool(l)) << llvm::toString(l.takeError());
+  ref = std::move(*r);
+  low = std::move(*l);
+}
+
 // ScaledSoftmax and Attention go back to the unfused chain on a backend
 // that asks (CUDA): the rules, run here with a shouldLower that says yes
 // for them, must give the Interpreter's fused kernels' numbers (causal,
@@ -206,30 +235,16 @@ TEST(Lowering, AttentionBackToUnfused) {
   %p = ScaledSoftmax(%s, %m) {Scale=0.25, Causal=0}
   Save(%p, %ys)
 })";
-  Module refM, lowM;
-  auto refF = parseFunction(graph, refM);
-  auto lowF = parseFunction(graph, lowM);
-  ASSERT_TRUE(refF && lowF);
-  ASSERT_TRUE(lowerFunction(**lowF, [](const Node &n) {
-    return llvm::isa<AttentionNode>(n) || llvm::isa<ScaledSoftmaxNode>(n);
-  }));
-  eliminateDeadCode(**lowF);
-  llvm::Error err = verifyFunction(**lowF);
-  ASSERT_FALSE(bool(err)) << llvm::toString(std::move(err));
-  auto counts = countNodeKinds(**lowF);
+  std::map<std::string, unsigned> counts;
+  std::vector<Tensor> ref, low;
+  ASSERT_NO_FATAL_FAILURE(lowerAttentionAndRun(graph, counts, ref, low));
   EXPECT_EQ(counts["Attention"], 0u);
   EXPECT_EQ(counts["ScaledSoftmax"], 0u);
   EXPECT_EQ(counts["Softmax"], 2u);
   EXPECT_EQ(counts["MatMul"], 3u);
 
-  std::vector<Tensor> in = randomInputs(refM, 5, -2.f, 2.f);
-  std::vector<const Tensor *> ptrs = {&in[0], &in[1], &in[2]};
-  auto ref = runOnInterpreter(refM, **refF, *parsePipeline("dce"), ptrs);
-  ASSERT_TRUE(bool(ref)) << llvm::toString(ref.takeError());
-  auto low = runOnInterpreter(lowM, **lowF, *parsePipeline("dce"), ptrs);
-  ASSERT_TRUE(bool(low)) << llvm::toString(low.takeError());
-  for (size_t i = 0; i < ref->size(); ++i)
-    expectRelClose((*low)[i], (*ref)[i], 1e-6, "output " + std::to_string(i));
+  for (size_t i = 0; i < ref.size(); ++i)
+    expectRelClose(low[i], ref[i], 1e-6, "output " + std::to_string(i));
 }
 
 // An Attention's perms go back to Transposes (CUDA): Q and K split as
@@ -247,26 +262,12 @@ TEST(Lowering, AttentionPermsBackToTransposes) {
   %a = Attention(%q, %k, %v, %m) {Scale=0.5, Causal=1, QPerm=[0, 2, 1, 3], KPerm=[0, 2, 1, 3], VPerm=[1, 2, 0, 3], OutPerm=[0, 2, 1, 3]}
   Save(%a, %y)
 })";
-  Module refM, lowM;
-  auto refF = parseFunction(graph, refM);
-  auto lowF = parseFunction(graph, lowM);
-  ASSERT_TRUE(refF && lowF);
-  ASSERT_TRUE(lowerFunction(**lowF, [](const Node &n) {
-    return llvm::isa<AttentionNode>(n) || llvm::isa<ScaledSoftmaxNode>(n);
-  }));
-  eliminateDeadCode(**lowF);
-  llvm::Error err = verifyFunction(**lowF);
-  ASSERT_FALSE(bool(err)) << llvm::toString(std::move(err));
-  auto counts = countNodeKinds(**lowF);
+  std::map<std::string, unsigned> counts;
+  std::vector<Tensor> ref, low;
+  ASSERT_NO_FATAL_FAILURE(lowerAttentionAndRun(graph, counts, ref, low));
   EXPECT_EQ(counts["Attention"], 0u);
   EXPECT_EQ(counts["Transpose"], 4u);
   EXPECT_EQ(counts["MatMul"], 2u);
 
-  std::vector<Tensor> in = randomInputs(refM, 5, -2.f, 2.f);
-  std::vector<const Tensor *> ptrs = {&in[0], &in[1], &in[2]};
-  auto ref = runOnInterpreter(refM, **refF, *parsePipeline("dce"), ptrs);
-  ASSERT_TRUE(bool(ref)) << llvm::toString(ref.takeError());
-  auto low = runOnInterpreter(lowM, **lowF, *parsePipeline("dce"), ptrs);
-  ASSERT_TRUE(bool(low)) << llvm::toString(low.takeError());
-  expectRelClose((*low)[0], (*ref)[0], 1e-6, "attention through perms");
+  expectRelClose(low[0], ref[0], 1e-6, "attention through perms");
 }
