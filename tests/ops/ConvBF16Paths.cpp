@@ -27,7 +27,7 @@
 #include "../../backends/CPU/ConvBF16.h"
 #include "../../backends/CPU/ConvBF16Direct.h"
 #include "../unit/TestUtils.h"
-#include "PathOptions.h"
+#include "BF16PathBounds.h"
 
 #include "ember/IR/IRParser.h"
 
@@ -176,9 +176,8 @@ Tensor runCase(const BF16ConvCase &c, llvm::StringRef backend) {
     y = F->createNeg("neg", y);
   auto *out = M.createPlaceholder("y", *y.getType(), true);
   F->createSave("save", y, out);
-  CodegenOptions opts = pathOptions();
-  opts.precision.precision = FloatPrecision::BF16;
-  auto outs = compileAndRun(M, *F, backend, std::move(inputs), opts);
+  auto outs =
+      compileAndRun(M, *F, backend, std::move(inputs), bf16PathOptions());
   return outs.empty() ? Tensor() : std::move(outs[0]);
 }
 
@@ -246,11 +245,6 @@ void exactConv(const BF16ConvCase &c, std::vector<double> &y,
           y.push_back(c.residual ? -v : v);
           t.push_back(abs);
         }
-}
-
-double gamma(dim_t n) {
-  double nu = double(n) * std::ldexp(1.0, -24);
-  return nu / (1 - nu);
 }
 
 class ConvBF16PathTest : public ::testing::TestWithParam<BF16ConvCase> {};

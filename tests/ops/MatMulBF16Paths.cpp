@@ -33,6 +33,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "../../backends/CPU/MatMulBF16.h"
+#include "BF16PathBounds.h"
 #include "EpilogueCases.h"
 
 #include <cmath>
@@ -167,16 +168,9 @@ Tensor runCase(const BF16Case &c, llvm::StringRef backend) {
   NodeValue y = F->createMatMul("mm", a, b, c.transB);
   auto *out = M.createPlaceholder("y", *y.getType(), true);
   F->createSave("save", y, out);
-  CodegenOptions opts = pathOptions();
-  opts.precision.precision = FloatPrecision::BF16;
-  auto outs = compileAndRun(M, *F, backend, std::move(inputs), opts);
+  auto outs =
+      compileAndRun(M, *F, backend, std::move(inputs), bf16PathOptions());
   return outs.empty() ? Tensor() : std::move(outs[0]);
-}
-
-/// gamma(K) for Float32 (u = 2^-24).
-double gamma(dim_t k) {
-  double ku = double(k) * std::ldexp(1.0, -24);
-  return ku / (1 - ku);
 }
 
 class MatMulBF16PathTest : public ::testing::TestWithParam<BF16Case> {};
@@ -273,9 +267,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, MatMulBF16PathTest,
 
 namespace {
 Tensor runEpilogueCase(const BF16EpilogueCase &c, llvm::StringRef backend) {
-  CodegenOptions opts = pathOptions();
-  opts.precision.precision = FloatPrecision::BF16;
-  return runEpilogueGraph(c, makeEpilogueOperands(c), backend, opts);
+  return runEpilogueGraph(c, makeEpilogueOperands(c), backend,
+                          bf16PathOptions());
 }
 
 class MatMulBF16EpiloguePathTest
