@@ -497,6 +497,8 @@ llvm::Error importEyeLike(ImportContext &ctx, const onnx::NodeProto &node) {
   if (x.dims().size() != 2)
     return fail(node, "input must be 2-D");
   int64_t n = x.dims()[0], m = x.dims()[1];
+  // A diagonal outside [-n, m] has no ones; clamping keeps i + k in range.
+  k = std::clamp<int64_t>(k, -n, m);
   if (n * m > kMaxFoldElements) {
     // Too large to build at import: ones where j - i == k, in the graph.
     if (n > kMaxFoldElements || m > kMaxFoldElements)

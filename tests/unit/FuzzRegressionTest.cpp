@@ -113,6 +113,9 @@ const Regression kRegressions[] = {
     // meets the unrolling limit.
     {"loop-trip-count-int64-max.onnx",
      "4611686018427387904 iterations of a 2-node body"},
+    // EyeLike with k = 2^63 - 1: i + k overflowed (UBSan, model, CI smoke);
+    // a diagonal outside the matrix is clamped: all zeros, valid input.
+    {"eyelike-k-int64-max.onnx", ""},
     // A Scan whose body has fewer outputs than state variables: the unroll
     // copied past the end of the body's outputs (UBSan, model, CI smoke).
     {"scan-body-fewer-outputs.onnx", "fewer than the 1 state variables"},
