@@ -164,11 +164,10 @@ static void poolOf(const Instruction &I, const ExecContext &ctx, bool isMax,
             Acc v = x[(nc * H + ih) * W + iw];
             acc = isMax ? std::max(acc, v) : acc + v;
           }
-        dim_t count =
-            countPad ? span(h0, kernel[0], H + pads[2]) *
-                           span(w0, kernel[1], W + pads[3])
-                     : std::max<dim_t>(hEnd - hBegin, 0) *
-                           std::max<dim_t>(wEnd - wBegin, 0);
+        dim_t count = countPad ? span(h0, kernel[0], H + pads[2]) *
+                                     span(w0, kernel[1], W + pads[3])
+                               : std::max<dim_t>(hEnd - hBegin, 0) *
+                                     std::max<dim_t>(wEnd - wBegin, 0);
         y[(nc * OH + oh) * OW + ow] =
             T(isMax ? acc : acc / Acc(std::max<dim_t>(count, 1)));
       }

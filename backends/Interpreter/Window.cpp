@@ -9,37 +9,47 @@ using namespace ember::interp;
 
 using Coord = llvm::SmallVector<dim_t, kMaxRank>;
 
+/// Taps t in [0, k) along one axis with \p base + t * \p dil below \p limit.
+static dim_t tapsBelow(dim_t limit, dim_t base, dim_t dil, dim_t k) {
+  dim_t room = limit - base;
+  return room <= 0 ? 0 : std::min(k, (room + dil - 1) / dil);
+}
+
+/// The taps are walked over the input only, axis ranges computed first: a
+/// legal window may be far larger than the input (a kernel of 2^40 would
+/// otherwise never finish). With count_include_pad the divisor counts the
+/// explicit padding too, not positions past it.
 static void poolND(const PoolNDInst &I, const ExecContext &ctx) {
   Buf d(ctx, I.getDest()), x(ctx, I.getInput());
   auto k = I.getKernel(), s = I.getStrides(), p = I.getPads(),
        dil = I.getDilations();
   bool avg = I.getIsAvg(), countPad = I.getCountIncludePad();
   size_t n = k.size();
-  dim_t window = 1;
-  for (int64_t v : k)
-    window *= v;
-  Coord oc, xc(n + 2), kc;
+  Coord oc, xc(n + 2), base(n), lo(n), hi(n), kc(n);
   for (dim_t i = 0, e = d.size(); i < e; ++i) {
     unflatten(i, d.dims(), oc);
     xc[0] = oc[0];
     xc[1] = oc[1];
+    dim_t count = 1, padCount = 1;
+    for (size_t j = 0; j < n; ++j) {
+      base[j] = oc[2 + j] * s[j] - p[j];
+      lo[j] = std::min<dim_t>(tapsBelow(0, base[j], dil[j], k[j]), k[j]);
+      hi[j] = tapsBelow(x.dims()[2 + j], base[j], dil[j], k[j]);
+      count *= std::max<dim_t>(hi[j] - lo[j], 0);
+      padCount *= tapsBelow(x.dims()[2 + j] + p[j + n], base[j], dil[j], k[j]);
+    }
     double acc = avg ? 0.0 : -INFINITY;
-    dim_t count = 0, padCount = 0;
-    for (dim_t w = 0; w < window; ++w) {
-      unflatten(w, k, kc);
-      bool inside = true, inPadded = true;
-      for (size_t j = 0; j < n; ++j) {
-        dim_t c = oc[2 + j] * s[j] + kc[j] * dil[j] - p[j];
-        xc[2 + j] = c;
-        inside &= c >= 0 && c < x.dims()[2 + j];
-        inPadded &= c < x.dims()[2 + j] + p[j + n];
-      }
-      padCount += inPadded;
-      if (!inside)
-        continue;
+    kc.assign(lo.begin(), lo.end());
+    for (dim_t t = 0; t < count; ++t) {
+      for (size_t j = 0; j < n; ++j)
+        xc[2 + j] = base[j] + kc[j] * dil[j];
       double v = x.ld(flatten(xc, x.dims()));
       acc = avg ? acc + v : std::max(acc, v);
-      ++count;
+      for (size_t j = n; j-- > 0;) { // next tap, last axis fastest
+        if (++kc[j] < hi[j])
+          break;
+        kc[j] = lo[j];
+      }
     }
     d.st(i, avg ? acc / double(countPad ? padCount : std::max<dim_t>(count, 1))
                 : acc);

@@ -169,3 +169,16 @@ void ember::storeElement(void *base, ElemKind kind, int64_t i, double v) {
   }
   llvm_unreachable("storeElement: unknown element kind");
 }
+
+bool ember::holdsExactly(ElemKind kind, double v) {
+  if (std::isnan(v))
+    return false;
+  // Above these, int64 conversion is undefined; 2^63 itself rounds from
+  // INT64_MAX as a double, so it is out of range too.
+  if (isIntegerKind(kind) &&
+      (v >= 9.2233720368547758e18 || v < -9.2233720368547758e18))
+    return false;
+  uint64_t slot = 0;
+  storeElement(&slot, kind, 0, v);
+  return loadElement(&slot, kind, 0) == v;
+}

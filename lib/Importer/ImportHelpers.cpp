@@ -49,7 +49,7 @@ NodeValue onnximport::constantOf(ImportContext &ctx,
     count = d != 0 && count > kMaxFoldElements / d ? kMaxFoldElements + 1
                                                    : count * d;
   if (count > kMaxFoldElements) {
-    if (double(float(v)) == v)
+    if (double(float(v)) == v && holdsExactly(kind, v))
       return ctx.fn().createSplat(nameOf(node) + ".splat", dims, kind,
                                   float(v));
     std::vector<dim_t> ones(dims.size(), 1);

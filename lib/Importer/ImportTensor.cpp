@@ -348,9 +348,9 @@ llvm::Error importSplit(ImportContext &ctx, const onnx::NodeProto &node) {
     Ints s(x.dims().size(), 0), st(x.dims().size(), 1), c = dimsOf(x);
     s[axis] = off;
     c[axis] = sizes[i];
-    off += sizes[i];
-    if (off > n)
+    if (sizes[i] < 0 || sizes[i] > n - off)
       return fail(node, "split sizes exceed the dimension");
+    off += sizes[i];
     TRY(NodeValue y, sliceNode(ctx, node, x, s, st, c));
     bindOutput(ctx, node, i, y);
   }
@@ -397,6 +397,10 @@ llvm::Error importPad(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(int64_t m, padMode(node));
   if (int64_t(pads.size()) != 2 * r)
     return fail(node, "expected " + llvm::Twine(2 * r) + " pads");
+  for (int64_t p : pads)
+    if (p < -kMaxTensorElements || p > kMaxTensorElements)
+      return fail(node, "pad " + llvm::Twine(p) + " is out of range (at most " +
+                            llvm::Twine(kMaxTensorElements) + " either way)");
   // Negative pads crop: pad the positive part, then slice.
   Ints pos(pads), s(r, 0), st(r, 1), c(r);
   for (int64_t i = 0; i < 2 * r; ++i)

@@ -159,3 +159,37 @@ TEST(ConstantFold, LargeFoldsAreBatchedAndFreeTheirWeights) {
       EXPECT_EQ(h.at({5, 7}), o.at({7, 5}));
     }
 }
+
+/// Runs splat-fold on a Broadcast of an Int64 constant whose two entries
+/// are \p v; returns the Splat's value if one was made.
+static std::optional<double> splatOfBroadcastInt64(int64_t v) {
+  Module M;
+  auto F = parseFunction(R"(function f {
+  %y = Placeholder i64<3 x 2> output
+  %c = Constant i64<1 x 2>
+  %b = Broadcast(%c) {Dims=[3, 2]}
+  Save(%b, %y)
+})",
+                         M);
+  EXPECT_TRUE(bool(F)) << llvm::toString(F.takeError());
+  Tensor &t = M.getConstants().front()->getPayloadMutable();
+  t.getHandle<int64_t>().raw(0) = v;
+  t.getHandle<int64_t>().raw(1) = v;
+  PassContext ctx;
+  auto changed = runPipeline(**F, *parsePipeline("splat-fold,dce"), ctx, {});
+  EXPECT_TRUE(bool(changed));
+  for (const auto &n : (*F)->getNodes())
+    if (const auto *s = llvm::dyn_cast<SplatNode>(n.get()))
+      return double(s->getValue());
+  return std::nullopt;
+}
+
+TEST(SplatFold, KeepsInt64ValuesAFloatCannotHold) {
+  // A Splat holds a float: 2^40 folds; 2^62 + 1 (equal entries that a
+  // double would round to 2^62) and 2^63 - 1 (rounds out of int64's range)
+  // stay constants.
+  EXPECT_EQ(splatOfBroadcastInt64(int64_t(1) << 40), std::ldexp(1.0, 40));
+  EXPECT_EQ(splatOfBroadcastInt64((int64_t(1) << 62) + 1), std::nullopt);
+  EXPECT_EQ(splatOfBroadcastInt64(std::numeric_limits<int64_t>::max()),
+            std::nullopt);
+}

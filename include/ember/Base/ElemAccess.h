@@ -25,6 +25,10 @@ double loadElement(const void *base, ElemKind kind, int64_t i);
 /// kinds truncate toward zero (NaN gives 0); Bool stores v != 0.
 void storeElement(void *base, ElemKind kind, int64_t i, double v);
 
+/// Whether \p kind holds \p v exactly: storing it and loading it back gives
+/// \p v (false for NaN, fractions in integer kinds, values out of range).
+bool holdsExactly(ElemKind kind, double v);
+
 /// Element \p i as an int64 without a round trip through double (integer,
 /// Bool and float kinds).
 int64_t loadElementInt(const void *base, ElemKind kind, int64_t i);

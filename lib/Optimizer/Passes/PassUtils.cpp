@@ -1,6 +1,7 @@
 //===- PassUtils.cpp - Small helpers shared by the graph passes -----------===//
 #include "PassUtils.h"
 
+#include "ember/Base/ElemAccess.h"
 #include "ember/Graph/Verifier.h"
 
 #include "glog/logging.h"
@@ -14,6 +15,17 @@ std::optional<double> ember::getUniformValue(NodeValue v) {
   if (!c || !c->getPayload().size())
     return std::nullopt;
   const Tensor &t = c->getPayload();
+  if (isIntegerKind(t.getElemKind())) {
+    // Compared as integers: above 2^53, distinct int64 values share a
+    // double, and the value returned must be the one every element holds.
+    int64_t first = loadElementInt(t.data(), t.getElemKind(), 0);
+    for (dim_t i = 1, e = t.size(); i < e; ++i)
+      if (loadElementInt(t.data(), t.getElemKind(), i) != first)
+        return std::nullopt;
+    if (first > (int64_t(1) << 53) || first < -(int64_t(1) << 53))
+      return std::nullopt;
+    return double(first);
+  }
   double first = t.elementAsDouble(0);
   for (dim_t i = 1, e = t.size(); i < e; ++i)
     if (t.elementAsDouble(i) != first)

@@ -8,6 +8,8 @@
 #include "PassUtils.h"
 #include "Passes.h"
 
+#include "ember/Base/ElemAccess.h"
+
 using namespace ember;
 
 /// The uniform value \p n produces by moving data of a uniform operand.
@@ -36,7 +38,9 @@ bool SplatFoldPass::run(Function &F, PassContext &ctx) {
   bool changed = false;
   for (Node *n : nodesInOrder(F)) {
     std::optional<double> v = movedUniform(n);
-    if (!v || double(float(*v)) != *v) // a Splat holds a float
+    // A Splat holds a float, converted to the result's kind.
+    if (!v || double(float(*v)) != *v ||
+        !holdsExactly(n->getType()->getElemKind(), *v))
       continue;
     llvm::SmallVector<int64_t, kMaxRank> dims(n->getType()->dims().begin(),
                                               n->getType()->dims().end());
