@@ -8,6 +8,9 @@
 //===----------------------------------------------------------------------===//
 #include "ImportHelpers.h"
 #include "ImportRuntimeOps.h"
+#include "ProtoTensor.h"
+
+#include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
 
@@ -43,11 +46,20 @@ llvm::Expected<int64_t> modeIndex(const onnx::NodeProto &node,
   return fail(node, "unsupported mode '" + v + "'");
 }
 
-/// Output dims from scales (floor(in * scale)).
-Ints dimsFromScales(NodeValue x, const std::vector<float> &scales) {
+/// Output dims from scales (floor(in * scale)); each scale must be
+/// positive and finite and each dim at most the tensor element limit.
+llvm::Expected<Ints> dimsFromScales(const onnx::NodeProto &node, NodeValue x,
+                                    const std::vector<float> &scales) {
   Ints d;
-  for (size_t i = 0; i < scales.size(); ++i)
-    d.push_back(int64_t(std::floor(double(x.dims()[i]) * scales[i])));
+  for (size_t i = 0; i < scales.size(); ++i) {
+    double dim = std::floor(double(x.dims()[i]) * scales[i]);
+    if (!(scales[i] > 0) || !(dim <= double(kMaxTensorElements)))
+      return fail(node, llvm::formatv("scale {0} of dim {1} must be positive "
+                                      "and give at most {2} entries",
+                                      scales[i], i, kMaxTensorElements)
+                            .str());
+    d.push_back(int64_t(dim));
+  }
   return d;
 }
 
@@ -118,7 +130,7 @@ llvm::Error onnximport::importResize(ImportContext &ctx,
   } else {
     if (scales.size() != r)
       return fail(node, "needs scales or sizes with one entry per dim");
-    dims = dimsFromScales(x, scales);
+    TRY(dims, dimsFromScales(node, x, scales));
   }
   TRY(NodeValue y,
       resizeNode(ctx, node, x, dims, scales, mode, coord, nearest));
@@ -144,8 +156,8 @@ llvm::Error onnximport::importUpsample(ImportContext &ctx,
   }
   if (scales.size() != x.dims().size())
     return fail(node, "scales must have one entry per dim");
-  TRY(NodeValue y,
-      resizeNode(ctx, node, x, dimsFromScales(x, scales), scales, mode, 1, 2));
+  TRY(Ints dims, dimsFromScales(node, x, scales));
+  TRY(NodeValue y, resizeNode(ctx, node, x, dims, scales, mode, 1, 2));
   return ctx.setOutput(node, y);
 }
 

@@ -1,9 +1,9 @@
 """Writes the extremes sweep of ember-fuzz-model: for every ONNX node-test
-model, hand-made model and model seed, one copy per integer attribute
-(or element of an ints attribute, up to four), graph-input dim (up to four
-per input), or element of a small integer initializer or Constant value,
-with that one number set to an extreme: the int32 and int64 limits, -1, 0,
-2^40. The fuzzer's mutator reaches these at random; the sweep reaches each
+model, hand-made model and model seed, one copy per integer or float
+attribute (or element of an ints / floats attribute, up to four),
+graph-input dim (up to four per input), or element of a small integer or
+float initializer or Constant value, with that one number set to an
+extreme: the int32 and int64 limits, -1, 0, 2^40; NaN, infinities, 1e30. The fuzzer's mutator reaches these at random; the sweep reaches each
 of them every time.
 
 Usage: extremes.py OUT_DIR MODEL_DIR...   (prints the number of files)
@@ -16,6 +16,7 @@ import onnx
 from onnx import numpy_helper
 
 INT_VALUES = [2**63 - 1, -2**63, 2**31 - 1, -2**31, -1, 0, 2**40, -2**40]
+FLOAT_VALUES = [float('nan'), float('inf'), float('-inf'), 1e30, -1e30, 0.0]
 DIM_VALUES = [0, 3, 2**31 - 1, 2**40, 2**63 - 1]
 
 
@@ -45,24 +46,28 @@ def copy(model):
 
 def sweep_attributes(w, m):
     for ni, node in enumerate(m.graph.node):
-        attrs = tuple((a.name, a.i, tuple(a.ints)) for a in node.attribute)
+        attrs = tuple((a.name, a.i, tuple(a.ints), a.f, tuple(a.floats))
+                      for a in node.attribute)
         for ai, a in enumerate(node.attribute):
-            if a.type == onnx.AttributeProto.INT:
-                slots = [None]
-            elif a.type == onnx.AttributeProto.INTS:
-                slots = list(range(min(len(a.ints), 4)))
-            else:
+            field = {onnx.AttributeProto.INT: 'i',
+                     onnx.AttributeProto.INTS: 'ints',
+                     onnx.AttributeProto.FLOAT: 'f',
+                     onnx.AttributeProto.FLOATS: 'floats'}.get(a.type)
+            if field is None:
                 continue
+            values = INT_VALUES if field in ('i', 'ints') else FLOAT_VALUES
+            repeated = field in ('ints', 'floats')
+            slots = range(min(len(getattr(a, field)), 4)) if repeated else [None]
             for s in slots:
                 if not w.fresh(('attr', node.op_type, a.name, s, attrs)):
                     continue
-                for v in INT_VALUES:
+                for v in values:
                     c = copy(m)
                     target = c.graph.node[ni].attribute[ai]
                     if s is None:
-                        target.i = v
+                        setattr(target, field, v)
                     else:
-                        target.ints[s] = v
+                        getattr(target, field)[s] = v
                     w.save(c, 'attr-%s-%s' % (node.op_type, a.name))
 
 
@@ -78,7 +83,7 @@ def sweep_dims(w, m, ops):
                 w.save(c, 'dim-' + ops)
 
 
-def integer_tensors(graph):
+def constant_tensors(graph):
     """(locator, tensor) of every initializer and Constant value."""
     for i, t in enumerate(graph.initializer):
         yield (lambda g, i=i: g.initializer[i]), t
@@ -88,18 +93,24 @@ def integer_tensors(graph):
                 yield (lambda g, ni=ni, ai=ai: g.node[ni].attribute[ai].t), a.t
 
 
-def sweep_integer_data(w, m, ops):
+def sweep_data(w, m, ops):
+    """Integer and float32 constants of up to 8 elements."""
     int_types = (onnx.TensorProto.INT64, onnx.TensorProto.INT32)
-    for locate, t in integer_tensors(m.graph):
-        if t.data_type not in int_types:
+    for locate, t in constant_tensors(m.graph):
+        if t.data_type in int_types:
+            values = INT_VALUES
+        elif t.data_type == onnx.TensorProto.FLOAT:
+            values = FLOAT_VALUES
+        else:
             continue
         a = numpy_helper.to_array(t)
         if a.size == 0 or a.size > 8:
             continue
-        if not w.fresh(('data', ops, a.shape, tuple(a.flatten().tolist()))):
+        if not w.fresh(('data', ops, t.data_type, a.shape,
+                        tuple(a.flatten().tolist()))):
             continue
         for e in range(a.size):
-            for v in INT_VALUES:
+            for v in values:
                 if t.data_type == onnx.TensorProto.INT32:
                     v = max(min(v, 2**31 - 1), -2**31)
                 c = copy(m)
@@ -127,7 +138,7 @@ def main():
         ops = '_'.join(sorted({n.op_type for n in m.graph.node}))[:40]
         sweep_attributes(w, m)
         sweep_dims(w, m, ops)
-        sweep_integer_data(w, m, ops)
+        sweep_data(w, m, ops)
     print(w.count)
 
 

@@ -129,6 +129,9 @@ const Regression kRegressions[] = {
     // Splat of the rounded 2^63, which the Interpreter converted out of
     // range (UBSan); such values stay constants.
     {"splat-int64-max-conversion.onnx", ""},
+    // Resize with a NaN scale (the sweep's float values: NaN, infinities,
+    // 1e30): floor(dim * scale) converted to int64 (UBSan).
+    {"resize-scale-nan.onnx", "(Resize): scale nan of dim 0 must be positive"},
     // Split sizes of 2^63 - 1: the running offset overflowed (UBSan).
     {"split-size-int64-max.onnx", "(Split): split sizes exceed the dimension"},
     // A Scan whose body has fewer outputs than state variables: the unroll
