@@ -15,8 +15,8 @@
 // constants, and the tensor moves as bytes instead of Float32.
 //
 // The expression may hold elementwise ops of any arity (their other
-// operands Splats), per-tensor Dequantize and Quantize, and TableLookups
-// in constant tables.
+// operands Splats or broadcast one-element constant expressions),
+// per-tensor Dequantize and Quantize, and TableLookups in constant tables.
 //
 //===----------------------------------------------------------------------===//
 #include "FoldQDQ.h"
@@ -84,6 +84,18 @@ TableLookupNode *constantLookup(NodeValue v) {
   return t && isConstantExpr(t->getTable(), budget) ? t : nullptr;
 }
 
+/// The one-element constant expression that \p v broadcasts (through
+/// Reshapes and Broadcasts), or null. Importers write a scalar operand so:
+/// GELU's 1/sqrt(2) and its quantized 1 (a Dequantize of a constant byte).
+NodeValue broadcastScalar(NodeValue v, unsigned &budget) {
+  while (llvm::isa<BroadcastNode>(v.getNode()) ||
+         llvm::isa<ReshapeNode>(v.getNode()))
+    v = v.getNode()->getNthInput(0);
+  if (v.getType()->size() != 1 || !isConstantExpr(v, budget))
+    return NodeValue();
+  return v;
+}
+
 /// The walk over one expression: its single varying leaf and the budget it
 /// shares with the walks it starts.
 struct Walk {
@@ -121,7 +133,7 @@ bool walkValue(NodeValue v, Walk &w) {
   if (w.budget == 0 || --w.budget == 0)
     return false;
   Node *n = v.getNode();
-  if (llvm::isa<SplatNode>(n))
+  if (llvm::isa<SplatNode>(n) || broadcastScalar(v, w.budget))
     return true;
   if (isByte(v))
     return w.leaf(byteSource(v, w.budget));
@@ -160,6 +172,10 @@ private:
     std::string name = name_ + "." + n->getName().str();
     if (auto *s = llvm::dyn_cast<SplatNode>(n))
       return F_.createSplat(name, {256}, s->getElemTy(), s->getValue());
+    unsigned budget = kMaxConstantNodes;
+    if (NodeValue one = broadcastScalar(v, budget))
+      return F_.createBroadcast(name, F_.createReshape(name + ".one", one, {1}),
+                                {256});
     if (auto *d = llvm::dyn_cast<DequantizeNode>(n))
       return F_.createDequantize(name, build(d->getInput()), d->getScale(),
                                  d->getZero(), 0);
