@@ -118,7 +118,8 @@ def build(op, x, w, c, case, k, attrs, waxis, spread=40):
 def conv_models():
     # (x shape, out channels, kernel, strides, pads, group[, dilations]):
     # 1x1 convolutions (the pointwise im2col: channels a multiple of 4 or
-    # not, panels whole and partial), then wider windows;
+    # not, panels whole and partial), then wider windows (a 3-channel
+    # stride-2 stem whose rows take im2col's 16-byte deinterleave);
     # the rest are depthwise (the direct kernels of DepthwiseInt8.cpp):
     # strides 1, 2 and 3, asymmetric pads, a 5x5 window, dilation, rows
     # longer than one vector with a partial one, and a plane past the
@@ -136,6 +137,7 @@ def conv_models():
               ((1, 8, 6, 6), 6, (3, 3), (1, 1), (1, 1, 1, 1), 2),
               ((1, 130, 5, 5), 9, (3, 3), (1, 1), (1, 1, 1, 1), 1),
               ((1, 67, 9, 9), 13, (3, 3), (2, 2), (1, 1, 1, 1), 1),
+              ((1, 3, 40, 71), 16, (3, 3), (2, 2), (1, 1, 1, 1), 1),
               ((1, 24, 13, 37), 24, (3, 3), (1, 1), (1, 1, 1, 1), 24),
               ((2, 16, 15, 15), 16, (3, 3), (2, 2), (1, 1, 1, 1), 16),
               ((1, 8, 9, 10), 8, (5, 5), (2, 1), (2, 1, 0, 2), 8),
