@@ -80,14 +80,15 @@ def cases():
             for i, (xt, yt, z) in enumerate(out)]
 
 
-def build(op, x, w, c, case, k, attrs, waxis):
+def build(op, x, w, c, case, k, attrs, waxis, spread=40):
     """The QDQ graph of \\p op on input x (as case.xt), weights w (int8),
-    c channels, sum length k."""
+    c channels, sum length k; the output step is about 1/spread of the
+    sums' standard deviation over 40."""
     xs = f32(0.02)
     ws = (RNG.uniform(0.002, 0.02, c).astype(np.float32) if case.per_channel
           else f32(0.01))
     # An output scale near the sums' spread, so that some outputs saturate.
-    ys = f32(0.02 * 0.01 * 128 * np.sqrt(k) / 40)
+    ys = f32(0.02 * 0.01 * 128 * np.sqrt(k) / spread)
     inits = {"xs": xs, "xz": case.zp(case.xt), "w": w, "ws": ws,
              "wz": np.zeros(c if case.per_channel else (), np.int8),
              "ys": ys, "yz": case.zp(case.yt)}
@@ -117,11 +118,18 @@ def build(op, x, w, c, case, k, attrs, waxis):
 def conv_models():
     # (x shape, out channels, kernel, strides, pads, group[, dilations]):
     # 1x1 convolutions (the pointwise im2col: channels a multiple of 4 or
-    # not, panels whole and partial), then wider windows;
-    # the last seven are depthwise (the direct kernel of DepthwiseInt8.cpp):
+    # not, panels whole and partial), then wider windows (a 3-channel
+    # stride-2 stem whose rows take im2col's 16-byte deinterleave);
+    # the rest are depthwise (the direct kernels of DepthwiseInt8.cpp):
     # strides 1, 2 and 3, asymmetric pads, a 5x5 window, dilation, rows
     # longer than one vector with a partial one, and a plane past the
-    # kernel's stack buffer (its row-by-row path).
+    # kernel's stack buffer (its row-by-row path); then for the vpdpbusd
+    # kernel (where the host has AVX512-VNNI and AVX512-VBMI) 5x5 and 7x7
+    # windows at strides 1 and 2 (two words of taps per row, the second
+    # partial), a 1x1 and a 5x3 window, no padding, rows shorter and longer
+    # than its 16 lanes, a column stride of 4 (the widest its 64-byte load
+    # takes) and of 5 (the other kernel), mixed strides with a column
+    # dilation of 3.
     shapes = [((1, 16, 7, 7), 32, (1, 1), (1, 1), (0, 0, 0, 0), 1),
               ((2, 10, 9, 13), 20, (1, 1), (1, 1), (0, 0, 0, 0), 1),
               ((1, 5, 9, 11), 7, (3, 3), (1, 1), (1, 1, 1, 1), 1),
@@ -129,13 +137,22 @@ def conv_models():
               ((1, 8, 6, 6), 6, (3, 3), (1, 1), (1, 1, 1, 1), 2),
               ((1, 130, 5, 5), 9, (3, 3), (1, 1), (1, 1, 1, 1), 1),
               ((1, 67, 9, 9), 13, (3, 3), (2, 2), (1, 1, 1, 1), 1),
+              ((1, 3, 40, 71), 16, (3, 3), (2, 2), (1, 1, 1, 1), 1),
               ((1, 24, 13, 37), 24, (3, 3), (1, 1), (1, 1, 1, 1), 24),
               ((2, 16, 15, 15), 16, (3, 3), (2, 2), (1, 1, 1, 1), 16),
               ((1, 8, 9, 10), 8, (5, 5), (2, 1), (2, 1, 0, 2), 8),
               ((1, 6, 11, 12), 6, (3, 3), (1, 1), (2, 2, 2, 2), 6, (2, 2)),
               ((1, 3, 112, 112), 3, (3, 3), (2, 2), (1, 1, 1, 1), 3),
               ((1, 5, 17, 19), 5, (3, 3), (3, 3), (1, 1, 1, 1), 5),
-              ((1, 2, 131, 130), 2, (3, 3), (1, 1), (1, 1, 1, 1), 2)]
+              ((1, 2, 131, 130), 2, (3, 3), (1, 1), (1, 1, 1, 1), 2),
+              ((1, 7, 14, 14), 7, (5, 5), (2, 2), (2, 2, 2, 2), 7),
+              ((1, 5, 13, 23), 5, (7, 7), (1, 1), (3, 3, 3, 3), 5),
+              ((2, 3, 20, 41), 3, (7, 7), (2, 2), (3, 2, 3, 1), 3),
+              ((1, 9, 6, 6), 9, (1, 1), (1, 1), (0, 0, 0, 0), 9),
+              ((1, 11, 28, 29), 11, (3, 3), (1, 1), (0, 0, 0, 0), 11),
+              ((1, 4, 9, 70), 4, (3, 3), (4, 4), (1, 1, 1, 1), 4),
+              ((1, 3, 12, 40), 3, (3, 3), (1, 5), (1, 1, 1, 1), 3),
+              ((1, 6, 10, 33), 6, (5, 3), (1, 2), (0, 1, 2, 1), 6, (2, 3))]
     cs = cases()
     for si, shape in enumerate(shapes):
         xs, oc, ks, st, pads, grp = shape[:6]
@@ -149,7 +166,11 @@ def conv_models():
                          pads=list(pads), group=grp, dilations=list(dil))
             name = "conv_%s_%d_k%d_s%d_g%d_%s" % (
                 "x".join(map(str, xs)), oc, ks[0], st[0], grp, case.label())
-            yield name, build("Conv", x, w, oc, case, k, attrs, 0), x
+            # Depthwise: steps 20 times wider, so that most outputs do not
+            # saturate and show any error in the direct kernels' sums.
+            spread = 2 if grp == xs[1] == oc and grp > 1 else 40
+            yield name, build("Conv", x, w, oc, case, k, attrs, 0,
+                              spread), x
 
 
 def matmul_models():

@@ -206,6 +206,7 @@ EMBER_HELPER void transpose16(v16 (&r)[16]) {
 #include "Winograd.inc"
 
 #include "DepthwiseInt8.inc"
+#include "DepthwiseInt8Vnni.inc"
 #include "Int8Elementwise.inc"
 #include "MatMulInt8AMX.inc"
 // clang-format on
