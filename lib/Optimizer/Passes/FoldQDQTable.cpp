@@ -15,13 +15,15 @@
 // constants, and the tensor moves as bytes instead of Float32.
 //
 // The expression may hold elementwise ops of any arity (their other
-// operands Splats or broadcast one-element constant expressions),
+// operands Splats, Constants of one value, or broadcast one-element
+// constant expressions),
 // per-tensor Dequantize and Quantize, and TableLookups in constant tables.
 //
 //===----------------------------------------------------------------------===//
 #include "FoldQDQ.h"
 #include "PassUtils.h"
 
+#include "ember/Base/ElemAccess.h"
 #include "ember/Graph/OpInfo.h"
 
 #include <map>
@@ -96,6 +98,18 @@ NodeValue broadcastScalar(NodeValue v, unsigned &budget) {
   return v;
 }
 
+/// The value of \p v when it is a Constant of one value that a Splat of its
+/// kind holds (importers write a scalar attribute so: HardSigmoid's alpha
+/// and beta at the shape of x).
+std::optional<float> uniformConstant(NodeValue v) {
+  if (!llvm::isa<Constant>(v.getNode()))
+    return std::nullopt;
+  std::optional<double> u = getUniformValue(v);
+  if (!u || double(float(*u)) != *u || !holdsExactly(v.getElemKind(), *u))
+    return std::nullopt;
+  return float(*u);
+}
+
 /// The walk over one expression: its single varying leaf and the budget it
 /// shares with the walks it starts.
 struct Walk {
@@ -133,7 +147,8 @@ bool walkValue(NodeValue v, Walk &w) {
   if (w.budget == 0 || --w.budget == 0)
     return false;
   Node *n = v.getNode();
-  if (llvm::isa<SplatNode>(n) || broadcastScalar(v, w.budget))
+  if (llvm::isa<SplatNode>(n) || uniformConstant(v) ||
+      broadcastScalar(v, w.budget))
     return true;
   if (isByte(v))
     return w.leaf(byteSource(v, w.budget));
@@ -172,6 +187,8 @@ private:
     std::string name = name_ + "." + n->getName().str();
     if (auto *s = llvm::dyn_cast<SplatNode>(n))
       return F_.createSplat(name, {256}, s->getElemTy(), s->getValue());
+    if (std::optional<float> u = uniformConstant(v))
+      return F_.createSplat(name, {256}, v.getElemKind(), *u);
     unsigned budget = kMaxConstantNodes;
     if (NodeValue one = broadcastScalar(v, budget))
       return F_.createBroadcast(name, F_.createReshape(name + ".one", one, {1}),
