@@ -196,6 +196,7 @@ EMBER_HELPER void transpose16(v16 (&r)[16]) {
 #include "MatMulBF16.inc"
 #include "MatMulAMX.inc"
 #include "ConvBF16.inc"
+#include "ConvBF16CV.inc"
 #include "ConvBF16Direct.inc"
 #include "ConvBF16DirectDot.inc"
 #include "MatMulInt8.inc"
