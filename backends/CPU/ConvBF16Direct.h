@@ -50,6 +50,16 @@ struct ConvBF16Direct {
   int64_t rowsPerTask, rowTasks, pixelsPerTask, pixelTasks;
   /// Parallel tasks of the padded copy (channel pairs split evenly).
   int64_t padTasks;
+  /// vdpbf16ps with output channels in the lanes and real pixels
+  /// broadcast (ember_conv_bf16_direct_cv): the filter in panels of 64
+  /// channels (lda: one panel's BFloat16 values), pixelBlock the real
+  /// pixels of a block of sums, rowUnit a panel, virtualPixels the real
+  /// ones (OH OW).
+  bool channelVector = false;
+  /// BFloat16 values of the laid-out filter.
+  int64_t filterElems() const {
+    return channelVector ? Mp / rowUnit * lda : Mp * lda;
+  }
   /// Bytes of one image's padded copy.
   uint64_t copyBytes() const { return uint64_t(Cp / 2 * S * 4); }
 };

@@ -127,6 +127,24 @@ const BF16ConvCase kCases[] = {
     // A 5x5 filter, stride 1 (25 taps).
     {"direct_5x5", 1, 12, 11, 13, 9, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 1,
      FusedActivation::None, 0, 0, false},
+    // The direct kernel with output channels in the lanes
+    // (ember_conv_bf16_direct_cv, vdpbf16ps hosts without AMX): 3x3 on an
+    // odd 13 x 17 plane (221 real pixels: four blocks of 48 and one of 29,
+    // a 5-pixel rest tile), 27 channels (a padded one), 60 output channels
+    // (a partial panel), residual and Relu, two images.
+    {"direct_cv_odd_res_relu", 2, 27, 13, 17, 60, 3, 3, 1, 1, 1, 1, 1, 1, 1,
+     1, 1, FusedActivation::Relu, 0, 0, true},
+    // Stride 2 (the copy's phases), 150 channels (75 pairs: several K
+    // blocks of a 9-tap slice), two panels, LeakyRelu.
+    {"direct_cv_s2_k_blocks", 1, 150, 15, 15, 128, 3, 3, 2, 2, 1, 1, 1, 1, 1,
+     1, 1, FusedActivation::LeakyRelu, 0.1f, 0, false},
+    // A 7 x 7 plane, 190 output channels (panels of 64, 64 and 62),
+    // residual and Clip.
+    {"direct_cv_7x7_panels_res_clip", 1, 64, 7, 7, 190, 3, 3, 1, 1, 1, 1, 1,
+     1, 1, 1, 1, FusedActivation::Clip, 0.f, 6.f, true},
+    // A 5x5 filter (25 taps).
+    {"direct_cv_5x5", 1, 12, 11, 13, 64, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 1,
+     FusedActivation::None, 0, 0, false},
     // Channel-vector kernel on vdpbf16ps hosts without AMX (output
     // channels fill its 64-lane panels better than the pixels fill 64-pixel
     // ones). Pointwise, 49 pixels (a lone pixel in the last group of 16),
@@ -414,43 +432,59 @@ code {
 /// (AVX512-BF16, no AMX-BF16, 48 KiB L1, 2 MiB L2).
 static void expectDotDirect(const std::vector<const ConvInst *> &convs,
                             const TargetDesc &T) {
+  // 64 output channels fill a 64-lane panel; 56 x 56 pixels fill 3136 of
+  // the 3264 virtual ones: channels in the lanes.
   auto wide = cpu::chooseConvBF16Direct(*convs[0], T);
   ASSERT_TRUE(wide.has_value());
   EXPECT_EQ(wide->kernel, cpu::BF16MatMulKernel::DotProduct);
+  EXPECT_TRUE(wide->channelVector);
   EXPECT_EQ(wide->Cp, 64);
-  EXPECT_EQ(wide->pixelBlock, 64);
-  EXPECT_EQ(wide->rowUnit, 6);
-  EXPECT_EQ(wide->virtualPixels, 3264); // 56 x 58 rounded up to 64
-  EXPECT_GE(wide->S, 58 * 58 + 2 + 64);
-  // All 32 pairs: each reaches 64 + 2 x 58 + 2 words (728 bytes), 32 of
-  // them 23 KiB, within half of L1.
-  EXPECT_EQ(wide->kc, 32);
-  EXPECT_EQ(wide->pixelsPerTask, 448); // 51 blocks in 8 tasks
+  EXPECT_EQ(wide->pixelBlock, 48);
+  EXPECT_EQ(wide->rowUnit, 64);
+  EXPECT_EQ(wide->Mp, 64);
+  EXPECT_EQ(wide->lda, 32 * 9 * 64 * 2); // one panel
+  EXPECT_EQ(wide->virtualPixels, 3136);  // the real ones
+  EXPECT_GE(wide->S, 58 * 58 + 2);
+  // A 9-tap slice of a panel is 2304 bytes: 10 pairs in half of 48 KiB.
+  EXPECT_EQ(wide->kc, 10);
+  EXPECT_EQ(wide->pixelsPerTask, 432); // 66 blocks of 48 in 8 tasks
   EXPECT_EQ(wide->pixelTasks, 8);
   EXPECT_EQ(wide->rowTasks, 1);
   cpu::ConvPlan p = cpu::planConv(*convs[0], T, CPUCodegenOptions());
-  EXPECT_NE(cpu::describeConvPlan(p).find("ember_conv_bf16_direct_dp"),
+  EXPECT_NE(cpu::describeConvPlan(p).find("ember_conv_bf16_direct_cv"),
             std::string::npos);
-  // Filter-heavy: rows split in 8 tasks of whole 6-row tiles; a pair
-  // reaches 64 + 2 x 9 + 2 words, so 73 of the 256 pairs per K block.
+  // Filter-heavy: 8 panels, one per task.
   auto heavy = cpu::chooseConvBF16Direct(*convs[1], T);
   ASSERT_TRUE(heavy.has_value());
+  EXPECT_TRUE(heavy->channelVector);
   EXPECT_EQ(heavy->pixelTasks, 1);
   EXPECT_EQ(heavy->rowTasks, 8);
-  EXPECT_EQ(heavy->rowsPerTask, 66);
-  EXPECT_EQ(heavy->kc, 73);
+  EXPECT_EQ(heavy->rowsPerTask, 64);
   // Stride 2: four phases of 29 x 29 words (the 58 x 58 padded plane),
-  // 28 rows of 29 virtual pixels.
+  // 28 rows of 28 real pixels.
   auto s2 = cpu::chooseConvBF16Direct(*convs[2], T);
   ASSERT_TRUE(s2.has_value());
   EXPECT_EQ(s2->s, 2);
   EXPECT_EQ(s2->Ws, 29);
-  EXPECT_EQ(s2->virtualPixels, 832); // 28 x 29 rounded up to 64
-  EXPECT_GE(s2->S, 4 * 29 * 29 + 1 + 64);
-  // 13 channels are 7 pairs (one padded channel of 14).
+  EXPECT_EQ(s2->virtualPixels, 784);
+  EXPECT_GE(s2->S, 4 * 29 * 29 + 1);
+  // 13 channels are 7 pairs (one padded channel of 14); 32 output
+  // channels fill half a panel, 400 pixels 400 of 448 virtual ones: pixels
+  // in the lanes (6-row tiles of filter rows, 64-pixel blocks).
   auto few = cpu::chooseConvBF16Direct(*convs[3], T);
   ASSERT_TRUE(few.has_value());
+  EXPECT_FALSE(few->channelVector);
   EXPECT_EQ(few->Cp, 14);
+  EXPECT_EQ(few->pixelBlock, 64);
+  EXPECT_EQ(few->rowUnit, 6);
+  EXPECT_EQ(few->virtualPixels, 448); // 20 x 22 rounded up to 64
+  // 20 x 22 + 2 + 64 words: a block's taps read past the plane.
+  EXPECT_GE(few->S, 20 * 22 + 2 + 64);
+  // 7 pairs reach 64 + 2 x 22 + 2 words each, within half of L1.
+  EXPECT_EQ(few->kc, 7);
+  p = cpu::planConv(*convs[3], T, CPUCodegenOptions());
+  EXPECT_NE(cpu::describeConvPlan(p).find("ember_conv_bf16_direct_dp"),
+            std::string::npos);
   EXPECT_FALSE(cpu::chooseConvBF16Direct(*convs[4], T).has_value()); // 1x1
   // A 3-channel stem: one padded channel of 4 is more than an eighth.
   EXPECT_FALSE(cpu::chooseConvBF16Direct(*convs[5], T).has_value());

@@ -51,6 +51,10 @@ constexpr int64_t kDwInt8Row = 2048;
 constexpr int64_t kAttnMaxBQ = 64, kAttnMaxBK = 64, kAttnMaxHeadDim = 256;
 /// Columns per chunk of a packed A (ember_matmul_pack_a_f32).
 constexpr int64_t kMatMulPackK = 16;
+/// Channel-vector BFloat16 convolutions (ConvBF16CV.inc,
+/// ConvBF16DirectCV.inc): pixels per block of sums (a multiple of the
+/// 6-row tile and of the 16 x 16 transpose).
+constexpr int64_t kConvBF16CVPixels = 48;
 
 } // namespace libjit
 } // namespace ember
@@ -156,6 +160,13 @@ void ember_conv_bf16_direct_dp(float *y, const uint16_t *w, const uint16_t *p,
                                int64_t S, int64_t OH, int64_t OW, int64_t act,
                                float alpha, float beta, int64_t m0, int64_t m1,
                                int64_t v0, int64_t v1, int64_t s,
+                               int64_t phase);
+void ember_conv_bf16_direct_cv(float *y, const uint16_t *w, const uint16_t *p,
+                               const float *bias, const float *res, int64_t lda,
+                               int64_t kc, int64_t KH, int64_t KW, int64_t Wp,
+                               int64_t S, int64_t OH, int64_t OW, int64_t act,
+                               float alpha, float beta, int64_t m0, int64_t m1,
+                               int64_t n0, int64_t n1, int64_t s,
                                int64_t phase);
 void ember_conv_bf16_pad(uint16_t *p, const float *x, int64_t C, int64_t H,
                          int64_t W, int64_t pt, int64_t pl, int64_t Hp,
