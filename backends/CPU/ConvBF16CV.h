@@ -1,12 +1,14 @@
 //===- ConvBF16CV.h - Channel-vector BFloat16 convolutions -----*- C++ -*-===//
 //
-// A convolution with a BFloat16 filter on vdpbf16ps whose pixels fill the
-// 64-pixel panels of the patch GEMM (ConvBF16.cpp) or the direct kernel's
-// blocks worse than its output channels fill 64-channel panels (ResNet's
-// 14 x 14 and 7 x 7 layers) runs with output channels in the vector lanes
-// and pixels broadcast (libjit/ConvBF16CV.inc): the input is converted
-// once per image into transposed, channel-paired patch rows, the filter
-// laid out at compile time in panels of output channels.
+// A convolution with a BFloat16 filter on vdpbf16ps that the direct
+// kernels do not take (1x1 filters, dilations, ...) and whose pixels fill
+// the 64-pixel panels of the patch GEMM (ConvBF16.cpp) worse than its
+// output channels fill 64-channel panels (ResNet's 1x1 layers on 28 x 28
+// and smaller) runs with output channels in the vector lanes and pixels
+// broadcast (libjit/ConvBF16CV.inc): the input is converted once per image
+// into transposed, channel-paired patch rows, the filter laid out at
+// compile time in panels of output channels. (The direct kernel has its
+// own channel-lane form, ConvBF16Direct.h.)
 //
 //===----------------------------------------------------------------------===//
 #ifndef EMBER_BACKENDS_CPU_CONVBF16CV_H
@@ -44,7 +46,7 @@ double laneUse(int64_t useful, int64_t computed);
 /// group 1, the vdpbf16ps kernel for I's output channels
 /// (chooseBF16MatMul), a plane small enough for libjit's 32-bit lane
 /// offsets, and its channels' lane use above \p otherUse, the lane use of
-/// the layout \p I would have otherwise (patch panels or direct blocks).
+/// the patch GEMM's pixel panels (laneUse).
 /// Tasks: channel panels split first, then pixels, at least kConvMinTasks
 /// where they allow, a task's patch rows within half of \p T's L2.
 std::optional<ConvBF16CV>
