@@ -2,6 +2,7 @@
 #include "ConvBF16.h"
 
 #include "CPU.h"
+#include "ConvBF16CV.h"
 #include "ConvBF16Direct.h"
 #include "ConvTiling.h"
 
@@ -35,6 +36,18 @@ struct GemmShape {
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 } // namespace
+
+/// The channel-vector layout of \p I where its lanes hold more output
+/// values than the patch GEMM's pixel panels would. A convolution the
+/// direct kernel takes (\p direct) keeps it: the transposed patch rows
+/// copy its input KH KW times, the direct kernel's copy once.
+static std::optional<ConvBF16CV>
+channelVector(const ConvInst &I, const TargetDesc &T, bool direct) {
+  if (direct)
+    return std::nullopt;
+  ConvBF16Tiling t = chooseConvBF16(I, T);
+  return chooseConvBF16CV(I, T, laneUse(GemmShape(I).N, t.panels * t.nr));
+}
 
 LibKernel ConvBF16Tiling::entry() const {
   switch (plan.kernel) {
@@ -100,7 +113,10 @@ ConvBF16Tiling cpu::chooseConvBF16(const ConvInst &I, const TargetDesc &T) {
 }
 
 ConvPlan cpu::planConvBF16(const ConvInst &I, const TargetDesc &T) {
-  if (auto d = chooseConvBF16Direct(I, T))
+  auto d = chooseConvBF16Direct(I, T);
+  if (auto cv = channelVector(I, T, d.has_value()))
+    return planConvBF16CV(I, *cv, T);
+  if (d)
     return planConvBF16Direct(I, *d, T);
   GemmShape s(I);
   ConvBF16Tiling t = chooseConvBF16(I, T);
@@ -187,7 +203,12 @@ static Kernel packShared(const ConvInst &I, const ConvBF16Tiling &t,
 
 void cpu::lowerConvBF16(const ConvInst &I, const MatMulBF16Context &ctx,
                         std::vector<Kernel> &out) {
-  if (auto d = chooseConvBF16Direct(I, ctx.target)) {
+  auto d = chooseConvBF16Direct(I, ctx.target);
+  if (auto cv = channelVector(I, ctx.target, d.has_value())) {
+    lowerConvBF16CV(I, *cv, ctx, out);
+    return;
+  }
+  if (d) {
     lowerConvBF16Direct(I, *d, ctx, out);
     return;
   }

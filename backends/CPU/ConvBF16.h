@@ -50,12 +50,14 @@ struct ConvBF16Tiling {
 ConvBF16Tiling chooseConvBF16(const ConvInst &I, const TargetDesc &T);
 
 /// The plan planConv reports for \p I (the direct one where
-/// chooseConvBF16Direct applies).
+/// chooseConvBF16Direct applies, else the channel-vector one where
+/// chooseConvBF16CV does).
 ConvPlan planConvBF16(const ConvInst &I, const TargetDesc &T);
 
 /// Appends to \p out the kernels of \p I, one per image (or those of
-/// lowerConvBF16Direct where chooseConvBF16Direct applies); its filter (a
-/// constant) is laid out here, in the constant image.
+/// lowerConvBF16Direct where chooseConvBF16Direct applies, else of
+/// lowerConvBF16CV where chooseConvBF16CV does); its filter (a constant)
+/// is laid out here, in the constant image.
 void lowerConvBF16(const ConvInst &I, const MatMulBF16Context &ctx,
                    std::vector<kir::Kernel> &out);
 

@@ -1,6 +1,8 @@
 //===- ConvBF16Direct.cpp - Stride-1 BFloat16 convolutions, no patches ----===//
 #include "ConvBF16Direct.h"
 
+#include "ConvBF16CV.h"
+
 #include "CPU.h"
 #include "ConvTiling.h"
 
@@ -36,8 +38,8 @@ static int64_t tapReach(const ConvBF16Direct &d) {
 /// The task split of \p d (see chooseConvBF16Direct).
 static void splitTasks(ConvBF16Direct &d, const TargetDesc &T) {
   int64_t rowBlocks = ceilDiv(d.M, d.rowUnit);
-  int64_t pixelBlocks = d.virtualPixels / d.pixelBlock;
-  bool filterLarger = d.Mp * d.lda * 2 > int64_t(d.copyBytes());
+  int64_t pixelBlocks = ceilDiv(d.virtualPixels, d.pixelBlock);
+  bool filterLarger = d.filterElems() * 2 > int64_t(d.copyBytes());
   int64_t rowTasks = 1, pixelTasks = 1;
   if (filterLarger) {
     rowTasks = std::min(rowBlocks, kConvMinTasks);
@@ -75,12 +77,32 @@ static void chooseSteps(ConvBF16Direct &d, const TargetDesc &T) {
     return;
   }
   d.Cp = roundUp(d.C, 2);
-  d.pixelBlock = libjit::kMatMulWideV * int64_t(T.floatLanes());
+  int64_t lanes = libjit::kMatMulWideV * int64_t(T.floatLanes());
+  int64_t l1 = T.l1dBytes ? int64_t(T.l1dBytes) : 32 << 10;
+  if (d.channelVector) {
+    // K blocks whose panel slice (a tap's 64 words per pair) takes at most
+    // half of L1.
+    d.pixelBlock = libjit::kConvBF16CVPixels;
+    d.rowUnit = lanes;
+    d.Mp = roundUp(d.M, lanes);
+    d.kc = std::clamp<int64_t>(l1 / 2 / (d.KH * d.KW * lanes * 4), 1, d.Cp / 2);
+    return;
+  }
+  d.pixelBlock = lanes;
   d.rowUnit = libjit::kMatMulWideMR;
   d.Mp = d.M;
-  int64_t l1 = T.l1dBytes ? int64_t(T.l1dBytes) : 32 << 10;
   int64_t pairBytes = d.s * d.s * (d.pixelBlock + tapReach(d)) * 4;
   d.kc = std::clamp<int64_t>(l1 / 2 / pairBytes, 1, d.Cp / 2);
+}
+
+/// Whether the vdpbf16ps direct layout \p d puts output channels in the
+/// lanes: where they fill 64-lane panels better than the virtual pixels
+/// (OH Ws, in 64-pixel blocks) hold real ones.
+static bool channelLanes(const ConvBF16Direct &d, const TargetDesc &T) {
+  int64_t lanes = libjit::kMatMulWideV * int64_t(T.floatLanes());
+  return d.kernel == BF16MatMulKernel::DotProduct &&
+         laneUse(d.M, roundUp(d.M, lanes)) >
+             laneUse(d.OH * d.OW, roundUp(d.OH * d.Ws, lanes));
 }
 
 std::optional<ConvBF16Direct> cpu::chooseConvBF16Direct(const ConvInst &I,
@@ -107,6 +129,7 @@ std::optional<ConvBF16Direct> cpu::chooseConvBF16Direct(const ConvInst &I,
   d.Hp = d.H + pads[0] + pads[2];
   d.Wp = d.W + pads[1] + pads[3];
   d.Hs = ceilDiv(d.Hp, d.s), d.Ws = ceilDiv(d.Wp, d.s);
+  d.channelVector = channelLanes(d, T);
   chooseSteps(d, T);
   // Virtual pixels past the rows cost what the patch GEMM's partial panels
   // do; padded channels are work it does not have (it pads C KH KW to a
@@ -119,6 +142,10 @@ std::optional<ConvBF16Direct> cpu::chooseConvBF16Direct(const ConvInst &I,
   d.S = roundUp(d.s * d.s * d.Hs * d.Ws + (d.KW - 1) / d.s + d.pixelBlock, 16);
   d.lda = d.KH * d.KW * d.Cp;
   d.virtualPixels = roundUp(d.OH * d.Ws, d.pixelBlock);
+  if (d.channelVector) {
+    d.lda *= d.rowUnit;
+    d.virtualPixels = d.OH * d.OW;
+  }
   splitTasks(d, T);
   return d;
 }
@@ -127,6 +154,8 @@ std::optional<ConvBF16Direct> cpu::chooseConvBF16Direct(const ConvInst &I,
 static LibKernel directEntry(const ConvBF16Direct &d) {
   if (d.kernel == BF16MatMulKernel::AMX)
     return EMBER_LIBJIT_KERNEL(ember_conv_bf16_direct);
+  if (d.channelVector)
+    return EMBER_LIBJIT_KERNEL(ember_conv_bf16_direct_cv);
   return EMBER_LIBJIT_KERNEL(ember_conv_bf16_direct_dp);
 }
 
@@ -147,6 +176,8 @@ ConvPlan cpu::planConvBF16Direct(const ConvInst &I, const ConvBF16Direct &d,
     os << " in " << d.s * d.s << " phases of " << d.Hs << " x " << d.Ws;
   os << "); tasks of " << d.pixelsPerTask << " pixels x " << d.rowsPerTask
      << " channels";
+  if (d.channelVector)
+    os << ", output channels in the lanes";
   if (d.kernel != BF16MatMulKernel::AMX)
     os << ", K blocks of " << d.kc << " channel pairs";
   P.reason = os.str();
@@ -156,11 +187,17 @@ ConvPlan cpu::planConvBF16Direct(const ConvInst &I, const ConvBF16Direct &d,
 /// Where filter element (m, c, tap) goes in the kernel's A: AMX's tile
 /// columns are 32 channels of one tap, [Mp][KH KW][Cp]; vdpbf16ps
 /// broadcasts one channel pair of one tap and walks all taps of a pair
-/// before the next, [M][Cp / 2][KH KW][2].
+/// before the next, [M][Cp / 2][KH KW][2]; with channels in the lanes, a
+/// panel's 64 channels are its vector of one pair and tap, [Mp / 64][Cp /
+/// 2][KH KW][64][2].
 static int64_t filterAt(const ConvBF16Direct &d, int64_t m, int64_t c,
                         int64_t tap) {
   if (d.kernel == BF16MatMulKernel::AMX)
     return m * d.lda + tap * d.Cp + c;
+  if (d.channelVector)
+    return m / d.rowUnit * d.lda +
+           ((c / 2 * d.KH * d.KW + tap) * d.rowUnit + m % d.rowUnit) * 2 +
+           c % 2;
   return m * d.lda + (c / 2 * d.KH * d.KW + tap) * 2 + c % 2;
 }
 
@@ -174,7 +211,7 @@ static kir::Buffer layOutFilter(const ConvInst &I, const ConvBF16Direct &d,
   kir::Buffer src = kir::bufferFor(I.getFilter(), ctx.plan);
   const auto *b =
       reinterpret_cast<const uint16_t *>(ctx.constants.data() + src.offset);
-  std::vector<uint16_t> a(size_t(d.Mp * d.lda), 0);
+  std::vector<uint16_t> a(size_t(d.filterElems()), 0);
   for (int64_t m = 0; m < d.M; ++m)
     for (int64_t c = 0; c < d.C; ++c)
       for (int64_t kh = 0; kh < d.KH; ++kh)

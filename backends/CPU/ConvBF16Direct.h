@@ -50,6 +50,16 @@ struct ConvBF16Direct {
   int64_t rowsPerTask, rowTasks, pixelsPerTask, pixelTasks;
   /// Parallel tasks of the padded copy (channel pairs split evenly).
   int64_t padTasks;
+  /// vdpbf16ps with output channels in the lanes and real pixels
+  /// broadcast (ember_conv_bf16_direct_cv): the filter in panels of 64
+  /// channels (lda: one panel's BFloat16 values), pixelBlock the real
+  /// pixels of a block of sums, rowUnit a panel, virtualPixels the real
+  /// ones (OH OW).
+  bool channelVector = false;
+  /// BFloat16 values of the laid-out filter.
+  int64_t filterElems() const {
+    return channelVector ? Mp / rowUnit * lda : Mp * lda;
+  }
   /// Bytes of one image's padded copy.
   uint64_t copyBytes() const { return uint64_t(Cp / 2 * S * 4); }
 };
@@ -63,10 +73,12 @@ struct ConvBF16Direct {
 /// both axes; and little work wasted on padding: at most a quarter of the
 /// virtual pixels past the output rows (Ws - OW of every Ws), and of the
 /// padded channels (Cp - C of every Cp) at most a quarter on AMX, an
-/// eighth on vdpbf16ps. Tasks: output channels split first
-/// where the filter is the larger operand, pixels otherwise; a task's share
-/// of the copy within half of \p T's L2; at least kConvMinTasks tasks where
-/// the blocks allow.
+/// eighth on vdpbf16ps. On vdpbf16ps, output channels in the lanes
+/// (channelVector) where they fill 64-lane panels better than the real
+/// pixels fill the 64-pixel blocks of virtual ones. Tasks: output channels
+/// split first where the filter is the larger operand, pixels otherwise; a
+/// task's share of the copy within half of \p T's L2; at least
+/// kConvMinTasks tasks where the blocks allow.
 std::optional<ConvBF16Direct> chooseConvBF16Direct(const ConvInst &I,
                                                    const TargetDesc &T);
 

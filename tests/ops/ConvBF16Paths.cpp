@@ -25,6 +25,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "../../backends/CPU/ConvBF16.h"
+#include "../../backends/CPU/ConvBF16CV.h"
 #include "../../backends/CPU/ConvBF16Direct.h"
 #include "../unit/TestUtils.h"
 #include "BF16PathBounds.h"
@@ -125,6 +126,46 @@ const BF16ConvCase kCases[] = {
      FusedActivation::None, 0, 0, false},
     // A 5x5 filter, stride 1 (25 taps).
     {"direct_5x5", 1, 12, 11, 13, 9, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 1,
+     FusedActivation::None, 0, 0, false},
+    // The direct kernel with output channels in the lanes
+    // (ember_conv_bf16_direct_cv, vdpbf16ps hosts without AMX): 3x3 on an
+    // odd 13 x 17 plane (221 real pixels: four blocks of 48 and one of 29,
+    // a 5-pixel rest tile), 27 channels (a padded one), 60 output channels
+    // (a partial panel), residual and Relu, two images.
+    {"direct_cv_odd_res_relu", 2, 27, 13, 17, 60, 3, 3, 1, 1, 1, 1, 1, 1, 1,
+     1, 1, FusedActivation::Relu, 0, 0, true},
+    // Stride 2 (the copy's phases), 150 channels (75 pairs: several K
+    // blocks of a 9-tap slice), two panels, LeakyRelu.
+    {"direct_cv_s2_k_blocks", 1, 150, 15, 15, 128, 3, 3, 2, 2, 1, 1, 1, 1, 1,
+     1, 1, FusedActivation::LeakyRelu, 0.1f, 0, false},
+    // A 7 x 7 plane, 190 output channels (panels of 64, 64 and 62),
+    // residual and Clip.
+    {"direct_cv_7x7_panels_res_clip", 1, 64, 7, 7, 190, 3, 3, 1, 1, 1, 1, 1,
+     1, 1, 1, 1, FusedActivation::Clip, 0.f, 6.f, true},
+    // A 5x5 filter (25 taps).
+    {"direct_cv_5x5", 1, 12, 11, 13, 64, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 1,
+     FusedActivation::None, 0, 0, false},
+    // Channel-vector kernel on vdpbf16ps hosts without AMX (output
+    // channels fill its 64-lane panels better than the pixels fill 64-pixel
+    // ones). Pointwise, 49 pixels (a lone pixel in the last group of 16),
+    // 37 channels (19 pairs: a transposed block of 16 and 3 pairs past
+    // it; a half pair), 120 output channels (a panel and 56 of the next),
+    // residual and Relu, two images.
+    {"cv_pointwise_odd_k_res", 2, 37, 7, 7, 120, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1,
+     1, FusedActivation::Relu, 0, 0, true},
+    // Stride 2 over 40-wide rows: groups of 16 inside one output row read
+    // every other value; those across rows lane by lane; 60 output
+    // channels (a partial panel), LeakyRelu.
+    {"cv_pointwise_s2_rows", 1, 50, 9, 40, 60, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1,
+     1, FusedActivation::LeakyRelu, 0.1f, 0, false},
+    // 14 x 14 pixels (blocks of 48 and a tail of 4), 600 channels (300
+    // pairs: several K blocks), 190 output channels (panels of 64, 64,
+    // 62), Clip, residual.
+    {"cv_pointwise_k_blocks", 1, 600, 14, 14, 190, 1, 1, 1, 1, 0, 0, 0, 0, 1,
+     1, 1, FusedActivation::Clip, 0.f, 6.f, true},
+    // Not pointwise: dilated, padded 3x3 (patch rows read through
+    // patchLanesBF16), 132 pixels, 64 output channels.
+    {"cv_dilated_3x3", 1, 10, 11, 12, 64, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1,
      FusedActivation::None, 0, 0, false},
 };
 // clang-format on
@@ -391,43 +432,59 @@ code {
 /// (AVX512-BF16, no AMX-BF16, 48 KiB L1, 2 MiB L2).
 static void expectDotDirect(const std::vector<const ConvInst *> &convs,
                             const TargetDesc &T) {
+  // 64 output channels fill a 64-lane panel; 56 x 56 pixels fill 3136 of
+  // the 3264 virtual ones: channels in the lanes.
   auto wide = cpu::chooseConvBF16Direct(*convs[0], T);
   ASSERT_TRUE(wide.has_value());
   EXPECT_EQ(wide->kernel, cpu::BF16MatMulKernel::DotProduct);
+  EXPECT_TRUE(wide->channelVector);
   EXPECT_EQ(wide->Cp, 64);
-  EXPECT_EQ(wide->pixelBlock, 64);
-  EXPECT_EQ(wide->rowUnit, 6);
-  EXPECT_EQ(wide->virtualPixels, 3264); // 56 x 58 rounded up to 64
-  EXPECT_GE(wide->S, 58 * 58 + 2 + 64);
-  // All 32 pairs: each reaches 64 + 2 x 58 + 2 words (728 bytes), 32 of
-  // them 23 KiB, within half of L1.
-  EXPECT_EQ(wide->kc, 32);
-  EXPECT_EQ(wide->pixelsPerTask, 448); // 51 blocks in 8 tasks
+  EXPECT_EQ(wide->pixelBlock, 48);
+  EXPECT_EQ(wide->rowUnit, 64);
+  EXPECT_EQ(wide->Mp, 64);
+  EXPECT_EQ(wide->lda, 32 * 9 * 64 * 2); // one panel
+  EXPECT_EQ(wide->virtualPixels, 3136);  // the real ones
+  EXPECT_GE(wide->S, 58 * 58 + 2);
+  // A 9-tap slice of a panel is 2304 bytes: 10 pairs in half of 48 KiB.
+  EXPECT_EQ(wide->kc, 10);
+  EXPECT_EQ(wide->pixelsPerTask, 432); // 66 blocks of 48 in 8 tasks
   EXPECT_EQ(wide->pixelTasks, 8);
   EXPECT_EQ(wide->rowTasks, 1);
   cpu::ConvPlan p = cpu::planConv(*convs[0], T, CPUCodegenOptions());
-  EXPECT_NE(cpu::describeConvPlan(p).find("ember_conv_bf16_direct_dp"),
+  EXPECT_NE(cpu::describeConvPlan(p).find("ember_conv_bf16_direct_cv"),
             std::string::npos);
-  // Filter-heavy: rows split in 8 tasks of whole 6-row tiles; a pair
-  // reaches 64 + 2 x 9 + 2 words, so 73 of the 256 pairs per K block.
+  // Filter-heavy: 8 panels, one per task.
   auto heavy = cpu::chooseConvBF16Direct(*convs[1], T);
   ASSERT_TRUE(heavy.has_value());
+  EXPECT_TRUE(heavy->channelVector);
   EXPECT_EQ(heavy->pixelTasks, 1);
   EXPECT_EQ(heavy->rowTasks, 8);
-  EXPECT_EQ(heavy->rowsPerTask, 66);
-  EXPECT_EQ(heavy->kc, 73);
+  EXPECT_EQ(heavy->rowsPerTask, 64);
   // Stride 2: four phases of 29 x 29 words (the 58 x 58 padded plane),
-  // 28 rows of 29 virtual pixels.
+  // 28 rows of 28 real pixels.
   auto s2 = cpu::chooseConvBF16Direct(*convs[2], T);
   ASSERT_TRUE(s2.has_value());
   EXPECT_EQ(s2->s, 2);
   EXPECT_EQ(s2->Ws, 29);
-  EXPECT_EQ(s2->virtualPixels, 832); // 28 x 29 rounded up to 64
-  EXPECT_GE(s2->S, 4 * 29 * 29 + 1 + 64);
-  // 13 channels are 7 pairs (one padded channel of 14).
+  EXPECT_EQ(s2->virtualPixels, 784);
+  EXPECT_GE(s2->S, 4 * 29 * 29 + 1);
+  // 13 channels are 7 pairs (one padded channel of 14); 32 output
+  // channels fill half a panel, 400 pixels 400 of 448 virtual ones: pixels
+  // in the lanes (6-row tiles of filter rows, 64-pixel blocks).
   auto few = cpu::chooseConvBF16Direct(*convs[3], T);
   ASSERT_TRUE(few.has_value());
+  EXPECT_FALSE(few->channelVector);
   EXPECT_EQ(few->Cp, 14);
+  EXPECT_EQ(few->pixelBlock, 64);
+  EXPECT_EQ(few->rowUnit, 6);
+  EXPECT_EQ(few->virtualPixels, 448); // 20 x 22 rounded up to 64
+  // 20 x 22 + 2 + 64 words: a block's taps read past the plane.
+  EXPECT_GE(few->S, 20 * 22 + 2 + 64);
+  // 7 pairs reach 64 + 2 x 22 + 2 words each, within half of L1.
+  EXPECT_EQ(few->kc, 7);
+  p = cpu::planConv(*convs[3], T, CPUCodegenOptions());
+  EXPECT_NE(cpu::describeConvPlan(p).find("ember_conv_bf16_direct_dp"),
+            std::string::npos);
   EXPECT_FALSE(cpu::chooseConvBF16Direct(*convs[4], T).has_value()); // 1x1
   // A 3-channel stem: one padded channel of 4 is more than an eighth.
   EXPECT_FALSE(cpu::chooseConvBF16Direct(*convs[5], T).has_value());
@@ -489,4 +546,102 @@ TEST(ConvBF16Plan, DirectFollowsTheTargetAndTheShape) {
   T.vectorBits = 256;
   T.vectorRegisters = 16;
   EXPECT_FALSE(cpu::chooseConvBF16Direct(*convs[0], T).has_value());
+}
+
+namespace {
+/// Convolutions with BFloat16 filters for the channel-vector rule:
+/// ResNet-50's 1x1 1024 -> 256 on 14x14 and 512 -> 2048 on 7x7, a 1x1 on
+/// 56x56 (whole 64-pixel panels), a stride-2 1x1 whose 60 channels fill
+/// their panel better than 100 pixels fill two, and a 3x3 the direct
+/// kernel takes.
+constexpr const char *kCVIR = R"(function cv
+declare {
+  %x = weight float<1 x 1024 x 14 x 14> mutable input
+  %y = weight float<1 x 256 x 14 x 14> mutable output
+  %w = weight bfloat16<256 x 1024 x 1 x 1> const
+  %x2 = weight float<1 x 512 x 7 x 7> mutable input
+  %y2 = weight float<1 x 2048 x 7 x 7> mutable output
+  %w2 = weight bfloat16<2048 x 512 x 1 x 1> const
+  %x3 = weight float<1 x 64 x 56 x 56> mutable input
+  %y3 = weight float<1 x 256 x 56 x 56> mutable output
+  %w3 = weight bfloat16<256 x 64 x 1 x 1> const
+  %x4 = weight float<1 x 50 x 9 x 40> mutable input
+  %y4 = weight float<1 x 60 x 5 x 20> mutable output
+  %w4 = weight bfloat16<60 x 50 x 1 x 1> const
+  %y5 = weight float<1 x 256 x 14 x 14> mutable output
+  %w5 = weight bfloat16<256 x 1024 x 3 x 3> const
+  %b = weight float<256> const
+  %b2 = weight float<2048> const
+  %b4 = weight float<60> const
+}
+code {
+  %c14 = conv @out %y, @in %x, @in %w, @in %b {Strides=[1, 1], Pads=[0, 0, 0, 0], Dilations=[1, 1], Group=1, FusedActivation=0, FusedAlpha=0, FusedBeta=0}
+  %c7 = conv @out %y2, @in %x2, @in %w2, @in %b2 {Strides=[1, 1], Pads=[0, 0, 0, 0], Dilations=[1, 1], Group=1, FusedActivation=0, FusedAlpha=0, FusedBeta=0}
+  %c56 = conv @out %y3, @in %x3, @in %w3, @in %b {Strides=[1, 1], Pads=[0, 0, 0, 0], Dilations=[1, 1], Group=1, FusedActivation=0, FusedAlpha=0, FusedBeta=0}
+  %s2 = conv @out %y4, @in %x4, @in %w4, @in %b4 {Strides=[2, 2], Pads=[0, 0, 0, 0], Dilations=[1, 1], Group=1, FusedActivation=0, FusedAlpha=0, FusedBeta=0}
+  %d = conv @out %y5, @in %x, @in %w5, @in %b {Strides=[1, 1], Pads=[1, 1, 1, 1], Dilations=[1, 1], Group=1, FusedActivation=0, FusedAlpha=0, FusedBeta=0}
+}
+)";
+
+/// Whether planConv names the channel-vector kernel for \p I on \p T.
+bool plansCV(const ConvInst &I, const TargetDesc &T) {
+  cpu::ConvPlan p = cpu::planConv(I, T, CPUCodegenOptions());
+  return cpu::describeConvPlan(p).find("ember_conv_bf16_cv_dp") !=
+         std::string::npos;
+}
+} // namespace
+
+// The channel-vector rule: vdpbf16ps only (not AMX, not the widening
+// kernel), where output channels fill 64-lane panels better than pixels
+// fill 64-pixel panels, and not where the direct kernel applies; channel
+// panels split first, then pixels (a task's rows within half of L2).
+TEST(ConvBF16Plan, ChannelVectorFollowsTheTargetAndTheShape) {
+  auto parsed = parseIR(kCVIR, "cv.ir");
+  ASSERT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError());
+  std::vector<const ConvInst *> convs;
+  for (auto &I : parsed->function->getInstrs())
+    if (auto *c = llvm::dyn_cast<ConvInst>(I.get()))
+      convs.push_back(c);
+  ASSERT_EQ(convs.size(), 5u);
+  TargetDesc T;
+  T.vectorBits = 512;
+  T.vectorRegisters = 32;
+  T.l1dBytes = 32 << 10;
+  T.l2Bytes = 1 << 20;
+  T.extensions |= 1u << unsigned(ISAExt::AVX512BF16);
+  auto c14 = cpu::chooseConvBF16CV(*convs[0], T, 196.0 / 256);
+  ASSERT_TRUE(c14.has_value());
+  EXPECT_EQ(c14->nr, 64);
+  EXPECT_EQ(c14->panels, 4);
+  EXPECT_EQ(c14->kp, 512);
+  EXPECT_EQ(c14->panelTasks, 4);
+  EXPECT_EQ(c14->pixelTasks, 2); // 8 tasks: 13 groups of 16 in two
+  EXPECT_EQ(c14->pixelsPerTask, 112);
+  EXPECT_EQ(c14->copyBytes(), 208u * 512 * 4);
+  EXPECT_LE(c14->pixelsPerTask * c14->kp * 4, int64_t(T.l2Bytes / 2));
+  EXPECT_TRUE(plansCV(*convs[0], T));
+  auto c7 = cpu::chooseConvBF16CV(*convs[1], T, 49.0 / 64);
+  ASSERT_TRUE(c7.has_value());
+  EXPECT_EQ(c7->panels, 32);
+  EXPECT_EQ(c7->panelsPerTask, 4);
+  EXPECT_EQ(c7->pixelTasks, 1);
+  EXPECT_TRUE(plansCV(*convs[1], T));
+  EXPECT_FALSE(plansCV(*convs[2], T)); // 3136 pixels: whole panels
+  EXPECT_TRUE(plansCV(*convs[3], T));  // 60 of 64 lanes against 100 of 128
+  EXPECT_FALSE(plansCV(*convs[4], T)); // the direct kernel's
+  // A small L2: more pixel tasks, each one's rows within half of it.
+  T.l2Bytes = 128 << 10;
+  c14 = cpu::chooseConvBF16CV(*convs[0], T, 196.0 / 256);
+  ASSERT_TRUE(c14.has_value());
+  EXPECT_EQ(c14->pixelsPerTask, 32); // 2 x 16 rows of 2 KiB: 64 KiB
+  EXPECT_EQ(c14->pixelTasks, 7);
+  EXPECT_LE(c14->pixelsPerTask * c14->kp * 4, int64_t(T.l2Bytes / 2));
+  // AMX: its own kernels; 8 lanes: the widening kernel.
+  T.extensions |= 1u << unsigned(ISAExt::AMXTile);
+  T.extensions |= 1u << unsigned(ISAExt::AMXBF16);
+  EXPECT_FALSE(plansCV(*convs[0], T));
+  T.extensions &= ~(1u << unsigned(ISAExt::AMXBF16));
+  T.vectorBits = 256;
+  T.vectorRegisters = 16;
+  EXPECT_FALSE(plansCV(*convs[0], T));
 }

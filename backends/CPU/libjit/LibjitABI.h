@@ -51,6 +51,10 @@ constexpr int64_t kDwInt8Row = 2048;
 constexpr int64_t kAttnMaxBQ = 64, kAttnMaxBK = 64, kAttnMaxHeadDim = 256;
 /// Columns per chunk of a packed A (ember_matmul_pack_a_f32).
 constexpr int64_t kMatMulPackK = 16;
+/// Channel-vector BFloat16 convolutions (ConvBF16CV.inc,
+/// ConvBF16DirectCV.inc): pixels per block of sums (a multiple of the
+/// 6-row tile and of the 16 x 16 transpose).
+constexpr int64_t kConvBF16CVPixels = 48;
 
 } // namespace libjit
 } // namespace ember
@@ -157,6 +161,13 @@ void ember_conv_bf16_direct_dp(float *y, const uint16_t *w, const uint16_t *p,
                                float alpha, float beta, int64_t m0, int64_t m1,
                                int64_t v0, int64_t v1, int64_t s,
                                int64_t phase);
+void ember_conv_bf16_direct_cv(float *y, const uint16_t *w, const uint16_t *p,
+                               const float *bias, const float *res, int64_t lda,
+                               int64_t kc, int64_t KH, int64_t KW, int64_t Wp,
+                               int64_t S, int64_t OH, int64_t OW, int64_t act,
+                               float alpha, float beta, int64_t m0, int64_t m1,
+                               int64_t n0, int64_t n1, int64_t s,
+                               int64_t phase);
 void ember_conv_bf16_pad(uint16_t *p, const float *x, int64_t C, int64_t H,
                          int64_t W, int64_t pt, int64_t pl, int64_t Hp,
                          int64_t Wp, int64_t S, int64_t q0, int64_t q1);
@@ -169,6 +180,18 @@ void ember_conv_bf16_pack(uint16_t *panels, const float *x, int64_t K,
                           int64_t W, int64_t KH, int64_t KW, int64_t OW,
                           int64_t sh, int64_t sw, int64_t pt, int64_t pl,
                           int64_t dh, int64_t dw, int64_t t0, int64_t t1);
+/// Channel-vector BFloat16 convolution (ConvBF16CV.inc): the transposed
+/// patch rows of one image, then panels of output channels times pixels.
+void ember_conv_bf16_cv_pack(uint16_t *xt, const float *x, int64_t K, int64_t N,
+                             int64_t kp, int64_t H, int64_t W, int64_t KH,
+                             int64_t KW, int64_t OW, int64_t sh, int64_t sw,
+                             int64_t pt, int64_t pl, int64_t dh, int64_t dw,
+                             int64_t n0, int64_t n1);
+void ember_conv_bf16_cv_dp(float *y, const uint16_t *w, const uint16_t *xt,
+                           const float *bias, const float *res, int64_t kp,
+                           int64_t kc, int64_t M, int64_t N, int64_t act,
+                           float alpha, float beta, int64_t t0, int64_t t1,
+                           int64_t n0, int64_t n1);
 void ember_matmul_i8_widen(int32_t *c, const uint8_t *a, const uint8_t *b,
                            int64_t n, int64_t K, int64_t lda, int64_t kc,
                            int64_t i0, int64_t i1, int64_t t0, int64_t t1,
