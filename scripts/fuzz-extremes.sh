@@ -9,13 +9,9 @@
 #   scripts/fuzz-extremes.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh >/dev/null
-export CCACHE_BASEDIR=$(pwd)
-export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
 BUILD_DIR=${BUILD_DIR:-build-asan}
 source scripts/sanitizer-env.sh
-configure_sanitizer_build "$BUILD_DIR"
-cmake --build "$BUILD_DIR" -j "${JOBS:-$(nproc)}" --target ember-fuzz-model
+build_fuzz_targets "$BUILD_DIR" ember-fuzz-model
 OUT=$BUILD_DIR/fuzz/extremes
 rm -rf "$OUT"
 mkdir -p "$OUT"

@@ -22,16 +22,12 @@ shift 2
 TARGET=${TARGET#ember-fuzz-}
 BIN_NAME=ember-fuzz-$TARGET
 
-bash scripts/setup.sh >/dev/null
-export CCACHE_BASEDIR=$(pwd)
-export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
 BUILD_DIR=${BUILD_DIR:-build-asan}
 source scripts/sanitizer-env.sh
-configure_sanitizer_build "$BUILD_DIR"
 TARGETS=$BIN_NAME
 case $TARGET in ir|graph) TARGETS="$TARGETS ember-fuzz-text-seeds" ;; esac
 # shellcheck disable=SC2086
-cmake --build "$BUILD_DIR" -j "${JOBS:-$(nproc)}" --target $TARGETS
+build_fuzz_targets "$BUILD_DIR" $TARGETS
 
 WORK=$BUILD_DIR/fuzz/$TARGET
 SEEDS=$BUILD_DIR/fuzz/seeds-$TARGET

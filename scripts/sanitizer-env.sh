@@ -12,3 +12,15 @@ configure_sanitizer_build() { # build dir
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBER_SANITIZE=ON -DEMBER_FUZZ=ON \
     ${EMBER_WERROR:+-DEMBER_WERROR=$EMBER_WERROR} >/dev/null
 }
+
+# Installs the dependencies, configures the sanitizer build in $1 and
+# builds the targets that follow (the fuzz scripts' common start).
+build_fuzz_targets() { # build dir, targets...
+  local dir=$1
+  shift
+  bash "$SANITIZER_ROOT/scripts/setup.sh" >/dev/null
+  export CCACHE_BASEDIR=$SANITIZER_ROOT
+  export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
+  configure_sanitizer_build "$dir"
+  cmake --build "$dir" -j "${JOBS:-$(nproc)}" --target "$@"
+}

@@ -34,7 +34,6 @@ struct GemmShape {
   }
 };
 
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 } // namespace
 
 /// The channel-vector layout of \p I where its lanes hold more output

@@ -19,7 +19,6 @@ using kir::ExprRef;
 using kir::Kernel;
 
 namespace {
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /// Pixels per group of the transposed patch rows (one register transpose).
 constexpr int64_t kPixelGroup = 16;

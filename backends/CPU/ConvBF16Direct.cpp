@@ -21,7 +21,6 @@ using kir::ExprRef;
 using kir::Kernel;
 
 namespace {
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t roundUp(int64_t a, int64_t b) { return ceilDiv(a, b) * b; }
 
 /// BFloat16 values in one tile row (64 bytes), and a block's tiles of rows

@@ -17,6 +17,9 @@
 namespace ember {
 namespace cpu {
 
+/// a / b rounded up, for positive b (tiles, tasks and blocks of a size).
+inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
 /// Output channels per packed filter block (libjit's kConvMR).
 inline constexpr int64_t kConvBlock = libjit::kConvMR;
 /// Columns per patch panel (libjit's kConvNR).
