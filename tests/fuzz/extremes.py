@@ -3,7 +3,9 @@ model, hand-made model and model seed, one copy per integer or float
 attribute (or element of an ints / floats attribute, up to four),
 graph-input dim (up to four per input), or element of a small integer or
 float initializer or Constant value, with that one number set to an
-extreme: the int32 and int64 limits, -1, 0, 2^40; NaN, infinities, 1e30. The fuzzer's mutator reaches these at random; the sweep reaches each
+extreme: the int32 and int64 limits, -1, 0, 2^40; NaN, infinities, 1e30;
+and one copy per graph input and element type it could be declared with
+instead. The fuzzer's mutator reaches these at random; the sweep reaches each
 of them every time.
 
 Usage: extremes.py OUT_DIR MODEL_DIR...   (prints the number of files)
@@ -18,6 +20,11 @@ from onnx import numpy_helper
 INT_VALUES = [2**63 - 1, -2**63, 2**31 - 1, -2**31, -1, 0, 2**40, -2**40]
 FLOAT_VALUES = [float('nan'), float('inf'), float('-inf'), 1e30, -1e30, 0.0]
 DIM_VALUES = [0, 3, 2**31 - 1, 2**40, 2**63 - 1]
+ELEM_TYPES = [onnx.TensorProto.BOOL, onnx.TensorProto.INT8,
+              onnx.TensorProto.UINT8, onnx.TensorProto.INT32,
+              onnx.TensorProto.INT64, onnx.TensorProto.UINT64,
+              onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16,
+              onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE]
 
 
 class Writer:
@@ -83,6 +90,19 @@ def sweep_dims(w, m, ops):
                 w.save(c, 'dim-' + ops)
 
 
+def sweep_elem_types(w, m, ops):
+    """Each graph input declared with each other element type."""
+    for ii, inp in enumerate(m.graph.input):
+        declared = inp.type.tensor_type.elem_type
+        if not w.fresh(('type', ops, ii, declared)):
+            continue
+        for t in ELEM_TYPES:
+            if t != declared:
+                c = copy(m)
+                c.graph.input[ii].type.tensor_type.elem_type = t
+                w.save(c, 'type-' + ops)
+
+
 def constant_tensors(graph):
     """(locator, tensor) of every initializer and Constant value."""
     for i, t in enumerate(graph.initializer):
@@ -139,6 +159,7 @@ def main():
         sweep_attributes(w, m)
         sweep_dims(w, m, ops)
         sweep_data(w, m, ops)
+        sweep_elem_types(w, m, ops)
     print(w.count)
 
 
