@@ -141,15 +141,10 @@ ConvPlan cpu::planConvBF16(const ConvInst &I, const TargetDesc &T) {
 /// apart, zero-padded: the kernels' A.
 static kir::Buffer layOutFilter(const ConvInst &I, int64_t lda,
                                 const MatMulBF16Context &ctx) {
-  auto *w = llvm::dyn_cast<WeightVar>(getOrigin(I.getFilter()));
-  // convert-precision converts only constant filters.
-  CHECK(w && w->isConstant()) << "BFloat16 conv filter computed at run time";
   TypeRef ft = I.getFilter()->getType();
   int64_t M = int64_t(ft->dims()[0]), K = int64_t(ft->size()) / M;
-  kir::Buffer src = kir::bufferFor(I.getFilter(), ctx.plan);
   std::vector<uint16_t> packed(size_t(M * lda), 0);
-  const auto *b =
-      reinterpret_cast<const uint16_t *>(ctx.constants.data() + src.offset);
+  const uint16_t *b = constantFilterBF16(I, ctx);
   for (int64_t m = 0; m < M; ++m)
     std::copy(b + m * K, b + (m + 1) * K, packed.begin() + m * lda);
   return appendConstant(ctx.constants, packed.data(), packed.size() * 2,
@@ -157,10 +152,16 @@ static kir::Buffer layOutFilter(const ConvInst &I, int64_t lda,
                         ElemKind::BFloat16);
 }
 
-/// The geometry arguments of the kernels after kc: H, W, KH, KW, OW,
-/// strides, leading pads, dilations.
-static void appendGeometry(const ConvInst &I, Kernel &k,
-                           std::vector<CallArg> &args) {
+const uint16_t *cpu::constantFilterBF16(const ConvInst &I,
+                                        const MatMulBF16Context &ctx) {
+  auto *w = llvm::dyn_cast<WeightVar>(getOrigin(I.getFilter()));
+  CHECK(w && w->isConstant()) << "BFloat16 conv filter computed at run time";
+  kir::Buffer src = kir::bufferFor(I.getFilter(), ctx.plan);
+  return reinterpret_cast<const uint16_t *>(ctx.constants.data() + src.offset);
+}
+
+void cpu::appendConvGeometry(const ConvInst &I, Kernel &k,
+                             std::vector<CallArg> &args) {
   auto xd = I.getInput()->getType()->dims();
   auto wd = I.getFilter()->getType()->dims();
   auto yd = I.getDest()->getType()->dims();
@@ -191,7 +192,7 @@ static Kernel packShared(const ConvInst &I, const ConvBF16Tiling &t,
                                                k.mul(g, C / s.group * plane)))};
   for (int64_t v : {s.K, s.N, t.nr, t.kp})
     args.push_back(valArg(k.constInt(v)));
-  appendGeometry(I, k, args);
+  appendConvGeometry(I, k, args);
   args.push_back(valArg(k.div(k.mul(pt, t.panels), t.packTasks)));
   args.push_back(valArg(
       k.div(k.add(k.mul(pt, t.panels), k.constInt(t.panels)), t.packTasks)));
@@ -252,7 +253,7 @@ void cpu::lowerConvBF16(const ConvInst &I, const MatMulBF16Context &ctx,
         bufArg(p, k.mul(t.shared ? g : k.var(e), t.slotBytes() / 2))};
     for (int64_t v : {s.K, t.lda, s.N, t.kp, t.kc, int64_t(!t.shared)})
       args.push_back(valArg(k.constInt(v)));
-    appendGeometry(I, k, args);
+    appendConvGeometry(I, k, args);
     args.push_back(valArg(k.constInt(I.getFusedActivation())));
     args.push_back(valArg(k.constFloat(I.getFusedAlpha())));
     args.push_back(valArg(k.constFloat(I.getFusedBeta())));

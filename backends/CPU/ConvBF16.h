@@ -54,6 +54,16 @@ ConvBF16Tiling chooseConvBF16(const ConvInst &I, const TargetDesc &T);
 /// chooseConvBF16CV does).
 ConvPlan planConvBF16(const ConvInst &I, const TargetDesc &T);
 
+/// The BFloat16 filter of \p I, [M][C][KH][KW], in the constant image
+/// (convert-precision converts only constant filters).
+const uint16_t *constantFilterBF16(const ConvInst &I,
+                                   const MatMulBF16Context &ctx);
+
+/// Appends the geometry arguments every bf16 convolution kernel takes in
+/// this order: H, W, KH, KW, OW, strides, leading pads, dilations.
+void appendConvGeometry(const ConvInst &I, kir::Kernel &k,
+                        std::vector<kir::CallArg> &args);
+
 /// Appends to \p out the kernels of \p I, one per image (or those of
 /// lowerConvBF16Direct where chooseConvBF16Direct applies, else of
 /// lowerConvBF16CV where chooseConvBF16CV does); its filter (a constant)

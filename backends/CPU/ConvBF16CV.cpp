@@ -2,6 +2,7 @@
 #include "ConvBF16CV.h"
 
 #include "CPU.h"
+#include "ConvBF16.h"
 #include "ConvTiling.h"
 
 #include "ember/Kernel/LowerToKernel.h"
@@ -98,12 +99,7 @@ ConvPlan cpu::planConvBF16CV(const ConvInst &I, const ConvBF16CV &cv,
 /// half), zero past M and K.
 static kir::Buffer layOutFilter(const ConvInst &I, const ConvBF16CV &cv,
                                 const MatMulBF16Context &ctx) {
-  auto *w = llvm::dyn_cast<WeightVar>(getOrigin(I.getFilter()));
-  // convert-precision converts only constant filters.
-  CHECK(w && w->isConstant()) << "BFloat16 conv filter computed at run time";
-  kir::Buffer src = kir::bufferFor(I.getFilter(), ctx.plan);
-  const auto *b =
-      reinterpret_cast<const uint16_t *>(ctx.constants.data() + src.offset);
+  const uint16_t *b = constantFilterBF16(I, ctx);
   std::vector<uint16_t> a(size_t(cv.panels * cv.kp * cv.nr * 2), 0);
   for (int64_t m = 0; m < cv.M; ++m)
     for (int64_t k = 0; k < cv.K; ++k)
@@ -112,20 +108,6 @@ static kir::Buffer layOutFilter(const ConvInst &I, const ConvBF16CV &cv,
   return appendConstant(ctx.constants, a.data(), a.size() * 2,
                         I.getFilter()->getName().str() + ".bf16.cv",
                         ElemKind::BFloat16);
-}
-
-/// The geometry arguments of ember_conv_bf16_cv_pack after kp (as
-/// ember_conv_bf16_pack's).
-static void appendGeometry(const ConvInst &I, Kernel &k,
-                           std::vector<CallArg> &args) {
-  auto xd = I.getInput()->getType()->dims();
-  auto wd = I.getFilter()->getType()->dims();
-  auto yd = I.getDest()->getType()->dims();
-  auto st = I.getStrides(), pads = I.getPads(), dil = I.getDilations();
-  for (int64_t v :
-       {int64_t(xd[2]), int64_t(xd[3]), int64_t(wd[2]), int64_t(wd[3]),
-        int64_t(yd[3]), st[0], st[1], pads[0], pads[1], dil[0], dil[1]})
-    args.push_back(valArg(k.constInt(v)));
 }
 
 /// The kernel that writes image \p img's transposed patch rows.
@@ -143,7 +125,7 @@ static Kernel packKernel(const ConvInst &I, const ConvBF16CV &cv,
       bufArg(x, k.constInt(img * int64_t(xd[1] * xd[2] * xd[3])))};
   for (int64_t v : {cv.K, cv.N, cv.kp})
     args.push_back(valArg(k.constInt(v)));
-  appendGeometry(I, k, args);
+  appendConvGeometry(I, k, args);
   auto groupStart = [&](ExprRef task) {
     return k.mul(k.div(k.mul(task, groups), cv.packTasks), kPixelGroup);
   };

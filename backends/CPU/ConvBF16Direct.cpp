@@ -4,6 +4,7 @@
 #include "ConvBF16CV.h"
 
 #include "CPU.h"
+#include "ConvBF16.h"
 #include "ConvTiling.h"
 
 #include "ember/Kernel/LowerToKernel.h"
@@ -204,12 +205,7 @@ static int64_t filterAt(const ConvBF16Direct &d, int64_t m, int64_t c,
 /// (filterAt), zero-padded, in the constant image.
 static kir::Buffer layOutFilter(const ConvInst &I, const ConvBF16Direct &d,
                                 const MatMulBF16Context &ctx) {
-  auto *w = llvm::dyn_cast<WeightVar>(getOrigin(I.getFilter()));
-  // convert-precision converts only constant filters.
-  CHECK(w && w->isConstant()) << "BFloat16 conv filter computed at run time";
-  kir::Buffer src = kir::bufferFor(I.getFilter(), ctx.plan);
-  const auto *b =
-      reinterpret_cast<const uint16_t *>(ctx.constants.data() + src.offset);
+  const uint16_t *b = constantFilterBF16(I, ctx);
   std::vector<uint16_t> a(size_t(d.filterElems()), 0);
   for (int64_t m = 0; m < d.M; ++m)
     for (int64_t c = 0; c < d.C; ++c)

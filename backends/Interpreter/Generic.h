@@ -13,6 +13,8 @@
 
 #include "ember/Base/ElemAccess.h"
 
+#include <algorithm>
+
 namespace ember {
 namespace interp {
 
@@ -45,6 +47,14 @@ inline dim_t flatten(llvm::ArrayRef<dim_t> coord, llvm::ArrayRef<dim_t> dims) {
   for (size_t i = 0; i < dims.size(); ++i)
     f = f * dims[i] + coord[i];
   return f;
+}
+
+/// Taps t in [0, k) of a window along one axis with \p base + t * \p dil
+/// below \p limit: the pooling kernels walk a window's taps over the input
+/// only, since a legal window may be far larger than the input.
+inline dim_t tapsBelow(dim_t limit, dim_t base, dim_t dil, dim_t k) {
+  dim_t room = limit - base;
+  return room <= 0 ? 0 : std::min(k, (room + dil - 1) / dil);
 }
 
 /// Splits \p dims at \p axis into outer * dims[axis] * inner.

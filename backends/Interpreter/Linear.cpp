@@ -1,5 +1,5 @@
 //===- Linear.cpp - MatMul, convolution, pooling and softmax kernels -----===//
-#include "Kernels.h"
+#include "Generic.h"
 
 #include <algorithm>
 #include <cmath>
@@ -144,30 +144,27 @@ static void poolOf(const Instruction &I, const ExecContext &ctx, bool isMax,
   dim_t H = xd[2], W = xd[3], OH = yd[2], OW = yd[3];
   const T *x = ctx.ptr<T>(src);
   T *y = ctx.ptr<T>(dest);
-  // The taps are walked over the input only: a window may be far larger
-  // than the input (a legal model's kernel of 2^31 would otherwise take
-  // minutes). With count_include_pad the divisor counts the explicit
-  // padding too, not positions past it (ONNX semantics for ceil-mode tails).
-  auto span = [](dim_t start, dim_t k, dim_t end) {
-    return std::max<dim_t>(0, std::min(start + k, end) - start);
-  };
+  // The taps over the input (tapsBelow); with count_include_pad the divisor
+  // counts the explicit padding too, not positions past it (ONNX semantics
+  // for ceil-mode tails).
   for (dim_t nc = 0, e = xd[0] * xd[1]; nc < e; ++nc)
     for (dim_t oh = 0; oh < OH; ++oh)
       for (dim_t ow = 0; ow < OW; ++ow) {
         dim_t h0 = oh * strides[0] - pads[0], w0 = ow * strides[1] - pads[1];
-        dim_t hBegin = std::max<dim_t>(h0, 0), wBegin = std::max<dim_t>(w0, 0);
-        dim_t hEnd = std::min<dim_t>(h0 + kernel[0], H);
-        dim_t wEnd = std::min<dim_t>(w0 + kernel[1], W);
+        dim_t hLo = h0 + tapsBelow(0, h0, 1, kernel[0]);
+        dim_t hHi = h0 + tapsBelow(H, h0, 1, kernel[0]);
+        dim_t wLo = w0 + tapsBelow(0, w0, 1, kernel[1]);
+        dim_t wHi = w0 + tapsBelow(W, w0, 1, kernel[1]);
         Acc acc = init;
-        for (dim_t ih = hBegin; ih < hEnd; ++ih)
-          for (dim_t iw = wBegin; iw < wEnd; ++iw) {
+        for (dim_t ih = hLo; ih < hHi; ++ih)
+          for (dim_t iw = wLo; iw < wHi; ++iw) {
             Acc v = x[(nc * H + ih) * W + iw];
             acc = isMax ? std::max(acc, v) : acc + v;
           }
-        dim_t count = countPad ? span(h0, kernel[0], H + pads[2]) *
-                                     span(w0, kernel[1], W + pads[3])
-                               : std::max<dim_t>(hEnd - hBegin, 0) *
-                                     std::max<dim_t>(wEnd - wBegin, 0);
+        dim_t count = countPad ? tapsBelow(H + pads[2], h0, 1, kernel[0]) *
+                                     tapsBelow(W + pads[3], w0, 1, kernel[1])
+                               : std::max<dim_t>(hHi - hLo, 0) *
+                                     std::max<dim_t>(wHi - wLo, 0);
         y[(nc * OH + oh) * OW + ow] =
             T(isMax ? acc : acc / Acc(std::max<dim_t>(count, 1)));
       }

@@ -9,16 +9,8 @@ using namespace ember::interp;
 
 using Coord = llvm::SmallVector<dim_t, kMaxRank>;
 
-/// Taps t in [0, k) along one axis with \p base + t * \p dil below \p limit.
-static dim_t tapsBelow(dim_t limit, dim_t base, dim_t dil, dim_t k) {
-  dim_t room = limit - base;
-  return room <= 0 ? 0 : std::min(k, (room + dil - 1) / dil);
-}
-
-/// The taps are walked over the input only, axis ranges computed first: a
-/// legal window may be far larger than the input (a kernel of 2^40 would
-/// otherwise never finish). With count_include_pad the divisor counts the
-/// explicit padding too, not positions past it.
+/// The taps over the input (tapsBelow per axis); with count_include_pad
+/// the divisor counts the explicit padding too, not positions past it.
 static void poolND(const PoolNDInst &I, const ExecContext &ctx) {
   Buf d(ctx, I.getDest()), x(ctx, I.getInput());
   auto k = I.getKernel(), s = I.getStrides(), p = I.getPads(),
@@ -33,7 +25,7 @@ static void poolND(const PoolNDInst &I, const ExecContext &ctx) {
     dim_t count = 1, padCount = 1;
     for (size_t j = 0; j < n; ++j) {
       base[j] = oc[2 + j] * s[j] - p[j];
-      lo[j] = std::min<dim_t>(tapsBelow(0, base[j], dil[j], k[j]), k[j]);
+      lo[j] = tapsBelow(0, base[j], dil[j], k[j]);
       hi[j] = tapsBelow(x.dims()[2 + j], base[j], dil[j], k[j]);
       count *= std::max<dim_t>(hi[j] - lo[j], 0);
       padCount *= tapsBelow(x.dims()[2 + j] + p[j + n], base[j], dil[j], k[j]);

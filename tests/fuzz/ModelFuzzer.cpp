@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "GraphMutator.h"
+#include "RunSmall.h"
 
 #include "ember/Backend/Pipeline.h"
 #include "ember/Importer/ONNXImporter.h"
@@ -23,18 +24,12 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <random>
 
 using namespace ember;
 
 extern "C" size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t maxSize);
 
 namespace {
-
-/// Plans above this many bytes are compiled but not run: the Interpreter
-/// under ASan takes seconds for a few hundred million operations, and the
-/// run checks the kernels' handling of odd shapes, which small ones show.
-constexpr size_t kMaxRunBytes = size_t(2) << 20;
 
 /// An error must say something (the tools print it as their one line).
 void expectMessage(llvm::Error err) {
@@ -43,31 +38,6 @@ void expectMessage(llvm::Error err) {
     llvm::errs() << "an error without a message\n";
     std::abort();
   }
-}
-
-/// Compiles \p ir for the Interpreter and runs it on inputs in [0, 1), when
-/// its plan is small: the compile allocates the regions, and a legal model
-/// may need gigabytes (the element limit is per tensor).
-void runSmall(const Module &M, const Backend &B, std::unique_ptr<IRFunction> ir,
-              const MemoryPlan &plan) {
-  if (plan.constantSize + plan.mutableSize + plan.activationSize > kMaxRunBytes)
-    return;
-  auto fn = B.compile(M, std::move(ir), plan, CodegenOptions());
-  if (!fn) {
-    expectMessage(fn.takeError());
-    return;
-  }
-  // The run-time input checks, as the tools run them (compileFunction).
-  std::unique_ptr<CompiledFunction> run = withInputChecks(M, std::move(*fn));
-  Bindings b;
-  std::mt19937 gen(0);
-  for (Placeholder *ph : M.getInputPlaceholders()) {
-    Tensor t(*ph->getType());
-    t.randomize(0.f, 1.f, gen);
-    b.insert(ph, std::move(t));
-  }
-  if (llvm::Error err = run->run(b))
-    expectMessage(std::move(err));
 }
 
 } // namespace
@@ -118,6 +88,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                  << "\n";
     std::abort();
   }
-  runSmall(M, **B, std::move(*ir), plan);
+  if (llvm::Error err = fuzz::runSmall(M, **B, std::move(*ir), plan))
+    expectMessage(std::move(err));
   return 0;
 }

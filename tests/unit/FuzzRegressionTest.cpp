@@ -17,6 +17,7 @@
 #include "ember/Importer/ONNXImporter.h"
 #include "ember/Importer/TensorIO.h"
 
+#include "../fuzz/RunSmall.h"
 #include "TestUtils.h"
 
 #include "llvm/Support/MemoryBuffer.h"
@@ -187,12 +188,8 @@ const Regression kRegressions[] = {
      "(Hardmax): needs the positions 0 .. 2147483647 along one dim"},
 };
 
-/// Plans above this many bytes are compiled but not run (the fuzz target's
-/// bound).
-constexpr size_t kMaxRunBytes = size_t(2) << 20;
-
 /// The error of importing, compiling and (when small) running \p bytes on
-/// the Interpreter with zero inputs, or "" on success.
+/// the Interpreter as ember-fuzz-model does, or "" on success.
 std::string pipelineError(llvm::StringRef bytes) {
   registerAllBackends();
   Module M;
@@ -210,16 +207,7 @@ std::string pipelineError(llvm::StringRef bytes) {
     return llvm::toString(std::move(err));
   // Small plans also run, as ember-fuzz-model runs them: some findings were
   // kernels, not compiles.
-  if (plan.constantSize + plan.mutableSize + plan.activationSize > kMaxRunBytes)
-    return "";
-  auto fn = (*B)->compile(M, std::move(*ir), plan, CodegenOptions());
-  if (!fn)
-    return llvm::toString(fn.takeError());
-  std::unique_ptr<CompiledFunction> run = withInputChecks(M, std::move(*fn));
-  Bindings b;
-  for (Placeholder *ph : M.getInputPlaceholders())
-    b.insert(ph, Tensor(*ph->getType()));
-  if (llvm::Error err = run->run(b))
+  if (llvm::Error err = fuzz::runSmall(M, **B, std::move(*ir), plan))
     return llvm::toString(std::move(err));
   return "";
 }

@@ -64,12 +64,20 @@ Replacement ember::lowerQuantize(Function &F, QuantizeNode &n) {
                     n.getZero(), n.getAxis(), n.getElemTy())};
 }
 
+/// The two per-tensor byte operands of RequantAdd or RequantMul \p n in
+/// Float32 (the definition both ops share).
+template <class RequantNode>
+static std::pair<NodeValue, NodeValue>
+dequantizedOperands(Function &F, const std::string &name, RequantNode &n) {
+  return {dequantized(F, name + ".lhs", n.getLHS(), n.getLHSScale(),
+                      n.getLHSZero(), 0),
+          dequantized(F, name + ".rhs", n.getRHS(), n.getRHSScale(),
+                      n.getRHSZero(), 0)};
+}
+
 Replacement ember::lowerRequantAdd(Function &F, RequantAddNode &n) {
   std::string name = n.getName().str();
-  NodeValue a = dequantized(F, name + ".lhs", n.getLHS(), n.getLHSScale(),
-                            n.getLHSZero(), 0);
-  NodeValue b = dequantized(F, name + ".rhs", n.getRHS(), n.getRHSScale(),
-                            n.getRHSZero(), 0);
+  auto [a, b] = dequantizedOperands(F, name, n);
   NodeValue sum = F.createAdd(name + ".sum", a, b);
   if (n.getRelu())
     sum = F.createRelu(name + ".relu", sum);
@@ -79,10 +87,7 @@ Replacement ember::lowerRequantAdd(Function &F, RequantAddNode &n) {
 
 Replacement ember::lowerRequantMul(Function &F, RequantMulNode &n) {
   std::string name = n.getName().str();
-  NodeValue a = dequantized(F, name + ".lhs", n.getLHS(), n.getLHSScale(),
-                            n.getLHSZero(), 0);
-  NodeValue b = dequantized(F, name + ".rhs", n.getRHS(), n.getRHSScale(),
-                            n.getRHSZero(), 0);
+  auto [a, b] = dequantizedOperands(F, name, n);
   if (b.dims() != a.dims())
     b = F.createBroadcast(name + ".rhs.b", b, a.dims());
   NodeValue product = F.createMul(name + ".product", a, b);
