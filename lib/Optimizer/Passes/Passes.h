@@ -79,6 +79,8 @@ EMBER_DECLARE_PASS(CastMergePass, "cast-merge",
                    "merge Cast chains whose inner Cast is exact")
 EMBER_DECLARE_PASS(FoldPadIntoConvPass, "fold-pad-into-conv",
                    "fold a zero Pad of the spatial dims into the Conv")
+EMBER_DECLARE_PASS(TrimConvTapsPass, "trim-conv-taps",
+                   "cut Conv filter taps that read only padding")
 EMBER_DECLARE_PASS(FoldScaleIntoConvPass, "fold-scale-into-conv",
                    "move a per-channel scale of a Conv's input into its filter")
 EMBER_DECLARE_PASS(FoldPadIntoPoolPass, "fold-pad-into-pool",
