@@ -47,6 +47,13 @@ std::optional<kir::Kernel> lowerTrailingSum(const Instruction &I,
 std::optional<kir::Kernel> lowerSoftmaxRows(const Instruction &I,
                                             const MemoryPlan &plan);
 
+/// Resize \p I of float32 whose leading dims keep their size as one libjit
+/// call per plane over tap tables appended to \p constants, or none for
+/// any other instruction (ResizeLowering.cpp).
+std::optional<kir::Kernel> lowerResizePlanes(const Instruction &I,
+                                             const MemoryPlan &plan,
+                                             std::vector<uint8_t> &constants);
+
 /// ScaledSoftmax \p I as one libjit call per row, or none for any other
 /// instruction (AttentionLowering.cpp).
 std::optional<kir::Kernel> lowerScaledSoftmaxRows(const Instruction &I,

@@ -97,6 +97,10 @@ llvm::Expected<CPUProgram> CPULowering::run() {
           out.push_back(std::move(*k));
           return true;
         }
+        if (auto k = lowerResizePlanes(I, plan_, prog_.constants)) {
+          out.push_back(std::move(*k));
+          return true;
+        }
         if (auto k = lowerSoftmaxRows(I, plan_)) {
           out.push_back(std::move(*k));
           return true;

@@ -42,6 +42,8 @@ template <class T> constexpr ElemKind libElemKind() {
     return ElemKind::Int32;
   else if constexpr (std::is_same_v<U, int64_t>)
     return ElemKind::Int64;
+  else if constexpr (std::is_same_v<U, double>)
+    return ElemKind::Float64;
   else if constexpr (std::is_same_v<U, int8_t>)
     return ElemKind::Int8;
   else {

@@ -1,5 +1,6 @@
 //===- Window.cpp - N-d pooling, transposed convolution, Resize -----------===//
 #include "Generic.h"
+#include "ember/Base/ResizeTaps.h"
 
 #include <cmath>
 #include <limits>
@@ -91,93 +92,18 @@ static void convTranspose(const ConvTransposeInst &I, const ExecContext &ctx) {
     d.st(i, acc[i]);
 }
 
-/// Input coordinate of output coordinate \p o along one dim.
-static double sourceCoord(dim_t o, dim_t in, dim_t out, double scale,
-                          int64_t mode) {
-  switch (mode) {
-  case 1: // asymmetric
-    return o / scale;
-  case 2: // pytorch_half_pixel
-    return out > 1 ? (o + 0.5) / scale - 0.5 : 0.0;
-  case 3: { // align_corners, over the unrounded resized length in * scale
-    double len = double(in) * scale;
-    return len == 1.0 ? 0.0 : double(o) * double(in - 1) / (len - 1.0);
-  }
-  default: // half_pixel
-    return (o + 0.5) / scale - 0.5;
-  }
-}
-
-static dim_t nearestIndex(double x, int64_t mode) {
-  switch (mode) {
-  case 1: // round_prefer_ceil
-    return dim_t(std::floor(x + 0.5));
-  case 2:
-    return dim_t(std::floor(x));
-  case 3:
-    return dim_t(std::ceil(x));
-  default: // round_prefer_floor
-    return dim_t(std::ceil(x - 0.5));
-  }
-}
-
-using Taps = std::vector<std::pair<dim_t, double>>;
-
-/// Source taps (index, weight) for one output coordinate along one dim.
-static Taps resizeTaps(const ResizeInst &I, double x, dim_t n) {
-  int64_t mode = I.getMode();
-  auto clampIdx = [n](dim_t i) {
-    return std::min(std::max<dim_t>(i, 0), n - 1);
-  };
-  if (mode == 0)
-    return {{clampIdx(nearestIndex(x, I.getNearestMode())), 1.0}};
-  dim_t i0 = dim_t(std::floor(x));
-  double r = x - double(i0);
-  Taps taps;
-  if (mode == 1) {
-    taps = {{i0, 1.0 - r}, {i0 + 1, r}};
-  } else {
-    double A = I.getCubicCoeff();
-    auto far = [A](double t) {
-      return ((A * t - 5 * A) * t + 8 * A) * t - 4 * A;
-    };
-    auto near = [A](double t) { return ((A + 2) * t - (A + 3)) * t * t + 1; };
-    taps = {{i0 - 1, far(r + 1)},
-            {i0, near(r)},
-            {i0 + 1, near(1 - r)},
-            {i0 + 2, far(2 - r)}};
-  }
-  if (I.getExcludeOutside()) {
-    double sum = 0;
-    for (auto &t : taps) {
-      if (t.first < 0 || t.first >= n)
-        t.second = 0;
-      sum += t.second;
-    }
-    for (auto &t : taps)
-      t.second /= sum;
-  }
-  for (auto &t : taps)
-    t.first = clampIdx(t.first);
-  return taps;
-}
-
 static void resize(const ResizeInst &I, const ExecContext &ctx) {
   Buf d(ctx, I.getDest()), x(ctx, I.getInput());
   auto scales = I.getScales();
   size_t r = x.dims().size();
+  ResizeRule rule{I.getMode(), I.getCoordMode(), I.getNearestMode(),
+                  I.getCubicCoeff(), I.getExcludeOutside() != 0};
   // Taps per dim per output coordinate.
-  std::vector<std::vector<Taps>> taps(r);
+  std::vector<std::vector<ResizeTapList>> taps(r);
   for (size_t j = 0; j < r; ++j)
-    for (dim_t o = 0; o < d.dims()[j]; ++o) {
-      dim_t in = x.dims()[j];
-      if (in == d.dims()[j] && scales[j] == 1.f) {
-        taps[j].push_back({{o, 1.0}});
-        continue;
-      }
-      double src = sourceCoord(o, in, d.dims()[j], scales[j], I.getCoordMode());
-      taps[j].push_back(resizeTaps(I, src, in));
-    }
+    for (dim_t o = 0; o < d.dims()[j]; ++o)
+      taps[j].push_back(
+          resizeTapsAt(rule, o, x.dims()[j], d.dims()[j], double(scales[j])));
   Coord oc, sel(r), xc(r);
   for (dim_t i = 0, e = d.size(); i < e; ++i) {
     unflatten(i, d.dims(), oc);

@@ -378,6 +378,11 @@ TEST_P(KernelCoverageTest, ResizeModes) {
           for (int64_t nm = 0; nm < 4; ++nm) // nearest modes, asymmetric
             save(F.createResize("nearest", x[0], upDims, up, 0, 1, nm, -0.75f,
                                 0, 0));
+          // One dim resized, the other kept (one tap along it).
+          save(F.createResize("linear_w", x[0], {1, 2, 4, 7}, {1, 1, 1, 1.5f},
+                              1, 0, 0, -0.75f, 0, 0));
+          save(F.createResize("cubic_h", x[0], {1, 2, 9, 5}, {1, 1, 2.25f, 1},
+                              2, 2, 0, -0.75f, 1, 0));
           for (int64_t cm = 0; cm < 4; ++cm) { // coordinate modes
             save(F.createResize("linear", x[0], upDims, up, 1, cm, 0, -0.75f, 0,
                                 0));

@@ -278,6 +278,11 @@ void ember_pool_plane_f32(float *y, const float *x, int64_t H, int64_t W,
 void ember_sum_f32(float *y, const float *x, int64_t n, float div);
 void ember_sum_i32(int32_t *y, const int32_t *x, int64_t n);
 void ember_softmax_f32(float *y, const float *x, int64_t n);
+/// One plane of a Resize of the last two dims (Resize.inc).
+void ember_resize_plane_f32(float *y, const float *x, const int64_t *rowAt,
+                            const double *rowW, const int64_t *colAt,
+                            const double *colW, int64_t OH, int64_t OW,
+                            int64_t th, int64_t tw);
 /// ScaledSoftmax's row and one query block of Attention (Attention.inc).
 void ember_softmax_masked_f32(float *y, const float *x, const float *mask,
                               int64_t n, int64_t maskStride, float scale,

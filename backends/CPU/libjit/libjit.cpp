@@ -203,6 +203,7 @@ EMBER_HELPER void transpose16(v16 (&r)[16]) {
 #include "MatMulInt8.inc"
 #include "Pool.inc"
 #include "Reduce.inc"
+#include "Resize.inc"
 #include "Softmax.inc"
 #include "Attention.inc"
 #include "Winograd.inc"
