@@ -4,7 +4,8 @@
 // from Cast, Round, Clip and float arithmetic. MatMulInteger, ConvInteger,
 // QLinearMatMul and QLinearConv compute their products exactly in integers
 // (IntMatMul, IntConv: 8-bit operands, Int32 sums); the QLinear ops then
-// requantize in float as the ONNX spec and onnxruntime define it.
+// requantize in float as the ONNX spec and onnxruntime define it, a 2-D
+// QLinearConv as one RequantConv (the product and that requantize).
 //
 //===----------------------------------------------------------------------===//
 #include "ImportHelpers.h"
@@ -279,8 +280,57 @@ llvm::Error importQLinearMatMul(ImportContext &ctx,
   return requantizeOutput(ctx, node, acc, sa, sb, 6);
 }
 
+/// Input \p i (one element or a vector) as a [1] or [n] vector of \p kind.
+llvm::Expected<NodeValue> asVector(ImportContext &ctx,
+                                   const onnx::NodeProto &node, int i,
+                                   ElemKind kind) {
+  TRY(NodeValue v, ctx.input(node, i));
+  if (v.dims().size() > 1)
+    return fail(node, "input " + llvm::Twine(i) +
+                          " must be a scalar or 1-D, got " +
+                          v.getType()->toString());
+  TRY(v, castTo(ctx, node, v, kind));
+  return reshapeTo(ctx, node, v, {int64_t(v.getType()->size())});
+}
+
+/// QLinearConv \p conv (a 2-D IntConv) with its bias and requantization
+/// as one RequantConv: the same exact sum and requantize (its lowering is
+/// that chain), which the CPU runs in its fused integer kernels, as for
+/// the products fold-qdq makes of QDQ files.
+llvm::Expected<NodeValue> requantConv(ImportContext &ctx,
+                                      const onnx::NodeProto &node,
+                                      IntConvNode *conv) {
+  dim_t m = conv->getFilter().dims()[0];
+  TRY(NodeValue sx, asVector(ctx, node, 1, ElemKind::Float32));
+  TRY(NodeValue sw, asVector(ctx, node, 4, ElemKind::Float32));
+  TRY(NodeValue sy, asVector(ctx, node, 6, ElemKind::Float32));
+  TRY(NodeValue zy, asVector(ctx, node, 7, ElemKind::Int32));
+  if (sx.dims()[0] != 1 || sy.dims()[0] != 1 || zy.dims()[0] != 1 ||
+      (sw.dims()[0] != 1 && sw.dims()[0] != m))
+    return fail(node, "x and y scales and zero points must be per tensor, "
+                      "w_scale per tensor or per output channel");
+  TRY(NodeValue mult, binary(ctx, node, OpKind::Mul, sx, sw));
+  TRY(mult, binary(ctx, node, OpKind::Div, mult, sy));
+  NodeValue bias = constantOf(ctx, node, ElemKind::Int32, {1}, 0);
+  if (ImportContext::hasInput(node, 8)) {
+    TRY(bias, asVector(ctx, node, 8, ElemKind::Int32));
+    if (bias.dims()[0] != m)
+      return fail(node, "bias must have " + llvm::Twine(m) + " elements");
+  }
+  TRY(NodeValue zRaw, ctx.input(node, 7));
+  return NodeValue(ctx.fn().createRequantConv(
+      nameOf(node), conv->getInput(), conv->getFilter(), conv->getInputZero(),
+      conv->getFilterZero(), bias, mult, zy, conv->getStrides(),
+      conv->getPads(), conv->getDilations(), conv->getGroup(),
+      zRaw.getElemKind(), false));
+}
+
 llvm::Error importQLinearConv(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(NodeValue acc, intConv(ctx, node, 3, 2, 5));
+  if (auto *conv = llvm::dyn_cast<IntConvNode>(acc.getNode())) {
+    TRY(NodeValue y, requantConv(ctx, node, conv));
+    return ctx.setOutput(node, y);
+  }
   if (ImportContext::hasInput(node, 8)) { // Int32 [M], scale x_scale*w_scale
     TRY(NodeValue b, ctx.input(node, 8));
     TRY(b, castTo(ctx, node, b, ElemKind::Int32));
