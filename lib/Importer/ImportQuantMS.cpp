@@ -106,24 +106,27 @@ llvm::Error setQuantizedOutput(ImportContext &ctx, const onnx::NodeProto &node,
   return ctx.setOutput(node, q);
 }
 
-/// The default-domain \p opType at \p opset on \p ins with the attributes
-/// of \p node named in \p attrs (and \p extra), imported by its own
-/// importer, so that its checks and semantics are the standard op's.
-llvm::Expected<NodeValue>
-floatOp(ImportContext &ctx, const onnx::NodeProto &node, llvm::StringRef opType,
-        int64_t opset, llvm::ArrayRef<NodeValue> ins,
-        llvm::ArrayRef<const char *> attrs,
-        llvm::ArrayRef<onnx::AttributeProto> extra = {}) {
+/// The results of the default-domain \p opType at \p opset on \p ins (a
+/// null value: an absent optional input) with the attributes of \p node
+/// named in \p attrs (and \p extra), \p outs of them, imported by the op's
+/// own importer, so that its checks and semantics are the standard op's.
+llvm::Expected<std::vector<NodeValue>>
+standardOp(ImportContext &ctx, const onnx::NodeProto &node,
+           llvm::StringRef opType, int64_t opset, llvm::ArrayRef<NodeValue> ins,
+           int outs, llvm::ArrayRef<const char *> attrs,
+           llvm::ArrayRef<onnx::AttributeProto> extra = {}) {
   onnx::NodeProto f;
   f.set_name(node.name());
   f.set_op_type(opType.str());
   // Names no model value has: the node's output name is unique in the graph.
   std::string base = node.output(0) + "\x1f" + opType.str() + ":";
   for (size_t i = 0; i < ins.size(); ++i) {
-    f.add_input(base + std::to_string(i));
-    ctx.bind(f.input(int(i)), ins[i]);
+    f.add_input(ins[i] ? base + std::to_string(i) : "");
+    if (ins[i])
+      ctx.bind(f.input(int(i)), ins[i]);
   }
-  f.add_output(base + "y");
+  for (int i = 0; i < outs; ++i)
+    f.add_output(base + "y" + std::to_string(i));
   for (const onnx::AttributeProto &a : node.attribute())
     for (const char *name : attrs)
       if (a.name() == name)
@@ -143,7 +146,23 @@ floatOp(ImportContext &ctx, const onnx::NodeProto &node, llvm::StringRef opType,
   ctx.setOpset(modelOpset);
   if (err)
     return err;
-  return ctx.get(f.output(0));
+  std::vector<NodeValue> results;
+  for (int i = 0; i < outs; ++i) {
+    TRY(NodeValue v, ctx.get(f.output(i)));
+    results.push_back(v);
+  }
+  return results;
+}
+
+/// The one result of standardOp.
+llvm::Expected<NodeValue>
+floatOp(ImportContext &ctx, const onnx::NodeProto &node, llvm::StringRef opType,
+        int64_t opset, llvm::ArrayRef<NodeValue> ins,
+        llvm::ArrayRef<const char *> attrs,
+        llvm::ArrayRef<onnx::AttributeProto> extra = {}) {
+  TRY(std::vector<NodeValue> r,
+      standardOp(ctx, node, opType, opset, ins, 1, attrs, extra));
+  return r[0];
 }
 
 /// An error unless integer attribute \p name of \p node is 0 (its default).
@@ -369,6 +388,67 @@ llvm::Error importQGemm(ImportContext &ctx, const onnx::NodeProto &node) {
   return setQuantizedOutput(ctx, node, y, 7, 8, a0.getElemKind());
 }
 
+/// Input \p i or, where the optional input is absent, a null value.
+llvm::Expected<NodeValue> optionalInput(ImportContext &ctx,
+                                        const onnx::NodeProto &node, int i) {
+  if (!ImportContext::hasInput(node, i))
+    return NodeValue();
+  return ctx.input(node, i);
+}
+
+/// float(MatMulInteger(a, b, za, zb)) * (a_scale * b_scale) + bias, as
+/// onnxruntime's MatMulIntegerToFloat and DynamicQuantizeMatMul compute it:
+/// the exact Int32 product, then one Float32 multiply by the scales'
+/// product (per column where b_scale is) and the bias add.
+llvm::Error setScaledProduct(ImportContext &ctx, const onnx::NodeProto &node,
+                             NodeValue a, NodeValue b, NodeValue za,
+                             NodeValue zb, NodeValue sa, NodeValue sb,
+                             NodeValue bias) {
+  if (sa.getType()->size() != 1)
+    return fail(node, "the scale of A must be one float (per tensor), got " +
+                          sa.getType()->toString());
+  TRY(sa, reshapeTo(ctx, node, sa, {1}));
+  if (sb.dims().size() > 1)
+    return fail(node, "b_scale must be a scalar or 1-D (per column), got " +
+                          sb.getType()->toString());
+  TRY(NodeValue acc,
+      floatOp(ctx, node, "MatMulInteger", 10, {a, b, za, zb}, {}));
+  TRY(NodeValue scale, binary(ctx, node, OpKind::Mul, sa, sb));
+  TRY(NodeValue y, castTo(ctx, node, acc, ElemKind::Float32));
+  TRY(y, binary(ctx, node, OpKind::Mul, y, scale));
+  if (bias) {
+    TRY(y, binary(ctx, node, OpKind::Add, y, bias));
+  }
+  return ctx.setOutput(node, y);
+}
+
+/// MatMulIntegerToFloat: A, B, a_scale, b_scale, a_zp?, b_zp?, bias?.
+llvm::Error importMatMulIntegerToFloat(ImportContext &ctx,
+                                       const onnx::NodeProto &node) {
+  EMBER_RETURN_IF_ERR(checkArity(node, 4, 7));
+  NodeValue in[7];
+  for (int i = 0; i < 7; ++i) {
+    TRY(in[i], optionalInput(ctx, node, i));
+  }
+  return setScaledProduct(ctx, node, in[0], in[1], in[4], in[5], in[2], in[3],
+                          in[6]);
+}
+
+/// DynamicQuantizeMatMul: A (float), B, b_scale, b_zp?, bias?: A quantized
+/// to uint8 as DynamicQuantizeLinear does, then MatMulIntegerToFloat.
+llvm::Error importDynamicQuantizeMatMul(ImportContext &ctx,
+                                        const onnx::NodeProto &node) {
+  EMBER_RETURN_IF_ERR(checkArity(node, 3, 5));
+  NodeValue in[5];
+  for (int i = 0; i < 5; ++i) {
+    TRY(in[i], optionalInput(ctx, node, i));
+  }
+  TRY(std::vector<NodeValue> qa,
+      standardOp(ctx, node, "DynamicQuantizeLinear", 11, {in[0]}, 3, {}));
+  return setScaledProduct(ctx, node, qa[0], in[1], qa[2], in[3], qa[1], in[2],
+                          in[4]);
+}
+
 const ImportRule kMicrosoftRules[] = {
     {"QLinearAdd", 1, 1, importQLinearBinary<OpKind::Add>},
     {"QLinearMul", 1, 1, importQLinearBinary<OpKind::Mul>},
@@ -381,6 +461,8 @@ const ImportRule kMicrosoftRules[] = {
     {"QLinearConcat", 1, 1, importQLinearConcat},
     {"QLinearWhere", 1, 1, importQLinearWhere},
     {"QGemm", 1, 1, importQGemm},
+    {"MatMulIntegerToFloat", 1, 1, importMatMulIntegerToFloat},
+    {"DynamicQuantizeMatMul", 1, 1, importDynamicQuantizeMatMul},
 };
 
 } // namespace

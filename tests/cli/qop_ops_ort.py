@@ -6,7 +6,8 @@ Usage: qop_ops_ort.py MODEL_RUNNER WORKDIR
 One small model per operator onnxruntime's quantizer writes in QOperator
 format (QLinearAdd, QLinearMul, QLinearGlobalAveragePool, QGemm,
 QLinearSigmoid, QLinearLeakyRelu, QLinearConcat, QLinearAveragePool,
-QLinearSoftmax, QLinearWhere), with uint8 and int8 operands, broadcasting,
+QLinearSoftmax, QLinearWhere) and quantize_dynamic's MatMulIntegerToFloat
+and DynamicQuantizeMatMul, with uint8 and int8 operands, broadcasting,
 absent zero points, channels_last and QGemm's alpha, bias and float output.
 Runs each on the Interpreter and the CPU and requires every element within
 one output step of onnxruntime's: Ember computes the definition,
@@ -15,8 +16,9 @@ onnxruntime's kernels fold the scales differently (QLinearAdd and QLinearMul
 scale each operand by its ratio to the output scale, the pools divide the
 Int32 sum by y_scale * N, QLinearSigmoid's table uses its own logistic
 approximation), so a value within a rounding error of a tie may round the
-other way; nothing else differs. QGemm's float output is compared relative
-to its largest value (1e-5: Float32 sums in another order).
+other way; nothing else differs. Float outputs (QGemm without y_scale,
+the two float products) are compared relative to their largest value
+(1e-5: the same Float32 operations, sums in another order).
 Then malformed nodes (a missing input, a scale of 3 elements, an unsupported
 channels_last) must fail with a one-line message naming the problem.
 """
@@ -139,6 +141,21 @@ def gemm_cases():
         np.float32
 
 
+def float_product_cases():
+    a = q(U8, (2, 3, 16))
+    consts = {"w": q(I8, (16, 8)), "as": s(0.02), "az": s(120, U8),
+              "ws": RNG.uniform(0.001, 0.01, 8).astype(np.float32),
+              "wz": np.zeros(8, I8),
+              "bias": RNG.normal(0, 1, 8).astype(np.float32)}
+    yield "matmulintegertofloat", ms("MatMulIntegerToFloat",
+                                     ["a", "w", "as", "ws", "az", "wz",
+                                      "bias"]), {"a": a}, consts, np.float32
+    yield "dynamicquantizematmul", ms("DynamicQuantizeMatMul",
+                                      ["x", "w", "ws", "wz", "bias"]), \
+        {"x": RNG.normal(0, 2, (4, 16)).astype(np.float32)}, consts, \
+        np.float32
+
+
 def run(runner, path, feeds, out, backend):
     args = [runner, "-model=" + path, "-backend=" + backend,
             "-output-dir=" + out]
@@ -228,7 +245,8 @@ def main():
     runner, work = sys.argv[1:3]
     failures = []
     for case in (list(binary_cases()) + list(unary_cases()) +
-                 list(other_cases()) + list(gemm_cases())):
+                 list(other_cases()) + list(gemm_cases()) +
+                 list(float_product_cases())):
         failures += check(runner, work, *case)
     for case in negative_cases():
         failures += check_negative(runner, work, *case)
