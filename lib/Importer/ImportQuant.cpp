@@ -318,11 +318,17 @@ llvm::Expected<NodeValue> requantConv(ImportContext &ctx,
       return fail(node, "bias must have " + llvm::Twine(m) + " elements");
   }
   TRY(NodeValue zRaw, ctx.input(node, 7));
-  return NodeValue(ctx.fn().createRequantConv(
-      nameOf(node), conv->getInput(), conv->getFilter(), conv->getInputZero(),
-      conv->getFilterZero(), bias, mult, zy, conv->getStrides(),
-      conv->getPads(), conv->getDilations(), conv->getGroup(),
-      zRaw.getElemKind(), false));
+  ElemKind to = zRaw.getElemKind();
+  if (to != ElemKind::UInt8 && to != ElemKind::Int8)
+    return fail(node, "y_zero_point must be uint8 or int8, got " +
+                          zRaw.getType()->toString());
+  return make(
+      ctx, node, OpKind::RequantConv,
+      {conv->getInput(), conv->getFilter(), conv->getInputZero(),
+       conv->getFilterZero(), bias, mult, zy},
+      {Attr::makeInts(conv->getStrides()), Attr::makeInts(conv->getPads()),
+       Attr::makeInts(conv->getDilations()), Attr::makeInt(conv->getGroup()),
+       Attr::makeElemKind(to), Attr::makeInt(0)});
 }
 
 llvm::Error importQLinearConv(ImportContext &ctx, const onnx::NodeProto &node) {
