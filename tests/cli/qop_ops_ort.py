@@ -6,7 +6,8 @@ Usage: qop_ops_ort.py MODEL_RUNNER WORKDIR
 One small model per operator onnxruntime's quantizer writes in QOperator
 format (QLinearAdd, QLinearMul, QLinearGlobalAveragePool, QGemm,
 QLinearSigmoid, QLinearLeakyRelu, QLinearConcat, QLinearAveragePool,
-QLinearSoftmax, QLinearWhere) and quantize_dynamic's MatMulIntegerToFloat
+QLinearSoftmax, QLinearWhere, QLinearReduceMean: against its definition,
+onnxruntime having no CPU kernel) and quantize_dynamic's MatMulIntegerToFloat
 and DynamicQuantizeMatMul, with uint8 and int8 operands, broadcasting,
 absent zero points, channels_last and QGemm's alpha, bias and float output.
 Runs each on the Interpreter and the CPU and requires every element within
@@ -51,7 +52,8 @@ def model(node, feeds, consts, out_type):
     ins = [helper.make_tensor_value_info(
         n, onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[v.dtype], v.shape)
         for n, v in feeds.items()]
-    g = helper.make_graph([node], node.op_type, ins,
+    nodes = node if isinstance(node, list) else [node]
+    g = helper.make_graph(nodes, nodes[-1].op_type, ins,
                           [helper.make_tensor_value_info("y", out_type, None)],
                           inits)
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13),
@@ -102,6 +104,14 @@ def unary_cases():
     yield "averagepool", ms("QLinearAveragePool", ins, kernel_shape=[3, 3],
                             strides=[2, 2], pads=[1, 1, 1, 1]), {"x": x}, \
         pq, U8
+    # onnxruntime has no CPU kernel for QLinearReduceMean: the reference is
+    # its definition, DequantizeLinear -> ReduceMean -> QuantizeLinear.
+    yield "reducemean", ms("QLinearReduceMean", ins, axes=[1, 3],
+                           keepdims=0), {"x": x}, pq, U8, [
+        helper.make_node("DequantizeLinear", ["x", "xs", "xz"], ["xd"]),
+        helper.make_node("ReduceMean", ["xd"], ["m"], axes=[1, 3],
+                         keepdims=0),
+        helper.make_node("QuantizeLinear", ["m", "ys", "yz"], ["y"])]
     yield "softmax", ms("QLinearSoftmax", ins, axis=-1, opset=13), \
         {"x": q(U8, (2, 3, 10))}, {**pq, "ys": s(1 / 256), "yz": s(0, U8)}, \
         U8
