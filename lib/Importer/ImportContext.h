@@ -21,6 +21,10 @@ public:
   Module &module() { return M_; }
   Function &fn() { return F_; }
   int64_t opset() const { return opset_; }
+  /// Sets the default-domain opset the importers see: an op of another
+  /// domain composed from default-domain importers fixes the semantics it
+  /// borrows (ImportQuantMS.cpp), then restores the model's.
+  void setOpset(int64_t opset) { opset_ = opset; }
 
   /// Binds ONNX value \p name to \p v.
   void bind(const std::string &name, NodeValue v) { values_[name] = v; }

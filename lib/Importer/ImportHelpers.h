@@ -128,6 +128,10 @@ RuleList getRNNImportRules();
 /// ImportTraining.cpp).
 constexpr const char *kTrainingDomain = "ai.onnx.preview.training";
 RuleList getTrainingImportRules();
+/// The domain of onnxruntime's contrib ops, and the importers of its
+/// quantized (QLinear*, QGemm) ops (opset 1; ImportQuantMS.cpp).
+constexpr const char *kMicrosoftDomain = "com.microsoft";
+RuleList getMicrosoftImportRules();
 RuleList getGridSampleImportRules();
 RuleList getNMSImportRules();
 RuleList getUniqueImportRules();

@@ -4,7 +4,9 @@
 // from Cast, Round, Clip and float arithmetic. MatMulInteger, ConvInteger,
 // QLinearMatMul and QLinearConv compute their products exactly in integers
 // (IntMatMul, IntConv: 8-bit operands, Int32 sums); the QLinear ops then
-// requantize in float as the ONNX spec and onnxruntime define it.
+// requantize in float as the ONNX spec and onnxruntime define it, a 2-D
+// QLinearConv and a QLinearMatMul with per-tensor scales as one RequantConv
+// or RequantMatMul (the product and that requantize).
 //
 //===----------------------------------------------------------------------===//
 #include "ImportHelpers.h"
@@ -268,19 +270,105 @@ llvm::Error requantizeOutput(ImportContext &ctx, const onnx::NodeProto &node,
   return ctx.setOutput(node, y);
 }
 
+/// Input \p i (one element or a vector) as a [1] or [n] vector of \p kind.
+llvm::Expected<NodeValue> asVector(ImportContext &ctx,
+                                   const onnx::NodeProto &node, int i,
+                                   ElemKind kind) {
+  TRY(NodeValue v, ctx.input(node, i));
+  if (v.dims().size() > 1)
+    return fail(node, "input " + llvm::Twine(i) +
+                          " must be a scalar or 1-D, got " +
+                          v.getType()->toString());
+  TRY(v, castTo(ctx, node, v, kind));
+  return reshapeTo(ctx, node, v, {int64_t(v.getType()->size())});
+}
+
+/// The requantization of a QLinear product as RequantConv and
+/// RequantMatMul take it: the multiplier (x_scale * w_scale) / y_scale
+/// formed as requantizeOutput forms it, [1] or per output channel (column),
+/// the output zero point Int32 [1] and the output kind.
+struct Requant {
+  NodeValue mult, zero;
+  ElemKind kind;
+};
+
+/// The Requant of \p node (scales at inputs 1, \p wi and 6, the output zero
+/// point at 7) with \p n output channels, or none where a scale or zero
+/// point is not of that form (the node is then composed as before).
+llvm::Expected<std::optional<Requant>>
+requantOf(ImportContext &ctx, const onnx::NodeProto &node, int wi, dim_t n) {
+  TRY(NodeValue sx, asVector(ctx, node, 1, ElemKind::Float32));
+  TRY(NodeValue sw, asVector(ctx, node, wi, ElemKind::Float32));
+  TRY(NodeValue sy, asVector(ctx, node, 6, ElemKind::Float32));
+  TRY(NodeValue zRaw, ctx.input(node, 7));
+  ElemKind kind = zRaw.getElemKind();
+  if (sx.dims()[0] != 1 || sy.dims()[0] != 1 || zRaw.getType()->size() != 1 ||
+      (sw.dims()[0] != 1 && sw.dims()[0] != n) ||
+      (kind != ElemKind::UInt8 && kind != ElemKind::Int8))
+    return std::nullopt;
+  TRY(NodeValue zy, asVector(ctx, node, 7, ElemKind::Int32));
+  TRY(NodeValue mult, binary(ctx, node, OpKind::Mul, sx, sw));
+  TRY(mult, binary(ctx, node, OpKind::Div, mult, sy));
+  return Requant{mult, zy, kind};
+}
+
+/// QLinearMatMul with per-tensor a_scale as one RequantMatMul: the same
+/// exact sum and requantize (its lowering is that chain), which the CPU
+/// runs in its fused integer kernel, as for fold-qdq's products.
 llvm::Error importQLinearMatMul(ImportContext &ctx,
                                 const onnx::NodeProto &node) {
   TRY(NodeValue a, ctx.input(node, 0));
   TRY(NodeValue b, ctx.input(node, 3));
   TRY(NodeValue acc, intMatMul(ctx, node, a, b, 2, 5));
   int64_t r = acc.dims().size();
+  auto *mm = llvm::dyn_cast<IntMatMulNode>(acc.getNode());
+  TRY(std::optional<Requant> rq, requantOf(ctx, node, 4, acc.dims()[r - 1]));
+  if (mm && rq) {
+    NodeValue bias = constantOf(ctx, node, ElemKind::Int32, {1}, 0);
+    TRY(NodeValue y, make(ctx, node, OpKind::RequantMatMul,
+                          {mm->getLHS(), mm->getRHS(), mm->getLHSZero(),
+                           mm->getRHSZero(), bias, rq->mult, rq->zero},
+                          {Attr::makeElemKind(rq->kind), Attr::makeInt(0)}));
+    return ctx.setOutput(node, y);
+  }
   TRY(NodeValue sa, scaleAlong(ctx, node, 1, r - 2, acc)); // per row
   TRY(NodeValue sb, scaleAlong(ctx, node, 4, r - 1, acc)); // per column
   return requantizeOutput(ctx, node, acc, sa, sb, 6);
 }
 
+/// QLinearConv \p conv (a 2-D IntConv) with its bias and requantization
+/// \p rq as one RequantConv: the same exact sum and requantize (its
+/// lowering is that chain), which the CPU runs in its fused integer
+/// kernels, as for the products fold-qdq makes of QDQ files.
+llvm::Expected<NodeValue> requantConv(ImportContext &ctx,
+                                      const onnx::NodeProto &node,
+                                      IntConvNode *conv, const Requant &rq) {
+  dim_t m = conv->getFilter().dims()[0];
+  NodeValue bias = constantOf(ctx, node, ElemKind::Int32, {1}, 0);
+  if (ImportContext::hasInput(node, 8)) {
+    TRY(bias, asVector(ctx, node, 8, ElemKind::Int32));
+    if (bias.dims()[0] != m)
+      return fail(node, "bias must have " + llvm::Twine(m) + " elements");
+  }
+  return make(
+      ctx, node, OpKind::RequantConv,
+      {conv->getInput(), conv->getFilter(), conv->getInputZero(),
+       conv->getFilterZero(), bias, rq.mult, rq.zero},
+      {Attr::makeInts(conv->getStrides()), Attr::makeInts(conv->getPads()),
+       Attr::makeInts(conv->getDilations()), Attr::makeInt(conv->getGroup()),
+       Attr::makeElemKind(rq.kind), Attr::makeInt(0)});
+}
+
 llvm::Error importQLinearConv(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(NodeValue acc, intConv(ctx, node, 3, 2, 5));
+  if (auto *conv = llvm::dyn_cast<IntConvNode>(acc.getNode())) {
+    TRY(std::optional<Requant> rq,
+        requantOf(ctx, node, 4, conv->getFilter().dims()[0]));
+    if (rq) {
+      TRY(NodeValue y, requantConv(ctx, node, conv, *rq));
+      return ctx.setOutput(node, y);
+    }
+  }
   if (ImportContext::hasInput(node, 8)) { // Int32 [M], scale x_scale*w_scale
     TRY(NodeValue b, ctx.input(node, 8));
     TRY(b, castTo(ctx, node, b, ElemKind::Int32));

@@ -46,10 +46,15 @@ const ImportRule *findNodeRule(const onnx::NodeProto &node, int64_t opset,
                                const onnx::ModelProto *model) {
   if (isDefaultDomain(node.domain()))
     return findRule(node.op_type(), opset);
-  if (node.domain() != onnximport::kTrainingDomain)
+  onnximport::RuleList rules;
+  if (node.domain() == onnximport::kTrainingDomain)
+    rules = onnximport::getTrainingImportRules();
+  else if (node.domain() == onnximport::kMicrosoftDomain)
+    rules = onnximport::getMicrosoftImportRules();
+  else
     return nullptr;
   int64_t v = model ? domainOpset(*model, node.domain()) : 1;
-  for (const ImportRule &r : onnximport::getTrainingImportRules())
+  for (const ImportRule &r : rules)
     if (node.op_type() == r.opType && v >= r.minOpset && v <= r.maxOpset)
       return &r;
   return nullptr;
