@@ -235,6 +235,7 @@ const HalfConvCase kConvCases[] = {
     {"pointwise", 1, 17, 7, 9, 40, 1, 1, 0, 1, false},
     {"3x3_padded_relu", 2, 13, 10, 11, 24, 3, 1, 1, 1, true},
     {"3x3_s2", 1, 16, 15, 17, 20, 3, 2, 1, 1, false},
+    {"pointwise_s2_relu", 2, 24, 14, 13, 32, 1, 2, 0, 1, true},
     {"7x7_s2_stem", 1, 3, 31, 29, 16, 7, 2, 3, 1, true},
     {"long_k", 1, 96, 12, 12, 32, 3, 1, 1, 1, false},
     {"grouped", 1, 32, 9, 9, 64, 3, 1, 1, 2, true},
