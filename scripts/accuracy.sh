@@ -4,7 +4,8 @@
 # one process (minibatch 100), and compares with onnxruntime on the same
 # preprocessed inputs. Exit 0 pass, 1 fail, 77 skip (dataset or venv absent).
 #   scripts/accuracy.sh build/bin/image-classifier OUT [N] [extra flags...]
-# With -precision=bf16 among the extra flags, the criterion is the bf16 one
+# With -precision=bf16 (or fp16) among the extra flags, the criterion is the
+# reduced-precision one
 # (accuracy within 0.3 points of fp32; tests/accuracy/fashion_accuracy.py).
 set -euo pipefail
 CLASSIFIER=$1
@@ -25,5 +26,7 @@ rc=0
 echo "image-classifier: $(tail -1 "$OUT/ember.txt")"
 echo "wall time of image-classifier: $(( ($(date +%s%N) - start) / 1000000 )) ms"
 mode=fp32
-for f in "$@"; do [ "$f" = -precision=bf16 ] && mode=bf16; done
+for f in "$@"; do
+  case $f in -precision=bf16) mode=bf16 ;; -precision=fp16) mode=fp16 ;; esac
+done
 "$PY" "$SRC/tests/accuracy/fashion_accuracy.py" compare "$OUT" $mode

@@ -182,6 +182,7 @@ public:
   bool supportsMatMulEpilogue() const override { return true; }
   bool supportsConvResidual() const override { return true; }
   bool supportsBF16MatMul() const override { return true; }
+  bool supportsNarrowWeights() const override { return true; }
   /// Where libjit's vpdpbusd kernel runs, except for depthwise
   /// convolutions (MatMulInt8.cpp's rule).
   bool prefersIntegerProduct(const Node &product,

@@ -23,6 +23,7 @@ public:
   bool supportsMatMulEpilogue() const override { return true; }
   bool supportsConvResidual() const override { return true; }
   bool supportsBF16MatMul() const override { return true; }
+  bool supportsNarrowWeights() const override { return true; }
   bool supportsRuntimeConvFilter() const override { return true; }
   llvm::Expected<std::unique_ptr<CompiledFunction>>
   compile(const Module &M, std::shared_ptr<const IRFunction> F,

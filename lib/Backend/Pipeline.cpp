@@ -37,6 +37,12 @@ ember::optimizeAndGenerateIR(Function &F, const Backend &B,
       !B.supportsBF16MatMul())
     return makeErrorF("backend {0} does not support -precision=bf16 yet",
                       B.getName());
+  const PrecisionOptions &prec = opts.codegen.precision;
+  if (prec.storesNarrowWeights() && !B.supportsNarrowWeights())
+    return makeErrorF("backend {0} does not support {1} yet", B.getName(),
+                      prec.precision == FloatPrecision::FP16
+                          ? "-precision=fp16"
+                          : "-weights-precision");
   PassContext ctx = makePassContext(B, opts);
   EMBER_RETURN_IF_ERR(runPipeline(F,
                                   opts.pipeline.value_or(getDefaultPipeline()),

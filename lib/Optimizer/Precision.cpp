@@ -6,6 +6,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/ErrorHandling.h"
 
 using namespace ember;
 
@@ -19,8 +20,40 @@ llvm::Expected<FloatPrecision> ember::parseFloatPrecision(llvm::StringRef s) {
   if (s == "bf16")
     return FloatPrecision::BF16;
   if (s == "fp16")
-    return makeError("-precision=fp16 is not implemented yet (fp32 or bf16)");
-  return makeErrorF("-precision '{0}' is not fp32 or bf16", s);
+    return FloatPrecision::FP16;
+  return makeErrorF("-precision '{0}' is not fp32, bf16 or fp16", s);
+}
+
+/// The flag value naming \p p.
+static llvm::StringRef precisionName(FloatPrecision p) {
+  switch (p) {
+  case FloatPrecision::FP32:
+    return "fp32";
+  case FloatPrecision::BF16:
+    return "bf16";
+  case FloatPrecision::FP16:
+    return "fp16";
+  }
+  llvm_unreachable("unknown precision");
+}
+
+llvm::Expected<FloatPrecision>
+ember::parseWeightsPrecision(llvm::StringRef s, FloatPrecision precision) {
+  FloatPrecision w;
+  if (s == "fp32")
+    w = FloatPrecision::FP32;
+  else if (s == "fp16")
+    w = FloatPrecision::FP16;
+  else if (s == "bf16")
+    w = FloatPrecision::BF16;
+  else
+    return makeErrorF("-weights-precision '{0}' is not fp32, fp16 or bf16", s);
+  if (w != FloatPrecision::FP32 && precision != FloatPrecision::FP32 &&
+      w != precision)
+    return makeErrorF("-weights-precision={0} does not combine with "
+                      "-precision={1} (its ops read {1} weights)",
+                      precisionName(w), precisionName(precision));
+  return w;
 }
 
 llvm::Expected<std::vector<std::string>>

@@ -6,8 +6,9 @@
                                         onnxruntime top-1 in OUT/ort.npz
     fashion_accuracy.py compare OUT     parse OUT/ember.txt (image-classifier
                                         -topk=1 output) and compare
-    fashion_accuracy.py compare OUT bf16  the same for -precision=bf16, whose
-                                        criterion is accuracy only
+    fashion_accuracy.py compare OUT bf16  the same for -precision=bf16 (or
+                                        fp16), whose criterion is accuracy
+                                        only
 
 onnxruntime sees exactly what image-classifier sees: each PNG is read back
 and divided by 255 (image-mode 0to1), NCHW float32.
@@ -67,17 +68,19 @@ def parse_ember(path):
     return result
 
 
-def compare_bf16(e_acc, o_acc, diff):
-    """-precision=bf16 (docs/Precision.md): BFloat16 operands change logits by
-    about 2^-8 relative, so top-1 and logits are not compared with
-    onnxruntime; the accuracy must stay within 0.3 points of fp32's."""
+def compare_half(mode, e_acc, o_acc, diff):
+    """-precision=bf16 or fp16 (docs/Precision.md): BFloat16 operands change
+    logits by about 2^-8 relative, Float16 ones by about 2^-11, so top-1 and
+    logits are not compared with onnxruntime; the accuracy must stay within
+    0.3 points of fp32's."""
     ok = abs(e_acc - o_acc) <= 0.003 + 1e-9
     if not ok:
-        print("FAIL: bf16 accuracy differs from fp32 by more than 0.3 points")
+        print(f"FAIL: {mode} accuracy differs from fp32 by more than 0.3 "
+              "points")
     # fp32 logits agree with onnxruntime to ~1e-5: equal ones mean the flag
     # changed nothing.
     if diff < 1e-4:
-        print("FAIL: logits equal fp32's; -precision=bf16 had no effect")
+        print(f"FAIL: logits equal fp32's; -precision={mode} had no effect")
         ok = False
     print("PASS" if ok else "FAILED")
     return 0 if ok else 1
@@ -109,8 +112,8 @@ def compare(out, mode):
     print(f"top-1 agreement: {agree * 100:.2f}% "
           f"({int((e_top == o_top).sum())}/{n})")
     print(f"max |top-1 logit difference|: {diff:.3g}")
-    if mode == "bf16":
-        return compare_bf16(e_acc, o_acc, diff)
+    if mode in ("bf16", "fp16"):
+        return compare_half(mode, e_acc, o_acc, diff)
     ok = True
     # Criteria from issue 7: accuracies within 0.1 percentage point, top-1
     # equal on >= 99.9 % of images (both 1 image in 1000).

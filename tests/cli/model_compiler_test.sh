@@ -25,11 +25,37 @@ check "bad network name" 1 "^model-compiler: error: -network-name '9lives' is no
 if ! "$COMPILER" -model="$D" -emit-bundle="$B/cuda" -backend=CUDA >/dev/null 2>&1; then
   check "CUDA not built in" 1 "^model-compiler: error: backend CUDA is not built in" \
     "$COMPILER" -model="$D" -emit-bundle="$B" -backend=CUDA
+else
+  check "fp16 on CUDA" 1 "^model-compiler: error: backend CUDA does not support -precision=fp16 yet$" \
+    "$COMPILER" -model="$D" -emit-bundle="$B/cuda16" -backend=CUDA -precision=fp16
+  check "fp16 weights on CUDA" 1 "^model-compiler: error: backend CUDA does not support -weights-precision yet$" \
+    "$COMPILER" -model="$D" -emit-bundle="$B/cuda16" -backend=CUDA -weights-precision=fp16
 fi
 # -print-conv-plans: one line per convolution, then the compile goes on.
 check "-print-conv-plans" 0 "^conv '/features/features.4/Conv_1_1' \\[1, 16, 4, 4\\] \\* \\[32, 16, 3, 3\\] stride 1x1 group 1 -> \\[1, 32, 4, 4\\]: [a-z]" \
   "$COMPILER" -model="$D" -emit-bundle="$B/plans" -print-conv-plans
 [ -s "$B/plans/digits.o" ] || fail "-print-conv-plans stopped the compile"
+# -weights-precision=fp16 / -precision=fp16: the Conv and Gemm weights
+# are stored in 2 bytes (the biases stay 4), so the weights file is under
+# 60 % of fp32's; bf16 weights likewise.
+check "-weights-precision=fp16" 0 EMPTY "$COMPILER" -model="$D" \
+  -emit-bundle="$B/w16" -weights-precision=fp16
+check "-precision=fp16" 0 EMPTY "$COMPILER" -model="$D" -emit-bundle="$B/p16" \
+  -precision=fp16
+check "-weights-precision=bf16" 0 EMPTY "$COMPILER" -model="$D" \
+  -emit-bundle="$B/wb16" -weights-precision=bf16
+full=$(stat -c %s "$B/digits.weights.bin")
+for d in w16 p16 wb16; do
+  half=$(stat -c %s "$B/$d/digits.weights.bin")
+  [ $((half * 10)) -lt $((full * 6)) ] ||
+    fail "$d weights file $half bytes, fp32 $full: not halved"
+done
+check "bad -weights-precision" 1 "^model-compiler: error: -weights-precision 'int8' is not fp32, fp16 or bf16$" \
+  "$COMPILER" -model="$D" -weights-precision=int8
+check "fp16 weights with bf16 precision" 1 "^model-compiler: error: -weights-precision=fp16 does not combine with -precision=bf16" \
+  "$COMPILER" -model="$D" -weights-precision=fp16 -precision=bf16
+check "bad -precision" 1 "^model-compiler: error: -precision 'fp8' is not fp32, bf16 or fp16$" \
+  "$COMPILER" -model="$D" -precision=fp8
 check "run-time shape operand has no bundle" 1 "^model-compiler: error: input 's' is a shape operand fed at run time" \
   "$COMPILER" -model="$TMP/runtime_reshape.onnx" -emit-bundle="$B/rt"
 check "Interpreter has no bundles" 1 "^model-compiler: error: backend Interpreter cannot emit bundles" \

@@ -4,12 +4,14 @@
 # model-runner on each backend and compares (tests/transformers/compare.py:
 # max|d| <= 1e-4 * max|ref|).
 #
-# transformer_test.sh RUNNER SRC OUTDIR BACKENDS MODEL [heavy] [bf16]
+# transformer_test.sh RUNNER SRC OUTDIR BACKENDS MODEL [heavy] [bf16|fp16]
 #   BACKENDS: comma-separated list.
 #   heavy: skip (exit 77) unless EMBER_TRANSFORMERS_HEAVY=1 is set (the
 #   full-size benchmark models: minutes each).
 #   bf16: run with -precision=bf16 and pass at 3e-2 * max|ref| (the fp32
 #   runs pass at 1e-4, so this bounds bf16 against fp32 as well).
+#   fp16: -precision=fp16 at 1e-2 * max|ref| (Float16 operands round at
+#   2^-11, a quarter of bfloat16's 2^-9).
 # Exit status: 1 when an enabled case fails; else 77 (ctest: "Skipped", so
 # it stays visible) when a case of the DISABLED list below was run but not
 # counted; else 0. Exports are redone when the export code is newer.
@@ -25,6 +27,7 @@ for a in "${@:6}"; do
   case $a in
     heavy) heavy=1 ;;
     bf16) precision=(-precision=bf16) rel=3e-2 tag=-bf16 ;;
+    fp16) precision=(-precision=fp16) rel=1e-2 tag=-fp16 ;;
     *) echo "unknown argument '$a'"; exit 2 ;;
   esac
 done

@@ -64,13 +64,12 @@ TEST(Precision, ParsesFlags) {
   ASSERT_TRUE(bool(bf16));
   EXPECT_EQ(*bf16, FloatPrecision::BF16);
   auto fp16 = parseFloatPrecision("fp16");
-  ASSERT_FALSE(bool(fp16));
-  EXPECT_NE(llvm::toString(fp16.takeError()).find("not implemented"),
-            std::string::npos);
+  ASSERT_TRUE(bool(fp16));
+  EXPECT_EQ(*fp16, FloatPrecision::FP16);
   auto bad = parseFloatPrecision("fp8");
   ASSERT_FALSE(bool(bad));
-  EXPECT_EQ(llvm::toString(bad.takeError()), "-precision 'fp8' is not fp32 "
-                                             "or bf16");
+  EXPECT_EQ(llvm::toString(bad.takeError()), "-precision 'fp8' is not fp32, "
+                                             "bf16 or fp16");
   auto kinds = parseKeepPrecisionKinds("MatMul, Relu");
   ASSERT_TRUE(bool(kinds));
   EXPECT_EQ(*kinds, (std::vector<std::string>{"MatMul", "Relu"}));
@@ -235,4 +234,146 @@ TEST(Precision, BF16MatMulPrintsParsesAndPlans) {
   EXPECT_TRUE(found) << irText;
   llvm::Error err = verifyMemoryPlan(**ir, plan);
   EXPECT_FALSE(bool(err)) << llvm::toString(std::move(err));
+}
+
+TEST(Precision, ParsesWeightsPrecision) {
+  using P = FloatPrecision;
+  for (auto [text, want] :
+       {std::pair{"fp32", P::FP32}, std::pair{"fp16", P::FP16},
+        std::pair{"bf16", P::BF16}}) {
+    auto w = parseWeightsPrecision(text, P::FP32);
+    ASSERT_TRUE(bool(w)) << text;
+    EXPECT_EQ(*w, want);
+  }
+  // The same type as -precision is redundant but allowed.
+  EXPECT_TRUE(bool(parseWeightsPrecision("fp16", P::FP16)));
+  EXPECT_TRUE(bool(parseWeightsPrecision("bf16", P::BF16)));
+  auto mixed = parseWeightsPrecision("fp16", P::BF16);
+  ASSERT_FALSE(bool(mixed));
+  EXPECT_EQ(llvm::toString(mixed.takeError()),
+            "-weights-precision=fp16 does not combine with -precision=bf16 "
+            "(its ops read bf16 weights)");
+  auto mixed2 = parseWeightsPrecision("bf16", P::FP16);
+  ASSERT_FALSE(bool(mixed2));
+  llvm::consumeError(mixed2.takeError());
+  auto bad = parseWeightsPrecision("int8", P::FP32);
+  ASSERT_FALSE(bool(bad));
+  EXPECT_EQ(llvm::toString(bad.takeError()),
+            "-weights-precision 'int8' is not fp32, fp16 or bf16");
+}
+
+namespace {
+/// The Cast pair in front of operand \p v: Cast(Cast(x, \p narrow),
+/// Float32); returns the inner Cast's input x, or a null NodeValue.
+NodeValue roundTripSource(NodeValue v, ElemKind narrow) {
+  auto *wide = llvm::dyn_cast<CastNode>(v.getNode());
+  if (!wide || wide->getType()->getElemKind() != ElemKind::Float32)
+    return NodeValue();
+  NodeValue in = wide->getInput();
+  return in.getElemKind() == narrow ? in : NodeValue();
+}
+} // namespace
+
+// Float16 values of kNet's weight: 1 + 2^-8 and 1 + 3 * 2^-9 are exact
+// (11 significant bits); 1 + 2^-11 (a tie) rounds to even, 1 + 3 * 2^-11
+// up, 70000 (past 65504, the largest finite) overflows to infinity.
+const char *kNetFP16 = R"(function f {
+  %x = Placeholder float<4 x 3> input
+  %w = Constant float<3 x 2> [1.00048828125, 1.00146484375, 1.00390625, 70000, -2, 0.5]
+  %y = Placeholder float<4 x 2> output
+  %m = MatMul(%x, %w) {TransB = 0}
+  %r = Relu(%m)
+  Save(%r, %y)
+})";
+
+// -precision=fp16: both operands of the Float32 MatMul go through a Cast
+// pair; the weight's inner Cast folds into a Float16 Constant (rounded to
+// nearest even), and its widening Cast stays, to run at run time.
+TEST(Precision, RoundsMatMulOperandsToFP16) {
+  Module M;
+  auto F = parseFunction(kNetFP16, M);
+  ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
+  PrecisionOptions p;
+  p.precision = FloatPrecision::FP16;
+  convert(**F, p);
+  MatMulNode *mm = theMatMul(**F);
+  ASSERT_NE(mm, nullptr);
+  EXPECT_EQ(mm->getLHS().getElemKind(), ElemKind::Float32);
+  EXPECT_EQ(mm->getRHS().getElemKind(), ElemKind::Float32);
+  NodeValue x = roundTripSource(mm->getLHS(), ElemKind::Float16);
+  ASSERT_TRUE(x.getNode()) << print(**F);
+  EXPECT_TRUE(llvm::isa<CastNode>(x.getNode()));
+  NodeValue w = roundTripSource(mm->getRHS(), ElemKind::Float16);
+  auto *c = llvm::dyn_cast_or_null<Constant>(w.getNode());
+  ASSERT_NE(c, nullptr) << print(**F);
+  const uint16_t *bits =
+      reinterpret_cast<const uint16_t *>(c->getPayload().data());
+  EXPECT_EQ(bits[0], 0x3c00); // 1 + 2^-11: a tie, to even
+  EXPECT_EQ(bits[1], 0x3c02); // 1 + 3 * 2^-11: up
+  EXPECT_EQ(bits[2], 0x3c04); // 1 + 2^-8: exact
+  EXPECT_EQ(bits[3], 0x7c00); // 70000: +infinity
+  EXPECT_EQ(bits[4], 0xc000); // -2
+}
+
+// -weights-precision: the constant weight is stored narrow and widened at
+// run time; the activation is not rounded; nothing when the kind is kept.
+TEST(Precision, StoresWeightsNarrow) {
+  for (auto kind : {ElemKind::Float16, ElemKind::BFloat16}) {
+    for (bool keep : {false, true}) {
+      Module M;
+      auto F = parseFunction(kNet, M);
+      ASSERT_TRUE(bool(F));
+      std::string before = print(**F);
+      PrecisionOptions p;
+      p.weights = kind == ElemKind::Float16 ? FloatPrecision::FP16
+                                            : FloatPrecision::BF16;
+      if (keep)
+        p.keepKinds = {"MatMul"};
+      convert(**F, p);
+      if (keep) {
+        EXPECT_EQ(print(**F), before);
+        continue;
+      }
+      MatMulNode *mm = theMatMul(**F);
+      ASSERT_NE(mm, nullptr);
+      EXPECT_TRUE(llvm::isa<Placeholder>(mm->getLHS().getNode()));
+      NodeValue w = roundTripSource(mm->getRHS(), kind);
+      auto *c = llvm::dyn_cast_or_null<Constant>(w.getNode());
+      ASSERT_NE(c, nullptr) << print(**F);
+      EXPECT_EQ(c->getType()->sizeInBytes(), 3u * 2u * 2u);
+    }
+  }
+}
+
+// -precision=fp16 on convolutions: the plain one reads Float16-rounded
+// input and filter; the depthwise one and the one with a run-time filter
+// stay Float32. With -weights-precision=fp16 as well, the depthwise
+// filter is stored narrow too; the run-time filter is not a weight.
+TEST(Precision, RoundsConvOperandsToFP16) {
+  for (bool weights : {false, true}) {
+    Module M;
+    auto F = parseFunction(kConvNet, M);
+    ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
+    PrecisionOptions p;
+    p.precision = FloatPrecision::FP16;
+    if (weights)
+      p.weights = FloatPrecision::FP16;
+    convert(**F, p);
+    for (auto &n : (*F)->getNodes()) {
+      auto *c = llvm::dyn_cast<ConvNode>(n.get());
+      if (!c)
+        continue;
+      bool input = c->getName() == "c1";
+      bool filter = input || (weights && c->getName() == "c2");
+      EXPECT_EQ(
+          bool(roundTripSource(c->getInput(), ElemKind::Float16).getNode()),
+          input)
+          << c->getName().str();
+      NodeValue w = roundTripSource(c->getFilter(), ElemKind::Float16);
+      EXPECT_EQ(bool(w.getNode()), filter) << c->getName().str();
+      if (filter) {
+        EXPECT_TRUE(llvm::isa<Constant>(w.getNode())) << c->getName().str();
+      }
+    }
+  }
 }

@@ -209,9 +209,11 @@ static std::unique_ptr<NetworkRunner> createRunner() {
       (!opts.quant.dumpProfile.empty() || !opts.quant.loadProfile.empty()))
     fail("-dump-profile and -load-profile apply to -model; a bundle is "
          "quantized when it is compiled (model-compiler -load-profile)");
-  if (!bundlePrefix.empty() && opts.precision.precision != FloatPrecision::FP32)
-    fail("-precision applies to -model; a bundle has the precision it was "
-         "compiled with");
+  if (!bundlePrefix.empty() &&
+      (opts.precision.precision != FloatPrecision::FP32 ||
+       opts.precision.weights != FloatPrecision::FP32))
+    fail("-precision and -weights-precision apply to -model; a bundle has "
+         "the precision it was compiled with");
   if (minibatch.getNumOccurrences())
     opts.minibatch = minibatch;
   for (const std::string &s : symbols)

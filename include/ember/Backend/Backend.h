@@ -112,6 +112,10 @@ public:
   virtual bool supportsRuntimeConvFilter() const { return false; }
   /// Whether the backend runs BFloat16 MatMuls (-precision=bf16).
   virtual bool supportsBF16MatMul() const { return false; }
+  /// Whether the backend runs -precision=fp16 and -weights-precision: Casts
+  /// between Float32 and Float16 / BFloat16 around Float32 MatMuls and
+  /// Convs, whose weights are then 16-bit constants widened at run time.
+  virtual bool supportsNarrowWeights() const { return false; }
   /// The activation layout the backend's convolution prefers (the
   /// conv-layout pass asks). NCHW keeps Conv as imported.
   virtual ConvLayout getPreferredConvLayout() const { return ConvLayout::NCHW; }

@@ -3,9 +3,11 @@
 // A node is foldable when all its operands are Constants or foldable nodes
 // (a Splat has none). It is worth folding unless it is a Splat or folding
 // would create more data than its Constant leaves hold (a Broadcast of a
-// per-channel vector stays a Broadcast). The roots - nodes worth folding
-// with a user that is not - are evaluated through PassContext::evaluate, in
-// batches of bounded size, and replaced by new Constants.
+// per-channel vector stays a Broadcast), or it widens a Float16 / BFloat16
+// value to Float32 where the precision options store weights narrow. The
+// roots - nodes worth folding with a user that is not - are evaluated
+// through PassContext::evaluate, in batches of bounded size, and replaced by
+// new Constants.
 //
 //===----------------------------------------------------------------------===//
 #include "PassUtils.h"
@@ -98,6 +100,17 @@ static bool foldBatch(Function &F, llvm::ArrayRef<Node *> roots,
   return changed;
 }
 
+/// True if \p n is a Cast from Float16 or BFloat16 to Float32. Where
+/// weights are stored narrow (-precision=fp16, -weights-precision), it
+/// runs at run time: folding it would store the weight in Float32 again.
+static bool widensNarrowFloat(Node *n) {
+  auto *cast = llvm::dyn_cast<CastNode>(n);
+  if (!cast || cast->getType()->getElemKind() != ElemKind::Float32)
+    return false;
+  ElemKind from = cast->getInput().getElemKind();
+  return from == ElemKind::Float16 || from == ElemKind::BFloat16;
+}
+
 bool ConstantFoldPass::run(Function &F, PassContext &ctx) {
   if (!ctx.evaluate)
     return false;
@@ -121,10 +134,11 @@ bool ConstantFoldPass::run(Function &F, PassContext &ctx) {
       leafMax[n] = largest;
   }
   // Foldable nodes worth turning into a Constant.
+  bool keepNarrow = ctx.precision.storesNarrowWeights();
   auto worthIt = [&](Node *n) {
     auto it = leafMax.find(n);
     return it != leafMax.end() && !llvm::isa<SplatNode>(n) &&
-           n->getNumResults() == 1 &&
+           !(keepNarrow && widensNarrowFloat(n)) && n->getNumResults() == 1 &&
            n->getType()->size() <= std::max(it->second, kSmallResult);
   };
   // Roots: such nodes with a user that will not be folded itself.

@@ -8,9 +8,18 @@
 // folded by constant-fold, so weights are converted once, at compile time;
 // activations are converted at run time; a fused epilogue (bias, residual,
 // activation) stays Float32 after the Float32 sums. A Conv gets a BFloat16
-// filter and reads its Float32 input rounded to BFloat16 (convertConv).
+// filter and reads its Float32 input rounded to BFloat16 (convertConvBF16).
 // Everything else keeps its precision; docs/Precision.md lists the rules and
 // their reasons.
+//
+// Under -precision=fp16 the same ops read Float16-rounded operands but, as
+// no CPU kernel multiplies Float16 yet, each operand is a Cast pair:
+// Float32 -> Float16 (round to nearest even) -> Float32, and the MatMul or
+// Conv stays Float32. The inner Cast of a constant weight folds into a
+// Float16 Constant (half the bundle's bytes); constant-fold keeps the
+// widening Cast (PrecisionOptions::storesNarrowWeights), which runs at run
+// time. -weights-precision=fp16|bf16 puts the same pair on the constant
+// weights of the MatMuls and Convs -precision leaves in Float32.
 //
 //===----------------------------------------------------------------------===//
 #include "PassUtils.h"
@@ -23,55 +32,127 @@ static NodeValue toBF16(Function &F, llvm::StringRef name, NodeValue v) {
   return F.createCast((name + ".bf16").str(), v, ElemKind::BFloat16);
 }
 
-/// Gives \p conv a BFloat16 filter: a Float32 convolution that is not
-/// depthwise (its few multiply-adds per weight gain little and its kernels
-/// stay Float32) and whose filter is a Constant, so that the Cast folds
-/// into the bundle's weights. The input stays Float32: the convolution
-/// rounds it while it copies its patches, with no Cast over the tensor.
-static bool convertConv(Function &F, ConvNode *conv) {
+/// \p v rounded to \p kind and widened back to Float32: the value a
+/// Float32 MatMul or Conv reads, rounded as a \p kind operand would be.
+static NodeValue roundTrip(Function &F, llvm::StringRef name, NodeValue v,
+                           ElemKind kind) {
+  std::string n =
+      (name + (kind == ElemKind::Float16 ? ".fp16" : ".bf16")).str();
+  NodeValue narrow = F.createCast(n, v, kind);
+  return F.createCast(n + ".wide", narrow, ElemKind::Float32);
+}
+
+/// True if \p conv may read reduced-precision operands: a Float32
+/// convolution that is not depthwise (its few multiply-adds per weight gain
+/// little and its kernels stay Float32) and whose filter is a Constant, so
+/// that the Cast folds into the bundle's weights.
+static bool isConvertibleConv(ConvNode *conv) {
   NodeValue w = conv->getFilter();
   auto xd = conv->getInput().dims();
   int64_t group = conv->getGroup();
   bool depthwise =
       group > 1 && dim_t(group) == xd[1] && dim_t(group) == w.dims()[0];
-  if (conv->getInput().getElemKind() != ElemKind::Float32 ||
-      w.getElemKind() != ElemKind::Float32 || depthwise ||
-      !llvm::isa<Constant>(w.getNode()))
-    return false;
+  return conv->getInput().getElemKind() == ElemKind::Float32 &&
+         w.getElemKind() == ElemKind::Float32 && !depthwise &&
+         llvm::isa<Constant>(w.getNode());
+}
+
+/// True if \p mm multiplies two Float32 operands.
+static bool isConvertibleMatMul(MatMulNode *mm) {
+  return mm->getLHS().getElemKind() == ElemKind::Float32 &&
+         mm->getRHS().getElemKind() == ElemKind::Float32;
+}
+
+/// Gives \p conv a BFloat16 filter. The input stays Float32: the
+/// convolution rounds it while it copies its patches, with no Cast over the
+/// tensor.
+static void convertConvBF16(Function &F, ConvNode *conv) {
+  NodeValue w = conv->getFilter();
   conv->setNthInput(1, toBF16(F, conv->getName().str() + ".filter", w));
+}
+
+/// Replaces \p mm by a MatMul of its operands cast to BFloat16.
+static void convertMatMulBF16(Function &F, MatMulNode *mm) {
+  std::string name = mm->getName().str();
+  NodeValue a = toBF16(F, name + ".lhs", mm->getLHS());
+  NodeValue b = toBF16(F, name + ".rhs", mm->getRHS());
+  // An epilogue stays Float32 and keeps its place after the sums.
+  llvm::SmallVector<NodeValue, 4> epilogue = mm->getEpilogue();
+  MatMulNode *converted = F.createMatMul(
+      name, a, b, epilogue, mm->getTransB(), mm->getFusedActivation(),
+      mm->getFusedAlpha(), mm->getFusedBeta());
+  replaceNode(mm, converted);
+  F.eraseNode(mm);
+}
+
+/// Under -precision=fp16: both operands of \p n (a MatMul or convertible
+/// Conv) rounded to Float16 by a Cast pair; \p n stays Float32.
+static void convertFP16(Function &F, Node *n) {
+  std::string name = n->getName().str();
+  for (unsigned i : {0u, 1u})
+    n->setNthInput(i, roundTrip(F, name + (i ? ".rhs" : ".lhs"),
+                                n->getNthInput(i), ElemKind::Float16));
+}
+
+/// Converts \p n (a MatMul or Conv) as -precision asks; returns the
+/// counter to bump, or nullptr where \p n keeps Float32 operands.
+static const char *convertOperands(Function &F, Node *n, FloatPrecision p) {
+  auto *conv = llvm::dyn_cast<ConvNode>(n);
+  auto *mm = llvm::dyn_cast<MatMulNode>(n);
+  if (p == FloatPrecision::FP32 ||
+      !(conv ? isConvertibleConv(conv) : isConvertibleMatMul(mm)))
+    return nullptr;
+  if (p == FloatPrecision::FP16)
+    convertFP16(F, n);
+  else if (conv)
+    convertConvBF16(F, conv);
+  else
+    convertMatMulBF16(F, mm);
+  return conv ? "convert-precision.convs" : "convert-precision.matmuls";
+}
+
+/// True if \p v is computed from Constants alone (a weight that lowering
+/// has reshaped or transposed; constant-fold folds it, and a Cast of it).
+static bool isConstantValue(NodeValue v, unsigned depth = 0) {
+  Node *n = v.getNode();
+  if (llvm::isa<Constant>(n))
+    return true;
+  if (depth > 4 || n->getNumInputs() == 0 || llvm::isa<Placeholder>(n))
+    return false;
+  for (NodeValue in : n->getInputs())
+    if (!isConstantValue(in, depth + 1))
+      return false;
+  return true;
+}
+
+/// -weights-precision on \p n, a MatMul or Conv left in Float32: a Float32
+/// constant weight (input 1) stored in \p p's type, widened at run time.
+static bool narrowWeight(Function &F, Node *n, FloatPrecision p) {
+  NodeValue w = n->getNthInput(1);
+  if (p == FloatPrecision::FP32 || w.getElemKind() != ElemKind::Float32 ||
+      !isConstantValue(w))
+    return false;
+  ElemKind kind =
+      p == FloatPrecision::FP16 ? ElemKind::Float16 : ElemKind::BFloat16;
+  n->setNthInput(1, roundTrip(F, n->getName().str() + ".rhs", w, kind));
   return true;
 }
 
 bool ConvertPrecisionPass::run(Function &F, PassContext &ctx) {
-  if (ctx.precision.precision != FloatPrecision::BF16)
-    return false;
+  const PrecisionOptions &p = ctx.precision;
   bool changed = false;
   for (Node *n : nodesInOrder(F)) {
-    if (auto *conv = llvm::dyn_cast<ConvNode>(n)) {
-      if (!ctx.precision.keeps("Conv") && convertConv(F, conv)) {
-        ++ctx.counters["convert-precision.convs"];
-        changed = true;
-      }
+    if (!llvm::isa<ConvNode>(n) && !llvm::isa<MatMulNode>(n))
       continue;
+    if (p.keeps(llvm::isa<ConvNode>(n) ? "Conv" : "MatMul"))
+      continue;
+    if (const char *counter = convertOperands(F, n, p.precision)) {
+      ++ctx.counters[counter];
+      changed = true;
+    } else if (narrowWeight(F, n, p.weights)) {
+      ++ctx.counters["convert-precision.narrow-weights"];
+      changed = true;
     }
-    if (ctx.precision.keeps("MatMul"))
-      continue;
-    auto *mm = llvm::dyn_cast<MatMulNode>(n);
-    if (!mm || mm->getLHS().getElemKind() != ElemKind::Float32 ||
-        mm->getRHS().getElemKind() != ElemKind::Float32)
-      continue;
-    std::string name = mm->getName().str();
-    NodeValue a = toBF16(F, name + ".lhs", mm->getLHS());
-    NodeValue b = toBF16(F, name + ".rhs", mm->getRHS());
-    // An epilogue stays Float32 and keeps its place after the sums.
-    llvm::SmallVector<NodeValue, 4> epilogue = mm->getEpilogue();
-    MatMulNode *converted = F.createMatMul(
-        name, a, b, epilogue, mm->getTransB(), mm->getFusedActivation(),
-        mm->getFusedAlpha(), mm->getFusedBeta());
-    replaceNode(mm, converted);
-    F.eraseNode(mm);
-    ++ctx.counters["convert-precision.matmuls"];
-    changed = true;
   }
   return changed;
 }
