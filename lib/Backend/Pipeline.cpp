@@ -38,11 +38,10 @@ ember::optimizeAndGenerateIR(Function &F, const Backend &B,
     return makeErrorF("backend {0} does not support -precision=bf16 yet",
                       B.getName());
   const PrecisionOptions &prec = opts.codegen.precision;
-  if (prec.storesNarrowWeights() && !B.supportsNarrowWeights())
+  bool fp16 = prec.precision == FloatPrecision::FP16;
+  if ((fp16 || prec.storesNarrowWeights()) && !B.supportsNarrowWeights())
     return makeErrorF("backend {0} does not support {1} yet", B.getName(),
-                      prec.precision == FloatPrecision::FP16
-                          ? "-precision=fp16"
-                          : "-weights-precision");
+                      fp16 ? "-precision=fp16" : "-weights-precision");
   PassContext ctx = makePassContext(B, opts);
   EMBER_RETURN_IF_ERR(runPipeline(F,
                                   opts.pipeline.value_or(getDefaultPipeline()),

@@ -35,13 +35,19 @@ fi
 check "-print-conv-plans" 0 "^conv '/features/features.4/Conv_1_1' \\[1, 16, 4, 4\\] \\* \\[32, 16, 3, 3\\] stride 1x1 group 1 -> \\[1, 32, 4, 4\\]: [a-z]" \
   "$COMPILER" -model="$D" -emit-bundle="$B/plans" -print-conv-plans
 [ -s "$B/plans/digits.o" ] || fail "-print-conv-plans stopped the compile"
-# -weights-precision=fp16 / -precision=fp16: the Conv and Gemm weights
-# are stored in 2 bytes (the biases stay 4), so the weights file is under
-# 60 % of fp32's; bf16 weights likewise.
+# -weights-precision=fp16 (alone or with -precision=fp16): the Conv and
+# Gemm weights are stored in 2 bytes (the biases stay 4), so the weights
+# file is under 60 % of fp32's; bf16 weights likewise. -precision=fp16
+# alone widens its rounded weights at compile time: not halved.
 check "-weights-precision=fp16" 0 EMPTY "$COMPILER" -model="$D" \
   -emit-bundle="$B/w16" -weights-precision=fp16
-check "-precision=fp16" 0 EMPTY "$COMPILER" -model="$D" -emit-bundle="$B/p16" \
-  -precision=fp16
+check "-precision=fp16 -weights-precision=fp16" 0 EMPTY "$COMPILER" \
+  -model="$D" -emit-bundle="$B/p16" -precision=fp16 -weights-precision=fp16
+check "-precision=fp16" 0 EMPTY "$COMPILER" -model="$D" \
+  -emit-bundle="$B/p16wide" -precision=fp16
+[ "$(stat -c %s "$B/p16wide/digits.weights.bin")" -ge \
+  "$(stat -c %s "$B/digits.weights.bin")" ] ||
+  fail "-precision=fp16 alone stored its weights narrow"
 check "-weights-precision=bf16" 0 EMPTY "$COMPILER" -model="$D" \
   -emit-bundle="$B/wb16" -weights-precision=bf16
 full=$(stat -c %s "$B/digits.weights.bin")

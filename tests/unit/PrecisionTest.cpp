@@ -17,6 +17,7 @@
 #include "ember/IR/Scheduler.h"
 
 #include <cstring>
+#include <limits>
 
 using namespace ember;
 
@@ -287,32 +288,49 @@ const char *kNetFP16 = R"(function f {
 })";
 
 // -precision=fp16: both operands of the Float32 MatMul go through a Cast
-// pair; the weight's inner Cast folds into a Float16 Constant (rounded to
-// nearest even), and its widening Cast stays, to run at run time.
+// pair. The weight's pair folds at compile time into a Float32 Constant
+// holding the fp16-rounded values (nearest even, past 65504 to infinity);
+// with -weights-precision=fp16 as well, only the inner Cast folds, into a
+// Float16 Constant widened at run time.
 TEST(Precision, RoundsMatMulOperandsToFP16) {
-  Module M;
-  auto F = parseFunction(kNetFP16, M);
-  ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
-  PrecisionOptions p;
-  p.precision = FloatPrecision::FP16;
-  convert(**F, p);
-  MatMulNode *mm = theMatMul(**F);
-  ASSERT_NE(mm, nullptr);
-  EXPECT_EQ(mm->getLHS().getElemKind(), ElemKind::Float32);
-  EXPECT_EQ(mm->getRHS().getElemKind(), ElemKind::Float32);
-  NodeValue x = roundTripSource(mm->getLHS(), ElemKind::Float16);
-  ASSERT_TRUE(x.getNode()) << print(**F);
-  EXPECT_TRUE(llvm::isa<CastNode>(x.getNode()));
-  NodeValue w = roundTripSource(mm->getRHS(), ElemKind::Float16);
-  auto *c = llvm::dyn_cast_or_null<Constant>(w.getNode());
-  ASSERT_NE(c, nullptr) << print(**F);
-  const uint16_t *bits =
-      reinterpret_cast<const uint16_t *>(c->getPayload().data());
-  EXPECT_EQ(bits[0], 0x3c00); // 1 + 2^-11: a tie, to even
-  EXPECT_EQ(bits[1], 0x3c02); // 1 + 3 * 2^-11: up
-  EXPECT_EQ(bits[2], 0x3c04); // 1 + 2^-8: exact
-  EXPECT_EQ(bits[3], 0x7c00); // 70000: +infinity
-  EXPECT_EQ(bits[4], 0xc000); // -2
+  for (bool narrow : {false, true}) {
+    Module M;
+    auto F = parseFunction(kNetFP16, M);
+    ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
+    PrecisionOptions p;
+    p.precision = FloatPrecision::FP16;
+    if (narrow)
+      p.weights = FloatPrecision::FP16;
+    convert(**F, p);
+    MatMulNode *mm = theMatMul(**F);
+    ASSERT_NE(mm, nullptr);
+    EXPECT_EQ(mm->getLHS().getElemKind(), ElemKind::Float32);
+    EXPECT_EQ(mm->getRHS().getElemKind(), ElemKind::Float32);
+    NodeValue x = roundTripSource(mm->getLHS(), ElemKind::Float16);
+    ASSERT_TRUE(x.getNode()) << print(**F);
+    EXPECT_TRUE(llvm::isa<CastNode>(x.getNode()));
+    const float want[] = {1.f, 1.001953125f, 1.00390625f,
+                          std::numeric_limits<float>::infinity(), -2.f};
+    if (!narrow) {
+      auto *c = llvm::dyn_cast<Constant>(mm->getRHS().getNode());
+      ASSERT_NE(c, nullptr) << print(**F);
+      ASSERT_EQ(c->getType()->getElemKind(), ElemKind::Float32);
+      const float *v = reinterpret_cast<const float *>(c->getPayload().data());
+      for (int i = 0; i < 5; ++i)
+        EXPECT_EQ(v[i], want[i]) << i;
+      continue;
+    }
+    NodeValue w = roundTripSource(mm->getRHS(), ElemKind::Float16);
+    auto *c = llvm::dyn_cast_or_null<Constant>(w.getNode());
+    ASSERT_NE(c, nullptr) << print(**F);
+    const uint16_t *bits =
+        reinterpret_cast<const uint16_t *>(c->getPayload().data());
+    EXPECT_EQ(bits[0], 0x3c00); // 1 + 2^-11: a tie, to even
+    EXPECT_EQ(bits[1], 0x3c02); // 1 + 3 * 2^-11: up
+    EXPECT_EQ(bits[2], 0x3c04); // 1 + 2^-8: exact
+    EXPECT_EQ(bits[3], 0x7c00); // 70000: +infinity
+    EXPECT_EQ(bits[4], 0xc000); // -2
+  }
 }
 
 // -weights-precision: the constant weight is stored narrow and widened at
@@ -369,9 +387,11 @@ TEST(Precision, RoundsConvOperandsToFP16) {
           bool(roundTripSource(c->getInput(), ElemKind::Float16).getNode()),
           input)
           << c->getName().str();
+      // Stored narrow only with -weights-precision; -precision=fp16 alone
+      // folds c1's rounded filter back into a Float32 Constant.
       NodeValue w = roundTripSource(c->getFilter(), ElemKind::Float16);
-      EXPECT_EQ(bool(w.getNode()), filter) << c->getName().str();
-      if (filter) {
+      EXPECT_EQ(bool(w.getNode()), filter && weights) << c->getName().str();
+      if (filter && weights) {
         EXPECT_TRUE(llvm::isa<Constant>(w.getNode())) << c->getName().str();
       }
     }

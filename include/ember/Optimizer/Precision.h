@@ -33,10 +33,11 @@ struct PrecisionOptions {
   /// True if nodes of kind \p kind are to keep their precision.
   bool keeps(llvm::StringRef kind) const;
   /// True if some weights are stored in a 16-bit type and widened to
-  /// Float32 at run time: constant-fold then keeps those widening Casts.
-  bool storesNarrowWeights() const {
-    return precision == FloatPrecision::FP16 || weights != FloatPrecision::FP32;
-  }
+  /// Float32 at run time (-weights-precision): constant-fold then keeps
+  /// those widening Casts. -precision=fp16 alone does not: its products
+  /// run in Float32 on the CPU, so its weights are widened at compile time
+  /// (their values rounded to fp16) and packed as fp32 weights are.
+  bool storesNarrowWeights() const { return weights != FloatPrecision::FP32; }
 };
 
 /// Parses -precision ("fp32", "bf16" or "fp16").
