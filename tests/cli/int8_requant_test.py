@@ -129,7 +129,10 @@ def conv_models():
     # partial), a 1x1 and a 5x3 window, no padding, rows shorter and longer
     # than its 16 lanes, a column stride of 4 (the widest its 64-byte load
     # takes) and of 5 (the other kernel), mixed strides with a column
-    # dilation of 3.
+    # dilation of 3; last, 68 pixels (a last panel of 4 columns, which the
+    # vpdpbusd kernel covers with one vector) over 1800 taps (several K
+    # blocks, partial sums between them) and 13 output channels (a tile
+    # of one row).
     shapes = [((1, 16, 7, 7), 32, (1, 1), (1, 1), (0, 0, 0, 0), 1),
               ((2, 10, 9, 13), 20, (1, 1), (1, 1), (0, 0, 0, 0), 1),
               ((1, 5, 9, 11), 7, (3, 3), (1, 1), (1, 1, 1, 1), 1),
@@ -152,7 +155,8 @@ def conv_models():
               ((1, 11, 28, 29), 11, (3, 3), (1, 1), (0, 0, 0, 0), 11),
               ((1, 4, 9, 70), 4, (3, 3), (4, 4), (1, 1, 1, 1), 4),
               ((1, 3, 12, 40), 3, (3, 3), (1, 5), (1, 1, 1, 1), 3),
-              ((1, 6, 10, 33), 6, (5, 3), (1, 2), (0, 1, 2, 1), 6, (2, 3))]
+              ((1, 6, 10, 33), 6, (5, 3), (1, 2), (0, 1, 2, 1), 6, (2, 3)),
+              ((1, 200, 4, 17), 13, (3, 3), (1, 1), (1, 1, 1, 1), 1)]
     cs = cases()
     for si, shape in enumerate(shapes):
         xs, oc, ks, st, pads, grp = shape[:6]
