@@ -162,13 +162,7 @@ Tensor runMatMul(const HalfMatMulCase &c, Half h, llvm::StringRef backend) {
   std::vector<Tensor> inputs;
   auto *a = M.createPlaceholder("a", at.getType(), false);
   inputs.push_back(std::move(at));
-  NodeValue b;
-  if (c.constantRHS) {
-    b = M.createConstant("b", std::move(bt));
-  } else {
-    b = M.createPlaceholder("b", bt.getType(), false);
-    inputs.push_back(std::move(bt));
-  }
+  NodeValue b = constantOrInput(M, "b", std::move(bt), c.constantRHS, inputs);
   NodeValue y = F->createMatMul("mm", a, b, c.transB);
   F->createSave("save", y, M.createPlaceholder("y", *y.getType(), true));
   auto outs = compileAndRun(M, *F, backend, std::move(inputs), halfOptions(h));

@@ -158,13 +158,7 @@ Tensor runCase(const BF16Case &c, llvm::StringRef backend) {
   std::vector<Tensor> inputs;
   auto *a = M.createPlaceholder("a", at.getType(), false);
   inputs.push_back(std::move(at));
-  NodeValue b;
-  if (c.constantRHS) {
-    b = M.createConstant("b", std::move(bt));
-  } else {
-    b = M.createPlaceholder("b", bt.getType(), false);
-    inputs.push_back(std::move(bt));
-  }
+  NodeValue b = constantOrInput(M, "b", std::move(bt), c.constantRHS, inputs);
   NodeValue y = F->createMatMul("mm", a, b, c.transB);
   auto *out = M.createPlaceholder("y", *y.getType(), true);
   F->createSave("save", y, out);

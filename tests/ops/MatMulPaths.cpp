@@ -214,13 +214,7 @@ Tensor runCase(const MatMulCase &c, llvm::StringRef backend) {
   std::vector<Tensor> inputs;
   auto *a = M.createPlaceholder("a", at.getType(), false);
   inputs.push_back(std::move(at));
-  NodeValue b;
-  if (c.constantRHS) {
-    b = M.createConstant("b", std::move(bt));
-  } else {
-    b = M.createPlaceholder("b", Type(ElemKind::Float32, bd), false);
-    inputs.push_back(std::move(bt));
-  }
+  NodeValue b = constantOrInput(M, "b", std::move(bt), c.constantRHS, inputs);
   if (c.form == RHSForm::TransposeNode) {
     std::vector<int64_t> perm;
     for (size_t i = 0; i < bd.size(); ++i)

@@ -170,13 +170,7 @@ Tensor runCase(const TransposeCase &c, llvm::StringRef backend,
   inputs.push_back(std::move(at));
   if (c.reluA)
     a = F->createRelu("relu", a);
-  NodeValue b;
-  if (c.constantRHS) {
-    b = M.createConstant("b", std::move(bt));
-  } else {
-    b = M.createPlaceholder("b", bt.getType(), false);
-    inputs.push_back(std::move(bt));
-  }
+  NodeValue b = constantOrInput(M, "b", std::move(bt), c.constantRHS, inputs);
   NodeValue y = F->createMatMul("mm", transposed(F, "at", a, c.a),
                                 transposed(F, "bt", b, c.b), c.transB);
   auto *out = M.createPlaceholder("y", *y.getType(), true);

@@ -58,6 +58,18 @@ inline std::vector<Tensor> compileAndRun(
 }
 
 /// A float tensor of \p dims holding \p values.
+/// \p value as a Constant named \p name when \p constant, else as an
+/// input Placeholder whose value is appended to \p inputs (compileAndRun
+/// feeds inputs in the order their Placeholders were made).
+inline NodeValue constantOrInput(Module &M, llvm::StringRef name, Tensor value,
+                                 bool constant, std::vector<Tensor> &inputs) {
+  if (constant)
+    return M.createConstant(name, std::move(value));
+  auto *p = M.createPlaceholder(name, value.getType(), false);
+  inputs.push_back(std::move(value));
+  return p;
+}
+
 inline Tensor makeTensor(llvm::ArrayRef<dim_t> dims,
                          std::initializer_list<float> values) {
   Tensor t(ElemKind::Float32, dims);
