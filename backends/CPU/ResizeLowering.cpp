@@ -74,7 +74,7 @@ std::optional<Kernel> cpu::lowerResizePlanes(const Instruction &I,
       (rows->taps != cols->taps && rows->taps != 1 && cols->taps != 1))
     return std::nullopt;
   auto table = [&](const auto &v, const std::string &what, ElemKind kind) {
-    return appendConstant(constants, v.data(), v.size() * 8,
+    return appendConstant(constants, v.data(), v.size() * sizeof(v[0]),
                           (I.getName() + what).str(), kind);
   };
   Kernel k(I.getName());

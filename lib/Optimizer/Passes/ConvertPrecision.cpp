@@ -15,11 +15,13 @@
 // Under -precision=fp16 the same ops read Float16-rounded operands but, as
 // no CPU kernel multiplies Float16 yet, each operand is a Cast pair:
 // Float32 -> Float16 (round to nearest even) -> Float32, and the MatMul or
-// Conv stays Float32. The inner Cast of a constant weight folds into a
-// Float16 Constant (half the bundle's bytes); constant-fold keeps the
-// widening Cast (PrecisionOptions::storesNarrowWeights), which runs at run
-// time. -weights-precision=fp16|bf16 puts the same pair on the constant
-// weights of the MatMuls and Convs -precision leaves in Float32.
+// Conv stays Float32. A constant weight's pair folds at compile time into
+// a Float32 Constant of Float16-rounded values. -weights-precision=fp16|bf16
+// puts the same pair on the constant weights of the MatMuls and Convs
+// -precision leaves in Float32, and makes constant-fold keep every weight's
+// widening Cast (PrecisionOptions::storesNarrowWeights): the inner Cast
+// folds into a 16-bit Constant (half the bundle's bytes) widened at run
+// time.
 //
 //===----------------------------------------------------------------------===//
 #include "PassUtils.h"
@@ -111,26 +113,17 @@ static const char *convertOperands(Function &F, Node *n, FloatPrecision p) {
   return conv ? "convert-precision.convs" : "convert-precision.matmuls";
 }
 
-/// True if \p v is computed from Constants alone (a weight that lowering
-/// has reshaped or transposed; constant-fold folds it, and a Cast of it).
-static bool isConstantValue(NodeValue v, unsigned depth = 0) {
-  Node *n = v.getNode();
-  if (llvm::isa<Constant>(n))
-    return true;
-  if (depth > 4 || n->getNumInputs() == 0 || llvm::isa<Placeholder>(n))
-    return false;
-  for (NodeValue in : n->getInputs())
-    if (!isConstantValue(in, depth + 1))
-      return false;
-  return true;
-}
+/// The most nodes a weight's constant expression may have (a Constant that
+/// lowering has reshaped or transposed: a handful).
+constexpr unsigned kMaxWeightNodes = 16;
 
 /// -weights-precision on \p n, a MatMul or Conv left in Float32: a Float32
 /// constant weight (input 1) stored in \p p's type, widened at run time.
 static bool narrowWeight(Function &F, Node *n, FloatPrecision p) {
   NodeValue w = n->getNthInput(1);
+  unsigned budget = kMaxWeightNodes;
   if (p == FloatPrecision::FP32 || w.getElemKind() != ElemKind::Float32 ||
-      !isConstantValue(w))
+      !isConstantExpr(w, budget))
     return false;
   ElemKind kind =
       p == FloatPrecision::FP16 ? ElemKind::Float16 : ElemKind::BFloat16;

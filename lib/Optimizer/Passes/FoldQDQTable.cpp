@@ -64,21 +64,6 @@ bool isElementwise(const Node &n) {
          getOpInfo(toOpKind(n.getKind())).elementwise;
 }
 
-/// True when \p v depends on no run-time value (Constants and Splats only).
-bool isConstantExpr(NodeValue v, unsigned &budget) {
-  if (budget == 0 || --budget == 0)
-    return false;
-  Node *n = v.getNode();
-  if (llvm::isa<Constant>(n) || llvm::isa<SplatNode>(n))
-    return true;
-  if (n->getNumInputs() == 0)
-    return false;
-  for (unsigned i = 0, e = n->getNumInputs(); i < e; ++i)
-    if (!isConstantExpr(n->getNthInput(i), budget))
-      return false;
-  return true;
-}
-
 /// A TableLookup in a constant table (an earlier fold's output).
 TableLookupNode *constantLookup(NodeValue v) {
   auto *t = llvm::dyn_cast<TableLookupNode>(v.getNode());

@@ -68,3 +68,17 @@ unsigned ember::attrIndex(OpKind kind, llvm::StringRef name) {
       return i;
   LOG(FATAL) << "op " << info.name << " has no attribute " << name.str();
 }
+
+bool ember::isConstantExpr(NodeValue v, unsigned &budget) {
+  if (budget == 0 || --budget == 0)
+    return false;
+  Node *n = v.getNode();
+  if (llvm::isa<Constant>(n) || llvm::isa<SplatNode>(n))
+    return true;
+  if (n->getNumInputs() == 0)
+    return false;
+  for (unsigned i = 0, e = n->getNumInputs(); i < e; ++i)
+    if (!isConstantExpr(n->getNthInput(i), budget))
+      return false;
+  return true;
+}

@@ -20,6 +20,10 @@ inline bool isUniform(NodeValue v, double x) {
   return u && *u == x;
 }
 
+/// True when \p v depends on no run-time value (Constants and Splats only),
+/// looking at no more than \p budget nodes (decremented as it walks).
+bool isConstantExpr(NodeValue v, unsigned &budget);
+
 /// A copy of \p n with other operands and attributes and the same result
 /// types (the caller keeps the types valid; the verifier checks).
 Node *cloneNode(Function &F, const Node &n, llvm::ArrayRef<NodeValue> inputs,
