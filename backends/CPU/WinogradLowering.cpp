@@ -65,9 +65,9 @@ int64_t numTiles(const ConvInst &I, int64_t tm) {
 /// Bytes of V and M a band of Winograd tiles may use (a 2 MB L2; at two
 /// threads each core holds about half of them).
 constexpr int64_t kWinoBandBytes = 2 << 20;
-/// The most bands a convolution is split into: each band is three more
+/// The most pieces a convolution is split into: each is three more
 /// kernels with their own inlined copies of the transforms and the GEMM,
-/// so compile time grows with the bands (docs/PerformanceHistory.md#winograd).
+/// so compile time grows with them (docs/PerformanceHistory.md#winograd).
 constexpr int64_t kWinoMaxBands = 16;
 /// V and M up to this size stay whole: their round trip mostly hits the
 /// caches, and bands would only narrow the GEMMs (chosen by measurement,
@@ -179,14 +179,17 @@ static int64_t winoScratchBytes(int64_t tiles, int64_t P, int64_t C,
 }
 
 /// The pieces of a convolution with nImg images of TH x TW tiles. Where V
-/// and M do not fit kWinoBandBytes, the three phases of a band of tile rows
-/// can pass them through the cache instead of memory (Inception-v3's
-/// 147x147 convolutions wrote and read about 25 MB of them), at the price
-/// of narrower GEMMs (panels of 32 tiles fill worse) and of reading the
-/// transformed filter (\p uBytes) once per band. The estimate, in bytes of
-/// memory traffic, counts kWinoFlopsPerByte GEMM flops as one byte; the
-/// cheapest of all at once and each band height that fits and makes at
-/// most kWinoMaxBands bands is taken.
+/// and M do not fit kWinoBandBytes, the three phases of a piece -- a group
+/// of images, a band of tile rows of each -- can pass them through the
+/// cache instead of memory (Inception-v3's 147x147 convolutions wrote and
+/// read about 25 MB of them), at the price of narrower GEMMs (panels of 32
+/// tiles fill worse) and of reading the transformed filter (\p uBytes) once
+/// per piece. The estimate, in bytes of memory traffic, counts
+/// kWinoFlopsPerByte GEMM flops as one byte; the cheapest of all at once and
+/// each split that fits and makes at most kWinoMaxBands pieces in all is
+/// taken. A piece spans as many images as fit, not one each: every piece is
+/// three kernels of its own, so per-image bands multiplied the code by the
+/// batch (a video network's frames: 1,000 kernels, minutes of codegen).
 static std::vector<WinoPiece> winoPieces(int64_t nImg, int64_t TH, int64_t TW,
                                          int64_t P, int64_t C, int64_t M,
                                          int64_t uBytes) {
@@ -197,25 +200,36 @@ static std::vector<WinoPiece> winoPieces(int64_t nImg, int64_t TH, int64_t TW,
   if (whole <= kWinoWholeBytes)
     return {{0, nImg, 0, TH}};
   double best = gemm(T) + 2 * double(whole) + double(uBytes);
-  int64_t bestRows = 0;
-  for (int64_t rows = (TH + kWinoMaxBands - 1) / kWinoMaxBands;
-       rows < TH && winoScratchBytes(rows * TW, P, C, M) <= kWinoBandBytes;
-       ++rows) {
-    int64_t full = TH / rows, rest = TH % rows;
-    double cost = double(nImg) * (double(full) * gemm(rows * TW) +
-                                  (rest ? gemm(rest * TW) : 0.) +
-                                  double((full + (rest ? 1 : 0)) * uBytes));
-    if (cost < best) {
-      best = cost;
-      bestRows = rows;
+  int64_t bestImgs = 0, bestRows = 0;
+  for (int64_t imgs = nImg; imgs >= 1; --imgs) {
+    int64_t groups = (nImg + imgs - 1) / imgs;
+    for (int64_t rows = TH; rows >= 1; --rows) {
+      int64_t bands = (TH + rows - 1) / rows;
+      if (groups * bands > kWinoMaxBands)
+        break;
+      if ((imgs == nImg && rows == TH) ||
+          winoScratchBytes(imgs * rows * TW, P, C, M) > kWinoBandBytes)
+        continue;
+      double cost = 0;
+      for (int64_t i0 = 0; i0 < nImg; i0 += imgs)
+        for (int64_t r0 = 0; r0 < TH; r0 += rows)
+          cost +=
+              gemm(std::min(imgs, nImg - i0) * std::min(rows, TH - r0) * TW) +
+              double(uBytes);
+      if (cost < best) {
+        best = cost;
+        bestImgs = imgs;
+        bestRows = rows;
+      }
     }
   }
   if (!bestRows)
     return {{0, nImg, 0, TH}};
   std::vector<WinoPiece> pieces;
-  for (int64_t n = 0; n < nImg; ++n)
+  for (int64_t i0 = 0; i0 < nImg; i0 += bestImgs)
     for (int64_t r0 = 0; r0 < TH; r0 += bestRows)
-      pieces.push_back({n, 1, r0, std::min(bestRows, TH - r0)});
+      pieces.push_back(
+          {i0, std::min(bestImgs, nImg - i0), r0, std::min(bestRows, TH - r0)});
   return pieces;
 }
 

@@ -245,13 +245,18 @@ inline const ConvCase kConvCases[] = {
     // V and M past 8 MB: bands of tile rows, each band's transforms and
     // GEMMs in turn (126x126 with pads: a band starts on real rows above
     // it, the last band and tile row are partial); two images of 89x96
-    // with asymmetric pads, banded per image.
+    // with asymmetric pads, banded across both images.
     {"wino_bands_relu_res", 1, 32, 126, 126, 48, 3, 3,
      1, 1, 1, 1, 1, 1, 1, 1, 1,
      FusedActivation::Relu, 0, 0, true, 4},
     {"wino_bands_batch_asym", 2, 24, 90, 97, 40, 3, 3,
      1, 1, 1, 0, 0, 1, 1, 1, 1,
      FusedActivation::None, 0, 0, true, 4},
+    // Thirteen 40x40 images whose V and M pass 8 MB but two images' fit
+    // a band: pieces of two whole images, the last of one image.
+    {"wino_pieces_image_groups", 13, 24, 40, 40, 24, 3, 3,
+     1, 1, 1, 1, 1, 1, 1, 1, 1,
+     FusedActivation::Relu, 0, 0, true, 4},
     // Narrow rows that a flat walk fills poorly take narrower tiles
     // (channel-vector GEMM): 7x7 in 7-pixel tiles with K = 360 walked in
     // slices over all tiles of a call; 8x8 in 8-pixel tiles; a 1x7 window
