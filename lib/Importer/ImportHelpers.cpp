@@ -191,3 +191,27 @@ void onnximport::bindOutput(ImportContext &ctx, const onnx::NodeProto &node,
   if (i < node.output_size() && !node.output(i).empty())
     ctx.bind(node.output(i), v);
 }
+
+/// \p counts with negative entries clamped to 0.
+static Ints emptyDims(Ints counts) {
+  for (int64_t &c : counts)
+    c = std::max<int64_t>(c, 0);
+  return counts;
+}
+
+llvm::Expected<NodeValue> onnximport::sliceNode(ImportContext &ctx,
+                                                const onnx::NodeProto &node,
+                                                NodeValue x, const Ints &starts,
+                                                const Ints &steps,
+                                                const Ints &counts) {
+  if (counts == Ints(x.dims().begin(), x.dims().end()) &&
+      std::all_of(steps.begin(), steps.end(), [](int64_t s) { return s == 1; }))
+    return x;
+  for (int64_t c : counts)
+    if (c <= 0) // An empty constant: it holds no values to compute.
+      return NodeValue(ctx.module().createConstant(
+          nameOf(node), Tensor(x.getElemKind(), emptyDims(counts))));
+  return make(
+      ctx, node, OpKind::Slice, {x},
+      {Attr::makeInts(starts), Attr::makeInts(steps), Attr::makeInts(counts)});
+}

@@ -99,6 +99,13 @@ llvm::Expected<double> constantScalar(ImportContext &ctx,
 llvm::Expected<int64_t> constantScalarInt(ImportContext &ctx,
                                           const onnx::NodeProto &node, int i);
 
+/// One Slice node from per-dim start/step/count (\p x itself when it
+/// takes everything, an empty constant when a count is not positive).
+llvm::Expected<NodeValue> sliceNode(ImportContext &ctx,
+                                    const onnx::NodeProto &node, NodeValue x,
+                                    const Ints &starts, const Ints &steps,
+                                    const Ints &counts);
+
 /// Binds output \p i of \p node (empty names are skipped).
 void bindOutput(ImportContext &ctx, const onnx::NodeProto &node, int i,
                 NodeValue v);
@@ -107,6 +114,7 @@ void bindOutput(ImportContext &ctx, const onnx::NodeProto &node, int i,
 using RuleList = llvm::ArrayRef<ImportRule>;
 RuleList getMathImportRules();
 RuleList getTensorImportRules();
+RuleList getSplitPadImportRules();
 RuleList getReduceImportRules();
 RuleList getNNImportRules();
 

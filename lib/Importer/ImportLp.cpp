@@ -84,6 +84,11 @@ llvm::Error importLpPool(ImportContext &ctx, const onnx::NodeProto &node) {
   if (n == 0 || k.size() != n || p < 1 || autoPad != "NOTSET")
     return fail(node, "needs spatial dims, a matching kernel_shape, p >= 1 "
                       "and explicit pads");
+  // Opset 18's window options.
+  TRY(int64_t ceilMode, attrs.getInt("ceil_mode", 0));
+  TRY(Ints dil, attrs.getInts("dilations", Ints(n, 1)));
+  if (ceilMode || dil != Ints(n, 1))
+    return fail(node, "ceil_mode and dilations are not supported");
   TRY(NodeValue a, absPow(ctx, node, x, p));
   TRY(NodeValue avg,
       make(ctx, node, OpKind::PoolND, {a},
@@ -243,7 +248,7 @@ llvm::Error importReverseSequence(ImportContext &ctx,
 const ImportRule kLpRules[] = {
     {"LpNormalization", 1, 17, importLpNormalization},
     {"GlobalLpPool", 2, 17, importGlobalLpPool},
-    {"LpPool", 2, 17, importLpPool},
+    {"LpPool", 2, 18, importLpPool},
     {"MaxUnpool", 9, 17, importMaxUnpool},
     {"ReverseSequence", 10, 17, importReverseSequence},
 };

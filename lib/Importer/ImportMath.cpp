@@ -96,6 +96,31 @@ llvm::Error importMod(ImportContext &ctx, const onnx::NodeProto &node) {
   return ctx.setOutput(node, y);
 }
 
+/// Gelu (opset 20): `approximate` none (erf) or tanh.
+llvm::Error importGelu(ImportContext &ctx, const onnx::NodeProto &node) {
+  TRY(NodeValue x, ctx.input(node, 0));
+  TRY(std::string a, AttrReader(node).getString("approximate", "none"));
+  if (a != "none" && a != "tanh")
+    return fail(node, "unknown approximate '" + a + "'");
+  TRY(NodeValue y,
+      make(ctx, node, OpKind::Gelu, {x}, {Attr::makeInt(a == "tanh" ? 1 : 0)}));
+  return ctx.setOutput(node, y);
+}
+
+/// Swish (opset 24): x * sigmoid(alpha * x).
+llvm::Error importSwish(ImportContext &ctx, const onnx::NodeProto &node) {
+  TRY(NodeValue x, ctx.input(node, 0));
+  TRY(float alpha, AttrReader(node).getFloat("alpha", 1.f));
+  NodeValue ax = x;
+  if (alpha != 1.f) {
+    TRY(ax, binary(ctx, node, OpKind::Mul, x,
+                   constantOf(ctx, node, x.getElemKind(), {}, alpha)));
+  }
+  TRY(NodeValue s, unary(ctx, node, OpKind::Sigmoid, ax));
+  TRY(NodeValue y, make(ctx, node, OpKind::Mul, {x, s}));
+  return ctx.setOutput(node, y);
+}
+
 llvm::Error importIsInf(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(NodeValue x, ctx.input(node, 0));
   AttrReader attrs(node);
@@ -507,6 +532,8 @@ const ImportRule kMathRules[] = {
     {"Softplus", 1, 17, importUnaryOp<OpKind::Softplus>},
     {"Softsign", 1, 17, importUnaryOp<OpKind::Softsign>},
     {"Mish", 18, 22, importUnaryOp<OpKind::Mish>},
+    {"Gelu", 20, 20, importGelu},
+    {"Swish", 24, 24, importSwish},
     {"Sign", 9, 17, importUnaryOp<OpKind::Sign>},
     {"IsNaN", 9, 17, importUnaryOp<OpKind::IsNaN>},
     {"IsInf", 10, 17, importIsInf},

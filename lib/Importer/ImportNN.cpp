@@ -519,7 +519,7 @@ llvm::Error importDropoutAny(ImportContext &ctx, const onnx::NodeProto &node) {
 namespace {
 const ImportRule kNNRules[] = {
     {"MaxPool", 1, 17, importPoolND<true>},
-    {"AveragePool", 1, 17, importPoolND<false>},
+    {"AveragePool", 1, 19, importPoolND<false>},
     {"GlobalMaxPool", 1, 17, importGlobalPool<OpKind::ReduceMax>},
     {"GlobalAveragePool", 1, 17, importGlobalPool<OpKind::ReduceMean>},
     {"Conv", 1, 17, importConvAny},
@@ -529,7 +529,7 @@ const ImportRule kNNRules[] = {
     {"MeanVarianceNormalization", 9, 17, importMVN},
     {"LRN", 1, 17, importLRN},
     {"Dropout", 1, 17, importDropoutAny},
-    {"Resize", 10, 17, importResize},
+    {"Resize", 10, 19, importResize},
     {"Upsample", 7, 9, importUpsample},
     {"NegativeLogLikelihoodLoss", 12, 17, importNLLLoss},
     {"SoftmaxCrossEntropyLoss", 12, 17, importSCELoss},

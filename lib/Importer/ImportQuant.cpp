@@ -121,12 +121,30 @@ quantParams(ImportContext &ctx, const onnx::NodeProto &node, NodeValue x) {
   return p;
 }
 
+/// Opset 21's block quantization (block_size > 0), refused; and the
+/// result type QuantizeLinear's `output_dtype` names (0: none).
+llvm::Expected<int64_t> checkBlockSize(const onnx::NodeProto &node) {
+  AttrReader attrs(node);
+  TRY(int64_t block, attrs.getInt("block_size", 0));
+  if (block != 0)
+    return fail(node, "block quantization (block_size " + llvm::Twine(block) +
+                          ") is not supported");
+  return attrs.getInt("output_dtype", 0);
+}
+
 llvm::Error importQuantizeLinear(ImportContext &ctx,
                                  const onnx::NodeProto &node) {
   TRY(NodeValue x, ctx.input(node, 0));
+  TRY(int64_t dtype, checkBlockSize(node));
   ElemKind kind = ElemKind::UInt8;
+  if (dtype == onnx::TensorProto::INT8)
+    kind = ElemKind::Int8;
+  else if (dtype != 0 && dtype != onnx::TensorProto::UINT8)
+    return fail(node, "only int8 and uint8 results are supported");
   if (ImportContext::hasInput(node, 2)) {
     TRY(NodeValue z, ctx.input(node, 2));
+    if (dtype && z.getElemKind() != kind)
+      return fail(node, "output_dtype differs from the zero point's type");
     kind = z.getElemKind();
   }
   if (kind != ElemKind::UInt8 && kind != ElemKind::Int8)
@@ -141,6 +159,9 @@ llvm::Error importQuantizeLinear(ImportContext &ctx,
 llvm::Error importDequantizeLinear(ImportContext &ctx,
                                    const onnx::NodeProto &node) {
   TRY(NodeValue x, ctx.input(node, 0));
+  TRY(int64_t dtype, checkBlockSize(node));
+  if (dtype != 0 && dtype != onnx::TensorProto::FLOAT)
+    return fail(node, "only float32 results are supported");
   TRY(QuantParams p, quantParams(ctx, node, x));
   TRY(NodeValue y, make(ctx, node, OpKind::Dequantize, {x, p.scale, p.zero},
                         {Attr::makeInt(p.axis)}));
@@ -383,8 +404,8 @@ llvm::Error importQLinearConv(ImportContext &ctx, const onnx::NodeProto &node) {
 }
 
 const ImportRule kQuantRules[] = {
-    {"QuantizeLinear", 10, 17, importQuantizeLinear},
-    {"DequantizeLinear", 10, 17, importDequantizeLinear},
+    {"QuantizeLinear", 10, 23, importQuantizeLinear},
+    {"DequantizeLinear", 10, 23, importDequantizeLinear},
     {"DynamicQuantizeLinear", 11, 17, importDynamicQuantizeLinear},
     {"MatMulInteger", 10, 17, importMatMulInteger},
     {"ConvInteger", 10, 17, importConvInteger},

@@ -97,26 +97,21 @@ llvm::Error importArgReduce(ImportContext &ctx, const onnx::NodeProto &node) {
   return ctx.setOutput(node, y);
 }
 
-constexpr int64_t kNever = 1000;
-
+/// ReduceSum took its axes as an input from opset 13, the others from 18.
 const ImportRule kReduceRules[] = {
     {"ReduceSum", 1, 17, importReduce<OpKind::ReduceSum, Compose::None, 13>},
-    {"ReduceMax", 1, 17,
-     importReduce<OpKind::ReduceMax, Compose::None, kNever>},
-    {"ReduceMin", 1, 17,
-     importReduce<OpKind::ReduceMin, Compose::None, kNever>},
-    {"ReduceProd", 1, 17,
-     importReduce<OpKind::ReduceProd, Compose::None, kNever>},
-    {"ReduceMean", 1, 17,
-     importReduce<OpKind::ReduceMean, Compose::None, kNever>},
-    {"ReduceL1", 1, 17, importReduce<OpKind::ReduceSum, Compose::L1, kNever>},
-    {"ReduceL2", 1, 17, importReduce<OpKind::ReduceSum, Compose::L2, kNever>},
-    {"ReduceLogSum", 1, 17,
-     importReduce<OpKind::ReduceSum, Compose::LogSum, kNever>},
-    {"ReduceLogSumExp", 1, 17,
-     importReduce<OpKind::ReduceSum, Compose::LogSumExp, kNever>},
-    {"ReduceSumSquare", 1, 17,
-     importReduce<OpKind::ReduceSum, Compose::SumSquare, kNever>},
+    {"ReduceMax", 1, 18, importReduce<OpKind::ReduceMax, Compose::None, 18>},
+    {"ReduceMin", 1, 18, importReduce<OpKind::ReduceMin, Compose::None, 18>},
+    {"ReduceProd", 1, 18, importReduce<OpKind::ReduceProd, Compose::None, 18>},
+    {"ReduceMean", 1, 18, importReduce<OpKind::ReduceMean, Compose::None, 18>},
+    {"ReduceL1", 1, 18, importReduce<OpKind::ReduceSum, Compose::L1, 18>},
+    {"ReduceL2", 1, 18, importReduce<OpKind::ReduceSum, Compose::L2, 18>},
+    {"ReduceLogSum", 1, 18,
+     importReduce<OpKind::ReduceSum, Compose::LogSum, 18>},
+    {"ReduceLogSumExp", 1, 18,
+     importReduce<OpKind::ReduceSum, Compose::LogSumExp, 18>},
+    {"ReduceSumSquare", 1, 18,
+     importReduce<OpKind::ReduceSum, Compose::SumSquare, 18>},
     {"ArgMax", 1, 17, importArgReduce<OpKind::ArgMax>},
     {"ArgMin", 1, 17, importArgReduce<OpKind::ArgMin>},
 };

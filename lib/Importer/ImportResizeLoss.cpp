@@ -12,7 +12,9 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
 #include <cmath>
+#include <tuple>
 
 using namespace ember;
 using namespace ember::onnximport;
@@ -88,6 +90,63 @@ bool isRuntimeInput(ImportContext &ctx, const onnx::NodeProto &node, int i) {
   return p && !p->isOutput();
 }
 
+/// Opset 18's attributes: scales or sizes for the dims of `axes` only
+/// (the others kept), sizes fitted by `keep_aspect_ratio_policy`, and
+/// `antialias` (refused where it would filter: linear or cubic
+/// downsampling).
+llvm::Expected<std::pair<std::vector<float>, Ints>>
+resizeOverAxes(const onnx::NodeProto &node, NodeValue x, int64_t mode,
+               std::vector<float> scales, Ints dims) {
+  AttrReader attrs(node);
+  int64_t r = x.dims().size();
+  TRY(Ints axes, attrs.getInts("axes", Ints()));
+  TRY(std::string policy,
+      attrs.getString("keep_aspect_ratio_policy", "stretch"));
+  TRY(int64_t antialias, attrs.getInt("antialias", 0));
+  if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller")
+    return fail(node, "unknown keep_aspect_ratio_policy '" + policy + "'");
+  if (axes.empty())
+    for (int64_t i = 0; i < r; ++i)
+      axes.push_back(i);
+  std::vector<int64_t> at;
+  for (int64_t a : axes) {
+    TRY(int64_t n, normAxis(node, a, r));
+    if (std::find(at.begin(), at.end(), n) != at.end())
+      return fail(node, "axis " + llvm::Twine(a) + " is repeated");
+    at.push_back(n);
+  }
+  size_t given = dims.empty() ? scales.size() : dims.size();
+  if (given != at.size())
+    return fail(node, "needs one scale or size per axis (" +
+                          llvm::Twine(at.size()) + ")");
+  if (!dims.empty() && policy != "stretch") {
+    // One scale for all the axes: the largest that fits (not_larger) or
+    // the smallest that covers (not_smaller), then sizes rounded.
+    double s = policy == "not_larger" ? 1e300 : 0;
+    for (size_t i = 0; i < at.size(); ++i) {
+      double f = double(dims[i]) / double(x.dims()[at[i]]);
+      s = policy == "not_larger" ? std::min(s, f) : std::max(s, f);
+    }
+    for (size_t i = 0; i < at.size(); ++i)
+      dims[i] = int64_t(std::floor(s * double(x.dims()[at[i]]) + 0.5));
+  }
+  std::vector<float> fullScales(r, 1.f);
+  Ints fullDims(x.dims().begin(), x.dims().end());
+  for (size_t i = 0; i < at.size(); ++i) {
+    if (dims.empty())
+      fullScales[at[i]] = scales[i];
+    else
+      fullDims[at[i]] = dims[i];
+  }
+  if (antialias && mode != 0)
+    for (size_t i = 0; i < at.size(); ++i)
+      if (dims.empty() ? scales[i] < 1.f : dims[i] < int64_t(x.dims()[at[i]]))
+        return fail(node, "antialiased downsampling is not supported");
+  if (dims.empty())
+    return std::make_pair(fullScales, Ints());
+  return std::make_pair(std::vector<float>(), fullDims);
+}
+
 } // namespace
 
 llvm::Error onnximport::importResize(ImportContext &ctx,
@@ -120,6 +179,10 @@ llvm::Error onnximport::importResize(ImportContext &ctx,
     if (ImportContext::hasInput(node, 3)) {
       TRY(dims, ctx.constantInts(node, 3));
     }
+  }
+  if (ctx.opset() >= 18) {
+    TRY(std::tie(scales, dims),
+        resizeOverAxes(node, x, mode, std::move(scales), std::move(dims)));
   }
   if (!dims.empty()) {
     if (dims.size() != r)

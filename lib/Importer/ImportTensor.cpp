@@ -244,30 +244,6 @@ llvm::Error importScatterND(ImportContext &ctx, const onnx::NodeProto &node) {
   return ctx.setOutput(node, y);
 }
 
-/// \p counts with negative entries clamped to 0.
-Ints emptyDims(Ints counts) {
-  for (int64_t &c : counts)
-    c = std::max<int64_t>(c, 0);
-  return counts;
-}
-
-/// One Slice node from per-dim start/step/count.
-llvm::Expected<NodeValue> sliceNode(ImportContext &ctx,
-                                    const onnx::NodeProto &node, NodeValue x,
-                                    const Ints &starts, const Ints &steps,
-                                    const Ints &counts) {
-  if (counts == dimsOf(x) &&
-      std::all_of(steps.begin(), steps.end(), [](int64_t s) { return s == 1; }))
-    return x;
-  for (int64_t c : counts)
-    if (c <= 0) // An empty constant: it holds no values to compute.
-      return NodeValue(ctx.module().createConstant(
-          nameOf(node), Tensor(x.getElemKind(), emptyDims(counts))));
-  return make(
-      ctx, node, OpKind::Slice, {x},
-      {Attr::makeInts(starts), Attr::makeInts(steps), Attr::makeInts(counts)});
-}
-
 llvm::Error importSlice(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(NodeValue x, ctx.input(node, 0));
   int64_t r = x.dims().size();
@@ -320,99 +296,6 @@ llvm::Error importSlice(ImportContext &ctx, const onnx::NodeProto &node) {
     st[a] = step;
   }
   TRY(NodeValue y, sliceNode(ctx, node, x, s, st, cnt));
-  return ctx.setOutput(node, y);
-}
-
-llvm::Error importSplit(ImportContext &ctx, const onnx::NodeProto &node) {
-  TRY(NodeValue x, ctx.input(node, 0));
-  AttrReader attrs(node);
-  TRY(int64_t axis, attrs.getInt("axis", 0));
-  TRY(axis, normAxis(node, axis, x.dims().size()));
-  int64_t n = x.dims()[axis], outs = node.output_size();
-  Ints sizes;
-  if (ctx.opset() < 13) {
-    TRY(sizes, attrs.getInts("split", Ints()));
-  } else if (ImportContext::hasInput(node, 1)) {
-    TRY(sizes, ctx.constantInts(node, 1));
-  }
-  if (sizes.empty()) {
-    if (outs < 1 || n % outs)
-      return fail(node, "cannot split " + llvm::Twine(n) + " into " +
-                            llvm::Twine(outs) + " equal parts");
-    sizes.assign(outs, n / outs);
-  }
-  if (int64_t(sizes.size()) != outs)
-    return fail(node, "split sizes do not match the outputs");
-  int64_t off = 0;
-  for (int64_t i = 0; i < outs; ++i) {
-    Ints s(x.dims().size(), 0), st(x.dims().size(), 1), c = dimsOf(x);
-    s[axis] = off;
-    c[axis] = sizes[i];
-    if (sizes[i] < 0 || sizes[i] > n - off)
-      return fail(node, "split sizes exceed the dimension");
-    off += sizes[i];
-    TRY(NodeValue y, sliceNode(ctx, node, x, s, st, c));
-    bindOutput(ctx, node, i, y);
-  }
-  return llvm::Error::success();
-}
-
-/// Pad's mode: 0 constant, 1 reflect, 2 edge.
-llvm::Expected<int64_t> padMode(const onnx::NodeProto &node) {
-  TRY(std::string mode, AttrReader(node).getString("mode", "constant"));
-  if (mode == "constant")
-    return 0;
-  if (mode == "reflect")
-    return 1;
-  if (mode == "edge")
-    return 2;
-  return fail(node, "unknown mode '" + mode + "'");
-}
-
-llvm::Error importPad(ImportContext &ctx, const onnx::NodeProto &node) {
-  TRY(NodeValue x, ctx.input(node, 0));
-  AttrReader attrs(node);
-  int64_t r = x.dims().size();
-  Ints pads;
-  double value = 0;
-  if (ctx.opset() < 11) {
-    TRY(pads,
-        attrs.getInts(ctx.opset() < 2 ? "paddings" : "pads", std::nullopt));
-    TRY(float v, attrs.getFloat("value", 0.f));
-    value = v;
-  } else {
-    TRY(NodeValue p, ctx.input(node, 1));
-    if (ImportContext::hasInput(node, 3))
-      return fail(node, "the axes input is not supported");
-    if (auto *ph = llvm::dyn_cast<Placeholder>(p.getNode());
-        ph && !ph->isOutput()) {
-      TRY(int64_t m, padMode(node));
-      return onnximport::importRuntimePad(ctx, node, x, m);
-    }
-    TRY(pads, ctx.constantInts(node, 1));
-    if (ImportContext::hasInput(node, 2)) {
-      TRY(value, constantScalar(ctx, node, 2));
-    }
-  }
-  TRY(int64_t m, padMode(node));
-  if (int64_t(pads.size()) != 2 * r)
-    return fail(node, "expected " + llvm::Twine(2 * r) + " pads");
-  for (int64_t p : pads)
-    if (p < -kMaxTensorElements || p > kMaxTensorElements)
-      return fail(node, "pad " + llvm::Twine(p) + " is out of range (at most " +
-                            llvm::Twine(kMaxTensorElements) + " either way)");
-  // Negative pads crop: pad the positive part, then slice.
-  Ints pos(pads), s(r, 0), st(r, 1), c(r);
-  for (int64_t i = 0; i < 2 * r; ++i)
-    pos[i] = std::max<int64_t>(pads[i], 0);
-  TRY(NodeValue y, make(ctx, node, OpKind::Pad, {x},
-                        {Attr::makeInts(pos), Attr::makeInt(m),
-                         Attr::makeFloat(float(value))}));
-  for (int64_t i = 0; i < r; ++i) {
-    s[i] = std::max<int64_t>(-pads[i], 0);
-    c[i] = y.dims()[i] - s[i] - std::max<int64_t>(-pads[i + r], 0);
-  }
-  TRY(y, sliceNode(ctx, node, y, s, st, c));
   return ctx.setOutput(node, y);
 }
 
@@ -771,12 +654,10 @@ const ImportRule kTensorRules[] = {
     {"Gather", 1, 17, importGather},
     {"GatherElements", 11, 17, importGatherElements},
     {"GatherND", 11, 17, importGatherND},
-    {"ScatterElements", 11, 17, importScatterElements},
+    {"ScatterElements", 11, 18, importScatterElements},
     {"Scatter", 9, 10, importScatterElements},
-    {"ScatterND", 11, 17, importScatterND},
+    {"ScatterND", 11, 18, importScatterND},
     {"Slice", 1, 17, importSlice},
-    {"Split", 2, 17, importSplit},
-    {"Pad", 2, 17, importPad},
     {"Tile", 6, 17, importTile},
     {"Expand", 8, 17, importExpand},
     {"ConstantOfShape", 9, 17, importConstantOfShape},

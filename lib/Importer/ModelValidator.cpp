@@ -1,5 +1,6 @@
 //===- ModelValidator.cpp - Structural checks of an ONNX model ------------===//
 #include "ModelValidator.h"
+#include "OpsetHistory.h"
 
 #include "ImportContext.h"
 #include "ProtoTensor.h"
@@ -25,6 +26,12 @@ llvm::Error checkOpsets(const onnx::ModelProto &model) {
                         o.version(), o.domain());
     if (!imported.insert(canonicalDomain(o.domain())).second)
       return makeErrorF("opset domain '{0}' is imported twice", o.domain());
+    // A later opset may change any op: no version of it is assumed.
+    if (canonicalDomain(o.domain()).empty() &&
+        o.version() > onnximport::kNewestKnownOpset)
+      return makeErrorF("opset {0} of the default ONNX domain is newer than "
+                        "the newest Ember knows ({1})",
+                        o.version(), onnximport::kNewestKnownOpset);
   }
   // Any domain may be imported: the nodes of domains other than the
   // default one are listed, with every other op Ember lacks, by the

@@ -5,6 +5,7 @@
 #include "ImportControlFlow.h"
 #include "ImportHelpers.h"
 #include "ModelValidator.h"
+#include "OpsetHistory.h"
 #include "ProtoTensor.h"
 #include "SchemaCheck.h"
 
@@ -25,9 +26,12 @@ bool isDefaultDomain(const std::string &domain) {
   return domain.empty() || domain == "ai.onnx";
 }
 
+/// The rule of a default-domain op at \p opset; past opset 17, the rule of
+/// the op version that opset runs (OpsetHistory.h).
 const ImportRule *findRule(llvm::StringRef opType, int64_t opset) {
+  int64_t at = onnximport::ruleOpset(opType, opset);
   for (const ImportRule &r : getImportRules())
-    if (opType == r.opType && opset >= r.minOpset && opset <= r.maxOpset)
+    if (opType == r.opType && at >= r.minOpset && at <= r.maxOpset)
       return &r;
   return nullptr;
 }

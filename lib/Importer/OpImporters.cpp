@@ -266,6 +266,7 @@ llvm::ArrayRef<ImportRule> ember::getImportRules() {
     std::vector<ImportRule> v;
     for (auto rules :
          {onnximport::getMathImportRules(), onnximport::getTensorImportRules(),
+          onnximport::getSplitPadImportRules(),
           onnximport::getReduceImportRules(), onnximport::getNNImportRules(),
           onnximport::getQuantImportRules(), onnximport::getSignalImportRules(),
           onnximport::getLpImportRules(), onnximport::getRNNImportRules(),
