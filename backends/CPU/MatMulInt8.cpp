@@ -11,14 +11,12 @@
 // sums.
 //
 // IntMatMul: A = the activations [m][K] read in place, B = the weights
-// packed in panels. IntConv: A = the weights [OC][K] (K padded to quads),
-// B = the image's im2col matrix, packed in panels by ember_im2col_u8 into
-// scratch, so that C is the [OC][OH * OW] output in place.
+// packed in panels. IntConv and RequantConv: ConvInt8.cpp.
 //
 //===----------------------------------------------------------------------===//
 #include "MatMulInt8.h"
-#include "DepthwiseInt8.h"
 #include "Int8Elementwise.h"
+#include "Int8Lowering.h"
 
 #include "CPU.h"
 
@@ -33,6 +31,7 @@
 
 using namespace ember;
 using namespace ember::cpu;
+using namespace ember::cpu::i8;
 using kir::CallArg;
 using kir::ExprRef;
 using kir::Kernel;
@@ -70,14 +69,6 @@ Int8Plan cpu::chooseInt8Plan(const TargetDesc &T) {
 
 namespace {
 
-/// The weights of a product as the kernel's signed operand.
-struct Weights {
-  const uint8_t *bytes; ///< In the constant image.
-  uint8_t flip;         ///< 0x80 for UInt8 weights (less 128), else 0.
-  /// Weight w (an index into bytes) as Int8.
-  int32_t at(int64_t w) const { return int8_t(bytes[w] ^ flip); }
-};
-
 /// The Int32 values of \p v when known at compile time: a constant, or a
 /// buffer a Splat fills (how constant folding leaves a uniform vector).
 std::optional<std::vector<int32_t>> knownInt32(Value *v,
@@ -109,11 +100,13 @@ std::optional<std::vector<int32_t>> knownInt32(Value *v,
   return out;
 }
 
+} // namespace
+
 /// The weights behind \p w with zero points \p zero, or nullopt unless
 /// the weights are constants and every zero point is known and 0 once
 /// Int8.
-std::optional<Weights> constantWeights(Value *w, Value *zero,
-                                       const Int8Context &ctx) {
+std::optional<Weights> i8::constantWeights(Value *w, Value *zero,
+                                           const Int8Context &ctx) {
   kir::Buffer wb = kir::bufferFor(w, ctx.plan);
   std::optional<std::vector<int32_t>> z = knownInt32(zero, ctx);
   if (wb.region != Region::Constant || !z)
@@ -128,34 +121,12 @@ std::optional<Weights> constantWeights(Value *w, Value *zero,
 }
 
 /// 128 for Int8 activations (read as UInt8 plus 128), else 0.
-int64_t activationFlip(Value *x) {
+int64_t i8::activationFlip(Value *x) {
   return x->getType()->getElemKind() == ElemKind::Int8 ? 128 : 0;
 }
 
-/// The kernel call's arguments after C, A and B.
-struct Int8Call {
-  int64_t n, K, lda, kc;
-  ExprRef i0, i1, t0, t1;
-  int64_t aSigned, aFlip;
-  CallArg u;
-  int64_t us, uo;
-  CallArg v;
-  int64_t vs, vo;
-};
-
-/// The requantizing store's arguments (ember_matmul_i8q_*): the bytes, the
-/// partial sums (or null), then bias, multiplier, zero point and bounds.
-struct RequantCall {
-  CallArg y, partial, bias;
-  int64_t bRow, bCol;
-  CallArg mult;
-  int64_t mRow, mCol;
-  ExprRef zero, lo, hi;
-};
-
-kir::Stmt callInt8(Kernel &k, const Int8Plan &plan, CallArg c, CallArg a,
-                   CallArg b, const Int8Call &x,
-                   const RequantCall *q = nullptr) {
+kir::Stmt i8::callInt8(Kernel &k, const Int8Plan &plan, CallArg c, CallArg a,
+                       CallArg b, const Int8Call &x, const RequantCall *q) {
   std::vector<CallArg> args;
   if (q)
     args = {q->y, q->partial};
@@ -185,29 +156,18 @@ kir::Stmt callInt8(Kernel &k, const Int8Plan &plan, CallArg c, CallArg a,
   args.push_back(valArg(k.constInt(q->mCol)));
   for (ExprRef v : {q->zero, q->lo, q->hi})
     args.push_back(valArg(v));
+  bool rowMajor = q->yRow == 0 && q->yCol == 0;
+  args.push_back(valArg(k.constInt(rowMajor ? x.n : q->yRow)));
+  args.push_back(valArg(k.constInt(rowMajor ? 1 : q->yCol)));
   return checkedLibCall(k, plan.requantEntry(), args);
-}
-
-/// The parts of a requantizing store that do not depend on the product's
-/// layout: output zero point and bounds (Relu as a lower bound of the zero
-/// point, see RequantConv in Ops.py).
-template <class InstT>
-void requantBounds(Kernel &k, const InstT &I, const Int8Context &ctx,
-                   RequantCall &q) {
-  unsigned z = k.addBuffer(kir::bufferFor(I.getOutZero(), ctx.plan));
-  bool isSigned = I.getElemTy() == ElemKind::Int8;
-  q.zero = k.cast(k.load(z, k.constInt(0)), kir::ScalarKind::Int64);
-  q.lo = k.constInt(isSigned ? -128 : 0);
-  if (I.getRelu())
-    q.lo = k.binary(kir::BinOp::Max, q.zero, q.lo);
-  q.hi = k.constInt(isSigned ? 127 : 255);
 }
 
 /// Int32 scratch for partial sums of \p elems elements at \p offset in
 /// the activation region when K spans more than one block of \p plan,
 /// else a null pointer.
-CallArg partialSums(Kernel &k, const Int8Plan &plan, int64_t K, int64_t elems,
-                    size_t offset, const Int8Context &ctx, ExprRef at) {
+CallArg i8::partialSums(Kernel &k, const Int8Plan &plan, int64_t K,
+                        int64_t elems, size_t offset, const Int8Context &ctx,
+                        ExprRef at) {
   if ((K + 3) / 4 <= plan.tiling.kBlock)
     return valArg(k.constInt(0));
   uint64_t bytes = uint64_t(elems) * 4;
@@ -218,14 +178,8 @@ CallArg partialSums(Kernel &k, const Int8Plan &plan, int64_t K, int64_t elems,
   return bufArg(k.addBuffer(b), at);
 }
 
-/// The task index \p e of a product split by \p tasks over \p groups
-/// independent products: group, first row, row end, first panel, panel end.
-struct TaskSpan {
-  ExprRef g, i0, i1, t0, t1;
-};
-
-TaskSpan taskSpan(Kernel &k, ExprRef e, const MatMulTasks &tasks, int64_t m,
-                  int64_t np) {
+TaskSpan i8::taskSpan(Kernel &k, ExprRef e, const MatMulTasks &tasks, int64_t m,
+                      int64_t np) {
   int64_t rt = tasks.rowTasks, ct = tasks.colTasks;
   auto min = [&](ExprRef x, int64_t v) {
     return k.binary(kir::BinOp::Min, x, k.constInt(v));
@@ -238,17 +192,25 @@ TaskSpan taskSpan(Kernel &k, ExprRef e, const MatMulTasks &tasks, int64_t m,
 }
 
 /// Checks that libjit has the plan's tile.
-bool haveTile(const Int8Plan &plan, const TargetDesc &T) {
+bool i8::haveTile(const Int8Plan &plan, const TargetDesc &T) {
   return plan.tiling.rows == 6 &&
          plan.tiling.panelCols == (useWideKernels(T) ? 64 : 16);
 }
 
-/// B packed as MatMulInt8.inc reads it, and its column sums [batch][n].
-struct PackedB {
-  std::vector<uint8_t> bytes;
-  std::vector<int32_t> sums;
-};
+/// A bias or multiplier vector of \p v's length (1 or \p channels) as a
+/// call argument at channel \p c0 with its stride.
+std::pair<CallArg, int64_t>
+i8::channelVector(Kernel &k, Value *v, const Int8Context &ctx, ExprRef c0) {
+  unsigned b = k.addBuffer(kir::bufferFor(v, ctx.plan));
+  if (v->getType()->size() == 1)
+    return {bufArg(b), 0};
+  return {bufArg(b, c0), 1};
+}
 
+namespace {
+
+/// The weights [batch][K][n] as B panels of \p nr columns, and their
+/// column sums.
 PackedB packWeights(const Weights &w, int64_t batch, int64_t K, int64_t n,
                     int64_t nr) {
   int64_t np = (n + nr - 1) / nr, k4 = (K + 3) / 4;
@@ -264,16 +226,6 @@ PackedB packWeights(const Weights &w, int64_t batch, int64_t K, int64_t n,
         out.sums[bi * n + j] += x;
       }
   return out;
-}
-
-/// A bias or multiplier vector of \p v's length (1 or \p channels) as a
-/// call argument at channel \p c0 with its stride.
-std::pair<CallArg, int64_t> channelVector(Kernel &k, Value *v,
-                                          const Int8Context &ctx, ExprRef c0) {
-  unsigned b = k.addBuffer(kir::bufferFor(v, ctx.plan));
-  if (v->getType()->size() == 1)
-    return {bufArg(b), 0};
-  return {bufArg(b, c0), 1};
 }
 
 /// IntMatMul or RequantMatMul \p I (the latter with a requantizing store
@@ -359,176 +311,6 @@ bool lowerMatMul(const InstT &I, const Int8Context &ctx,
   return true;
 }
 
-/// The filter [OC][K] with K padded to quads (the kernel's A), and its row
-/// sums.
-PackedB packFilter(const Weights &w, int64_t oc, int64_t K) {
-  int64_t lda = (K + 3) / 4 * 4;
-  PackedB out{std::vector<uint8_t>(size_t(oc * lda), 0),
-              std::vector<int32_t>(size_t(oc), 0)};
-  for (int64_t o = 0; o < oc; ++o)
-    for (int64_t k = 0; k < K; ++k) {
-      int32_t x = w.at(o * K + k);
-      out.bytes[o * lda + k] = uint8_t(x);
-      out.sums[o] += x;
-    }
-  return out;
-}
-
-/// The shape of one IntConv as per-image, per-group products.
-struct ConvShape {
-  int64_t N, C, H, W, OC, KH, KW, OH, OW, G, cg, ocg, K, k4, P, nr, np;
-  /// Bytes of one packed im2col matrix.
-  int64_t packedBytes() const { return np * k4 * nr * 4; }
-};
-
-template <class InstT> ConvShape convShape(const InstT &I, int64_t nr) {
-  auto xd = I.getInput()->getType()->dims();
-  auto wd = I.getFilter()->getType()->dims();
-  auto yd = I.getDest()->getType()->dims();
-  ConvShape s;
-  s.N = xd[0], s.C = xd[1], s.H = xd[2], s.W = xd[3];
-  s.OC = wd[0], s.cg = wd[1], s.KH = wd[2], s.KW = wd[3];
-  s.OH = yd[2], s.OW = yd[3], s.G = I.getGroup(), s.ocg = s.OC / s.G;
-  s.K = s.cg * s.KH * s.KW, s.k4 = (s.K + 3) / 4, s.P = s.OH * s.OW;
-  s.nr = nr, s.np = (s.P + nr - 1) / nr;
-  return s;
-}
-
-/// The kernel that packs every image's and group's im2col matrix into
-/// \p packed.
-template <class InstT>
-Kernel packIm2col(const InstT &I, const ConvShape &s, const kir::Buffer &packed,
-                  const Int8Context &ctx) {
-  Kernel k((I.getName() + ".im2col").str());
-  unsigned d = k.addBuffer(packed);
-  unsigned x = k.addBuffer(kir::bufferFor(I.getInput(), ctx.plan));
-  unsigned zx = k.addBuffer(kir::bufferFor(I.getInputZero(), ctx.plan));
-  unsigned e = k.newVar();
-  // e = (image * G + group) * np + panel.
-  ExprRef gi = k.div(k.var(e), s.np), t = k.rem(k.var(e), s.np);
-  ExprRef img = k.div(gi, s.G), g = k.rem(gi, s.G);
-  auto strides = I.getStrides(), pads = I.getPads(), dil = I.getDilations();
-  std::vector<CallArg> args = {
-      bufArg(d, k.mul(gi, s.packedBytes())),
-      bufArg(x, k.mul(k.add(k.mul(img, s.C), k.mul(g, s.cg)), s.H * s.W))};
-  for (int64_t v : {s.cg, s.H, s.W, s.KH, s.KW, strides[0], strides[1], pads[0],
-                    pads[1], dil[0], dil[1], s.OW, s.P, s.nr})
-    args.push_back(valArg(k.constInt(v)));
-  args.push_back(
-      valArg(k.cast(k.load(zx, k.constInt(0)), kir::ScalarKind::Int64)));
-  args.push_back(valArg(k.constInt(activationFlip(I.getInput()))));
-  args.push_back(valArg(t));
-  args.push_back(valArg(k.add(t, k.constInt(1))));
-  k.body() = {Kernel::loop(e, s.N * s.G * s.np, /*parallel=*/true,
-                           {EMBER_LIBJIT_CALL(k, ember_im2col_u8, args)})};
-  return k;
-}
-
-/// The requantizing store of RequantConv \p I: output channels are the
-/// rows, from \p oc0; partial sums in scratch at \p partialAt past the
-/// packed im2col matrices.
-RequantCall convRequant(Kernel &k, const RequantConvInst &I, const ConvShape &s,
-                        const Int8Plan &plan, const Int8Context &ctx,
-                        unsigned y, ExprRef cAt, ExprRef oc0) {
-  size_t packed = size_t(s.N * s.G * s.packedBytes() + 63) / 64 * 64;
-  auto [bias, bRow] = channelVector(k, I.getBias(), ctx, oc0);
-  auto [mult, mRow] = channelVector(k, I.getMultiplier(), ctx, oc0);
-  RequantCall q{bufArg(y, cAt),
-                partialSums(k, plan, s.K, s.N * s.OC * s.P,
-                            ctx.scratchOffset + packed, ctx, cAt),
-                bias,
-                bRow,
-                0,
-                mult,
-                mRow,
-                0,
-                {},
-                {},
-                {}};
-  requantBounds(k, I, ctx, q);
-  return q;
-}
-
-/// IntConv or RequantConv \p I (the latter with a requantizing store along
-/// its output channels).
-template <class InstT>
-bool lowerConv(const InstT &I, const Int8Context &ctx,
-               std::vector<Kernel> &out) {
-  constexpr bool requant = std::is_same_v<InstT, RequantConvInst>;
-  std::optional<Weights> w =
-      constantWeights(I.getFilter(), I.getFilterZero(), ctx);
-  Int8Plan plan = chooseInt8Plan(ctx.target);
-  if (I.getDest()->getType()->size() == 0 && requant)
-    return true; // nothing to store
-  if (!w || !haveTile(plan, ctx.target) || I.getDest()->getType()->size() == 0)
-    return false;
-  if constexpr (requant)
-    if (isDepthwiseInt8(I)) {
-      size_t n = I.getFilter()->getType()->size();
-      std::vector<int8_t> taps(n);
-      for (size_t i = 0; i < n; ++i)
-        taps[i] = int8_t(w->at(int64_t(i)));
-      lowerDepthwiseInt8(I, taps, ctx, out);
-      return true;
-    }
-  ConvShape s = convShape(I, plan.tiling.panelCols);
-  PackedB pa = packFilter(*w, s.OC, s.K);
-  std::string name = I.getFilter()->getName().str();
-  kir::Buffer aBuf =
-      appendConstant(ctx.constants, pa.bytes.data(), pa.bytes.size(),
-                     name + ".i8.rows", ElemKind::Int8);
-  kir::Buffer sBuf =
-      appendConstant(ctx.constants, pa.sums.data(), pa.sums.size() * 4,
-                     name + ".i8.sums", ElemKind::Int32);
-  uint64_t bytes = uint64_t(s.N * s.G * s.packedBytes());
-  kir::Buffer packed{Region::Activation, ctx.scratchOffset, bytes,
-                     ElemKind::UInt8, "intconv.im2col"};
-  // AMX's last B tile of a panel may read up to 15 quad rows past it
-  // (MatMulInt8AMX.inc): that much slack stays readable after the panels.
-  uint64_t slack = plan.kernel == Int8Kernel::Amx ? 15 * s.nr * 4 : 0;
-  ctx.scratchSize = std::max<size_t>(ctx.scratchSize, bytes + slack);
-  out.push_back(packIm2col(I, s, packed, ctx));
-  MatMulTasks tasks =
-      splitMatMul(s.ocg, s.np, plan.tiling, matMulTarget(ctx.target));
-  Kernel k(I.getName());
-  unsigned c = k.addBuffer(kir::bufferFor(I.getDest(), ctx.plan));
-  unsigned a = k.addBuffer(aBuf), sums = k.addBuffer(sBuf);
-  unsigned b = k.addBuffer(packed);
-  unsigned zx = k.addBuffer(kir::bufferFor(I.getInputZero(), ctx.plan));
-  unsigned e = k.newVar();
-  TaskSpan ts = taskSpan(k, k.var(e), tasks, s.ocg, s.np);
-  // ts.g = image * G + group; its first output channel is g * ocg.
-  ExprRef oc0 = k.mul(k.rem(ts.g, s.G), s.ocg);
-  ExprRef img = k.div(ts.g, s.G);
-  Int8Call call{s.P,
-                s.K,
-                s.k4 * 4,
-                plan.tiling.kBlock,
-                ts.i0,
-                ts.i1,
-                ts.t0,
-                ts.t1,
-                1,
-                0,
-                bufArg(sums, oc0),
-                1,
-                0,
-                bufArg(zx),
-                0,
-                activationFlip(I.getInput())};
-  ExprRef cAt = k.mul(k.add(k.mul(img, s.OC), oc0), s.P);
-  std::optional<RequantCall> q;
-  if constexpr (requant)
-    q = convRequant(k, I, s, plan, ctx, c, cAt, oc0);
-  k.body() = {Kernel::loop(
-      e, s.N * s.G * tasks.rowTasks * tasks.colTasks, /*parallel=*/true,
-      {callInt8(k, plan, bufArg(c, cAt), bufArg(a, k.mul(oc0, s.k4 * 4)),
-                bufArg(b, k.mul(ts.g, s.packedBytes())), call,
-                q ? &*q : nullptr)})};
-  out.push_back(std::move(k));
-  return true;
-}
-
 } // namespace
 
 bool cpu::lowerIntProductCPU(const Instruction &I, const Int8Context &ctx,
@@ -540,13 +322,13 @@ bool cpu::lowerIntProductCPU(const Instruction &I, const Int8Context &ctx,
   if (auto *m = llvm::dyn_cast<IntMatMulInst>(&I))
     return lowerMatMul(*m, ctx, out);
   if (auto *c = llvm::dyn_cast<IntConvInst>(&I))
-    return lowerConv(*c, ctx, out);
+    return lowerConvInt8(*c, ctx, out);
   // keepsRequantProduct kept these whole for their constant weights.
   bool done = true;
   if (auto *m = llvm::dyn_cast<RequantMatMulInst>(&I))
     done = lowerMatMul(*m, ctx, out);
   else if (auto *c = llvm::dyn_cast<RequantConvInst>(&I))
-    done = lowerConv(*c, ctx, out);
+    done = lowerConvInt8(*c, ctx, out);
   else
     return false;
   CHECK(done) << I.getKindName().str() << " " << I.getName().str()

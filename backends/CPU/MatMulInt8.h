@@ -2,7 +2,8 @@
 //
 // The rule that picks libjit's integer product kernel for a target, and the
 // lowering of IntMatMul and IntConv instructions into weight packing at
-// compile time and calls of that kernel (libjit/MatMulInt8.inc).
+// compile time and calls of that kernel (libjit/MatMulInt8.inc; the
+// convolutions in ConvInt8.cpp).
 //
 //===----------------------------------------------------------------------===//
 #ifndef EMBER_BACKENDS_CPU_MATMULINT8_H

@@ -24,23 +24,40 @@ static double attentionFlops(const AttentionInst &a) {
   return 2 * batch * pairs * (d + dv);
 }
 
+/// 2 * outputs * the filter's taps per output (its dims past the first).
+static double convFlops(double out, Value *filter) {
+  auto wd = filter->getType()->dims();
+  double perOutput = 1;
+  for (size_t d = 1; d < wd.size(); ++d)
+    perOutput *= double(wd[d]);
+  return 2 * out * perOutput;
+}
+
+/// 2 * outputs * the LHS's last dim (the sum's length).
+static double matMulFlops(double out, Value *lhs) {
+  return 2 * out * double(lhs->getType()->dims().back());
+}
+
 double ember::countFlops(const Instruction &I) {
   if (I.getNumOperands() == 0)
     return 0;
   if (auto *a = llvm::dyn_cast<AttentionInst>(&I))
     return attentionFlops(*a);
   double out = double(I.getOperand(0).value->getType()->size());
-  if (auto *c = llvm::dyn_cast<ConvInst>(&I)) {
-    auto wd = c->getFilter()->getType()->dims();
-    double perOutput = 1;
-    for (size_t d = 1; d < wd.size(); ++d)
-      perOutput *= double(wd[d]);
-    return 2 * out * perOutput;
-  }
-  if (auto *m = llvm::dyn_cast<MatMulInst>(&I)) {
-    auto ad = m->getLHS()->getType()->dims();
-    return 2 * out * double(ad.back());
-  }
+  // The integer products count their multiply-adds as the float ones do
+  // (a RequantConv's requantizing store is not counted).
+  if (auto *c = llvm::dyn_cast<ConvInst>(&I))
+    return convFlops(out, c->getFilter());
+  if (auto *c = llvm::dyn_cast<IntConvInst>(&I))
+    return convFlops(out, c->getFilter());
+  if (auto *c = llvm::dyn_cast<RequantConvInst>(&I))
+    return convFlops(out, c->getFilter());
+  if (auto *m = llvm::dyn_cast<MatMulInst>(&I))
+    return matMulFlops(out, m->getLHS());
+  if (auto *m = llvm::dyn_cast<IntMatMulInst>(&I))
+    return matMulFlops(out, m->getLHS());
+  if (auto *m = llvm::dyn_cast<RequantMatMulInst>(&I))
+    return matMulFlops(out, m->getLHS());
   static const llvm::StringSet<> kMovement = {
       "copy",     "transpose",       "broadcast",
       "concat",   "slice",           "pad",

@@ -86,7 +86,15 @@ def conv_cases():
               ((1, 8, 6, 6), 6, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 2),
               ((1, 8, 9, 9), 8, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 8),
               ((1, 3, 12, 12), 5, (3, 2), (1, 1), (2, 2, 2, 2), (2, 3), 1),
-              ((1, 130, 5, 5), 9, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1)]
+              ((1, 130, 5, 5), 9, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),
+              # Whole channel quads per group (the quads im2col): a 1x1
+              # at stride 2, a 7x7 map (P = 49) over two K blocks, groups
+              # of 4 channels with mixed strides, dilation and uneven
+              # pads, a padded 1x1.
+              ((1, 12, 9, 11), 20, (1, 1), (2, 2), (0, 0, 0, 0), (1, 1), 1),
+              ((1, 64, 7, 7), 24, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),
+              ((1, 8, 11, 10), 10, (3, 3), (1, 2), (2, 1, 0, 3), (2, 1), 2),
+              ((2, 4, 5, 6), 6, (1, 1), (1, 1), (1, 1, 1, 1), (1, 1), 1)]
     for si, (xs, oc, ks, st, pads, dil, grp) in enumerate(shapes):
         for xt, zk, (wn, wt, wz) in combos(si, ("z0", "zx")):
             w = values(wt, (oc, xs[1] // grp) + ks)

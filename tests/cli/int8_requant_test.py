@@ -132,7 +132,14 @@ def conv_models():
     # dilation of 3; last, 68 pixels (a last panel of 4 columns, which the
     # vpdpbusd kernel covers with one vector) over 1800 taps (several K
     # blocks, partial sums between them) and 13 output channels (a tile
-    # of one row).
+    # of one row); last, whole channel quads per group (the quads im2col,
+    # rows in (tap, channel) order): a 1x1 at stride 2, a 7x7 map (P = 49:
+    # the transposed product, pixels as rows, 70 output channels a partial
+    # panel, 49 rows a partial tile) over two K blocks, groups of 4
+    # channels with mixed strides, dilation and uneven pads, a padded 1x1
+    # over two images; then two more transposed products: two images of
+    # two groups of 18 channels (K = 162, not whole quads) at stride 2 with
+    # uneven pads (P = 20), and a row dilation (P = 24).
     shapes = [((1, 16, 7, 7), 32, (1, 1), (1, 1), (0, 0, 0, 0), 1),
               ((2, 10, 9, 13), 20, (1, 1), (1, 1), (0, 0, 0, 0), 1),
               ((1, 5, 9, 11), 7, (3, 3), (1, 1), (1, 1, 1, 1), 1),
@@ -156,7 +163,13 @@ def conv_models():
               ((1, 4, 9, 70), 4, (3, 3), (4, 4), (1, 1, 1, 1), 4),
               ((1, 3, 12, 40), 3, (3, 3), (1, 5), (1, 1, 1, 1), 3),
               ((1, 6, 10, 33), 6, (5, 3), (1, 2), (0, 1, 2, 1), 6, (2, 3)),
-              ((1, 200, 4, 17), 13, (3, 3), (1, 1), (1, 1, 1, 1), 1)]
+              ((1, 200, 4, 17), 13, (3, 3), (1, 1), (1, 1, 1, 1), 1),
+              ((1, 12, 9, 11), 20, (1, 1), (2, 2), (0, 0, 0, 0), 1),
+              ((1, 64, 7, 7), 70, (3, 3), (1, 1), (1, 1, 1, 1), 1),
+              ((1, 8, 11, 10), 10, (3, 3), (1, 2), (2, 1, 0, 3), 2, (2, 1)),
+              ((2, 4, 5, 6), 6, (1, 1), (1, 1), (1, 1, 1, 1), 1),
+              ((2, 36, 7, 9), 64, (3, 3), (2, 2), (1, 0, 1, 2), 2),
+              ((1, 40, 8, 4), 48, (3, 3), (1, 1), (1, 1, 1, 1), 1, (2, 1))]
     cs = cases()
     for si, shape in enumerate(shapes):
         xs, oc, ks, st, pads, grp = shape[:6]

@@ -1,4 +1,5 @@
 //===- IRTest.cpp - IRGen, IR verifier, memory planner --------------------===//
+#include "ember/Backend/Profile.h"
 #include "ember/IR/IRGen.h"
 #include "ember/IR/IRPrinter.h"
 
@@ -123,4 +124,43 @@ TEST(IR, NodesWithoutInstructionsAreReported) {
   auto ir = generateIR(*F, scheduleFunction(*F));
   ASSERT_TRUE(bool(ir));
   EXPECT_FALSE(bool(verifyIR(**ir)));
+}
+
+TEST(IR, CountFlopsOfIntegerProducts) {
+  // The profiler's GFLOP/s column counts an integer product's
+  // multiply-adds as it counts a float one's: 2 per tap of each output.
+  IRFunction F("f");
+  auto act = [&](const char *name, ElemKind k, std::vector<dim_t> d) {
+    return F.createAllocActivation(name, F.getType(Type(k, d)));
+  };
+  auto *x = act("x", ElemKind::UInt8, {2, 8, 5, 5});
+  auto *w = act("w", ElemKind::Int8, {16, 4, 3, 3});
+  auto *xz = act("xz", ElemKind::Int32, {1});
+  auto *wz = act("wz", ElemKind::Int32, {16});
+  auto *y = act("y", ElemKind::Int32, {2, 16, 3, 3});
+  auto *yq = act("yq", ElemKind::UInt8, {2, 16, 3, 3});
+  auto *bias = act("bias", ElemKind::Int32, {16});
+  auto *mult = act("mult", ElemKind::Float32, {16});
+  auto *yz = act("yz", ElemKind::Int32, {1});
+  double convOps = 2.0 * (2 * 16 * 3 * 3) * (4 * 3 * 3);
+  auto *ic = F.createIntConvInst("ic", y, x, w, xz, wz, {2, 2}, {1, 1, 1, 1},
+                                 {1, 1}, 2);
+  EXPECT_EQ(countFlops(*ic), convOps);
+  auto *rc =
+      F.createRequantConvInst("rc", yq, x, w, xz, wz, bias, mult, yz, {2, 2},
+                              {1, 1, 1, 1}, {1, 1}, 2, ElemKind::UInt8, 0);
+  EXPECT_EQ(countFlops(*rc), convOps);
+  auto *a = act("a", ElemKind::UInt8, {3, 7});
+  auto *b = act("b", ElemKind::Int8, {7, 5});
+  auto *az = act("az", ElemKind::Int32, {3});
+  auto *bz = act("bz", ElemKind::Int32, {5});
+  auto *c = act("c", ElemKind::Int32, {3, 5});
+  auto *cq = act("cq", ElemKind::Int8, {3, 5});
+  auto *mbias = act("mbias", ElemKind::Int32, {5});
+  auto *mmult = act("mmult", ElemKind::Float32, {5});
+  auto *im = F.createIntMatMulInst("im", c, a, b, az, bz);
+  EXPECT_EQ(countFlops(*im), 2.0 * 15 * 7);
+  auto *rm = F.createRequantMatMulInst("rm", cq, a, b, az, bz, mbias, mmult, yz,
+                                       ElemKind::Int8, 0);
+  EXPECT_EQ(countFlops(*rm), 2.0 * 15 * 7);
 }

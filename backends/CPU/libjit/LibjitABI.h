@@ -204,44 +204,53 @@ void ember_matmul_i8_vnni(int32_t *c, const uint8_t *a, const uint8_t *b,
                           int64_t aSigned, int64_t aFlip, const int32_t *u,
                           int64_t us, int64_t uo, const int32_t *v, int64_t vs,
                           int64_t vo);
-void ember_matmul_i8q_widen(uint8_t *y, int32_t *c, const uint8_t *a,
-                            const uint8_t *b, int64_t n, int64_t K, int64_t lda,
-                            int64_t kc, int64_t i0, int64_t i1, int64_t t0,
-                            int64_t t1, int64_t aSigned, int64_t aFlip,
-                            const int32_t *u, int64_t us, int64_t uo,
-                            const int32_t *v, int64_t vs, int64_t vo,
-                            const int32_t *bias, int64_t bRow, int64_t bCol,
-                            const float *mult, int64_t mRow, int64_t mCol,
-                            int64_t zero, int64_t lo, int64_t hi);
-void ember_matmul_i8q_vnni(uint8_t *y, int32_t *c, const uint8_t *a,
-                           const uint8_t *b, int64_t n, int64_t K, int64_t lda,
-                           int64_t kc, int64_t i0, int64_t i1, int64_t t0,
-                           int64_t t1, int64_t aSigned, int64_t aFlip,
-                           const int32_t *u, int64_t us, int64_t uo,
-                           const int32_t *v, int64_t vs, int64_t vo,
-                           const int32_t *bias, int64_t bRow, int64_t bCol,
-                           const float *mult, int64_t mRow, int64_t mCol,
-                           int64_t zero, int64_t lo, int64_t hi);
+void ember_matmul_i8q_widen(
+    uint8_t *y, int32_t *c, const uint8_t *a, const uint8_t *b, int64_t n,
+    int64_t K, int64_t lda, int64_t kc, int64_t i0, int64_t i1, int64_t t0,
+    int64_t t1, int64_t aSigned, int64_t aFlip, const int32_t *u, int64_t us,
+    int64_t uo, const int32_t *v, int64_t vs, int64_t vo, const int32_t *bias,
+    int64_t bRow, int64_t bCol, const float *mult, int64_t mRow, int64_t mCol,
+    int64_t zero, int64_t lo, int64_t hi, int64_t yRow, int64_t yCol);
+void ember_matmul_i8q_vnni(
+    uint8_t *y, int32_t *c, const uint8_t *a, const uint8_t *b, int64_t n,
+    int64_t K, int64_t lda, int64_t kc, int64_t i0, int64_t i1, int64_t t0,
+    int64_t t1, int64_t aSigned, int64_t aFlip, const int32_t *u, int64_t us,
+    int64_t uo, const int32_t *v, int64_t vs, int64_t vo, const int32_t *bias,
+    int64_t bRow, int64_t bCol, const float *mult, int64_t mRow, int64_t mCol,
+    int64_t zero, int64_t lo, int64_t hi, int64_t yRow, int64_t yCol);
 void ember_matmul_i8_amx(int32_t *c, const uint8_t *a, const uint8_t *b,
                          int64_t n, int64_t K, int64_t lda, int64_t kc,
                          int64_t i0, int64_t i1, int64_t t0, int64_t t1,
                          int64_t aSigned, int64_t aFlip, const int32_t *u,
                          int64_t us, int64_t uo, const int32_t *v, int64_t vs,
                          int64_t vo);
-void ember_matmul_i8q_amx(uint8_t *y, int32_t *c, const uint8_t *a,
-                          const uint8_t *b, int64_t n, int64_t K, int64_t lda,
-                          int64_t kc, int64_t i0, int64_t i1, int64_t t0,
-                          int64_t t1, int64_t aSigned, int64_t aFlip,
-                          const int32_t *u, int64_t us, int64_t uo,
-                          const int32_t *v, int64_t vs, int64_t vo,
-                          const int32_t *bias, int64_t bRow, int64_t bCol,
-                          const float *mult, int64_t mRow, int64_t mCol,
-                          int64_t zero, int64_t lo, int64_t hi);
+void ember_matmul_i8q_amx(
+    uint8_t *y, int32_t *c, const uint8_t *a, const uint8_t *b, int64_t n,
+    int64_t K, int64_t lda, int64_t kc, int64_t i0, int64_t i1, int64_t t0,
+    int64_t t1, int64_t aSigned, int64_t aFlip, const int32_t *u, int64_t us,
+    int64_t uo, const int32_t *v, int64_t vs, int64_t vo, const int32_t *bias,
+    int64_t bRow, int64_t bCol, const float *mult, int64_t mRow, int64_t mCol,
+    int64_t zero, int64_t lo, int64_t hi, int64_t yRow, int64_t yCol);
 void ember_im2col_u8(uint8_t *dst, const uint8_t *x, int64_t C, int64_t H,
                      int64_t W, int64_t KH, int64_t KW, int64_t sh, int64_t sw,
                      int64_t ph, int64_t pw, int64_t dh, int64_t dw, int64_t OW,
                      int64_t P, int64_t NR, int64_t pad, int64_t flip,
                      int64_t t0, int64_t t1);
+void ember_quads_u8(uint8_t *dst, const uint8_t *x, int64_t H, int64_t W,
+                    int64_t Hp, int64_t Wp, int64_t ph, int64_t pw, int64_t pad,
+                    int64_t flip);
+void ember_im2col_quads(uint8_t *dst, const uint8_t *xq, int64_t c4, int64_t Hp,
+                        int64_t Wp, int64_t KH, int64_t KW, int64_t sh,
+                        int64_t sw, int64_t dh, int64_t dw, int64_t OW,
+                        int64_t P, int64_t NR, int64_t flip, int64_t t0,
+                        int64_t t1);
+void ember_pixels_u8(uint8_t *dst, const uint8_t *x, int64_t C, int64_t H,
+                     int64_t W, int64_t Wp, int64_t ph, int64_t pw, int64_t pad,
+                     int64_t flip, int64_t py0, int64_t py1);
+void ember_im2col_rows(uint8_t *dst, const uint8_t *xp, int64_t C, int64_t Wp,
+                       int64_t KH, int64_t KW, int64_t sh, int64_t sw,
+                       int64_t dh, int64_t dw, int64_t OW, int64_t lda,
+                       int64_t p0, int64_t p1);
 void ember_qadd_u8(uint8_t *y, const uint8_t *a, const uint8_t *b, int64_t n,
                    int64_t aSigned, int64_t bSigned, int64_t ySigned,
                    int64_t relu, const float *sa, const int32_t *za,

@@ -201,6 +201,7 @@ EMBER_HELPER void transpose16(v16 (&r)[16]) {
 #include "ConvBF16DirectDot.inc"
 #include "ConvBF16DirectCV.inc"
 #include "MatMulInt8.inc"
+#include "Im2colInt8.inc"
 #include "Pool.inc"
 #include "Reduce.inc"
 #include "Resize.inc"

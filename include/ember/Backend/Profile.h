@@ -32,9 +32,10 @@ struct Profile {
 };
 
 /// Floating-point operations of one run of \p I: 2 per multiply-add for
-/// Conv, MatMul and Attention's two products (the visible query-key pairs
-/// only when causal), 0 for data movement, otherwise one per element of
-/// its largest operand.
+/// Conv, MatMul, their integer forms (IntConv, RequantConv, IntMatMul,
+/// RequantMatMul: integer operations, counted alike) and Attention's two
+/// products (the visible query-key pairs only when causal), 0 for data
+/// movement, otherwise one per element of its largest operand.
 double countFlops(const Instruction &I);
 
 /// One row of the table: consecutive kernels with the same sources.
