@@ -34,14 +34,22 @@ using kir::ExprRef;
 using kir::Kernel;
 using kir::Stmt;
 
-CPULowering::CPULowering(const IRFunction &F, const MemoryPlan &plan,
-                         const TargetDesc &target,
-                         const CPUCodegenOptions &opts)
-    : F_(F), plan_(plan), target_(target), opts_(opts), folds_(F, plan) {
+/// The instructions that read each origin buffer (views not counted).
+static llvm::DenseMap<const Value *, unsigned>
+countReaders(const IRFunction &F) {
+  llvm::DenseMap<const Value *, unsigned> readers;
   for (auto &I : F.getInstrs())
     for (const Operand &op : I->getOperands())
       if (op.role != OperandRole::Out && !llvm::isa<TensorViewInst>(*I))
-        ++readers_[getOrigin(op.value)];
+        ++readers[getOrigin(op.value)];
+  return readers;
+}
+
+CPULowering::CPULowering(const IRFunction &F, const MemoryPlan &plan,
+                         const TargetDesc &target,
+                         const CPUCodegenOptions &opts)
+    : F_(F), plan_(plan), readers_(countReaders(F)), narrow_(F, readers_),
+      target_(target), opts_(opts), folds_(F, plan) {
   // Room for copies of small broadcast sources (see lowerToKernels).
   for (auto &I : F.getInstrs())
     if (auto *b = llvm::dyn_cast<BroadcastInst>(I.get()))
@@ -147,6 +155,11 @@ llvm::Expected<CPUProgram> CPULowering::run() {
                       bytes, ElemKind::Float32, "snapshot"};
         snapshotUsed_ += size;
         return b;
+      },
+      // The Cast's reader widens the 16-bit weight itself.
+      [&](const Instruction &I) {
+        auto *c = llvm::dyn_cast<CastInst>(&I);
+        return c && narrow_.isAbsorbed(*c);
       });
   if (!kernels)
     return kernels.takeError();
@@ -183,7 +196,7 @@ static std::pair<int64_t, int64_t> rhsStrides(const MatMulInst &I,
 /// without a transpose copy.
 kir::Buffer CPULowering::packMatMulRHS(const MatMulInst &I,
                                        const MatMulOperand &B, int64_t nr,
-                                       std::vector<Kernel> &out) {
+                                       bool b16, std::vector<Kernel> &out) {
   TypeRef tb = I.getRHS()->getType();
   int64_t K = I.getLHS()->getType()->dims().back();
   int64_t n = I.getDest()->getType()->dims().back();
@@ -193,10 +206,12 @@ kir::Buffer CPULowering::packMatMulRHS(const MatMulInst &I,
   auto batchDims = tb->dims().drop_back(2);
   kir::Buffer src = kir::bufferFor(B.source, plan_);
   auto *w = llvm::dyn_cast<WeightVar>(getOrigin(B.source));
-  if (!w || !w->isConstant()) {
-    uint64_t bytes = batch * np * K * nr * 4;
-    kir::Buffer packed{Region::Activation, patchOffset(), bytes,
-                       ElemKind::Float32, "matmul.rhs.packed"};
+  WeightVar *narrow = narrow_.source(B.source);
+  uint64_t bytes = batch * np * K * nr * 4;
+  kir::Buffer scratch{Region::Activation, patchOffset(), bytes,
+                      ElemKind::Float32, "matmul.rhs.packed"};
+  if ((!w || !w->isConstant()) && !narrow) {
+    kir::Buffer packed = scratch;
     scratchSize_ = std::max<size_t>(scratchSize_, bytes);
     Kernel k((I.getName() + ".pack").str());
     unsigned d = k.addBuffer(packed), b = k.addBuffer(src);
@@ -218,16 +233,22 @@ kir::Buffer CPULowering::packMatMulRHS(const MatMulInst &I,
     return packed;
   }
   std::vector<float> packed(size_t(batch * np * K * nr), 0.f);
-  const float *b =
-      reinterpret_cast<const float *>(prog_.constants.data() + src.offset);
+  std::vector<float> wide;
+  if (narrow)
+    wide = widenConstant(narrow, plan_, prog_.constants);
+  const float *b = narrow ? wide.data()
+                          : reinterpret_cast<const float *>(
+                                prog_.constants.data() + src.offset);
   for (int64_t bi = 0; bi < batch; ++bi)
     for (int64_t k = 0; k < K; ++k)
       for (int64_t j = 0; j < n; ++j)
         packed[((bi * np + j / nr) * K + k) * nr + j % nr] =
             b[bi * K * n + k * kStride + j * jStride];
+  std::string name = I.getRHS()->getName().str() + ".packed";
+  if (narrow)
+    return packedNarrow(packed, narrow, scratch, name, out, b16);
   return appendConstant(prog_.constants, packed.data(),
-                        packed.size() * sizeof(float),
-                        I.getRHS()->getName().str() + ".packed");
+                        packed.size() * sizeof(float), name);
 }
 
 /// C = A * B per batch, in the tasks of splitMatMul with the tiles of
@@ -257,13 +278,18 @@ void CPULowering::lowerMatMul(const MatMulInst &I, std::vector<Kernel> &out) {
   MatMulOperand A = folds_.operand(I.getLHS()), B = folds_.operand(I.getRHS());
   auto [kStride, jStride] = rhsStrides(I, B);
   auto *w = llvm::dyn_cast<WeightVar>(getOrigin(B.source));
-  bool packed = ((w && w->isConstant()) || jStride != 1) && kk * n > 0;
+  WeightVar *narrow = narrow_.source(B.source);
+  bool packed =
+      ((w && w->isConstant()) || narrow || jStride != 1) && kk * n > 0;
+  // A 16-bit B stays 16-bit in memory where libjit's tiles widen it.
+  bool b16 = packed && narrow &&
+             widensInKernel(narrow->getType()->getElemKind(), target_);
   int64_t kc = matMulKBlock(kk, tiling), mr = tiling.rows;
   MatMulTasks tasks = splitMatMul(m, np, tiling, target);
   int64_t rows = tasks.rowsPerTask, panels = tasks.panelsPerTask;
   int64_t rowTasks = tasks.rowTasks, colTasks = tasks.colTasks;
-  kir::Buffer bBuf =
-      packed ? packMatMulRHS(I, B, nr, out) : kir::bufferFor(B.source, plan_);
+  kir::Buffer bBuf = packed ? packMatMulRHS(I, B, nr, b16, out)
+                            : kir::bufferFor(B.source, plan_);
   // A packed A goes to scratch after a B packed at run time.
   bool packA = opts_.forcePackMatMulLHS || A.colStride() != 1 ||
                matMulPacksLHS(std::min(m, rows), kk, np, tiling, target);
@@ -308,8 +334,12 @@ void CPULowering::lowerMatMul(const MatMulInst &I, std::vector<Kernel> &out) {
   for (ExprRef v : {i0, min(k.add(i0, k.constInt(rows)), m), t0,
                     min(k.add(t0, k.constInt(panels)), np)})
     args.push_back(valArg(v));
+  kir::Stmt call = !b16 ? EMBER_LIBJIT_CALL(k, ember_matmul_f32, args)
+                   : bBuf.kind == ElemKind::Float16
+                       ? EMBER_LIBJIT_CALL(k, ember_matmul_f32_b16, args)
+                       : EMBER_LIBJIT_CALL(k, ember_matmul_f32_bbf16, args);
   k.body() = {Kernel::loop(e, batch * rowTasks * colTasks, /*parallel=*/true,
-                           {EMBER_LIBJIT_CALL(k, ember_matmul_f32, args)})};
+                           {std::move(call)})};
   out.push_back(std::move(k));
 }
 

@@ -13,6 +13,7 @@
 #include "CPU.h"
 #include "Depthwise.h"
 #include "MatMulOperands.h"
+#include "NarrowWeights.h"
 
 #include "llvm/ADT/DenseMap.h"
 
@@ -32,6 +33,10 @@ private:
   static size_t alignTo64(size_t n) { return (n + 63) / 64 * 64; }
   kir::Buffer packFilter(const ConvInst &I, int64_t MB, uint64_t scratchUsed,
                          std::vector<kir::Kernel> &out);
+  kir::Buffer packedNarrow(const std::vector<float> &packed, WeightVar *src,
+                           const kir::Buffer &scratch, llvm::StringRef name,
+                           std::vector<kir::Kernel> &out,
+                           bool inKernel = false);
   void lowerConv(const ConvInst &I, std::vector<kir::Kernel> &out);
   void lowerConvPanels(const ConvInst &I, std::vector<kir::Kernel> &out);
   void lowerConvCV(const ConvInst &I, std::vector<kir::Kernel> &out);
@@ -42,12 +47,14 @@ private:
   size_t scratchOffset() const { return alignTo64(plan_.activationSize); }
   size_t patchOffset() const { return scratchOffset() + snapshotReserve_; }
   kir::Buffer packMatMulRHS(const MatMulInst &I, const MatMulOperand &B,
-                            int64_t nr, std::vector<kir::Kernel> &out);
+                            int64_t nr, bool b16,
+                            std::vector<kir::Kernel> &out);
   void lowerMatMul(const MatMulInst &I, std::vector<kir::Kernel> &out);
 
   const IRFunction &F_;
   const MemoryPlan &plan_;
   llvm::DenseMap<const Value *, unsigned> readers_;
+  NarrowWeights narrow_; ///< 16-bit weights packed here (NarrowWeights.h).
   CPUProgram prog_;
   size_t scratchSize_ = 0; ///< Conv patches, packed B, after the snapshots.
   size_t snapshotReserve_ = 0, snapshotUsed_ = 0; ///< After the arena.

@@ -39,10 +39,12 @@ kir::Buffer CPULowering::packFilter(const ConvInst &I, int64_t MB,
   int64_t M = wd[0], cPerG = wd[1], KH = wd[2], KW = wd[3];
   int64_t group = I.getGroup(), mPerG = M / group;
   int64_t nbg = (mPerG + MB - 1) / MB, K = cPerG * KH * KW;
-  if (!hasConstantFilter(I)) {
-    uint64_t at = alignTo64(scratchUsed), bytes = group * nbg * K * MB * 4;
-    kir::Buffer packed{Region::Activation, patchOffset() + at, bytes,
-                       ElemKind::Float32, "conv.filter.packed"};
+  uint64_t at = alignTo64(scratchUsed), bytes = group * nbg * K * MB * 4;
+  kir::Buffer scratch{Region::Activation, patchOffset() + at, bytes,
+                      ElemKind::Float32, "conv.filter.packed"};
+  WeightVar *narrow = narrow_.source(filter);
+  if (!hasConstantFilter(I) && !narrow) {
+    kir::Buffer packed = scratch;
     scratchSize_ = std::max<size_t>(scratchSize_, at + bytes);
     using kir::BinOp;
     Kernel k((I.getName() + ".pack").str());
@@ -65,21 +67,46 @@ kir::Buffer CPULowering::packFilter(const ConvInst &I, int64_t MB,
   }
   std::vector<float> packed(size_t(group * nbg * K * MB), 0.f);
   kir::Buffer src = kir::bufferFor(filter, plan_);
-  const float *w =
-      reinterpret_cast<const float *>(prog_.constants.data() + src.offset);
+  std::vector<float> wide;
+  if (narrow)
+    wide = widenConstant(narrow, plan_, prog_.constants);
+  const float *w = narrow ? wide.data()
+                          : reinterpret_cast<const float *>(
+                                prog_.constants.data() + src.offset);
   for (int64_t m = 0; m < M; ++m) {
     int64_t g = m / mPerG, blk = g * nbg + (m % mPerG) / MB;
     int64_t lane = m % mPerG % MB;
     for (int64_t k = 0; k < K; ++k)
       packed[(blk * K + k) * MB + lane] = w[m * K + k];
   }
-  size_t bytes = packed.size() * sizeof(float);
   std::string name = filter->getName().str() + ".packed";
+  if (narrow)
+    return packedNarrow(packed, narrow, scratch, name, out);
   if (readers_.lookup(getOrigin(filter)) != 1 || bytes > src.size)
     return appendConstant(prog_.constants, packed.data(), bytes, name);
   std::memcpy(prog_.constants.data() + src.offset, packed.data(), bytes);
   return kir::Buffer{Region::Constant, src.offset, bytes, ElemKind::Float32,
                      name};
+}
+
+/// \p packed (a packing of the 16-bit weight \p src's values) stored in
+/// \p src's type: returned as such where the kernel widens it itself
+/// (\p inKernel); else the kernel appended to \p out widens it into
+/// \p scratch before each run, which is returned: the float32 kernels
+/// read it as they read a packed constant.
+kir::Buffer CPULowering::packedNarrow(const std::vector<float> &packed,
+                                      WeightVar *src,
+                                      const kir::Buffer &scratch,
+                                      llvm::StringRef name,
+                                      std::vector<Kernel> &out, bool inKernel) {
+  kir::Buffer narrow = appendNarrowConstant(
+      prog_.constants, packed, src->getType()->getElemKind(), name.str());
+  if (inKernel)
+    return narrow;
+  out.push_back(widenKernel(name.str() + ".widen", narrow, scratch));
+  scratchSize_ = std::max<size_t>(scratchSize_, scratch.offset - patchOffset() +
+                                                    scratch.size);
+  return scratch;
 }
 
 /// The im2col kernel of image \p img: one libjit call per input channel
@@ -130,10 +157,23 @@ void CPULowering::appendPatchGeometry(const ConvInst &I, Kernel &k,
 /// The plan planConv picks for \p I, emitted.
 void CPULowering::lowerConv(const ConvInst &I, std::vector<Kernel> &out) {
   ConvPlan plan = planConv(I, target_, opts_);
+  // The row path reads the filter unpacked: it gets it widened, as the Cast
+  // that NarrowWeights absorbed would have; the others pack it (packFilter,
+  // lowerDepthwiseConv).
+  WeightVar *narrow = narrow_.source(I.getFilter());
+  if (narrow && plan.path == ConvPathKind::PixelRows)
+    out.push_back(widenKernel((I.getName() + ".widen").str(),
+                              kir::bufferFor(narrow, plan_),
+                              kir::bufferFor(I.getFilter(), plan_)));
   switch (plan.path) {
-  case ConvPathKind::Depthwise:
-    out.push_back(lowerDepthwiseConv(I, dwContext()));
+  case ConvPathKind::Depthwise: {
+    DepthwiseContext ctx = dwContext();
+    ctx.narrow = narrow;
+    ctx.pre = &out;
+    Kernel k = lowerDepthwiseConv(I, ctx);
+    out.push_back(std::move(k));
     return;
+  }
   case ConvPathKind::Winograd:
     lowerWinogradConv(I, plan.winogradTile,
                       {plan_, prog_.constants, patchOffset(), scratchSize_},

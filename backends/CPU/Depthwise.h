@@ -15,6 +15,11 @@ struct DepthwiseContext {
   ConvPath path;
   /// The kernel target (see lowerForCPU).
   const TargetDesc &target;
+  /// The 16-bit constant a convolution's filter widens (NarrowWeights.h),
+  /// or null; then \p pre receives the kernel that widens it before the
+  /// convolution's own.
+  WeightVar *narrow = nullptr;
+  std::vector<kir::Kernel> *pre = nullptr;
 };
 
 /// The kernel of depthwise convolution \p I: per channel plane (vectors

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 #include "Depthwise.h"
 #include "LibCall.h"
+#include "NarrowWeights.h"
 #include "ember/Kernel/LowerToKernel.h"
 
 #include <algorithm>
@@ -243,29 +244,57 @@ std::optional<Kernel> cpu::lowerMaxPoolCV(const MaxPoolInst &I,
       [](Kernel &) { return std::vector<CallArg>{}; });
 }
 
+/// Floats of \p I's taps packed for the channel-vector kernel.
+static int64_t packedTapsFloats(const ConvInst &I) {
+  auto wd = I.getFilter()->getType()->dims();
+  return (int64_t(wd[0]) + kDwCVBlock - 1) / kDwCVBlock * kDwCVBlock * wd[2] *
+         wd[3];
+}
+
 /// \p I's constant taps packed for the channel-vector kernel,
-/// [block][KH * KW][16] (zero lanes past C), appended to \p constants.
-static kir::Buffer packDepthwiseTaps(const ConvInst &I, const MemoryPlan &plan,
-                                     std::vector<uint8_t> &constants) {
+/// [block][KH * KW][16] (zero lanes past C), appended to the constants.
+/// Taps widened from a 16-bit constant are packed in 16 bits; the kernel
+/// pushed to ctx.pre widens them into the filter's own buffer (the Cast's
+/// result, which holds them: see lowerDepthwiseConv).
+static kir::Buffer packDepthwiseTaps(const ConvInst &I,
+                                     const DepthwiseContext &ctx) {
   auto wd = I.getFilter()->getType()->dims();
   int64_t C = wd[0], T = wd[2] * wd[3];
-  int64_t nblk = (C + kDwCVBlock - 1) / kDwCVBlock;
-  std::vector<float> packed(size_t(nblk * T * kDwCVBlock), 0.f);
-  kir::Buffer src = kir::bufferFor(I.getFilter(), plan);
+  std::vector<float> packed(size_t(packedTapsFloats(I)), 0.f);
+  kir::Buffer src = kir::bufferFor(I.getFilter(), ctx.plan);
+  std::vector<float> wide;
+  if (ctx.narrow)
+    wide = widenConstant(ctx.narrow, ctx.plan, ctx.constants);
   const float *wsrc =
-      reinterpret_cast<const float *>(constants.data() + src.offset);
+      ctx.narrow
+          ? wide.data()
+          : reinterpret_cast<const float *>(ctx.constants.data() + src.offset);
   for (int64_t c = 0; c < C; ++c)
     for (int64_t t = 0; t < T; ++t)
       packed[size_t(((c / kDwCVBlock) * T + t) * kDwCVBlock + c % kDwCVBlock)] =
           wsrc[c * T + t];
-  return appendConstant(constants, packed.data(), packed.size() * sizeof(float),
-                        I.getFilter()->getName().str() + ".packed");
+  std::string name = I.getFilter()->getName().str() + ".packed";
+  if (!ctx.narrow)
+    return appendConstant(ctx.constants, packed.data(),
+                          packed.size() * sizeof(float), name);
+  kir::Buffer narrow = appendNarrowConstant(
+      ctx.constants, packed, ctx.narrow->getType()->getElemKind(), name);
+  kir::Buffer dst{src.region, src.offset, packed.size() * sizeof(float),
+                  ElemKind::Float32, name};
+  ctx.pre->push_back(widenKernel(name + ".widen", narrow, dst));
+  return dst;
 }
 
 Kernel cpu::lowerDepthwiseConv(const ConvInst &I, const DepthwiseContext &ctx) {
   CVWindow g = CVWindow::of(I);
-  // The channel-vector kernel reads taps packed at compile time.
-  bool cv = hasConstantFilter(I) && g.bandRows() > 0 &&
+  // The channel-vector kernel reads taps packed at compile time; taps
+  // widened from 16 bits are packed then too where the widened copy fits
+  // the filter's buffer (whole blocks of 16 channels).
+  kir::Buffer filter = kir::bufferFor(I.getFilter(), ctx.plan);
+  bool packable =
+      hasConstantFilter(I) ||
+      (ctx.narrow && uint64_t(packedTapsFloats(I)) * 4 <= filter.size);
+  bool cv = packable && g.bandRows() > 0 &&
             (ctx.path == ConvPath::Channels ||
              (ctx.path == ConvPath::Auto &&
               preferDepthwiseCV(g, useWideKernels(ctx.target)) &&
@@ -274,14 +303,18 @@ Kernel cpu::lowerDepthwiseConv(const ConvInst &I, const DepthwiseContext &ctx) {
               g,
               kir::bufferFor(I.getDest(), ctx.plan),
               kir::bufferFor(I.getInput(), ctx.plan),
-              cv ? packDepthwiseTaps(I, ctx.plan, ctx.constants)
-                 : kir::bufferFor(I.getFilter(), ctx.plan),
+              cv ? packDepthwiseTaps(I, ctx) : filter,
               kir::bufferFor(I.getBias(), ctx.plan),
               /*shared=*/false,
               &I,
               int64_t(I.getFusedActivation()),
               I.getFusedAlpha(),
               I.getFusedBeta()};
+  // The per-plane kernel reads the filter as the absorbed Cast wrote it.
+  if (!cv && ctx.narrow)
+    ctx.pre->push_back(widenKernel((I.getName() + ".widen").str(),
+                                   kir::bufferFor(ctx.narrow, ctx.plan),
+                                   filter));
   return cv ? lowerDepthwiseCV(spec, ctx.plan)
             : lowerDepthwisePlanes(spec, ctx.plan);
 }

@@ -37,7 +37,9 @@ template <class T> constexpr ElemKind libElemKind() {
   if constexpr (std::is_same_v<U, float>)
     return ElemKind::Float32;
   else if constexpr (std::is_same_v<U, uint16_t>)
-    return ElemKind::BFloat16; // libjit's only 16-bit elements are bf16
+    return ElemKind::BFloat16; // bfloat16 bits; float16 is libjit::Half16
+  else if constexpr (std::is_same_v<U, libjit::Half16>)
+    return ElemKind::Float16;
   else if constexpr (std::is_same_v<U, int32_t>)
     return ElemKind::Int32;
   else if constexpr (std::is_same_v<U, int64_t>)

@@ -409,7 +409,8 @@ snapshotSource(const Instruction &I, VirtualBroadcast &vb,
 
 llvm::Expected<std::vector<Kernel>>
 kir::lowerToKernels(const IRFunction &F, const MemoryPlan &plan,
-                    CustomLowering custom, ScratchAllocator scratch) {
+                    CustomLowering custom, ScratchAllocator scratch,
+                    llvm::function_ref<bool(const Instruction &)> absorbed) {
   std::vector<Kernel> out;
   auto readers = countReaders(F);
   std::vector<VirtualBroadcast> virtuals;
@@ -437,7 +438,8 @@ kir::lowerToKernels(const IRFunction &F, const MemoryPlan &plan,
         vb.dead |= vb.origin == d->getAlloc();
       continue;
     }
-    if (llvm::isa<AllocActivationInst>(I) || llvm::isa<TensorViewInst>(I))
+    if (llvm::isa<AllocActivationInst>(I) || llvm::isa<TensorViewInst>(I) ||
+        (absorbed && absorbed(I)))
       continue;
     for (VirtualBroadcast &vb : virtuals)
       if (!vb.materialized && !vb.dead && !vb.retired &&

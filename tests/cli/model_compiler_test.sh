@@ -56,6 +56,16 @@ for d in w16 p16 wb16; do
   [ $((half * 10)) -lt $((full * 6)) ] ||
     fail "$d weights file $half bytes, fp32 $full: not halved"
 done
+# The CPU runs no widening Cast of a 16-bit weight: the Conv filters are
+# packed in 16 bits at compile time and widened by one kernel each, and the
+# classifier's MatMul widens its 16-bit B as its tiles read it.
+ir=$("$COMPILER" -model="$D" -weights-precision=fp16 -dump-llvm-ir 2>&1)
+echo "$ir" | grep -q '^define .*@"kernel\.[0-9]*\..*\.wide"(' &&
+  fail "-weights-precision=fp16 runs a widening Cast kernel"
+echo "$ir" | grep -q '^define .*@"kernel\.[0-9]*\..*\.packed\.widen"(' ||
+  fail "-weights-precision=fp16: no filter packed in 16 bits"
+echo "$ir" | awk '/^define .*Gemm\.mm_1"\(/,/^}/' | grep -q 'fpext .*half' ||
+  fail "-weights-precision=fp16: the MatMul does not read its 16-bit B"
 check "bad -weights-precision" 1 "^model-compiler: error: -weights-precision 'int8' is not fp32, fp16 or bf16$" \
   "$COMPILER" -model="$D" -weights-precision=int8
 check "fp16 weights with bf16 precision" 1 "^model-compiler: error: -weights-precision=fp16 does not combine with -precision=bf16" \

@@ -155,7 +155,8 @@ std::pair<Tensor, Tensor> matMulOperands(const HalfMatMulCase &c) {
   return {std::move(a), std::move(b)};
 }
 
-Tensor runMatMul(const HalfMatMulCase &c, Half h, llvm::StringRef backend) {
+Tensor runMatMul(const HalfMatMulCase &c, Half h, llvm::StringRef backend,
+                 bool packA = false) {
   Module M;
   Function *F = M.createFunction("mm");
   auto [at, bt] = matMulOperands(c);
@@ -165,7 +166,9 @@ Tensor runMatMul(const HalfMatMulCase &c, Half h, llvm::StringRef backend) {
   NodeValue b = constantOrInput(M, "b", std::move(bt), c.constantRHS, inputs);
   NodeValue y = F->createMatMul("mm", a, b, c.transB);
   F->createSave("save", y, M.createPlaceholder("y", *y.getType(), true));
-  auto outs = compileAndRun(M, *F, backend, std::move(inputs), halfOptions(h));
+  CodegenOptions opts = halfOptions(h);
+  opts.cpu.forcePackMatMulLHS = packA;
+  auto outs = compileAndRun(M, *F, backend, std::move(inputs), opts);
   return outs.empty() ? Tensor() : std::move(outs[0]);
 }
 
@@ -202,6 +205,19 @@ TEST_P(HalfMatMulPathTest, CPUMatchesInterpreter) {
     GTEST_SKIP() << "activations are not rounded: no infinities";
   Tensor ref = runMatMul(c, h, "Interpreter");
   Tensor got = runMatMul(c, h, "CPU");
+  std::vector<double> exact, t;
+  exactMatMul(c, h, exact, t);
+  checkBounds(ref, got, exact, t, gamma(c.k + 2));
+}
+
+// The same with A packed into row tiles: the 16-bit B kernels' other
+// family of tiles.
+TEST_P(HalfMatMulPathTest, PackedLHSMatchesInterpreter) {
+  auto [c, h] = GetParam();
+  if (h != Half::FP16 && c.aScale != 1)
+    GTEST_SKIP() << "activations are not rounded: no infinities";
+  Tensor ref = runMatMul(c, h, "Interpreter");
+  Tensor got = runMatMul(c, h, "CPU", /*packA=*/true);
   std::vector<double> exact, t;
   exactMatMul(c, h, exact, t);
   checkBounds(ref, got, exact, t, gamma(c.k + 2));
@@ -254,7 +270,16 @@ struct ConvOperands {
   }
 };
 
-Tensor runConv(const HalfConvCase &c, Half h, llvm::StringRef backend) {
+/// A forced CPU convolution path (the Interpreter ignores it).
+struct ConvForce {
+  const char *name;
+  cpu::ConvPath path;
+  cpu::WinogradMode winograd;
+};
+
+Tensor runConv(const HalfConvCase &c, Half h, llvm::StringRef backend,
+               ConvForce force = {"auto", cpu::ConvPath::Auto,
+                                  cpu::WinogradMode::Auto}) {
   Module M;
   Function *F = M.createFunction("conv");
   ConvOperands o(c);
@@ -267,7 +292,10 @@ Tensor runConv(const HalfConvCase &c, Half h, llvm::StringRef backend) {
   F->createSave("save", y, M.createPlaceholder("y", *y.getType(), true));
   std::vector<Tensor> inputs;
   inputs.push_back(o.x.clone());
-  auto outs = compileAndRun(M, *F, backend, std::move(inputs), halfOptions(h));
+  CodegenOptions opts = halfOptions(h);
+  opts.cpu.convPath = force.path;
+  opts.cpu.winograd = force.winograd;
+  auto outs = compileAndRun(M, *F, backend, std::move(inputs), opts);
   return outs.empty() ? Tensor() : std::move(outs[0]);
 }
 
@@ -329,4 +357,54 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto &info) {
       return std::string(std::get<0>(info.param).name) + "_" +
              halfName(std::get<1>(info.param));
+    });
+
+namespace {
+/// Every path the CPU's lowering can take for a convolution with 16-bit
+/// weights: the pixel panels (im2col, or in place for 1x1), channel
+/// vectors, pixel rows, and Winograd asked for (excluded: its transformed
+/// filter would round differently from the Interpreter's direct
+/// convolution, so the convolution takes another path). Depthwise cases
+/// take the per-plane kernel under "panels" and the channel-vector one
+/// (taps packed at compile time) under "channels".
+const ConvForce kForces[] = {
+    {"panels", cpu::ConvPath::Panels, cpu::WinogradMode::Off},
+    {"channels", cpu::ConvPath::Channels, cpu::WinogradMode::Off},
+    {"rows", cpu::ConvPath::Rows, cpu::WinogradMode::Off},
+    {"winograd_f4", cpu::ConvPath::Auto, cpu::WinogradMode::F4},
+};
+
+const HalfConvCase kForcedCases[] = {
+    {"pointwise", 1, 17, 7, 9, 40, 1, 1, 0, 1, false},
+    {"3x3_padded_relu", 2, 13, 10, 11, 24, 3, 1, 1, 1, true},
+    {"3x3_s2", 1, 16, 15, 17, 20, 3, 2, 1, 1, false},
+    {"grouped", 1, 32, 9, 9, 64, 3, 1, 1, 2, true},
+    {"depthwise", 1, 32, 10, 10, 32, 3, 1, 1, 32, false},
+    // 24 channels: the packed taps fill two blocks of 16, more than the
+    // filter's buffer holds, so the per-plane kernel is kept.
+    {"depthwise_partial_block", 1, 24, 10, 10, 24, 3, 1, 1, 24, false},
+};
+
+using ForcedParam = std::tuple<HalfConvCase, ConvForce, Half>;
+class HalfConvForcedPathTest : public ::testing::TestWithParam<ForcedParam> {};
+} // namespace
+
+TEST_P(HalfConvForcedPathTest, CPUMatchesInterpreter) {
+  auto [c, force, h] = GetParam();
+  Tensor ref = runConv(c, h, "Interpreter");
+  Tensor got = runConv(c, h, "CPU", force);
+  std::vector<double> exact, t;
+  exactConv(c, h, exact, t);
+  checkBounds(ref, got, exact, t, gamma(c.C / c.group * c.K * c.K + 2));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, HalfConvForcedPathTest,
+    ::testing::Combine(::testing::ValuesIn(kForcedCases),
+                       ::testing::ValuesIn(kForces),
+                       ::testing::Values(Half::WeightsFP16, Half::WeightsBF16)),
+    [](const auto &info) {
+      return std::string(std::get<0>(info.param).name) + "_" +
+             std::get<1>(info.param).name + "_" +
+             halfName(std::get<2>(info.param));
     });

@@ -16,6 +16,13 @@
 namespace ember {
 namespace libjit {
 
+/// The bits of an IEEE binary16 value: a type of its own, so that a kernel
+/// taking float16 elements is told from one taking bfloat16 bits
+/// (uint16_t) by its declaration.
+struct Half16 {
+  uint16_t bits;
+};
+
 /// Pixel-panel conv GEMM: output channels per packed filter block, columns
 /// per patch panel, and the longest K accumulated in one pass (a block's
 /// filter slice, kConvKC * 24 bytes, stays in L1 and the panels' slices in
@@ -120,6 +127,22 @@ void ember_matmul_f32(float *c, const float *a, const float *b,
                       int64_t packed, int64_t packedA, int64_t prefetch,
                       int64_t kc, int64_t act, float alpha, float beta,
                       int64_t i0, int64_t i1, int64_t t0, int64_t t1);
+/// ember_matmul_f32 with a packed B of 16-bit floats (MatMul.inc): float16
+/// or bfloat16, widened block by block as the tiles read it.
+void ember_matmul_f32_b16(float *c, const float *a,
+                          const ember::libjit::Half16 *b, const float *bias,
+                          const float *res, int64_t n, int64_t K, int64_t lda,
+                          int64_t ldb, int64_t panelStride, int64_t packed,
+                          int64_t packedA, int64_t prefetch, int64_t kc,
+                          int64_t act, float alpha, float beta, int64_t i0,
+                          int64_t i1, int64_t t0, int64_t t1);
+void ember_matmul_f32_bbf16(float *c, const float *a, const uint16_t *b,
+                            const float *bias, const float *res, int64_t n,
+                            int64_t K, int64_t lda, int64_t ldb,
+                            int64_t panelStride, int64_t packed,
+                            int64_t packedA, int64_t prefetch, int64_t kc,
+                            int64_t act, float alpha, float beta, int64_t i0,
+                            int64_t i1, int64_t t0, int64_t t1);
 void ember_matmul_pack_a_f32(float *dst, const float *a, int64_t m, int64_t K,
                              int64_t lda, int64_t ldk, int64_t t0, int64_t t1);
 /// A BFloat16 MatMul (MatMulBF16.inc, MatMulAMX.inc): one entry per product

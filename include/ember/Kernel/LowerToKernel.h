@@ -47,10 +47,12 @@ using ScratchAllocator =
 /// read only elementwise stay virtual; when the memory plan reuses a virtual
 /// broadcast's source before its readers ran, the source is first copied
 /// to scratch from \p scratch (when given) instead of materializing the
-/// broadcast.
+/// broadcast. Instructions for which \p absorbed is true are not lowered:
+/// the backend does their work inside a later instruction's kernels.
 llvm::Expected<std::vector<Kernel>>
 lowerToKernels(const IRFunction &F, const MemoryPlan &plan,
-               CustomLowering custom, ScratchAllocator scratch = {});
+               CustomLowering custom, ScratchAllocator scratch = {},
+               llvm::function_ref<bool(const Instruction &)> absorbed = {});
 
 } // namespace kir
 } // namespace ember
