@@ -361,6 +361,15 @@ bool cpu::keepsRequantProduct(const Node &n) {
          isConstantOf(zero, w.getElemKind() == ElemKind::UInt8 ? 128 : 0);
 }
 
+/// Whether \p v is, through Dequantize and layout nodes, constant bytes.
+static bool isConstantBytes(NodeValue v) {
+  while (llvm::isa<DequantizeNode>(v.getNode()) ||
+         llvm::isa<ReshapeNode>(v.getNode()) ||
+         llvm::isa<TransposeNode>(v.getNode()))
+    v = v.getNode()->getNthInput(0);
+  return llvm::isa<Constant>(v.getNode());
+}
+
 bool CPUBackend::prefersIntegerProduct(const Node &product,
                                        const CodegenOptions &opts) const {
   llvm::Expected<TargetDesc> desc = TargetDesc::create(opts.target);
@@ -373,6 +382,13 @@ bool CPUBackend::prefersIntegerProduct(const Node &product,
   // with vpdpbusd.
   if (chooseInt8Plan(kernelTarget(*desc, opts.cpu)).kernel == Int8Kernel::Widen)
     return false;
+  // The integer GEMM packs constant weights at compile time; a product of
+  // two run-time operands (attention's Q.K^T and P.V) would be the
+  // portable scalar loop, slower than the Float32 batched GEMM.
+  if (auto *mm = llvm::dyn_cast<MatMulNode>(&product))
+    return isConstantBytes(mm->getRHS());
+  if (auto *g = llvm::dyn_cast<GemmNode>(&product))
+    return isConstantBytes(g->getB());
   // A depthwise convolution with one output per channel runs on its own
   // direct kernel (DepthwiseInt8.cpp); other groups of one input channel
   // (channel multipliers) would be one-row products through the GEMM's

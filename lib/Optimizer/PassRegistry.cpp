@@ -45,6 +45,7 @@ const RegistryEntry kRegistry[] = {
     entry<ConcatMergePass>(),
     entry<SliceConcatPass>(),
     entry<FoldQDQPass>(),
+    entry<CenterIntWeightsPass>(),
     entry<ConvertPrecisionPass>(),
 };
 } // namespace
@@ -83,8 +84,8 @@ Pipeline ember::getDefaultPipeline() {
       {{"fold-pad-into-conv", "fold-pad-into-pool", "fold-batchnorm",
         "trim-conv-taps", "fold-scale-into-conv", "channel-shuffle",
         "fuse-softmax-mask", "fuse-attention", "matmul-form",
-        "merge-matmul-add", "fuse-conv-residual", "fuse-conv-activation",
-        "merge-parallel", "conv-layout", "dce"},
+        "center-int-weights", "merge-matmul-add", "fuse-conv-residual",
+        "fuse-conv-activation", "merge-parallel", "conv-layout", "dce"},
        false},
       {{"lower"}, false},
       {{"convert-precision"}, false},

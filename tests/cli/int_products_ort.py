@@ -6,7 +6,8 @@ Usage: int_products_ort.py MODEL_RUNNER WORKDIR
 ConvInteger, MatMulInteger, QLinearConv and QLinearMatMul with an inner
 dimension of 3*3*512 = 4608 and extreme operands (0/255 and -128/127), so
 the Int32 sums reach ~1.5e8, far beyond 2^24 where float32 stops holding
-every integer: a product composed in float loses low bits there. Runs each
+every integer: a product composed in float loses low bits there. UInt8 MatMulInteger
+weights with zero points other than 128 check center-int-weights. Runs each
 model on the Interpreter and the CPU (with run-time and with constant
 weights) and requires outputs equal to onnxruntime's, element for element.
 One QLinearConv cancels the large sum with its bias (scales 1), so its
@@ -88,6 +89,15 @@ def matmul_cases():
     node = helper.make_node("MatMulInteger", ["a", "b", "za", "zb"], ["y"])
     yield "matmulinteger", node, {"a": a}, {"b": b, "za": za, "zb": zb}, \
         TensorProto.INT32
+    # UInt8 weights off their center 128 (asymmetric, as quantize_dynamic
+    # writes QUInt8): center-int-weights moves them to 128 with a row-sum
+    # correction, per tensor and per column.
+    bu = extreme(np.uint8, (9 * C, 7))
+    bu[::3] = 0
+    for suffix, zbu in [("", scalar(131, np.uint8)),
+                        ("_percol", np.arange(7, dtype=np.uint8) * 40)]:
+        yield "matmulinteger_u8" + suffix, node, {"a": a}, \
+            {"b": bu, "za": za, "zb": zbu}, TensorProto.INT32
     consts = {"as": scalar(0.05, np.float32), "za": scalar(7, np.uint8),
               "b": b, "bs": RNG.uniform(0.01, 0.02, 7).astype(np.float32),
               "zb": np.zeros(7, np.int8), "ys": scalar(4000.0, np.float32),

@@ -1,7 +1,10 @@
 //===- ArithSimplify.cpp - Algebraic identities and splat arithmetic ------===//
 //
-// x*1, 1*x, x+0, 0+x, x-0, x/1 become x and Neg(Neg(x)) becomes x, where the
-// 1 or 0 is a Splat or a uniform Constant. Arithmetic whose operands are all
+// x*1, 1*x, x+0, 0+x, x-0, x/1, x^1 become x and Neg(Neg(x)) becomes x, where
+// the 1 or 0 is a Splat or a uniform Constant. x^2 becomes x*x (the same
+// correctly rounded value): a shared exponent Splat is a loaded operand, not a
+// constant, in all but one of its readers' kernels, and pow with a loaded
+// exponent is a libm call per element. Arithmetic whose operands are all
 // float Splats becomes one Splat. Rewrites that are wrong for NaN or
 // infinity (x*0 -> 0, x-x -> 0) are not done.
 //
@@ -27,6 +30,7 @@ static NodeValue identityOperand(Node *n) {
   case NodeKind::Sub:
     return isUniform(b, 0) ? a : NodeValue();
   case NodeKind::Div:
+  case NodeKind::Pow:
     return isUniform(b, 1) ? a : NodeValue();
   default:
     return NodeValue();
@@ -80,9 +84,22 @@ static std::optional<float> evalOnSplats(const Node *n) {
   }
 }
 
+/// x^2 as x*x for a float \p n of x's own type, else an empty value.
+static NodeValue squareAsMul(Function &F, Node *n) {
+  auto *p = llvm::dyn_cast<PowNode>(n);
+  if (!p || !isFloatKind(p->getType()->getElemKind()))
+    return NodeValue();
+  NodeValue x = p->getNthInput(0);
+  if (!isUniform(p->getNthInput(1), 2) || x.getType() != p->getType())
+    return NodeValue();
+  return F.createMul(n->getName().str() + ".square", x, x);
+}
+
 static NodeValue simplify(Function &F, Node *n) {
   if (NodeValue x = identityOperand(n))
     return x;
+  if (NodeValue sq = squareAsMul(F, n))
+    return sq;
   if (auto *neg = llvm::dyn_cast<NegNode>(n))
     if (auto *inner = llvm::dyn_cast<NegNode>(neg->getInput().getNode()))
       return inner->getInput();

@@ -73,6 +73,9 @@ struct Product {
   NodeValue bias;      ///< Int32 [C] or null
   dim_t channels;      ///< C: the result dim the weight scale runs along
   int64_t channelAxis; ///< of the result
+  /// A Reshape between w and a MatMul that only adds leading 1s (how the
+  /// importer aligns a 2-D weight with an N-D activation), or null.
+  ReshapeNode *wReshape = nullptr;
 };
 
 /// The Int32 values of a bias Dequantize whose scale is x_scale * w_scale
@@ -116,6 +119,8 @@ NodeValue multiplier(Function &F, const Product &p, const std::string &name) {
 NodeValue requantProduct(Function &F, const Product &p,
                          const std::string &name) {
   NodeValue xq = p.x->getInput(), wq = p.w->getInput();
+  if (p.wReshape)
+    wq = F.createReshape(name + ".w", wq, p.wReshape->getDims());
   NodeValue zw = toLength(F, name + ".zw", p.w->getZero(), p.channels);
   NodeValue bias =
       p.bias ? toLength(F, name + ".bias", p.bias, p.channels)
@@ -147,6 +152,21 @@ NodeValue throughViews(NodeValue v) {
   return v;
 }
 
+/// \p v's single-use Reshape when it only puts 1s in front of its input's
+/// dims, else null.
+ReshapeNode *leadingOnesReshape(NodeValue v) {
+  auto *r = llvm::dyn_cast<ReshapeNode>(v.getNode());
+  if (!r || !hasOneUse(r))
+    return nullptr;
+  auto in = r->getInput().dims(), out = v.dims();
+  if (out.size() < in.size() ||
+      !std::equal(in.begin(), in.end(), out.end() - in.size()) ||
+      std::any_of(out.begin(), out.end() - in.size(),
+                  [](dim_t d) { return d != 1; }))
+    return nullptr;
+  return r;
+}
+
 /// Fills x, w, channels and the bias value of \p p for a Conv, MatMul or
 /// Gemm without extras; false when \p p.op is none of those.
 bool matchOperands(Product &p, NodeValue &bias) {
@@ -166,7 +186,11 @@ bool matchOperands(Product &p, NodeValue &bias) {
         mm->getFusedActivation() != 0)
       return false;
     p.x = byteDequantize(mm->getLHS(), -1);
-    p.w = byteDequantize(mm->getRHS(), r - 1);
+    NodeValue w = mm->getRHS();
+    p.wReshape = leadingOnesReshape(w);
+    if (p.wReshape)
+      w = p.wReshape->getInput();
+    p.w = byteDequantize(w, int64_t(w.dims().size()) - 1);
     p.channels = mm->getRHS().dims()[r - 1];
     p.channelAxis = r - 1;
     return true;

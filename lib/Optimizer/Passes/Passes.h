@@ -60,6 +60,9 @@ EMBER_DECLARE_PASS(RemoveNoOpsPass, "remove-noops",
                    "remove nodes that return their input unchanged")
 EMBER_DECLARE_PASS(ArithSimplifyPass, "arith-simplify",
                    "x*1, x+0, x-0, x/1, --x and arithmetic on splats")
+EMBER_DECLARE_PASS(CenterIntWeightsPass, "center-int-weights",
+                   "IntMatMul of constant bytes at their centered zero point "
+                   "(0 or 128) plus an Int32 row-sum correction")
 EMBER_DECLARE_PASS(SplatFoldPass, "splat-fold",
                    "fold Reshape/Broadcast/Transpose of a Splat into a Splat")
 EMBER_DECLARE_PASS(MatMulFormPass, "matmul-form",
