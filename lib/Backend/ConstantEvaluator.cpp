@@ -88,6 +88,7 @@ PassContext ember::makePassContext(const Backend &B,
                                    const CompileOptions &opts) {
   PassContext ctx;
   ctx.shouldLower = [&B](const Node &n) { return B.shouldLower(n); };
+  ctx.isOpSupported = [&B](const Node &n) { return B.isOpSupported(n); };
   ctx.supportsConvActivation = [&B](FusedActivation act) {
     return B.supportsFusedActivation(act);
   };

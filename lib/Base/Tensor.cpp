@@ -78,7 +78,20 @@ void Tensor::randomize(float lo, float hi, std::mt19937 &gen) {
       v = dist(gen);
     return;
   }
-  default:
-    std::memset(data(), 0, sizeInBytes());
+  case ElemKind::Float16:
+  case ElemKind::BFloat16:
+  case ElemKind::Float64: {
+    std::uniform_real_distribution<double> dist(lo, hi);
+    for (dim_t i = 0; i < size(); ++i)
+      storeElement(data(), getElemKind(), int64_t(i), dist(gen));
+    return;
+  }
+  default: {
+    // The other integer kinds: whole values in [lo, hi] (storeElement
+    // saturates to the kind's range).
+    std::uniform_int_distribution<int64_t> dist{int64_t(lo), int64_t(hi)};
+    for (dim_t i = 0; i < size(); ++i)
+      storeElement(data(), getElemKind(), int64_t(i), double(dist(gen)));
+  }
   }
 }

@@ -46,6 +46,7 @@ const RegistryEntry kRegistry[] = {
     entry<SliceConcatPass>(),
     entry<FoldQDQPass>(),
     entry<CenterIntWeightsPass>(),
+    entry<WidenHalfPass>(),
     entry<ConvertPrecisionPass>(),
 };
 } // namespace
@@ -88,6 +89,7 @@ Pipeline ember::getDefaultPipeline() {
         "fuse-conv-activation", "merge-parallel", "conv-layout", "dce"},
        false},
       {{"lower"}, false},
+      {{"widen-half"}, false},
       {{"convert-precision"}, false},
       {{"fuse-matmul-epilogue"}, false},
       cleanups(/*withFolding=*/true),

@@ -36,6 +36,10 @@ struct PassContext {
   std::function<bool(const Node &)> shouldLower = [](const Node &) {
     return true;
   };
+  /// The backend's Backend::isOpSupported (widen-half asks it per node).
+  std::function<bool(const Node &)> isOpSupported = [](const Node &) {
+    return true;
+  };
   /// Whether the backend's Conv applies \p act in its epilogue.
   std::function<bool(FusedActivation)> supportsConvActivation =
       [](FusedActivation) { return false; };

@@ -92,6 +92,9 @@ EMBER_DECLARE_PASS(ConcatMergePass, "concat-merge",
                    "flatten a Concat of a Concat on the same axis")
 EMBER_DECLARE_PASS(SliceConcatPass, "slice-concat",
                    "Slice of a Concat operand, Concat of adjacent Slices")
+EMBER_DECLARE_PASS(WidenHalfPass, "widen-half",
+                   "run Float16 ops the backend lacks on Float32 operands, "
+                   "rounding their results back to Float16")
 EMBER_DECLARE_PASS(ConvertPrecisionPass, "convert-precision",
                    "make MatMuls read bf16 operands under -precision=bf16")
 
