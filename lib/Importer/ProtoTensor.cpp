@@ -22,6 +22,8 @@ llvm::Expected<ElemKind> ember::elemKindFromONNX(int32_t dataType,
     return ElemKind::Bool;
   case onnx::TensorProto::FLOAT16:
     return ElemKind::Float16;
+  case onnx::TensorProto::BFLOAT16:
+    return ElemKind::BFloat16;
   case onnx::TensorProto::DOUBLE:
     return ElemKind::Float64;
   case onnx::TensorProto::INT8:
@@ -179,7 +181,7 @@ llvm::Expected<Tensor> ember::tensorFromProto(const onnx::TensorProto &p) {
               reinterpret_cast<uint64_t *>(t.data()));
     return t;
   }
-  if (kind == ElemKind::Float16) { // keep the bits
+  if (kind == ElemKind::Float16 || kind == ElemKind::BFloat16) { // the bits
     for (int64_t i = 0; i < n; ++i)
       reinterpret_cast<uint16_t *>(t.data())[i] = uint16_t(p.int32_data(i));
     return t;

@@ -12,7 +12,9 @@ Interpreter and the CPU against onnxruntime, which also computes most of
 these in float32 between float16 tensors; results must be within 4 float16
 steps at the largest output (4 * 2^-10 relative: each backend's sums run
 in another order, and one rounding to float16 may land on the other side).
-Random model-runner inputs of float16 must not be all zeros.
+Random model-runner inputs of float16 must not be all zeros. A float32
+model with bfloat16 initializers (Cast to float before a MatMul) must
+import and match onnxruntime to 1e-6 of the largest output.
 """
 import os
 import subprocess
@@ -56,6 +58,41 @@ def build():
     return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
 
 
+def bf16_weights_model():
+    w = RNG.standard_normal((8, 4)).astype(np.float32)
+    bits = (w.view(np.uint32) >> 16).astype(np.uint16)
+    wb = h.make_tensor("wb", T.BFLOAT16, [8, 4], bits.tobytes(), raw=True)
+    g = h.make_graph(
+        [h.make_node("Cast", ["wb"], ["wf"], to=T.FLOAT),
+         h.make_node("MatMul", ["x", "wf"], ["y"])], "bf16w",
+        [h.make_tensor_value_info("x", T.FLOAT, [2, 8])],
+        [h.make_tensor_value_info("y", T.FLOAT, [2, 4])], [wb])
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+
+
+def check_bf16_weights(runner, work):
+    path = os.path.join(work, "bf16w.onnx")
+    onnx.save(bf16_weights_model(), path)
+    x = RNG.standard_normal((2, 8)).astype(np.float32)
+    xf = os.path.join(work, "xb.pb")
+    with open(xf, "wb") as fh:
+        fh.write(nh.from_array(x, "x").SerializeToString())
+    want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(
+        None, {"x": x})[0]
+    out = os.path.join(work, "bf16w.out")
+    p = subprocess.run([runner, "-model=" + path, "-backend=CPU",
+                        "-input=x=" + xf, "-output-dir=" + out],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True)
+    if p.returncode:
+        print("bfloat16 weights FAILED:", p.stdout.strip())
+        return 1
+    got = nh.to_array(onnx.load_tensor(os.path.join(out, "output_0.pb")))
+    rel = np.abs(got - want).max() / np.abs(want).max()
+    print("bfloat16 weights", "ok" if rel <= 1e-6 else "FAIL", rel)
+    return int(not rel <= 1e-6)
+
+
 def main():
     runner, work = sys.argv[1], sys.argv[2]
     os.makedirs(work, exist_ok=True)
@@ -92,6 +129,7 @@ def main():
     ok = p.returncode == 0 and any(float(v) != 0 for v in vals)
     print("random float16 inputs", "ok" if ok else "FAIL", vals)
     fails += not ok
+    fails += check_bf16_weights(runner, work)
     return 1 if fails else 0
 
 
