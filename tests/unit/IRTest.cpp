@@ -46,7 +46,8 @@ TEST(IR, GenerateVerifyAndPrint) {
       << text;
   EXPECT_NE(text.find("deallocactivation @out %r.res"), std::string::npos);
   // The relu buffer lives until the sigmoid reads it through the view.
-  EXPECT_LT(text.find("%s = sigmoid"), text.find("deallocactivation @out %r.res"));
+  EXPECT_LT(text.find("%s = sigmoid"),
+            text.find("deallocactivation @out %r.res"));
 }
 
 TEST(IR, PlannerReusesMemoryAndVerifierAcceptsIt) {
