@@ -91,6 +91,36 @@ def fma_peak(work, threads):
     return max(float(run([exe, str(threads)])) for _ in range(3))
 
 
+def dot_peak(work, kind, threads):
+    """The int8 (vpdpbusd) or bf16 (vdpbf16ps) peak in GOP/s, 0 where the
+    machine lacks the instruction."""
+    exe = os.path.join(work, "dot_peak")
+    if not os.path.exists(exe):
+        run(["clang-19", "-O2", "-march=native", "-pthread",
+             os.path.join(LIB, "dot_peak.c"), "-o", exe])
+    return max(float(run([exe, kind, str(threads)])) for _ in range(3))
+
+
+def measured_peaks(args, work, threads):
+    """Per thread count, the peak of the instruction path the precision
+    uses (int8: vpdpbusd, bf16: vdpbf16ps, else fp32 FMA), and the line
+    that names it in the report."""
+    if args.precision in ("int8", "bf16"):
+        what = {"int8": "int8 vpdpbusd", "bf16": "bf16 vdpbf16ps"}
+        peaks = {t: dot_peak(work, args.precision, t) for t in threads}
+        if all(peaks[t] > 0 for t in threads):
+            return peaks, ("Measured peak (%s micro-benchmark, "
+                           "scripts/benchlib/dot_peak.c, 2 operations per "
+                           "multiply-add): " % what[args.precision] +
+                           ", ".join("%d thread(s) %.1f GOP/s" % (t, peaks[t])
+                                     for t in threads))
+    peaks = {t: fma_peak(work, t) for t in threads}
+    return peaks, ("Measured peak (FMA micro-benchmark, scripts/benchlib/"
+                   "fma_peak.c): " + ", ".join(
+                       "%d thread(s) %.1f GFLOP/s" % (t, peaks[t])
+                       for t in threads))
+
+
 def export_inputs(args, name, work, export=True):
     """Exports NAME unless an export newer than the export code is there;
     returns (onnx path, [(input name, array)])."""
@@ -338,7 +368,7 @@ def main():
     if "ember" in args.engines:
         run(["cc", "-O2", "-I", os.path.join(ROOT, "include"),
              os.path.join(LIB, "ember_driver.c"), "-o", driver, "-ldl"])
-    peaks = {t: fma_peak(work, t) for t in threads}
+    peaks, args.peak_note = measured_peaks(args, work, threads)
     infos, flops, failures = {}, {}, {}
     for m in args.models:
         print("preparing %s ..." % m, flush=True)

@@ -168,7 +168,8 @@ def table(args, t, infos, flops, peak, results, failures, notes):
     cols = ["%s ms" % NAMES[e] for e in ENGINES]
     lines = ["| model | GFLOP | " + " | ".join(cols) +
              " | Ember/ORT | Ember/OV | OV/ORT | TVM/ORT | PyTorch/ORT | "
-             "Ember GFLOP/s (% of peak) |",
+             "Ember %s (%% of peak) |" % (
+                 "GOP/s" if args.precision == "int8" else "GFLOP/s"),
              "|---" * (len(cols) + 8) + "|"]
     for m in args.models:
         if m in failures:
@@ -260,9 +261,7 @@ def section(args, threads, infos, flops, peaks, results, failures):
              "count (< 1: the first is faster). A cell with [n] did not "
              "run; note n says why." % (args.rounds, args.warmup, args.iters,
                                         args.tvm_iters), "",
-             "Measured peak (FMA micro-benchmark, scripts/benchlib/"
-             "fma_peak.c): " + ", ".join("%d thread(s) %.1f GFLOP/s" %
-                                        (t, peaks[t]) for t in threads), ""]
+             args.peak_note, ""]
     head = header(args)
     for t in threads:
         lines += ["%s %d thread%s" % (h, t, "s" if t > 1 else ""), "", head,
