@@ -204,7 +204,7 @@ llvm::Expected<NodeValue> onnximport::sliceNode(ImportContext &ctx,
                                                 NodeValue x, const Ints &starts,
                                                 const Ints &steps,
                                                 const Ints &counts) {
-  if (counts == Ints(x.dims().begin(), x.dims().end()) &&
+  if (counts == dimsOf(x) &&
       std::all_of(steps.begin(), steps.end(), [](int64_t s) { return s == 1; }))
     return x;
   for (int64_t c : counts)
@@ -214,4 +214,8 @@ llvm::Expected<NodeValue> onnximport::sliceNode(ImportContext &ctx,
   return make(
       ctx, node, OpKind::Slice, {x},
       {Attr::makeInts(starts), Attr::makeInts(steps), Attr::makeInts(counts)});
+}
+
+Ints onnximport::dimsOf(NodeValue v) {
+  return Ints(v.dims().begin(), v.dims().end());
 }

@@ -99,6 +99,9 @@ llvm::Expected<double> constantScalar(ImportContext &ctx,
 llvm::Expected<int64_t> constantScalarInt(ImportContext &ctx,
                                           const onnx::NodeProto &node, int i);
 
+/// \p v's dims as a mutable list.
+Ints dimsOf(NodeValue v);
+
 /// One Slice node from per-dim start/step/count (\p x itself when it
 /// takes everything, an empty constant when a count is not positive).
 llvm::Expected<NodeValue> sliceNode(ImportContext &ctx,

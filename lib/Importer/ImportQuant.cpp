@@ -121,9 +121,9 @@ quantParams(ImportContext &ctx, const onnx::NodeProto &node, NodeValue x) {
   return p;
 }
 
-/// Opset 21's block quantization (block_size > 0), refused; and the
-/// result type QuantizeLinear's `output_dtype` names (0: none).
-llvm::Expected<int64_t> checkBlockSize(const onnx::NodeProto &node) {
+/// Opset 21's attributes: block quantization (block_size > 0) is refused;
+/// returns the element type `output_dtype` names (0: none given).
+llvm::Expected<int64_t> outputDtype(const onnx::NodeProto &node) {
   AttrReader attrs(node);
   TRY(int64_t block, attrs.getInt("block_size", 0));
   if (block != 0)
@@ -135,7 +135,7 @@ llvm::Expected<int64_t> checkBlockSize(const onnx::NodeProto &node) {
 llvm::Error importQuantizeLinear(ImportContext &ctx,
                                  const onnx::NodeProto &node) {
   TRY(NodeValue x, ctx.input(node, 0));
-  TRY(int64_t dtype, checkBlockSize(node));
+  TRY(int64_t dtype, outputDtype(node));
   ElemKind kind = ElemKind::UInt8;
   if (dtype == onnx::TensorProto::INT8)
     kind = ElemKind::Int8;
@@ -159,7 +159,7 @@ llvm::Error importQuantizeLinear(ImportContext &ctx,
 llvm::Error importDequantizeLinear(ImportContext &ctx,
                                    const onnx::NodeProto &node) {
   TRY(NodeValue x, ctx.input(node, 0));
-  TRY(int64_t dtype, checkBlockSize(node));
+  TRY(int64_t dtype, outputDtype(node));
   if (dtype != 0 && dtype != onnx::TensorProto::FLOAT)
     return fail(node, "only float32 results are supported");
   TRY(QuantParams p, quantParams(ctx, node, x));

@@ -18,8 +18,6 @@ using namespace ember::onnximport;
 
 namespace {
 
-Ints dimsOf(NodeValue v) { return Ints(v.dims().begin(), v.dims().end()); }
-
 llvm::Error importSplit(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(NodeValue x, ctx.input(node, 0));
   AttrReader attrs(node);

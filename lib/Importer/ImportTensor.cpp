@@ -31,8 +31,6 @@ NodeValue intConstant(ImportContext &ctx, const onnx::NodeProto &node,
   return ctx.module().createConstant(nameOf(node), std::move(t));
 }
 
-Ints dimsOf(NodeValue v) { return Ints(v.dims().begin(), v.dims().end()); }
-
 llvm::Error importShape(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(NodeValue x, ctx.input(node, 0));
   Ints d = dimsOf(x);

@@ -52,6 +52,12 @@ const char *halfName(Half h) {
   return "";
 }
 
+/// A (case, Half) parameter's test name: "<case>_<precision>".
+const auto caseHalfName = [](const auto &info) {
+  return std::string(std::get<0>(info.param).name) + "_" +
+         halfName(std::get<1>(info.param));
+};
+
 CodegenOptions halfOptions(Half h) {
   CodegenOptions opts = pathOptions();
   if (h == Half::FP16)
@@ -228,10 +234,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::ValuesIn(kMatMulCases),
                        ::testing::Values(Half::FP16, Half::WeightsFP16,
                                          Half::WeightsBF16)),
-    [](const auto &info) {
-      return std::string(std::get<0>(info.param).name) + "_" +
-             halfName(std::get<1>(info.param));
-    });
+    caseHalfName);
 
 namespace {
 struct HalfConvCase {
@@ -354,10 +357,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::ValuesIn(kConvCases),
                        ::testing::Values(Half::FP16, Half::WeightsFP16,
                                          Half::WeightsBF16)),
-    [](const auto &info) {
-      return std::string(std::get<0>(info.param).name) + "_" +
-             halfName(std::get<1>(info.param));
-    });
+    caseHalfName);
 
 namespace {
 /// Every path the CPU's lowering can take for a convolution with 16-bit
