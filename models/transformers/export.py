@@ -25,7 +25,8 @@ from torchvision.models.swin_transformer import SwinTransformer
 from torchvision.models.vision_transformer import VisionTransformer
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from nets import BertEncoder, GptDecoder  # noqa: E402
+from nets import (BertEncoder, GptDecoder, LlamaDecoder, T5Encoder,  # noqa: E402
+                  WhisperEncoder)
 
 OPSET = 17
 # Fraction of the BERT-style inputs' tokens that are real (the rest padding).
@@ -34,8 +35,9 @@ KEEP_FRACTION = 0.75
 
 class Spec(collections.namedtuple("Spec", "make kind size vocab")):
     """make() builds the module; kind is 'image' (input [1, 3, size, size]),
-    'bert' (input_ids and attention_mask [1, size]) or 'gpt' (input_ids
-    [1, size]); vocab bounds the random token ids."""
+    'bert' (input_ids and attention_mask [1, size]), 'gpt' (input_ids
+    [1, size]) or 'audio' (mel [1, 80, size]); vocab bounds the random
+    token ids."""
 
 
 def vit_mini():
@@ -65,6 +67,14 @@ MODELS = {
                       "bert", 32, 1000),
     "gpt_mini": Spec(lambda: GptDecoder(1000, 64, 128, 4, 512, 2),
                      "gpt", 32, 1000),
+    # Held-out architectures at test size only: rotary embeddings, grouped
+    # K/V heads, RMS norms, SwiGLU, a tied head (LLaMA); relative-position
+    # bias without score scaling (T5); a convolutional audio stem (Whisper).
+    "llama_mini": Spec(lambda: LlamaDecoder(512, 128, 4, 2, 352, 2),
+                       "gpt", 37, 512),
+    "t5_mini": Spec(lambda: T5Encoder(512, 128, 4, 256, 2), "bert", 37, 512),
+    "whisper_mini": Spec(lambda: WhisperEncoder(80, 400, 128, 4, 2), "audio",
+                         400, 0),
 }
 
 
@@ -93,6 +103,8 @@ def make_inputs(name):
     if spec.kind == "image":
         return ["input"], [torch.randn(1, 3, spec.size, spec.size,
                                        generator=gen)]
+    if spec.kind == "audio":
+        return ["mel"], [torch.randn(1, 80, spec.size, generator=gen)]
     ids = torch.randint(0, spec.vocab, (1, spec.size), generator=gen)
     if spec.kind == "gpt":
         return ["input_ids"], [ids]
