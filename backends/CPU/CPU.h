@@ -119,6 +119,36 @@ llvm::Expected<CPUProgram> lowerForCPU(const IRFunction &F,
 /// loop splitLoop picks (or is [0, 1) for a sequential kernel).
 llvm::Function *renderKernel(const kir::Kernel &k, llvm::Module &M);
 
+/// A kernel's buffers in groups: buffers whose bytes overlap (through
+/// other buffers too) form one group, addressed from its lowest byte;
+/// different groups never overlap.
+struct BufferGroups {
+  struct Base {
+    Region region;
+    uint64_t offset;
+  };
+  std::vector<unsigned> groupOf; ///< Per buffer.
+  std::vector<Base> bases;       ///< Per group, numbered by first buffer.
+};
+BufferGroups groupBuffers(const kir::Kernel &k);
+
+/// Equal for kernels that render to the same code once each buffer group's
+/// base address is an argument: everything the renderer reads but the
+/// groups' bases and the names.
+std::string kernelShapeKey(const kir::Kernel &k);
+
+/// Renders \p k's code as `void NAME(ptr group0, ..., ptr groupN-1, i64
+/// begin, i64 end)` (groups of groupBuffers, each argument noalias), the
+/// body every kernel of \p k's shape key calls.
+llvm::Function *renderSharedBody(const kir::Kernel &k, llvm::Module &M,
+                                 llvm::StringRef name);
+
+/// Renders \p k like renderKernel, as a call of \p body (a
+/// renderSharedBody of a kernel with \p k's shape key) with the addresses
+/// of \p k's buffer groups.
+llvm::Function *renderKernelCalling(const kir::Kernel &k, llvm::Function *body,
+                                    llvm::Module &M);
+
 /// exp(\p x) for a float \p x as inline arithmetic that vectorizes (other
 /// types: llvm.exp). See FastMath.cpp for its accuracy.
 llvm::Value *emitFastExp(llvm::IRBuilder<> &b, llvm::Value *x);

@@ -17,6 +17,7 @@
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <map>
 #include <string>
 
 using namespace ember;
@@ -331,6 +332,66 @@ static std::string kernelSymbol(const CPUProgram &prog, size_t i) {
   return ("kernel." + llvm::Twine(i) + "." + prog.kernels[i].getName()).str();
 }
 
+namespace {
+/// Which kernels share a compiled body: per kernel, the first kernel of its
+/// shape key when another kernel has the same key, else kAlone.
+struct SharedShapes {
+  static constexpr size_t kAlone = ~size_t(0);
+  std::vector<size_t> first;
+
+  explicit SharedShapes(const CPUProgram &prog) {
+    std::map<std::string, std::pair<size_t, size_t>> seen; // first, count
+    std::vector<std::string> keys;
+    for (size_t i = 0; i < prog.kernels.size(); ++i) {
+      keys.push_back(kernelShapeKey(prog.kernels[i]));
+      auto [it, fresh] = seen.try_emplace(keys.back(), i, 0);
+      ++it->second.second;
+    }
+    for (const std::string &key : keys) {
+      const auto &[firstOfKey, count] = seen[key];
+      first.push_back(count > 1 ? firstOfKey : kAlone);
+    }
+  }
+};
+} // namespace
+
+static std::string sharedBodySymbol(const CPUProgram &prog, size_t first) {
+  return kernelSymbol(prog, first) + ".shared";
+}
+
+/// Renders kernel \p i of \p prog into \p M: alone, or as a call of its
+/// shape's shared body, which the shape's first kernel renders and the
+/// others declare (it is in the module of the first, linked before theirs).
+/// Appends the functions whose loops the optimizer vectorizes to \p loops.
+static llvm::Function *renderNetKernel(const CPUProgram &prog, size_t i,
+                                       const SharedShapes &shapes,
+                                       llvm::Module &M,
+                                       std::vector<llvm::Function *> &loops) {
+  const kir::Kernel &k = prog.kernels[i];
+  size_t first = shapes.first[i];
+  if (first == SharedShapes::kAlone) {
+    loops.push_back(renderKernel(k, M));
+    return loops.back();
+  }
+  std::string name = sharedBodySymbol(prog, first);
+  llvm::Function *body = M.getFunction(name);
+  if (!body && first == i) {
+    body = renderSharedBody(k, M, name);
+    loops.push_back(body);
+  } else if (!body) {
+    llvm::IRBuilder<> b(M.getContext());
+    llvm::SmallVector<llvm::Type *, 8> params(groupBuffers(k).bases.size(),
+                                              b.getPtrTy());
+    params.append(2, b.getInt64Ty());
+    body = llvm::Function::Create(
+        llvm::FunctionType::get(b.getVoidTy(), params, false),
+        llvm::GlobalValue::ExternalLinkage, name, M);
+  }
+  // Other modules' kernels may call it until the partitions are linked.
+  body->setLinkage(llvm::GlobalValue::ExternalLinkage);
+  return renderKernelCalling(k, body, M);
+}
+
 /// Kernels per partition module. LLVM's O3 pipeline keeps the analyses of
 /// every function of a module (dominator trees, loop info, scalar
 /// evolution, memory SSA of the inlined and vectorized kernels) until the
@@ -345,8 +406,8 @@ static constexpr size_t kKernelsPerPartition = 16;
 /// Renders kernels [begin, end) of \p prog into their own module, optimizes
 /// it and links it into \p M, which declares them.
 static llvm::Error addPartition(llvm::Module &M, const CPUProgram &prog,
-                                size_t begin, size_t end,
-                                llvm::TargetMachine &TM,
+                                const SharedShapes &shapes, size_t begin,
+                                size_t end, llvm::TargetMachine &TM,
                                 const ModuleOptions &opts) {
   EMBER_ASSIGN_OR_RETURN(
       auto P, startModule(M.getContext(), TM, opts,
@@ -356,14 +417,13 @@ static llvm::Error addPartition(llvm::Module &M, const CPUProgram &prog,
   for (const char *g : {"llvm.global_ctors", "llvm.global_dtors"})
     if (auto *gv = P->getNamedGlobal(g))
       gv->eraseFromParent();
-  std::vector<llvm::Function *> fns;
+  std::vector<llvm::Function *> loops;
   for (size_t i = begin; i < end; ++i) {
-    llvm::Function *f = renderKernel(prog.kernels[i], *P);
+    llvm::Function *f = renderNetKernel(prog, i, shapes, *P, loops);
     f->setName(kernelSymbol(prog, i));
     f->setLinkage(llvm::GlobalValue::ExternalLinkage);
-    fns.push_back(f);
   }
-  EMBER_RETURN_IF_ERR(finishModule(*P, TM, fns, opts.wideKernels));
+  EMBER_RETURN_IF_ERR(finishModule(*P, TM, loops, opts.wideKernels));
   if (llvm::Linker::linkModules(M, std::move(P)))
     return makeError("internal error: cannot link a kernel partition");
   return llvm::Error::success();
@@ -378,9 +438,10 @@ cpu::buildModule(const CPUProgram &prog, llvm::LLVMContext &ctx,
   // declaration, each partition module defining some of them.
   const size_t n = prog.kernels.size();
   const size_t inMain = std::min(kKernelsPerPartition, n);
-  std::vector<llvm::Function *> fns;
+  const SharedShapes shapes(prog);
+  std::vector<llvm::Function *> fns, loops;
   for (size_t i = 0; i < inMain; ++i) {
-    fns.push_back(renderKernel(prog.kernels[i], *M));
+    fns.push_back(renderNetKernel(prog, i, shapes, *M, loops));
     fns.back()->setName(kernelSymbol(prog, i));
   }
   auto *kernelTy = inMain ? fns.front()->getFunctionType() : nullptr;
@@ -404,14 +465,17 @@ cpu::buildModule(const CPUProgram &prog, llvm::LLVMContext &ctx,
     addEntry(*M, prog, fns, weights, opts.name, /*profile=*/true);
     addThreadedEntry(*M, prog, fns, weights, opts.name, /*profile=*/true);
   }
-  EMBER_RETURN_IF_ERR(finishModule(
-      *M, TM, llvm::ArrayRef<llvm::Function *>(fns).take_front(inMain),
-      opts.wideKernels));
+  EMBER_RETURN_IF_ERR(finishModule(*M, TM, loops, opts.wideKernels));
   for (size_t b = inMain; b < n; b += kKernelsPerPartition)
     EMBER_RETURN_IF_ERR(addPartition(
-        *M, prog, b, std::min(b + kKernelsPerPartition, n), TM, opts));
-  for (size_t i = inMain; i < n; ++i)
-    M->getFunction(kernelSymbol(prog, i))
-        ->setLinkage(llvm::GlobalValue::InternalLinkage);
+        *M, prog, shapes, b, std::min(b + kKernelsPerPartition, n), TM, opts));
+  for (size_t i = 0; i < n; ++i) {
+    if (i >= inMain)
+      M->getFunction(kernelSymbol(prog, i))
+          ->setLinkage(llvm::GlobalValue::InternalLinkage);
+    if (shapes.first[i] == i)
+      M->getFunction(sharedBodySymbol(prog, i))
+          ->setLinkage(llvm::GlobalValue::InternalLinkage);
+  }
   return M;
 }

@@ -19,7 +19,11 @@ public:
   Renderer(const Kernel &k, llvm::Module &M)
       : k_(k), M_(M), ctx_(M.getContext()), b_(ctx_) {}
 
+  /// The kernel with its buffers at constant offsets from the three region
+  /// bases.
   llvm::Function *run();
+  /// The kernel with its buffer groups' bases as arguments.
+  llvm::Function *runShared(llvm::StringRef name);
 
 private:
   llvm::Type *typeOf(ScalarKind kind) {
@@ -45,6 +49,9 @@ private:
     return kind == ElemKind::Bool ? b_.getInt1Ty() : typeOf(kind);
   }
   llvm::Value *address(unsigned buffer, llvm::Value *index);
+  /// Emits the body into fn_, whose arguments begin and end bound the
+  /// split loop.
+  void emitBody(llvm::Value *begin, llvm::Value *end);
   void setAliasScopes();
   /// Tags a load or store of \p buffer with its alias scopes.
   void tagAccess(llvm::Instruction *access, unsigned buffer) {
@@ -80,6 +87,9 @@ private:
   llvm::IRBuilder<> b_;
   llvm::Function *fn_ = nullptr;
   llvm::Value *bases_[3] = {};
+  /// Shared bodies: each buffer's group base argument and offset in it.
+  std::vector<llvm::Value *> groupBase_;
+  std::vector<uint64_t> groupOffset_;
   std::vector<llvm::Value *> vars_, locals_;
   std::vector<llvm::MDNode *> scopes_, noalias_;
 };
@@ -87,8 +97,12 @@ private:
 
 llvm::Value *Renderer::address(unsigned buffer, llvm::Value *index) {
   const Buffer &buf = k_.getBuffers()[buffer];
-  llvm::Value *base = b_.CreateConstInBoundsGEP1_64(
-      b_.getInt8Ty(), bases_[unsigned(buf.region)], buf.offset);
+  llvm::Value *base =
+      groupBase_.empty()
+          ? b_.CreateConstInBoundsGEP1_64(
+                b_.getInt8Ty(), bases_[unsigned(buf.region)], buf.offset)
+          : b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), groupBase_[buffer],
+                                          groupOffset_[buffer]);
   if (!index)
     return base;
   return b_.CreateInBoundsGEP(typeOf(buf.kind), base, index);
@@ -429,6 +443,33 @@ llvm::Function *Renderer::run() {
     bases_[i] = fn_->getArg(i);
     fn_->addParamAttr(i, llvm::Attribute::NoAlias);
   }
+  emitBody(fn_->getArg(3), fn_->getArg(4));
+  return fn_;
+}
+
+llvm::Function *Renderer::runShared(llvm::StringRef name) {
+  cpu::BufferGroups groups = cpu::groupBuffers(k_);
+  const unsigned n = groups.bases.size();
+  llvm::SmallVector<llvm::Type *, 8> params(n, b_.getPtrTy());
+  params.append(2, b_.getInt64Ty());
+  auto *ft = llvm::FunctionType::get(b_.getVoidTy(), params, false);
+  fn_ =
+      llvm::Function::Create(ft, llvm::GlobalValue::InternalLinkage, name, M_);
+  fn_->addFnAttr(llvm::Attribute::NoInline);
+  // Groups never overlap, so each base is the only way to its bytes.
+  for (unsigned i = 0; i < n; ++i)
+    fn_->addParamAttr(i, llvm::Attribute::NoAlias);
+  const auto &bufs = k_.getBuffers();
+  for (unsigned i = 0; i < bufs.size(); ++i) {
+    unsigned g = groups.groupOf[i];
+    groupBase_.push_back(fn_->getArg(g));
+    groupOffset_.push_back(bufs[i].offset - groups.bases[g].offset);
+  }
+  emitBody(fn_->getArg(n), fn_->getArg(n + 1));
+  return fn_;
+}
+
+void Renderer::emitBody(llvm::Value *begin, llvm::Value *end) {
   b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn_));
   setAliasScopes();
   vars_.assign(k_.getNumVars(), nullptr);
@@ -438,16 +479,40 @@ llvm::Function *Renderer::run() {
     // Single-iteration parallel loops around the split one run at 0.
     for (; par != cpu::splitLoop(k_); par = &par->body[0])
       vars_[par->var] = b_.getInt64(0);
-    emitLoop(*par, fn_->getArg(3), fn_->getArg(4));
+    emitLoop(*par, begin, end);
   } else {
     emitStmts(k_.body());
   }
   b_.CreateRetVoid();
-  return fn_;
 }
 
 llvm::Function *cpu::renderKernel(const Kernel &k, llvm::Module &M) {
   return Renderer(k, M).run();
+}
+
+llvm::Function *cpu::renderSharedBody(const Kernel &k, llvm::Module &M,
+                                      llvm::StringRef name) {
+  return Renderer(k, M).runShared(name);
+}
+
+llvm::Function *cpu::renderKernelCalling(const Kernel &k, llvm::Function *body,
+                                         llvm::Module &M) {
+  llvm::IRBuilder<> b(M.getContext());
+  llvm::Type *ptr = b.getPtrTy(), *i64 = b.getInt64Ty();
+  auto *ft =
+      llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, ptr, i64, i64}, false);
+  auto *fn = llvm::Function::Create(ft, llvm::GlobalValue::InternalLinkage,
+                                    "kernel." + k.getName(), M);
+  fn->addFnAttr(llvm::Attribute::NoInline);
+  b.SetInsertPoint(llvm::BasicBlock::Create(M.getContext(), "entry", fn));
+  llvm::SmallVector<llvm::Value *, 8> args;
+  for (const cpu::BufferGroups::Base &g : cpu::groupBuffers(k).bases)
+    args.push_back(b.CreateConstInBoundsGEP1_64(
+        b.getInt8Ty(), fn->getArg(unsigned(g.region)), g.offset));
+  args.append({fn->getArg(3), fn->getArg(4)});
+  b.CreateCall(body, args);
+  b.CreateRetVoid();
+  return fn;
 }
 
 /// The loop a kernel's [begin, end) bounds: its outermost parallel loop,
