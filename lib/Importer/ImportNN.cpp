@@ -352,12 +352,13 @@ llvm::Expected<NodeValue> channelParam(ImportContext &ctx,
   return ctx.broadcastTo(node, p, x.dims());
 }
 
-/// (x - mean) / sqrt(var + eps) over \p axes, with kept dims.
-llvm::Expected<NodeValue> normalize(ImportContext &ctx,
-                                    const onnx::NodeProto &node, NodeValue x,
-                                    const Ints &axes, double eps,
-                                    NodeValue *meanOut = nullptr,
-                                    NodeValue *invStdOut = nullptr) {
+} // namespace
+
+llvm::Expected<NodeValue> onnximport::normalize(ImportContext &ctx,
+                                                const onnx::NodeProto &node,
+                                                NodeValue x, const Ints &axes,
+                                                double eps, NodeValue *meanOut,
+                                                NodeValue *invStdOut) {
   TRY(NodeValue mean, reduce(ctx, node, OpKind::ReduceMean, x, axes, true));
   TRY(NodeValue d, binary(ctx, node, OpKind::Sub, x, mean));
   TRY(NodeValue sq, make(ctx, node, OpKind::Mul, {d, d}));
@@ -372,6 +373,8 @@ llvm::Expected<NodeValue> normalize(ImportContext &ctx,
   }
   return binary(ctx, node, OpKind::Div, d, sd);
 }
+
+namespace {
 
 llvm::Error importInstanceNorm(ImportContext &ctx,
                                const onnx::NodeProto &node) {
