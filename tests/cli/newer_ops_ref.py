@@ -3,12 +3,13 @@
 
 Usage: newer_ops_ref.py MODEL_RUNNER WORKDIR
 
-GroupNormalization (18: scale and bias per group; 21: per channel) is
-checked against onnxruntime (1.19 runs opsets up to 21). RMSNormalization,
-RotaryEmbedding (23) and Attention (23-25) are past its opset: each is
-checked against a numpy reference written from the ONNX 1.23 operator
+GroupNormalization (18: scale and bias per group; 21: per channel), the
+Bitwise ops and CenterCropPad (18) are checked against onnxruntime (1.19
+runs opsets up to 21); integer results must be equal. RMSNormalization,
+RotaryEmbedding (23), Attention (23-25) and SwiGLU (28) are past its
+opset: each is checked against a numpy reference written from the ONNX 1.23 operator
 text, computed in float64 (the same models were compared by hand with
-onnxruntime 1.32, docs/onnx-support.md). Each model runs on the
+onnxruntime 1.32 and onnx 1.23's reference evaluator, docs/Architecture.md). Each model runs on the
 Interpreter and the CPU; results must be within 1e-5 of the largest |y|
 of the reference (float32 rounding of sums of at most 16 products, an exp
 and a softmax normalization stays below 1e-6). Then malformed attributes
@@ -26,14 +27,18 @@ RNG = np.random.default_rng(23)
 F = T.FLOAT
 
 
-def model(nodes, ins, consts, opset, outs=("y",)):
+ELEM = {np.dtype(t): e for t, e in [
+    (np.float32, F), (np.bool_, T.BOOL), (np.int64, T.INT64),
+    (np.int32, T.INT32), (np.int8, T.INT8), (np.uint8, T.UINT8),
+    (np.uint16, T.UINT16), (np.uint64, T.UINT64)]}
+
+
+def model(nodes, ins, consts, opset, outs=("y",), out_type=F):
     def info(n, v):
-        elem = {np.dtype(np.float32): F, np.dtype(np.bool_): T.BOOL,
-                np.dtype(np.int64): T.INT64}[v.dtype]
-        return h.make_tensor_value_info(n, elem, v.shape)
+        return h.make_tensor_value_info(n, ELEM[v.dtype], v.shape)
     g = h.make_graph(
         nodes, "g", [info(n, v) for n, v in ins.items()],
-        [h.make_tensor_value_info(o, F, None) for o in outs],
+        [h.make_tensor_value_info(o, out_type, None) for o in outs],
         [nh.from_array(v, n) for n, v in consts.items()])
     return h.make_model(g, opset_imports=[h.make_opsetid("", opset)],
                         ir_version=10 if opset > 20 else 9)
@@ -195,6 +200,11 @@ def ref_cases():
         {"q": q, "k": k, "v": v, "m": fm, "pk": pk, "pv": pv},
         attention(q, k, v, fm, pk, pv, scale=0.3, causal=1, softcap=2.0,
                   mode=2))
+    ga, gb = x(2, 3, 8), x(2, 3, 8)
+    yield ("swiglu_28", model(
+        [h.make_node("SwiGLU", ["a", "b"], ["y"], alpha=1.5)],
+        {"a": ga, "b": gb}, {}, 28), {"a": ga, "b": gb},
+        [ga / (1 + np.exp(-1.5 * ga.astype(np.float64))) * gb])
     q, k, v = x(1, 2, 3, 4), x(1, 2, 5, 4), x(1, 2, 5, 4)
     bm = np.array([[True, False, True]])
     yield ("attention_short_bool_mask_23", model(
@@ -209,9 +219,45 @@ def ref_cases():
         {"q": q, "k": k, "v": v}, attention(q, k, v, causal=1, left=2)[:1])
 
 
+def ints(dtype, *shape):
+    info = np.iinfo(dtype)
+    return RNG.integers(info.min, info.max, shape, dtype=dtype,
+                        endpoint=True)
+
+
 def ort_cases():
     yield gn_case("groupnorm_per_group_18", 18, x(2, 6, 5, 4), 3, 3, 1e-5)
     yield gn_case("groupnorm_per_channel_21", 21, x(2, 6, 7), 2, 6, 1e-3)
+    for op, dtype in [("BitwiseAnd", np.int32), ("BitwiseOr", np.uint8),
+                      ("BitwiseXor", np.int64), ("BitwiseAnd", np.uint64)]:
+        a, b = ints(dtype, 3, 4), ints(dtype, 4)
+        yield ("%s_%s_18" % (op.lower(), np.dtype(dtype).name), model(
+            [h.make_node(op, ["a", "b"], ["y"])], {"a": a, "b": b}, {}, 18,
+            out_type=ELEM[np.dtype(dtype)]), {"a": a, "b": b}, None)
+    for dtype in [np.int8, np.uint16, np.uint64]:
+        a = ints(dtype, 2, 5)
+        yield ("bitwisenot_%s_18" % np.dtype(dtype).name, model(
+            [h.make_node("BitwiseNot", ["a"], ["y"])], {"a": a}, {}, 18,
+            out_type=ELEM[np.dtype(dtype)]), {"a": a}, None)
+    c = x(2, 5, 7)
+    yield ("centercroppad_axes_18", model(
+        [h.make_node("CenterCropPad", ["c", "s"], ["y"], axes=[-2, 2])],
+        {"c": c}, {"s": np.array([2, 10], np.int64)}, 18), {"c": c}, None)
+    for name, cols, attrs, consts in [
+            ("col2im_18", x(1, 8, 16), {},
+             {"i": [5, 5], "b": [2, 2]}),
+            ("col2im_strided_dilated_padded_18", x(2, 18, 12),
+             {"strides": [2, 1], "dilations": [1, 2], "pads": [1, 0, 0, 1]},
+             {"i": [6, 7], "b": [2, 3]})]:
+        yield (name, model(
+            [h.make_node("Col2Im", ["c", "i", "b"], ["y"], **attrs)],
+            {"c": cols}, {n: np.array(v, np.int64) for n, v in
+                          consts.items()}, 18), {"c": cols}, None)
+    d = ints(np.int32, 4, 3)
+    yield ("centercroppad_all_18", model(
+        [h.make_node("CenterCropPad", ["d", "s"], ["y"])], {"d": d},
+        {"s": np.array([3, 6], np.int64)}, 18, out_type=T.INT32), {"d": d},
+        None)
 
 
 def run(runner, path, backend, feeds, outdir, nout):
@@ -233,8 +279,17 @@ def run(runner, path, backend, feeds, outdir, nout):
 
 def compare(name, got, want):
     for g, w in zip(got, want):
-        if g.shape != w.shape:
-            return "%s: got %s, want %s" % (name, g.shape, w.shape)
+        # The numpy references are float64: float results only need a
+        # float type.
+        same = g.dtype == w.dtype or (np.issubdtype(g.dtype, np.floating) and
+                                      np.issubdtype(w.dtype, np.floating))
+        if g.shape != w.shape or not same:
+            return "%s: got %s %s, want %s %s" % (name, g.dtype, g.shape,
+                                                   w.dtype, w.shape)
+        if not np.issubdtype(w.dtype, np.floating):
+            if not np.array_equal(g, w):
+                return "%s: integer results differ" % name
+            continue
         # Hidden keys are -inf in qk_matmul_output mode 2: equal there.
         fin = np.isfinite(w)
         if not np.array_equal(g[~fin], w[~fin]):
@@ -270,6 +325,15 @@ def check_errors(runner, work):
                          rotary_embedding_dim=3)], {"r": x(1, 2, 3, 4)},
             {"c": x(1, 3, 1), "s": x(1, 3, 1)}, 23),
          "rotary_embedding_dim 3"),
+        ("centercroppad_axes", model(
+            [h.make_node("CenterCropPad", ["a", "s"], ["y"], axes=[0, 1])],
+            {"a": x(2, 3)}, {"s": np.array([2], np.int64)}, 18),
+         "shape has 1 values for 2 axes"),
+        ("col2im_columns", model(
+            [h.make_node("Col2Im", ["c", "i", "b"], ["y"])],
+            {"c": x(1, 8, 15)}, {"i": np.array([5, 5], np.int64),
+                                 "b": np.array([2, 2], np.int64)}, 18),
+         "is not [N, C * 4, 16]"),
     ]
     fails = 0
     for name, m, want in bad:
