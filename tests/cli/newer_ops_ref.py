@@ -205,6 +205,13 @@ def ref_cases():
         [h.make_node("SwiGLU", ["a", "b"], ["y"], alpha=1.5)],
         {"a": ga, "b": gb}, {}, 28), {"a": ga, "b": gb},
         [ga / (1 + np.exp(-1.5 * ga.astype(np.float64))) * gb])
+    q, k, v = x(1, 2, 4, 8), x(1, 2, 6, 8), x(1, 2, 6, 8)
+    yield ("attention_softcap_mode1_23", model(
+        [h.make_node("Attention", ["q", "k", "v"], ["y", "", "", "qk"],
+                     softcap=0.5, qk_matmul_output_mode=1)],
+        {"q": q, "k": k, "v": v}, {}, 23, ("y", "qk")),
+        {"q": q, "k": k, "v": v},
+        attention(q, k, v, softcap=0.5, mode=1)[0::3])
     q, k, v = x(1, 2, 3, 4), x(1, 2, 5, 4), x(1, 2, 5, 4)
     bm = np.array([[True, False, True]])
     yield ("attention_short_bool_mask_23", model(
@@ -320,6 +327,11 @@ def check_errors(runner, work):
             [h.make_node("GroupNormalization", ["a", "s", "b"], ["y"],
                          num_groups=4)], {"a": x(1, 6, 3)},
             {"s": x(6), "b": x(6)}, 21), "num_groups 4"),
+        ("groupnorm_stash_type", model(
+            [h.make_node("GroupNormalization", ["a", "s", "b"], ["y"],
+                         num_groups=2, stash_type=T.FLOAT16)],
+            {"a": x(1, 6, 3)}, {"s": x(6), "b": x(6)}, 21),
+         "stash_type 10 is neither float"),
         ("rotary_odd_dim", model(
             [h.make_node("RotaryEmbedding", ["r", "c", "s"], ["y"],
                          rotary_embedding_dim=3)], {"r": x(1, 2, 3, 4)},
