@@ -300,7 +300,7 @@ llvm::Expected<AttentionOperands> attentionOperands(ImportContext &ctx,
   a.qHeads = qd[1];
   a.kvHeads = kd[1];
   if (kd[0] != qd[0] || vd[0] != qd[0] || vd[1] != kd[1] || vd[2] != kd[2] ||
-      kd[3] != qd[3] || qd[1] % kd[1])
+      kd[3] != qd[3] || kd[1] < 1 || qd[1] % kd[1])
     return fail(node, "Q " + o.q.getType()->toString() + ", K " +
                           o.k.getType()->toString() + " and V " +
                           o.v.getType()->toString() +

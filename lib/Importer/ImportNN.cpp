@@ -381,16 +381,26 @@ llvm::Error importCol2Im(ImportContext &ctx, const onnx::NodeProto &node) {
   int64_t k = 1, positions = 1;
   Ints cols = {int64_t(x.dims()[0]), int64_t(x.dims()[1])};
   for (int64_t i = 0; i < n; ++i) {
-    int64_t span = dil[i] * (block[i] - 1) + 1;
-    int64_t out = (image[i] + pads[i] + pads[i + n] - span) / strides[i] + 1;
-    if (block[i] < 1 || strides[i] < 1 || dil[i] < 1 || pads[i] < 0 ||
-        pads[i + n] < 0 || image[i] < 1 || out < 1 ||
-        image[i] > kMaxTensorElements || span > kMaxTensorElements)
+    // Bounds that keep the size arithmetic far from overflowing.
+    constexpr int64_t kMaxAttr = int64_t(1) << 16;
+    auto within = [](int64_t v, int64_t lo, int64_t hi) {
+      return v >= lo && v <= hi;
+    };
+    if (!within(block[i], 1, kMaxAttr) || !within(strides[i], 1, kMaxAttr) ||
+        !within(dil[i], 1, kMaxAttr) || !within(pads[i], 0, kMaxAttr) ||
+        !within(pads[i + n], 0, kMaxAttr) ||
+        !within(image[i], 1, kMaxTensorElements))
       return fail(node, "block, image, strides, dilations or pads out of "
                         "range on spatial dim " +
                             llvm::Twine(i));
+    int64_t span = dil[i] * (block[i] - 1) + 1;
+    int64_t out = (image[i] + pads[i] + pads[i + n] - span) / strides[i] + 1;
     k *= block[i];
-    positions *= out;
+    positions *= std::max<int64_t>(out, 0);
+    if (out < 1 || k > int64_t(x.dims()[1]) || positions > int64_t(x.dims()[2]))
+      return fail(node, "input " + x.getType()->toString() +
+                            " has too few columns for the block and image "
+                            "shapes");
     cols.push_back(out);
   }
   int64_t c = x.dims()[1] / k;

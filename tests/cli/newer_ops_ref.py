@@ -343,7 +343,7 @@ def check_errors(runner, work):
          "shape has 1 values for 2 axes"),
         ("col2im_columns", model(
             [h.make_node("Col2Im", ["c", "i", "b"], ["y"])],
-            {"c": x(1, 8, 15)}, {"i": np.array([5, 5], np.int64),
+            {"c": x(1, 8, 17)}, {"i": np.array([5, 5], np.int64),
                                  "b": np.array([2, 2], np.int64)}, 18),
          "is not [N, C * 4, 16]"),
     ]
