@@ -162,6 +162,39 @@ static int64_t intPow(int64_t a, int64_t b) {
   return r;
 }
 
+/// And, Or, Xor and Not on integers: bitwise (on Bool, predicate() and
+/// unaryMath() compute them as logic).
+static bool bitwise(OpKind op, const Instruction &I, const ExecContext &ctx) {
+  switch (op) {
+  case OpKind::And:
+    mapBinaryInt(I, ctx, [](int64_t a, int64_t b) { return a & b; });
+    return true;
+  case OpKind::Or:
+    mapBinaryInt(I, ctx, [](int64_t a, int64_t b) { return a | b; });
+    return true;
+  case OpKind::Xor:
+    mapBinaryInt(I, ctx, [](int64_t a, int64_t b) { return a ^ b; });
+    return true;
+  case OpKind::Not: {
+    Buf d(ctx, I.getOperand(0).value), x(ctx, I.getOperand(1).value);
+    unsigned bits = 8 * elemSize(d.kind());
+    ElemKind k = d.kind();
+    bool isUnsigned =
+        k == ElemKind::UInt8 || k == ElemKind::UInt16 || k == ElemKind::UInt32;
+    for (dim_t i = 0, e = d.size(); i < e; ++i) {
+      int64_t r = ~x.ldInt(i);
+      if (bits == 64)
+        std::memcpy(d.p + i * 8, &r, 8);
+      else
+        d.st(i, double(isUnsigned ? r & ((int64_t(1) << bits) - 1) : r));
+    }
+    return true;
+  }
+  default:
+    return false;
+  }
+}
+
 static bool binaryInt(OpKind op, const Instruction &I, const ExecContext &ctx) {
   switch (op) {
   case OpKind::Add:
@@ -324,8 +357,10 @@ bool interp::executeMath(const Instruction &I, const ExecContext &ctx) {
   default:
     break;
   }
+  ElemKind k = I.getOperand(0).value->getType()->getElemKind();
+  if (isIntegerKind(k) && bitwise(op, I, ctx))
+    return true;
   if (predicate(op, I, ctx) || unaryMath(op, I, ctx) || formulaMath(op, I, ctx))
     return true;
-  ElemKind k = I.getOperand(0).value->getType()->getElemKind();
   return isFloatKind(k) ? binaryFloat(op, I, ctx) : binaryInt(op, I, ctx);
 }

@@ -15,8 +15,9 @@ InferResult ember::inferCompare(llvm::ArrayRef<TypeRef> in, const AttrList &) {
 
 InferResult ember::inferLogical(llvm::ArrayRef<TypeRef> in, const AttrList &) {
   for (TypeRef t : in)
-    if (t->getElemKind() != ElemKind::Bool)
-      return makeErrorF("operand {0} must be Bool", t->toString());
+    if (t->getElemKind() != ElemKind::Bool && !isIntegerKind(t->getElemKind()))
+      return makeErrorF("operand {0} must be Bool or a plain integer",
+                        t->toString());
   return Types{*in[0]};
 }
 

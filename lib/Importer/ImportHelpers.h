@@ -113,6 +113,14 @@ llvm::Expected<NodeValue> sliceNode(ImportContext &ctx,
 void bindOutput(ImportContext &ctx, const onnx::NodeProto &node, int i,
                 NodeValue v);
 
+/// (x - mean) / sqrt(var + eps) over \p axes, with kept dims; the mean and
+/// 1 / sqrt(var + eps) when asked (LayerNormalization's extra outputs).
+llvm::Expected<NodeValue> normalize(ImportContext &ctx,
+                                    const onnx::NodeProto &node, NodeValue x,
+                                    const Ints &axes, double eps,
+                                    NodeValue *meanOut = nullptr,
+                                    NodeValue *invStdOut = nullptr);
+
 /// A list of import rules defined in one file.
 using RuleList = llvm::ArrayRef<ImportRule>;
 RuleList getMathImportRules();
@@ -148,6 +156,8 @@ RuleList getNMSImportRules();
 RuleList getUniqueImportRules();
 RuleList getSequenceImportRules();
 RuleList getEinsumImportRules();
+RuleList getNormalizationImportRules();
+RuleList getAttentionImportRules();
 
 // Importers of ImportResizeLoss.cpp, listed in getNNImportRules().
 llvm::Error importResize(ImportContext &ctx, const onnx::NodeProto &node);

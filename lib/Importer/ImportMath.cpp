@@ -107,9 +107,19 @@ llvm::Error importGelu(ImportContext &ctx, const onnx::NodeProto &node) {
   return ctx.setOutput(node, y);
 }
 
-/// Swish (opset 24): x * sigmoid(alpha * x).
+/// Swish (opset 24): x * sigmoid(alpha * x); SwiGLU (28, Gated): that
+/// times input B, of the same shape.
+template <bool Gated>
 llvm::Error importSwish(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(NodeValue x, ctx.input(node, 0));
+  NodeValue gate;
+  if (Gated) {
+    TRY(gate, ctx.input(node, 1));
+    if (gate.getType()->dims() != x.getType()->dims())
+      return fail(node, "A " + x.getType()->toString() + " and B " +
+                            gate.getType()->toString() +
+                            " must have the same shape");
+  }
   TRY(float alpha, AttrReader(node).getFloat("alpha", 1.f));
   NodeValue ax = x;
   if (alpha != 1.f) {
@@ -118,6 +128,9 @@ llvm::Error importSwish(ImportContext &ctx, const onnx::NodeProto &node) {
   }
   TRY(NodeValue s, unary(ctx, node, OpKind::Sigmoid, ax));
   TRY(NodeValue y, make(ctx, node, OpKind::Mul, {x, s}));
+  if (Gated) {
+    TRY(y, make(ctx, node, OpKind::Mul, {y, gate}));
+  }
   return ctx.setOutput(node, y);
 }
 
@@ -533,7 +546,8 @@ const ImportRule kMathRules[] = {
     {"Softsign", 1, 17, importUnaryOp<OpKind::Softsign>},
     {"Mish", 18, 22, importUnaryOp<OpKind::Mish>},
     {"Gelu", 20, 20, importGelu},
-    {"Swish", 24, 24, importSwish},
+    {"Swish", 24, 24, importSwish<false>},
+    {"SwiGLU", 28, 28, importSwish<true>},
     {"Sign", 9, 17, importUnaryOp<OpKind::Sign>},
     {"IsNaN", 9, 17, importUnaryOp<OpKind::IsNaN>},
     {"IsInf", 10, 17, importIsInf},
@@ -541,6 +555,11 @@ const ImportRule kMathRules[] = {
     {"And", 7, 17, importBinaryOp<OpKind::And>},
     {"Or", 7, 17, importBinaryOp<OpKind::Or>},
     {"Xor", 7, 17, importBinaryOp<OpKind::Xor>},
+    // The logic nodes are bitwise on integers.
+    {"BitwiseNot", 18, 18, importUnaryOp<OpKind::Not>},
+    {"BitwiseAnd", 18, 18, importBinaryOp<OpKind::And>},
+    {"BitwiseOr", 18, 18, importBinaryOp<OpKind::Or>},
+    {"BitwiseXor", 18, 18, importBinaryOp<OpKind::Xor>},
     {"Equal", 7, 17, importBinaryOp<OpKind::Equal>},
     {"Greater", 7, 17, importBinaryOp<OpKind::Greater>},
     {"Less", 7, 17, importBinaryOp<OpKind::Less>},

@@ -1,13 +1,15 @@
 //===- ImportNN.cpp - Windows, normalizations, Resize and losses ----------===//
 //
 // N-d pooling and 1-D/2-D convolution (1-D runs as 2-D with a unit height),
-// ConvTranspose, Resize/Upsample, and compositions: Global pools as
+// ConvTranspose, Resize/Upsample, and compositions: Col2Im as a grouped
+// ConvTranspose by one-hot filters, Global pools as
 // reductions, InstanceNormalization, LayerNormalization,
 // MeanVarianceNormalization, LRN, NegativeLogLikelihoodLoss and
 // SoftmaxCrossEntropyLoss.
 //
 //===----------------------------------------------------------------------===//
 #include "ImportHelpers.h"
+#include "ProtoTensor.h"
 #include "ember/Base/ElemAccess.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -339,6 +341,84 @@ llvm::Error importConvTranspose(ImportContext &ctx,
   return ctx.setOutput(node, y);
 }
 
+/// The Col2Im filter [C * K, 1, block...]: filter c * K + k is 1 at block
+/// position k, so a ConvTranspose with C groups adds column k of each
+/// channel at its block offset.
+llvm::Expected<NodeValue> oneHotFilters(ImportContext &ctx,
+                                        const onnx::NodeProto &node,
+                                        NodeValue x, int64_t channels,
+                                        const Ints &block, int64_t k) {
+  if (channels * k > kMaxFoldElements / k)
+    return fail(node, "the one-hot filter of " + llvm::Twine(channels * k) +
+                          " x " + llvm::Twine(k) + " is over the limit of " +
+                          llvm::Twine(kMaxFoldElements) + " elements");
+  std::vector<dim_t> dims = {dim_t(channels * k), 1};
+  dims.insert(dims.end(), block.begin(), block.end());
+  Tensor w(x.getElemKind(), dims);
+  for (int64_t c = 0; c < channels * k; ++c)
+    storeElement(w.data(), x.getElemKind(), c * k + c % k, 1.0);
+  return NodeValue(
+      ctx.module().createConstant(nameOf(node) + ".onehot", std::move(w)));
+}
+
+/// Col2Im: the columns [N, C * K, L] (K block positions, L = the product
+/// of the sliding positions) summed back into [N, C, image...].
+llvm::Error importCol2Im(ImportContext &ctx, const onnx::NodeProto &node) {
+  TRY(NodeValue x, ctx.input(node, 0));
+  TRY(Ints image, ctx.constantInts(node, 1));
+  TRY(Ints block, ctx.constantInts(node, 2));
+  int64_t n = image.size();
+  AttrReader attrs(node);
+  TRY(Ints strides, attrs.getInts("strides", Ints(n, 1)));
+  TRY(Ints dil, attrs.getInts("dilations", Ints(n, 1)));
+  TRY(Ints pads, attrs.getInts("pads", Ints(2 * n, 0)));
+  if (x.dims().size() != 3 || !isFloatKind(x.getElemKind()) || n < 1 ||
+      int64_t(block.size()) != n || int64_t(strides.size()) != n ||
+      int64_t(dil.size()) != n || int64_t(pads.size()) != 2 * n)
+    return fail(node, "needs float input [N, C * K, L] and image_shape, "
+                      "block_shape, strides, dilations and pads of one "
+                      "spatial rank");
+  int64_t k = 1, positions = 1;
+  Ints cols = {int64_t(x.dims()[0]), int64_t(x.dims()[1])};
+  for (int64_t i = 0; i < n; ++i) {
+    // Bounds that keep the size arithmetic far from overflowing.
+    constexpr int64_t kMaxAttr = int64_t(1) << 16;
+    auto within = [](int64_t v, int64_t lo, int64_t hi) {
+      return v >= lo && v <= hi;
+    };
+    if (!within(block[i], 1, kMaxAttr) || !within(strides[i], 1, kMaxAttr) ||
+        !within(dil[i], 1, kMaxAttr) || !within(pads[i], 0, kMaxAttr) ||
+        !within(pads[i + n], 0, kMaxAttr) ||
+        !within(image[i], 1, kMaxTensorElements))
+      return fail(node, "block, image, strides, dilations or pads out of "
+                        "range on spatial dim " +
+                            llvm::Twine(i));
+    int64_t span = dil[i] * (block[i] - 1) + 1;
+    int64_t out = (image[i] + pads[i] + pads[i + n] - span) / strides[i] + 1;
+    k *= block[i];
+    positions *= std::max<int64_t>(out, 0);
+    if (out < 1 || k > int64_t(x.dims()[1]) || positions > int64_t(x.dims()[2]))
+      return fail(node, "input " + x.getType()->toString() +
+                            " has too few columns for the block and image "
+                            "shapes");
+    cols.push_back(out);
+  }
+  int64_t c = x.dims()[1] / k;
+  if (int64_t(x.dims()[1]) % k || int64_t(x.dims()[2]) != positions)
+    return fail(node, "input " + x.getType()->toString() + " is not [N, C * " +
+                          llvm::Twine(k) + ", " + llvm::Twine(positions) + "]");
+  TRY(NodeValue w, oneHotFilters(ctx, node, x, c, block, k));
+  TRY(x, reshapeTo(ctx, node, x, cols));
+  Ints dims = {int64_t(x.dims()[0]), c};
+  dims.insert(dims.end(), image.begin(), image.end());
+  NodeValue bias = constantOf(ctx, node, x.getElemKind(), {dim_t(c)}, 0);
+  TRY(NodeValue y,
+      make(ctx, node, OpKind::ConvTranspose, {x, w, bias},
+           {Attr::makeInts(strides), Attr::makeInts(pads), Attr::makeInts(dil),
+            Attr::makeInt(c), Attr::makeInts(dims)}));
+  return ctx.setOutput(node, y);
+}
+
 /// Per-channel [C] parameter reshaped to [1, C, 1, ...] for \p x.
 llvm::Expected<NodeValue> channelParam(ImportContext &ctx,
                                        const onnx::NodeProto &node, NodeValue p,
@@ -352,12 +432,13 @@ llvm::Expected<NodeValue> channelParam(ImportContext &ctx,
   return ctx.broadcastTo(node, p, x.dims());
 }
 
-/// (x - mean) / sqrt(var + eps) over \p axes, with kept dims.
-llvm::Expected<NodeValue> normalize(ImportContext &ctx,
-                                    const onnx::NodeProto &node, NodeValue x,
-                                    const Ints &axes, double eps,
-                                    NodeValue *meanOut = nullptr,
-                                    NodeValue *invStdOut = nullptr) {
+} // namespace
+
+llvm::Expected<NodeValue> onnximport::normalize(ImportContext &ctx,
+                                                const onnx::NodeProto &node,
+                                                NodeValue x, const Ints &axes,
+                                                double eps, NodeValue *meanOut,
+                                                NodeValue *invStdOut) {
   TRY(NodeValue mean, reduce(ctx, node, OpKind::ReduceMean, x, axes, true));
   TRY(NodeValue d, binary(ctx, node, OpKind::Sub, x, mean));
   TRY(NodeValue sq, make(ctx, node, OpKind::Mul, {d, d}));
@@ -372,6 +453,8 @@ llvm::Expected<NodeValue> normalize(ImportContext &ctx,
   }
   return binary(ctx, node, OpKind::Div, d, sd);
 }
+
+namespace {
 
 llvm::Error importInstanceNorm(ImportContext &ctx,
                                const onnx::NodeProto &node) {
@@ -524,6 +607,7 @@ const ImportRule kNNRules[] = {
     {"GlobalAveragePool", 1, 17, importGlobalPool<OpKind::ReduceMean>},
     {"Conv", 1, 17, importConvAny},
     {"ConvTranspose", 1, 17, importConvTranspose},
+    {"Col2Im", 18, 18, importCol2Im},
     {"InstanceNormalization", 6, 17, importInstanceNorm},
     {"LayerNormalization", 17, 17, importLayerNorm},
     {"MeanVarianceNormalization", 9, 17, importMVN},

@@ -4,7 +4,7 @@
 // 13), the input, or opset 18's num_outputs (chunks of ceil(n / parts),
 // the last one smaller), else equal parts. Pad pads the positive part and
 // slices off the negative (cropping) part; opset 18's axes input names the
-// padded axes.
+// padded axes. CenterCropPad (18) is one Slice and one zero Pad.
 //
 //===----------------------------------------------------------------------===//
 #include "ImportHelpers.h"
@@ -146,9 +146,51 @@ llvm::Error importPad(ImportContext &ctx, const onnx::NodeProto &node) {
   return ctx.setOutput(node, y);
 }
 
+/// Each named axis cropped or zero-padded to its target size around the
+/// center: a crop starts at floor((dim - size) / 2), a pad puts
+/// floor((size - dim) / 2) before and the rest after.
+llvm::Error importCenterCropPad(ImportContext &ctx,
+                                const onnx::NodeProto &node) {
+  TRY(NodeValue x, ctx.input(node, 0));
+  TRY(Ints shape, ctx.constantInts(node, 1));
+  int64_t r = x.dims().size();
+  Ints all(r);
+  for (int64_t i = 0; i < r; ++i)
+    all[i] = i;
+  TRY(Ints axes, AttrReader(node).getInts("axes", all));
+  if (shape.size() != axes.size())
+    return fail(node, "shape has " + llvm::Twine(shape.size()) +
+                          " values for " + llvm::Twine(axes.size()) + " axes");
+  Ints start(r, 0), step(r, 1), count = dimsOf(x), pads(2 * r, 0);
+  std::vector<bool> seen(r);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    TRY(int64_t a, normAxis(node, axes[i], r));
+    int64_t dim = x.dims()[a], size = shape[i];
+    if (seen[a] || size < 1 || size > kMaxTensorElements)
+      return fail(node, "axis " + llvm::Twine(axes[i]) +
+                            " is repeated or its size " + llvm::Twine(size) +
+                            " is out of range");
+    seen[a] = true;
+    if (size < dim) {
+      start[a] = (dim - size) / 2;
+      count[a] = size;
+    } else {
+      pads[a] = (size - dim) / 2;
+      pads[a + r] = size - dim - pads[a];
+    }
+  }
+  TRY(NodeValue y, sliceNode(ctx, node, x, start, step, count));
+  if (llvm::any_of(pads, [](int64_t p) { return p > 0; })) {
+    TRY(y, make(ctx, node, OpKind::Pad, {y},
+                {Attr::makeInts(pads), Attr::makeInt(0), Attr::makeFloat(0)}));
+  }
+  return ctx.setOutput(node, y);
+}
+
 const ImportRule kSplitPadRules[] = {
     {"Split", 2, 18, importSplit},
     {"Pad", 2, 19, importPad},
+    {"CenterCropPad", 18, 18, importCenterCropPad},
 };
 
 } // namespace

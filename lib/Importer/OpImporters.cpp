@@ -274,6 +274,8 @@ llvm::ArrayRef<ImportRule> ember::getImportRules() {
           onnximport::getNMSImportRules(), onnximport::getUniqueImportRules(),
           onnximport::getSequenceImportRules(),
           onnximport::getEinsumImportRules(),
+          onnximport::getNormalizationImportRules(),
+          onnximport::getAttentionImportRules(),
           llvm::ArrayRef<ImportRule>(kRules)})
       v.insert(v.end(), rules.begin(), rules.end());
     return v;

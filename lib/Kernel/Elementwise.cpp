@@ -192,8 +192,10 @@ static ExprRef computeValue(Kernel &k, const Instruction &I, OpKind op,
       r = k.binary(BinOp::Or, r, k.binary(BinOp::Eq, x[0], c(-inf)));
     return r;
   }
-  case OpKind::Not:
-    return notOf(k, x[0]);
+  case OpKind::Not: // logical on Bool, bitwise on integers
+    return t == ScalarKind::Bool
+               ? notOf(k, x[0])
+               : k.binary(BinOp::Xor, x[0], k.constInt(-1, t));
   case OpKind::Cast:
     return x[0];
   case OpKind::Where:

@@ -83,7 +83,7 @@ bool kir::hasKernelLowering(const Node &n) {
   case OpKind::Or:
   case OpKind::Xor:
   case OpKind::Not:
-    return kind == ElemKind::Bool;
+    return kind == ElemKind::Bool || isIntegerKind(kind);
   case OpKind::IsNaN:
   case OpKind::IsInf:
     return isFloat(in(0));

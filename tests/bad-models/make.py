@@ -363,6 +363,27 @@ case("loop-unroll-limit", "would unroll to more than 4096 nodes", model(
     [helper.make_node("Loop", ["m", "", "x"], ["y"], name="loop1",
                       body=loop_body)], [X], [Y],
     [helper.make_tensor("m", TensorProto.INT64, [], [100000])]))
+# Ops new past opset 17: attributes the importers refuse.
+QKV = [vi(n, [1, 2, 3, 4]) for n in "qkv"]
+case("attention-softmax-precision", "node 'att1' (Attention): "
+     "softmax_precision 10 is not supported", model(
+         [helper.make_node("Attention", ["q", "k", "v"], ["y"], name="att1",
+                           softmax_precision=TensorProto.FLOAT16)],
+         QKV, [vi("y", None)], opsets=(("", 23),)))
+case("groupnorm-num-groups", "node 'gn1' (GroupNormalization): num_groups 4 "
+     "does not divide the 6 channels", model(
+         [helper.make_node("GroupNormalization", ["x", "s", "b"], ["y"],
+                           name="gn1", num_groups=4)],
+         [vi("x", [1, 6, 3])], [vi("y", None)],
+         [helper.make_tensor(n, F, [6], [1.0] * 6) for n in "sb"],
+         opsets=(("", 21),)))
+case("rotary-odd-dim", "node 'rot1' (RotaryEmbedding): rotary_embedding_dim "
+     "3 must be even", model(
+         [helper.make_node("RotaryEmbedding", ["x", "c", "s"], ["y"],
+                           name="rot1", rotary_embedding_dim=3)],
+         [vi("x", [1, 2, 3, 4])], [vi("y", None)],
+         [helper.make_tensor(n, F, [1, 3, 1], [1.0] * 3) for n in "cs"],
+         opsets=(("", 23),)))
 
 # --- Bad input tensors (for model-runner -input, with digits.onnx) ---------
 INPUTS = os.path.join(OUT, "inputs")
