@@ -133,9 +133,14 @@ std::optional<ConvBF16Direct> cpu::chooseConvBF16Direct(const ConvInst &I,
   chooseSteps(d, T);
   // Virtual pixels past the rows cost what the patch GEMM's partial panels
   // do; padded channels are work it does not have (it pads C KH KW to a
-  // pair only), so vdpbf16ps, which pays for the patch copy less than AMX,
-  // takes at most an eighth of them (3-channel stems keep the GEMM).
-  int64_t channelShare = d.kernel == BF16MatMulKernel::AMX ? 4 : 8;
+  // pair only). The pixel-lane vdpbf16ps kernel, which pays for the patch
+  // copy less than AMX, takes at most an eighth of them; the channel-lane
+  // one, which computes no virtual pixels and whose copy (C H W values)
+  // replaces patches of C KH KW values per pixel, takes up to half (a
+  // 3-channel stem with 64 or more output channels).
+  int64_t channelShare = d.kernel == BF16MatMulKernel::AMX ? 4
+                         : d.channelVector                 ? 2
+                                                           : 8;
   if (4 * (d.Ws - d.OW) > d.Ws || channelShare * (d.Cp - d.C) > d.Cp)
     return std::nullopt;
   // The last block's taps read up to a block past the last phase.

@@ -73,11 +73,12 @@ struct ConvBF16Direct {
 /// both axes; and little work wasted on padding: at most a quarter of the
 /// virtual pixels past the output rows (Ws - OW of every Ws), and of the
 /// padded channels (Cp - C of every Cp) at most a quarter on AMX, an
-/// eighth on vdpbf16ps. On vdpbf16ps, output channels in the lanes
-/// (channelVector) where they fill 64-lane panels better than the real
-/// pixels fill the 64-pixel blocks of virtual ones. Tasks: output channels
-/// split first where the filter is the larger operand, pixels otherwise; a
-/// task's share of the copy within half of \p T's L2; at least
+/// eighth on vdpbf16ps with pixels in the lanes, a half with output
+/// channels in the lanes (3-channel stems). On vdpbf16ps, output channels
+/// in the lanes (channelVector) where they fill 64-lane panels better than
+/// the real pixels fill the 64-pixel blocks of virtual ones. Tasks: output
+/// channels split first where the filter is the larger operand, pixels
+/// otherwise; a task's share of the copy within half of \p T's L2; at least
 /// kConvMinTasks tasks where the blocks allow.
 std::optional<ConvBF16Direct> chooseConvBF16Direct(const ConvInst &I,
                                                    const TargetDesc &T);

@@ -145,6 +145,13 @@ const BF16ConvCase kCases[] = {
     // A 5x5 filter (25 taps).
     {"direct_cv_5x5", 1, 12, 11, 13, 64, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 1,
      FusedActivation::None, 0, 0, false},
+    // A 3-channel 7x7 stride-2 stem with 64 output channels: the channel
+    // lanes take its padded channel (3 of 4); odd plane, residual, Relu.
+    {"direct_cv_stem_3ch_res", 1, 3, 33, 31, 64, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1,
+     1, FusedActivation::Relu, 0, 0, true},
+    // One channel (half of its pair padded), 5x5, 120 output channels.
+    {"direct_cv_1ch_5x5", 2, 1, 12, 15, 120, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 1,
+     FusedActivation::None, 0, 0, false},
     // Channel-vector kernel on vdpbf16ps hosts without AMX (output
     // channels fill its 64-lane panels better than the pixels fill 64-pixel
     // ones). Pointwise, 49 pixels (a lone pixel in the last group of 16),
@@ -393,9 +400,10 @@ TEST(ConvBF16Plan, TilingFollowsTheTargetAndTheShape) {
 
 namespace {
 /// Convolutions with BFloat16 filters for the direct rule: 3x3 stride 1
-/// on 56x56 x 64 (pixel-heavy) and on 7x7 x 512 (filter-heavy), then four
+/// on 56x56 x 64 (pixel-heavy) and on 7x7 x 512 (filter-heavy), then five
 /// AMX refuses: stride 2, 13 channels (19 of 32 padding), 1x1, a 7x7
-/// stride-2 stem of 3 channels (vdpbf16ps takes the first two).
+/// stride-2 stem of 3 channels to 64 and a 3x3 one to 32 (vdpbf16ps takes
+/// the first two and the 7x7 stem).
 constexpr const char *kDirectIR = R"(function direct
 declare {
   %x = weight float<1 x 64 x 56 x 56> mutable input
@@ -413,6 +421,8 @@ declare {
   %x6 = weight float<1 x 3 x 224 x 224> mutable input
   %y6 = weight float<1 x 64 x 112 x 112> mutable output
   %w6 = weight bfloat16<64 x 3 x 7 x 7> const
+  %y7 = weight float<1 x 32 x 112 x 112> mutable output
+  %w7 = weight bfloat16<32 x 3 x 3 x 3> const
   %b = weight float<64> const
   %b2 = weight float<512> const
   %b4 = weight float<32> const
@@ -424,6 +434,7 @@ code {
   %few = conv @out %y4, @in %x3, @in %w4, @in %b4 {Strides=[1, 1], Pads=[1, 1, 1, 1], Dilations=[1, 1], Group=1, FusedActivation=0, FusedAlpha=0, FusedBeta=0}
   %pw = conv @out %y5, @in %x, @in %w5, @in %b4 {Strides=[1, 1], Pads=[0, 0, 0, 0], Dilations=[1, 1], Group=1, FusedActivation=0, FusedAlpha=0, FusedBeta=0}
   %stem = conv @out %y6, @in %x6, @in %w6, @in %b {Strides=[2, 2], Pads=[3, 3, 3, 3], Dilations=[1, 1], Group=1, FusedActivation=0, FusedAlpha=0, FusedBeta=0}
+  %stem32 = conv @out %y7, @in %x6, @in %w7, @in %b4 {Strides=[2, 2], Pads=[1, 1, 1, 1], Dilations=[1, 1], Group=1, FusedActivation=0, FusedAlpha=0, FusedBeta=0}
 }
 )";
 } // namespace
@@ -486,8 +497,17 @@ static void expectDotDirect(const std::vector<const ConvInst *> &convs,
   EXPECT_NE(cpu::describeConvPlan(p).find("ember_conv_bf16_direct_dp"),
             std::string::npos);
   EXPECT_FALSE(cpu::chooseConvBF16Direct(*convs[4], T).has_value()); // 1x1
-  // A 3-channel stem: one padded channel of 4 is more than an eighth.
-  EXPECT_FALSE(cpu::chooseConvBF16Direct(*convs[5], T).has_value());
+  // A 3-channel stem to 64 channels: its output channels fill a panel,
+  // and the channel lanes take one padded channel of 4.
+  auto stem = cpu::chooseConvBF16Direct(*convs[5], T);
+  ASSERT_TRUE(stem.has_value());
+  EXPECT_TRUE(stem->channelVector);
+  EXPECT_EQ(stem->Cp, 4);
+  EXPECT_EQ(stem->virtualPixels, 112 * 112);
+  // To 32 channels the pixels are in the lanes, where one padded channel
+  // of 4 is more than an eighth: the patch GEMM.
+  auto stem32 = cpu::chooseConvBF16Direct(*convs[6], T);
+  EXPECT_FALSE(stem32.has_value());
 }
 
 // The direct rule: the AMX or vdpbf16ps MatMul kernel (AVX512-BF16 with
@@ -502,7 +522,7 @@ TEST(ConvBF16Plan, DirectFollowsTheTargetAndTheShape) {
   for (auto &I : parsed->function->getInstrs())
     if (auto *c = llvm::dyn_cast<ConvInst>(I.get()))
       convs.push_back(c);
-  ASSERT_EQ(convs.size(), 6u);
+  ASSERT_EQ(convs.size(), 7u);
   TargetDesc T;
   T.vectorBits = 512;
   T.vectorRegisters = 32;
