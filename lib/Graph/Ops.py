@@ -179,9 +179,11 @@ for n in ["Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual"]:
 for n in ["And", "Or", "Xor"]:
     op(n, ["LHS", "RHS"], infer="Logical", rules=[("sameType", "LHS", "RHS")],
        elementwise=True,
-       doc="Elementwise logical %s of two Bool tensors." % n.lower())
+       doc="Elementwise %s of two tensors of one type: logical on Bool, "
+           "bitwise on integers." % n.lower())
 
-op("Not", ["Input"], infer="Logical", elementwise=True, doc="Elementwise logical not (Bool).")
+op("Not", ["Input"], infer="Logical", elementwise=True,
+   doc="Elementwise not: logical on Bool, bitwise on integers.")
 
 op("IsNaN", ["Input"], infer="Classify", rules=[("float", "Input")],
    elementwise=True,
