@@ -10,6 +10,8 @@
 #include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/MDBuilder.h"
 
+#include <limits>
+
 using namespace ember;
 using namespace ember::kir;
 
@@ -66,6 +68,7 @@ private:
   llvm::Value *emitCast(llvm::Value *v, ScalarKind from, ScalarKind to);
   llvm::Value *emitWidenBF16(llvm::Value *bits);
   llvm::Value *emitRoundToBF16(llvm::Value *f);
+  llvm::Value *emitFPToInt64Sat(llvm::Value *v);
   void emitStmts(const std::vector<Stmt> &body);
   void emitLoop(const Stmt &s, llvm::Value *begin, llvm::Value *end);
   void emitCall(const Stmt &s);
@@ -158,6 +161,25 @@ llvm::Value *Renderer::emitRoundToBF16(llvm::Value *f) {
   return b_.CreateTrunc(r, b_.getInt16Ty());
 }
 
+llvm::Value *Renderer::emitFPToInt64Sat(llvm::Value *v) {
+  // llvm.fptosi.sat's value, built from an in-range fptosi and selects:
+  // x86 unrolls the vector intrinsic to one scalar conversion per lane,
+  // while these stay vectors (vcvttps2qq with AVX512-DQ).
+  llvm::Type *ft = v->getType();
+  llvm::Type *i64 = ft->getWithNewType(b_.getInt64Ty());
+  auto fp = [&](double d) { return llvm::ConstantFP::get(ft, d); };
+  auto i = [&](int64_t n) { return llvm::ConstantInt::get(i64, n); };
+  // -2^63 is exact in Float32 and Float64; 2^63 and past it saturate.
+  llvm::Value *low = fp(-9223372036854775808.0);
+  llvm::Value *big = b_.CreateFCmpOGE(v, fp(9223372036854775808.0));
+  llvm::Value *nan = b_.CreateFCmpUNO(v, v);
+  llvm::Value *c = b_.CreateSelect(b_.CreateFCmpOGT(v, low), v, low);
+  c = b_.CreateSelect(big, fp(0), c);
+  llvm::Value *s = b_.CreateFPToSI(c, i64);
+  s = b_.CreateSelect(big, i(std::numeric_limits<int64_t>::max()), s);
+  return b_.CreateSelect(nan, i(0), s);
+}
+
 llvm::Value *Renderer::emitCast(llvm::Value *v, ScalarKind from,
                                 ScalarKind to) {
   // Kernel::cast routes BFloat16 through Float32 only.
@@ -177,6 +199,10 @@ llvm::Value *Renderer::emitCast(llvm::Value *v, ScalarKind from,
     // Through Int64, saturating (NaN gives 0), then wrapped to the width;
     // UInt64 takes values of 2^63 and more unsigned.
     llvm::Type *i64 = b_.getInt64Ty();
+    llvm::Type *ft = v->getType()->getScalarType();
+    // Half cannot hold 2^63, the bounds emitFPToInt64Sat selects on.
+    if (to != ElemKind::UInt64 && (ft->isFloatTy() || ft->isDoubleTy()))
+      return b_.CreateTrunc(emitFPToInt64Sat(v), t);
     llvm::Value *s = b_.CreateIntrinsic(llvm::Intrinsic::fptosi_sat,
                                         {i64, v->getType()}, {v});
     if (to == ElemKind::UInt64) {

@@ -241,6 +241,42 @@ TEST_P(KernelCoverageTest, CastsBetweenEveryKind) {
         elemKindName(from).str());
 }
 
+// Float32 and Float64 to integers in runs of 67 (the CPU's vector loop and
+// its tail): every lane saturates through Int64 as a scalar cast does, at
+// and past +-2^63 (2^63 - 2^39 is the largest Float32 below it), past the
+// Int32 and UInt32 ranges, at NaN and at the infinities.
+TEST_P(KernelCoverageTest, FloatCastsSaturateInVectors) {
+  const double vals[] = {9223372036854775808.0,
+                         -9223372036854775808.0,
+                         9223371487098961920.0,
+                         -9223371487098961920.0,
+                         1e30,
+                         -1e30,
+                         3e9,
+                         -3e9,
+                         2147483648.0,
+                         4294967551.0,
+                         NAN,
+                         INFINITY,
+                         -INFINITY,
+                         255.5,
+                         -128.5,
+                         65535.75,
+                         1e19,
+                         -1e19,
+                         0.5,
+                         -0.0};
+  constexpr dim_t n = sizeof(vals) / sizeof(vals[0]);
+  for (ElemKind from : {ElemKind::Float32, ElemKind::Float64})
+    check(
+        {{from, {67}, [&](dim_t i) { return vals[(i * 7) % n]; }}},
+        [&](Function &F, auto x, auto save) {
+          for (ElemKind to : kInts)
+            save(F.createCast("cast", x[0], to));
+        },
+        elemKindName(from).str());
+}
+
 TEST_P(KernelCoverageTest, UnsignedBitShifts) {
   for (ElemKind k :
        {ElemKind::UInt8, ElemKind::UInt16, ElemKind::UInt32, ElemKind::UInt64})
