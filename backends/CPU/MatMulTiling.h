@@ -71,10 +71,11 @@ inline int64_t matMulPackedLHSFloats(int64_t m, int64_t K, int64_t mr) {
 /// share the row block) in more than one K block (each block of a
 /// row-major A is MR runs of at most kBlock floats, K floats apart, too
 /// short for the hardware prefetchers to follow; packed, it is one run),
-/// for more than one panel (A read more than once, so the copy pays).
+/// for three panels or more (the copy reads and writes A once, two passes
+/// over it, which pays only where the panels read A more often than that).
 inline bool matMulPacksLHS(int64_t rows, int64_t K, int64_t panels,
                            const MatMulTiling &t, const MatMulTarget &T) {
-  return rows >= t.rows && K > t.kBlock && panels > 1 &&
+  return rows >= t.rows && K > t.kBlock && panels > 2 &&
          rows * K * int64_t(sizeof(float)) > T.l2Bytes / 2;
 }
 

@@ -307,10 +307,11 @@ TEST(MatMulTiling, KBlocksAndPackedLHS) {
     }
     // The rows of A a task reads: just over half of L2, or just under.
     int64_t over = T.l2Bytes / 2 / 4 / (t.kBlock + 1) + 1;
-    EXPECT_TRUE(cpu::matMulPacksLHS(over, t.kBlock + 1, 2, t, T));
-    EXPECT_FALSE(cpu::matMulPacksLHS(over - 1, t.kBlock + 1, 2, t, T));
-    EXPECT_FALSE(cpu::matMulPacksLHS(over, t.kBlock, 2, t, T));
-    EXPECT_FALSE(cpu::matMulPacksLHS(over, t.kBlock + 1, 1, t, T));
+    EXPECT_TRUE(cpu::matMulPacksLHS(over, t.kBlock + 1, 3, t, T));
+    EXPECT_FALSE(cpu::matMulPacksLHS(over - 1, t.kBlock + 1, 3, t, T));
+    EXPECT_FALSE(cpu::matMulPacksLHS(over, t.kBlock, 3, t, T));
+    // Two panels: the copy would cost as much as the reads it speeds up.
+    EXPECT_FALSE(cpu::matMulPacksLHS(over, t.kBlock + 1, 2, t, T));
     EXPECT_TRUE(cpu::matMulPacksLHS(197, 3072, 12, t, T));
     EXPECT_FALSE(cpu::matMulPacksLHS(5, 1 << 20, 12, t, T));
   }

@@ -7,8 +7,9 @@
 // blocked online-softmax kernel). The default pipeline must have fused the
 // pattern into one Attention. Shapes cover key counts that are not a
 // multiple of the CPU's key block, a single query, head dims 16/20/32/64/80,
-// several query blocks, causal and padding masks, a full-size bias, both K
-// layouts and batch 2.
+// several query blocks, causal and padding masks, a full-size bias, swin's
+// shifted-window bias and window mask (one and two images), both K layouts
+// and batch 2.
 //
 // Tolerance: 2e-5 of max|y|. The fused kernels sum the dot products in
 // another order and the CPU's exp is within 2 ulp of expf; the results
@@ -28,13 +29,14 @@ using namespace ember;
 using namespace ember::test;
 
 namespace {
-enum class MaskKind { None, Padding, Causal, Bias, PaddingInf };
+enum class MaskKind { None, Padding, Causal, Bias, PaddingInf, ShiftedWindow };
 
 struct Case {
   const char *name;
   int64_t b, h, tq, tk, d, dv;
   MaskKind mask;
-  bool transB; ///< K [.., Tk, D] through TransB, else K^T [.., D, Tk]
+  bool transB;         ///< K [.., Tk, D] through TransB, else K^T [.., D, Tk]
+  int64_t windows = 1; ///< ShiftedWindow: b is images x windows
 };
 
 std::string dims(std::initializer_list<int64_t> d) {
@@ -119,6 +121,22 @@ std::string attentionGraph(const Case &c, bool weights) {
        << "  %mb = Broadcast(%m) {Dims=" << sd << "}\n"
        << "  %a = Add(%t, %mb)\n  %u = Softmax(%a) {Axis=3}\n";
     break;
+  case MaskKind::ShiftedWindow: {
+    // Swin's shifted windows: the position bias, then the window mask
+    // added to the scores viewed as [images, windows, H, Tq, Tk].
+    int64_t nw = c.windows, imgs = c.b / nw;
+    std::string s5 = list({imgs, nw, c.h, c.tq, c.tk});
+    os << "  %m = Constant float<" << dims({1, c.h, c.tq, c.tk}) << ">\n"
+       << "  %mb = Broadcast(%m) {Dims=" << sd << "}\n"
+       << "  %a0 = Add(%t, %mb)\n"
+       << "  %a5 = Reshape(%a0) {Dims=" << s5 << "}\n"
+       << "  %w = Constant float<" << dims({1, nw, 1, c.tq, c.tk}) << ">\n"
+       << "  %wb = Broadcast(%w) {Dims=" << s5 << "}\n"
+       << "  %a1 = Add(%a5, %wb)\n"
+       << "  %a = Reshape(%a1) {Dims=" << sd << "}\n"
+       << "  %u = Softmax(%a) {Axis=3}\n";
+    break;
+  }
   }
   os << "  %o = MatMul(%u, %v)\n  Save(%o, %y)\n";
   if (weights)
@@ -178,6 +196,10 @@ const Case kCases[] = {
     {"gpt_causal_d80", 1, 2, 70, 70, 80, 80, MaskKind::Causal, false},
     {"gpt_causal_long", 1, 1, 200, 200, 64, 64, MaskKind::Causal, true},
     {"swin_bias_d32", 2, 2, 49, 49, 32, 32, MaskKind::Bias, true},
+    {"swin_shifted_1img", 4, 3, 49, 49, 32, 32, MaskKind::ShiftedWindow, true,
+     4},
+    {"swin_shifted_2img", 6, 2, 49, 49, 32, 32, MaskKind::ShiftedWindow, true,
+     3},
     {"vit_no_mask", 1, 4, 130, 130, 64, 64, MaskKind::None, false},
     {"odd_dims", 2, 1, 19, 23, 20, 36, MaskKind::Padding, true},
     {"fully_masked_row", 2, 2, 17, 17, 16, 16, MaskKind::PaddingInf, true},
