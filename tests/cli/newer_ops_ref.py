@@ -16,32 +16,16 @@ and a softmax normalization stays below 1e-6). Then malformed attributes
 must each fail with one line naming the node and the attribute.
 """
 import os
-import subprocess
 import sys
 
 import numpy as np
 import onnx
-from onnx import TensorProto as T, helper as h, numpy_helper as nh
+from onnx import TensorProto as T, helper as h
+
+from newer_ops_harness import (ELEM, check_cases, check_one_line_errors,
+                               model)
 
 RNG = np.random.default_rng(23)
-F = T.FLOAT
-
-
-ELEM = {np.dtype(t): e for t, e in [
-    (np.float32, F), (np.bool_, T.BOOL), (np.int64, T.INT64),
-    (np.int32, T.INT32), (np.int8, T.INT8), (np.uint8, T.UINT8),
-    (np.uint16, T.UINT16), (np.uint64, T.UINT64)]}
-
-
-def model(nodes, ins, consts, opset, outs=("y",), out_type=F):
-    def info(n, v):
-        return h.make_tensor_value_info(n, ELEM[v.dtype], v.shape)
-    g = h.make_graph(
-        nodes, "g", [info(n, v) for n, v in ins.items()],
-        [h.make_tensor_value_info(o, out_type, None) for o in outs],
-        [nh.from_array(v, n) for n, v in consts.items()])
-    return h.make_model(g, opset_imports=[h.make_opsetid("", opset)],
-                        ir_version=10 if opset > 20 else 9)
 
 
 def x(*shape):
@@ -267,46 +251,6 @@ def ort_cases():
         None)
 
 
-def run(runner, path, backend, feeds, outdir, nout):
-    os.makedirs(outdir, exist_ok=True)
-    args = [runner, "-model=" + path, "-backend=" + backend,
-            "-output-dir=" + outdir]
-    for n, v in feeds.items():
-        f = os.path.join(outdir, n + ".pb")
-        with open(f, "wb") as fh:
-            fh.write(nh.from_array(v, n).SerializeToString())
-        args.append("-input=%s=%s" % (n, f))
-    p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                       text=True)
-    if p.returncode:
-        return None, p.stdout.strip()
-    return [nh.to_array(onnx.load_tensor(
-        os.path.join(outdir, "output_%d.pb" % i))) for i in range(nout)], ""
-
-
-def compare(name, got, want):
-    for g, w in zip(got, want):
-        # The numpy references are float64: float results only need a
-        # float type.
-        same = g.dtype == w.dtype or (np.issubdtype(g.dtype, np.floating) and
-                                      np.issubdtype(w.dtype, np.floating))
-        if g.shape != w.shape or not same:
-            return "%s: got %s %s, want %s %s" % (name, g.dtype, g.shape,
-                                                   w.dtype, w.shape)
-        if not np.issubdtype(w.dtype, np.floating):
-            if not np.array_equal(g, w):
-                return "%s: integer results differ" % name
-            continue
-        # Hidden keys are -inf in qk_matmul_output mode 2: equal there.
-        fin = np.isfinite(w)
-        if not np.array_equal(g[~fin], w[~fin]):
-            return "%s: infinities differ" % name
-        err = np.abs(g[fin] - w[fin]).max() / max(np.abs(w[fin]).max(), 1e-30)
-        if not err <= 1e-5:
-            return "%s: relative error %.3g" % (name, err)
-    return None
-
-
 def check_errors(runner, work):
     q, k = x(1, 2, 3, 4), x(1, 2, 3, 4)
     qkv = {"q": q, "k": k, "v": k}
@@ -347,19 +291,7 @@ def check_errors(runner, work):
                                  "b": np.array([2, 2], np.int64)}, 18),
          "is not [N, C * 4, 16]"),
     ]
-    fails = 0
-    for name, m, want in bad:
-        path = os.path.join(work, name + ".onnx")
-        onnx.save(m, path)
-        p = subprocess.run([runner, "-model=" + path, "-backend=CPU"],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           text=True)
-        lines = p.stdout.strip().splitlines()
-        ok = p.returncode == 1 and len(lines) == 1 and want in lines[0]
-        print("%-38s %s: %s" % (name, "ok" if ok else "FAIL",
-                                p.stdout.strip()))
-        fails += not ok
-    return fails
+    return check_one_line_errors(runner, work, bad, 38)
 
 
 def main():
@@ -376,16 +308,7 @@ def main():
             want = ort.InferenceSession(
                 path, providers=["CPUExecutionProvider"]).run(None, feeds)
             cases.append((name, m, feeds, want))
-    for name, m, feeds, want in cases:
-        path = os.path.join(work, name + ".onnx")
-        onnx.save(m, path)
-        for backend in ["Interpreter", "CPU"]:
-            got, err = run(runner, path, backend, feeds,
-                           os.path.join(work, name + "." + backend),
-                           len(want))
-            problem = err or compare(name, got, want)
-            print("%-38s %-11s %s" % (name, backend, problem or "ok"))
-            fails += problem is not None
+    fails += check_cases(runner, work, cases, 38, any_float=True)
     fails += check_errors(runner, work)
     print("%d failure(s)" % fails)
     return 1 if fails else 0

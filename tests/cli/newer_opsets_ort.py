@@ -20,27 +20,17 @@ an opset newer than Ember knows, block quantization and antialiased
 downsampling must each fail with one line naming the problem.
 """
 import os
-import subprocess
 import sys
 
 import numpy as np
 import onnx
 import onnxruntime as ort
-from onnx import TensorProto as T, helper as h, numpy_helper as nh
+from onnx import TensorProto as T, helper as h
+
+from newer_ops_harness import check_cases, check_one_line_errors, model
 
 RNG = np.random.default_rng(18)
 ort.set_default_logger_severity(3)
-F = T.FLOAT
-
-
-def model(nodes, ins, consts, opset, outs=("y",), out_type=F):
-    g = h.make_graph(
-        nodes, "g",
-        [h.make_tensor_value_info(n, F, v.shape) for n, v in ins.items()],
-        [h.make_tensor_value_info(o, out_type, None) for o in outs],
-        [nh.from_array(v, n) for n, v in consts.items()])
-    return h.make_model(g, opset_imports=[h.make_opsetid("", opset)],
-                        ir_version=10 if opset > 20 else 9)
 
 
 def x(*shape):
@@ -113,37 +103,6 @@ def cases():
         {"f": f})
 
 
-def run(runner, path, backend, feeds, outdir, nout):
-    os.makedirs(outdir, exist_ok=True)
-    args = [runner, "-model=" + path, "-backend=" + backend,
-            "-output-dir=" + outdir]
-    for n, v in feeds.items():
-        f = os.path.join(outdir, n + ".pb")
-        with open(f, "wb") as fh:
-            fh.write(nh.from_array(v, n).SerializeToString())
-        args.append("-input=%s=%s" % (n, f))
-    p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                       text=True)
-    if p.returncode:
-        return None, p.stdout.strip()
-    return [nh.to_array(onnx.load_tensor(
-        os.path.join(outdir, "output_%d.pb" % i))) for i in range(nout)], ""
-
-
-def compare(name, got, want):
-    for g, w in zip(got, want):
-        if g.shape != w.shape or g.dtype != w.dtype:
-            return "%s: got %s %s, want %s %s" % (name, g.dtype, g.shape,
-                                                   w.dtype, w.shape)
-        if np.issubdtype(w.dtype, np.floating):
-            err = np.abs(g - w).max() / max(np.abs(w).max(), 1e-30)
-            if not err <= 1e-5:
-                return "%s: relative error %.3g" % (name, err)
-        elif not np.array_equal(g, w):
-            return "%s: integer results differ" % name
-    return None
-
-
 def check_errors(runner, work):
     a = x(2, 3)
     bad = [
@@ -160,49 +119,24 @@ def check_errors(runner, work):
             {"s": np.array([1, 1, 0.5, 0.5], np.float32)}, 18),
          "antialiased"),
     ]
-    fails = 0
-    for name, m, want in bad:
-        path = os.path.join(work, name + ".onnx")
-        onnx.save(m, path)
-        p = subprocess.run([runner, "-model=" + path, "-backend=CPU"],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           text=True)
-        lines = p.stdout.strip().splitlines()
-        ok = p.returncode == 1 and len(lines) == 1 and want in lines[0]
-        print("%-28s %s: %s" % (name, "ok" if ok else "FAIL",
-                                p.stdout.strip()))
-        fails += not ok
-    return fails
+    return check_one_line_errors(runner, work, bad, 28)
 
 
 def main():
     runner, work = sys.argv[1], sys.argv[2]
     os.makedirs(work, exist_ok=True)
-    fails = 0
+    checked = []
     for name, m, feeds in cases():
         path = os.path.join(work, name + ".onnx")
         onnx.save(m, path)
-        nout = len(m.graph.output)
         want = ort.InferenceSession(
             path, providers=["CPUExecutionProvider"]).run(None, feeds)
-        for backend in ["Interpreter", "CPU"]:
-            got, err = run(runner, path, backend, feeds,
-                           os.path.join(work, name + "." + backend), nout)
-            problem = err or compare(name, got, want)
-            print("%-28s %-11s %s" % (name, backend, problem or "ok"))
-            fails += problem is not None
+        checked.append((name, m, feeds, want))
     a = x(2, 3, 4)
-    sw = model([h.make_node("Swish", ["a"], ["y"], alpha=0.7)], {"a": a},
-               {}, 24)
-    path = os.path.join(work, "swish_24.onnx")
-    onnx.save(sw, path)
-    want = [a / (1 + np.exp(-0.7 * a))]
-    for backend in ["Interpreter", "CPU"]:
-        got, err = run(runner, path, backend, {"a": a},
-                       os.path.join(work, "swish." + backend), 1)
-        problem = err or compare("swish_24", got, want)
-        print("%-28s %-11s %s" % ("swish_24", backend, problem or "ok"))
-        fails += problem is not None
+    checked.append(("swish_24", model(
+        [h.make_node("Swish", ["a"], ["y"], alpha=0.7)], {"a": a}, {}, 24),
+        {"a": a}, [a / (1 + np.exp(-0.7 * a))]))
+    fails = check_cases(runner, work, checked, 28)
     fails += check_errors(runner, work)
     print("%d failure(s)" % fails)
     return 1 if fails else 0
