@@ -143,6 +143,10 @@ std::string kernelShapeKey(const kir::Kernel &k);
 llvm::Function *renderSharedBody(const kir::Kernel &k, llvm::Module &M,
                                  llvm::StringRef name);
 
+/// The type of renderSharedBody's function for \p k.
+llvm::FunctionType *sharedBodyType(const kir::Kernel &k,
+                                   llvm::LLVMContext &ctx);
+
 /// Renders \p k like renderKernel, as a call of \p body (a
 /// renderSharedBody of a kernel with \p k's shape key) with the addresses
 /// of \p k's buffer groups.

@@ -234,11 +234,8 @@ kir::Buffer CPULowering::packMatMulRHS(const MatMulInst &I,
   }
   std::vector<float> packed(size_t(batch * np * K * nr), 0.f);
   std::vector<float> wide;
-  if (narrow)
-    wide = widenConstant(narrow, plan_, prog_.constants);
-  const float *b = narrow ? wide.data()
-                          : reinterpret_cast<const float *>(
-                                prog_.constants.data() + src.offset);
+  const float *b =
+      floatConstantValues(src, narrow, plan_, prog_.constants, wide);
   for (int64_t bi = 0; bi < batch; ++bi)
     for (int64_t k = 0; k < K; ++k)
       for (int64_t j = 0; j < n; ++j)

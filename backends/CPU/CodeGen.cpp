@@ -379,13 +379,8 @@ static llvm::Function *renderNetKernel(const CPUProgram &prog, size_t i,
     body = renderSharedBody(k, M, name);
     loops.push_back(body);
   } else if (!body) {
-    llvm::IRBuilder<> b(M.getContext());
-    llvm::SmallVector<llvm::Type *, 8> params(groupBuffers(k).bases.size(),
-                                              b.getPtrTy());
-    params.append(2, b.getInt64Ty());
-    body = llvm::Function::Create(
-        llvm::FunctionType::get(b.getVoidTy(), params, false),
-        llvm::GlobalValue::ExternalLinkage, name, M);
+    body = llvm::Function::Create(sharedBodyType(k, M.getContext()),
+                                  llvm::GlobalValue::ExternalLinkage, name, M);
   }
   // Other modules' kernels may call it until the partitions are linked.
   body->setLinkage(llvm::GlobalValue::ExternalLinkage);

@@ -68,11 +68,8 @@ kir::Buffer CPULowering::packFilter(const ConvInst &I, int64_t MB,
   std::vector<float> packed(size_t(group * nbg * K * MB), 0.f);
   kir::Buffer src = kir::bufferFor(filter, plan_);
   std::vector<float> wide;
-  if (narrow)
-    wide = widenConstant(narrow, plan_, prog_.constants);
-  const float *w = narrow ? wide.data()
-                          : reinterpret_cast<const float *>(
-                                prog_.constants.data() + src.offset);
+  const float *w =
+      floatConstantValues(src, narrow, plan_, prog_.constants, wide);
   for (int64_t m = 0; m < M; ++m) {
     int64_t g = m / mPerG, blk = g * nbg + (m % mPerG) / MB;
     int64_t lane = m % mPerG % MB;

@@ -263,12 +263,8 @@ static kir::Buffer packDepthwiseTaps(const ConvInst &I,
   std::vector<float> packed(size_t(packedTapsFloats(I)), 0.f);
   kir::Buffer src = kir::bufferFor(I.getFilter(), ctx.plan);
   std::vector<float> wide;
-  if (ctx.narrow)
-    wide = widenConstant(ctx.narrow, ctx.plan, ctx.constants);
   const float *wsrc =
-      ctx.narrow
-          ? wide.data()
-          : reinterpret_cast<const float *>(ctx.constants.data() + src.offset);
+      floatConstantValues(src, ctx.narrow, ctx.plan, ctx.constants, wide);
   for (int64_t c = 0; c < C; ++c)
     for (int64_t t = 0; t < T; ++t)
       packed[size_t(((c / kDwCVBlock) * T + t) * kDwCVBlock + c % kDwCVBlock)] =

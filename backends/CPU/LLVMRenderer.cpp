@@ -476,11 +476,8 @@ llvm::Function *Renderer::run() {
 llvm::Function *Renderer::runShared(llvm::StringRef name) {
   cpu::BufferGroups groups = cpu::groupBuffers(k_);
   const unsigned n = groups.bases.size();
-  llvm::SmallVector<llvm::Type *, 8> params(n, b_.getPtrTy());
-  params.append(2, b_.getInt64Ty());
-  auto *ft = llvm::FunctionType::get(b_.getVoidTy(), params, false);
-  fn_ =
-      llvm::Function::Create(ft, llvm::GlobalValue::InternalLinkage, name, M_);
+  fn_ = llvm::Function::Create(cpu::sharedBodyType(k_, ctx_),
+                               llvm::GlobalValue::InternalLinkage, name, M_);
   fn_->addFnAttr(llvm::Attribute::NoInline);
   // Groups never overlap, so each base is the only way to its bytes.
   for (unsigned i = 0; i < n; ++i)
@@ -514,6 +511,14 @@ void Renderer::emitBody(llvm::Value *begin, llvm::Value *end) {
 
 llvm::Function *cpu::renderKernel(const Kernel &k, llvm::Module &M) {
   return Renderer(k, M).run();
+}
+
+llvm::FunctionType *cpu::sharedBodyType(const Kernel &k,
+                                        llvm::LLVMContext &ctx) {
+  llvm::SmallVector<llvm::Type *, 8> params(groupBuffers(k).bases.size(),
+                                            llvm::PointerType::get(ctx, 0));
+  params.append(2, llvm::Type::getInt64Ty(ctx));
+  return llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), params, false);
 }
 
 llvm::Function *cpu::renderSharedBody(const Kernel &k, llvm::Module &M,

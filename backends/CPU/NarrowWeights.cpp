@@ -75,8 +75,10 @@ bool cpu::widensInKernel(ElemKind kind, const TargetDesc &T) {
          T.has(ISAExt::NEON);
 }
 
-std::vector<float> cpu::widenConstant(WeightVar *w, const MemoryPlan &plan,
-                                      const std::vector<uint8_t> &constants) {
+/// The values of the 16-bit constant \p w, widened to float32 (exactly),
+/// read from the constant image \p constants placed by \p plan.
+static std::vector<float> widenConstant(WeightVar *w, const MemoryPlan &plan,
+                                        const std::vector<uint8_t> &constants) {
   kir::Buffer src = kir::bufferFor(w, plan);
   ElemKind kind = w->getType()->getElemKind();
   std::vector<float> values(w->getType()->size());
@@ -84,6 +86,16 @@ std::vector<float> cpu::widenConstant(WeightVar *w, const MemoryPlan &plan,
     values[i] =
         float(loadElement(constants.data() + src.offset, kind, int64_t(i)));
   return values;
+}
+
+const float *cpu::floatConstantValues(const kir::Buffer &src, WeightVar *narrow,
+                                      const MemoryPlan &plan,
+                                      const std::vector<uint8_t> &constants,
+                                      std::vector<float> &storage) {
+  if (!narrow)
+    return reinterpret_cast<const float *>(constants.data() + src.offset);
+  storage = widenConstant(narrow, plan, constants);
+  return storage.data();
 }
 
 kir::Buffer cpu::appendNarrowConstant(std::vector<uint8_t> &constants,

@@ -50,10 +50,13 @@ private:
 /// widening kernel before the float32 kernel does the conversion once.
 bool widensInKernel(ElemKind kind, const TargetDesc &T);
 
-/// The values of the 16-bit constant \p w, widened to float32 (exactly),
-/// read from the constant image \p constants placed by \p plan.
-std::vector<float> widenConstant(WeightVar *w, const MemoryPlan &plan,
-                                 const std::vector<uint8_t> &constants);
+/// The float32 values of the constant at \p src in \p constants: read in
+/// place, or, when \p narrow (the 16-bit copy packed for it) is set,
+/// widened from that into \p storage, which must outlive the pointer.
+const float *floatConstantValues(const kir::Buffer &src, WeightVar *narrow,
+                                 const MemoryPlan &plan,
+                                 const std::vector<uint8_t> &constants,
+                                 std::vector<float> &storage);
 
 /// Appends \p values (each one a value of the 16-bit \p kind) to
 /// \p constants as \p kind.
