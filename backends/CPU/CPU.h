@@ -108,11 +108,14 @@ TargetDesc kernelTarget(const TargetDesc &T, const CPUCodegenOptions &opts);
 bool useWideKernels(const TargetDesc &T);
 
 /// Lowers planned IR to kernels for \p T (a kernelTarget); Conv and MatMul
-/// become libjit calls, along the paths \p opts force.
+/// become libjit calls, along the paths \p opts force. \p weightCopied,
+/// if set, gets each constant payload once the constant image holds it
+/// (BundleOptions::weightCopied).
 llvm::Expected<CPUProgram> lowerForCPU(const IRFunction &F,
                                        const MemoryPlan &plan,
                                        const TargetDesc &T,
-                                       const CPUCodegenOptions &opts);
+                                       const CPUCodegenOptions &opts,
+                                       const WeightCopied &weightCopied = {});
 
 /// Renders \p k into \p M as `void NAME(ptr constants, ptr mutables,
 /// ptr activations, i64 begin, i64 end)`, where [begin, end) bounds the

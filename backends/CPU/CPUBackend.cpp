@@ -67,8 +67,9 @@ llvm::Error CPUBackend::saveBundle(const Module &M, const IRFunction &F,
                          TargetDesc::create(opts.codegen.target));
   EMBER_ASSIGN_OR_RETURN(auto TM, createTargetMachine(desc));
   TargetDesc kt = kernelTarget(desc, opts.codegen.cpu);
-  EMBER_ASSIGN_OR_RETURN(CPUProgram prog,
-                         lowerForCPU(F, plan, kt, opts.codegen.cpu));
+  EMBER_ASSIGN_OR_RETURN(
+      CPUProgram prog,
+      lowerForCPU(F, plan, kt, opts.codegen.cpu, opts.weightCopied));
   noteStageDone("lower");
   return writeBundle(M, F, plan, prog, *TM, useWideKernels(kt), opts);
 }

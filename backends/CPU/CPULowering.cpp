@@ -64,88 +64,139 @@ CPULowering::CPULowering(const IRFunction &F, const MemoryPlan &plan,
 /// alive: that copy was the compile's memory peak. Reserved pages that
 /// are never written cost no memory; the reservation is capped at half
 /// the machine's memory, beyond which the image grows as usual.
-/// The weights are written straight into the reserved buffer: an image
-/// built apart and copied in held them once more beside the Module's.
-void CPULowering::reserveConstantImage() {
+/// The weights are written in the order of their offsets, the image
+/// growing as they go, and each payload goes to \p weightCopied once
+/// written: a caller that frees it there holds each weight about once
+/// (zero-filling the whole image first would make it resident at once).
+void CPULowering::startConstantImage(const WeightCopied &weightCopied) {
   uint64_t phys =
       uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
   uint64_t want = 9 * uint64_t(plan_.constantSize) + snapshotReserve_;
-  prog_.constants.reserve(size_t(std::min(want, phys / 2)));
-  prog_.constants.assign(plan_.constantSize, 0);
-  copyConstants(F_, plan_, prog_.constants.data());
+  std::vector<uint8_t> &image = prog_.constants;
+  image.reserve(size_t(std::min(want, phys / 2)));
+  std::vector<std::pair<uint64_t, const WeightVar *>> weights;
+  for (auto &w : F_.getWeights())
+    if (w->isConstant())
+      weights.push_back({plan_.placements.lookup(w.get()).offset, w.get()});
+  std::sort(weights.begin(), weights.end(),
+            [](const auto &a, const auto &b) { return a.first < b.first; });
+  for (auto [offset, w] : weights) {
+    uint64_t bytes = w->getType()->sizeInBytes();
+    image.resize(std::max<uint64_t>(image.size(), offset + bytes), 0);
+    std::memcpy(image.data() + offset, w->getPayload()->data(), bytes);
+    if (weightCopied)
+      weightCopied(*w->getPayload());
+  }
+  image.resize(plan_.constantSize, 0);
 }
 
-llvm::Expected<CPUProgram> CPULowering::run() {
-  reserveConstantImage();
+/// The CPU's own lowerings of \p I (convolutions, products, pools, ...),
+/// appended to \p out; false leaves \p I to the shared kernel lowering.
+bool CPULowering::lowerOwn(const Instruction &I, std::vector<Kernel> &out) {
+  if (auto *c = llvm::dyn_cast<ConvInst>(&I)) {
+    lowerConv(*c, out);
+    return true;
+  }
+  if (auto k = lowerPoolPlanes(I, dwContext())) {
+    out.push_back(std::move(*k));
+    return true;
+  }
+  if (auto *p = llvm::dyn_cast<MaxPoolInst>(&I))
+    if (auto k = lowerMaxPoolCV(*p, dwContext())) {
+      out.push_back(std::move(*k));
+      return true;
+    }
+  if (auto *p = llvm::dyn_cast<AvgPoolInst>(&I))
+    if (auto k = lowerAvgPoolDepthwise(*p, dwContext())) {
+      out.push_back(std::move(*k));
+      return true;
+    }
+  if (auto k = lowerTrailingSum(I, plan_)) {
+    out.push_back(std::move(*k));
+    return true;
+  }
+  if (auto k = lowerResizePlanes(I, plan_, prog_.constants)) {
+    out.push_back(std::move(*k));
+    return true;
+  }
+  if (auto k = lowerSoftmaxRows(I, plan_)) {
+    out.push_back(std::move(*k));
+    return true;
+  }
+  if (auto k = lowerScaledSoftmaxRows(I, plan_)) {
+    out.push_back(std::move(*k));
+    return true;
+  }
+  if (auto k = lowerAttentionBlocks(I, plan_, target_)) {
+    out.push_back(std::move(*k));
+    return true;
+  }
+  if (auto *m = llvm::dyn_cast<MatMulInst>(&I)) {
+    if (m->getLHS()->getType()->getElemKind() == ElemKind::BFloat16)
+      lowerMatMulBF16(
+          *m, {plan_, prog_.constants, target_, patchOffset(), scratchSize_},
+          out);
+    else
+      lowerMatMul(*m, out);
+    return true;
+  }
+  if (lowerIntProductCPU(
+          I, {F_, plan_, prog_.constants, target_, patchOffset(), scratchSize_},
+          out))
+    return true;
+  if (auto *t = llvm::dyn_cast<TransposeInst>(&I)) {
+    // Its MatMul reads the input through strides instead.
+    if (folds_.isFolded(*t))
+      return true;
+    if (auto k = kir::foldConstantTranspose(*t, plan_, prog_.constants)) {
+      out.push_back(std::move(*k));
+      return true;
+    }
+  }
+  return false;
+}
+
+/// After \p I was lowered into out[from, end): a constant weight that only
+/// \p I reads, and that none of those kernels reads (they read a packed or
+/// transformed copy appended to the image), is dead until compaction drops
+/// it; its pages are returned now, so that a weight and its copy are not
+/// both resident while the rest of the network is lowered.
+void CPULowering::releaseReplacedWeights(const Instruction &I,
+                                         const std::vector<Kernel> &out,
+                                         size_t from) {
+  // An instruction lowered to no kernel (a Transpose its MatMul reads
+  // through strides) leaves its operands to the readers of its result.
+  if (out.size() == from)
+    return;
+  for (const Operand &op : I.getOperands()) {
+    auto *w = llvm::dyn_cast<WeightVar>(getOrigin(op.value));
+    if (!w || !w->isConstant() || readers_.lookup(w) != 1)
+      continue;
+    kir::Buffer src = kir::bufferFor(w, plan_);
+    bool read = false;
+    for (size_t i = from; i < out.size() && !read; ++i)
+      for (const kir::Buffer &b : out[i].getBuffers())
+        read |= b.region == Region::Constant &&
+                b.offset < src.offset + src.size &&
+                src.offset < b.offset + b.size;
+    if (!read)
+      kir::releaseConstantBytes(prog_.constants, src.offset, src.size);
+  }
+}
+
+llvm::Expected<CPUProgram> CPULowering::run(const WeightCopied &weightCopied) {
+  startConstantImage(weightCopied);
   prog_.mutableSize = plan_.mutableSize;
   prog_.activationSize = plan_.activationSize;
   auto kernels = kir::lowerToKernels(
       F_, plan_,
       [&](const Instruction &I,
           std::vector<Kernel> &out) -> llvm::Expected<bool> {
-        if (auto *c = llvm::dyn_cast<ConvInst>(&I)) {
-          lowerConv(*c, out);
-          return true;
-        }
-        if (auto k = lowerPoolPlanes(I, dwContext())) {
-          out.push_back(std::move(*k));
-          return true;
-        }
-        if (auto *p = llvm::dyn_cast<MaxPoolInst>(&I))
-          if (auto k = lowerMaxPoolCV(*p, dwContext())) {
-            out.push_back(std::move(*k));
-            return true;
-          }
-        if (auto *p = llvm::dyn_cast<AvgPoolInst>(&I))
-          if (auto k = lowerAvgPoolDepthwise(*p, dwContext())) {
-            out.push_back(std::move(*k));
-            return true;
-          }
-        if (auto k = lowerTrailingSum(I, plan_)) {
-          out.push_back(std::move(*k));
-          return true;
-        }
-        if (auto k = lowerResizePlanes(I, plan_, prog_.constants)) {
-          out.push_back(std::move(*k));
-          return true;
-        }
-        if (auto k = lowerSoftmaxRows(I, plan_)) {
-          out.push_back(std::move(*k));
-          return true;
-        }
-        if (auto k = lowerScaledSoftmaxRows(I, plan_)) {
-          out.push_back(std::move(*k));
-          return true;
-        }
-        if (auto k = lowerAttentionBlocks(I, plan_, target_)) {
-          out.push_back(std::move(*k));
-          return true;
-        }
-        if (auto *m = llvm::dyn_cast<MatMulInst>(&I)) {
-          if (m->getLHS()->getType()->getElemKind() == ElemKind::BFloat16)
-            lowerMatMulBF16(
-                *m,
-                {plan_, prog_.constants, target_, patchOffset(), scratchSize_},
-                out);
-          else
-            lowerMatMul(*m, out);
-          return true;
-        }
-        if (lowerIntProductCPU(I,
-                               {F_, plan_, prog_.constants, target_,
-                                patchOffset(), scratchSize_},
-                               out))
-          return true;
-        if (auto *t = llvm::dyn_cast<TransposeInst>(&I)) {
-          // Its MatMul reads the input through strides instead.
-          if (folds_.isFolded(*t))
-            return true;
-          if (auto k = kir::foldConstantTranspose(*t, plan_, prog_.constants)) {
-            out.push_back(std::move(*k));
-            return true;
-          }
-        }
-        return false;
+        size_t from = out.size();
+        if (!lowerOwn(I, out))
+          return false;
+        releaseReplacedWeights(I, out, from);
+        return true;
       },
       [&](uint64_t bytes) -> std::optional<kir::Buffer> {
         uint64_t size = alignTo64(bytes);
@@ -232,29 +283,31 @@ kir::Buffer CPULowering::packMatMulRHS(const MatMulInst &I,
     out.push_back(std::move(k));
     return packed;
   }
-  std::vector<float> packed(size_t(batch * np * K * nr), 0.f);
-  std::vector<float> wide;
-  const float *b =
-      floatConstantValues(src, narrow, plan_, prog_.constants, wide);
-  for (int64_t bi = 0; bi < batch; ++bi)
-    for (int64_t k = 0; k < K; ++k)
-      for (int64_t j = 0; j < n; ++j)
-        packed[((bi * np + j / nr) * K + k) * nr + j % nr] =
-            b[bi * K * n + k * kStride + j * jStride];
+  // Panels are written in place: element ((bi * np + j / nr) * K + k) * nr
+  // + j % nr, the padding lanes zero.
+  auto pack = [&](const float *b, float *packed) {
+    for (int64_t bi = 0; bi < batch; ++bi)
+      for (int64_t k = 0; k < K; ++k)
+        for (int64_t j = 0; j < n; ++j)
+          packed[((bi * np + j / nr) * K + k) * nr + j % nr] =
+              b[bi * K * n + k * kStride + j * jStride];
+  };
   std::string name = I.getRHS()->getName().str() + ".packed";
-  if (narrow)
+  if (narrow) {
+    std::vector<float> packed(size_t(batch * np * K * nr), 0.f), wide;
+    pack(floatConstantValues(src, narrow, plan_, prog_.constants, wide),
+         packed.data());
     return packedNarrow(packed, narrow, scratch, name, out, b16);
-  return appendConstant(prog_.constants, packed.data(),
-                        packed.size() * sizeof(float), name);
+  }
+  // Packed straight into the image: a packed copy built apart would be a
+  // third copy of the weight (a 400 MB one in VGG's first Linear) beside
+  // the original and the image's.
+  kir::Buffer dst = kir::appendZeros(prog_.constants, bytes, name);
+  pack(reinterpret_cast<const float *>(prog_.constants.data() + src.offset),
+       reinterpret_cast<float *>(prog_.constants.data() + dst.offset));
+  return dst;
 }
 
-/// C = A * B per batch, in the tasks of splitMatMul with the tiles of
-/// chooseMatMulTiling (MatMulTiling.h). Operands are read through strides
-/// (a folded Transpose's input, MatMulOperands.h): a constant B or one whose
-/// columns are not contiguous (transposed) is packed (packMatMulRHS), A
-/// where the rule says (matMulPacksLHS) or where its columns are not
-/// contiguous; a broadcast batch dim of either operand is read with batch
-/// stride 0.
 void CPULowering::lowerMatMul(const MatMulInst &I, std::vector<Kernel> &out) {
   TypeRef ta = I.getLHS()->getType(), tc = I.getDest()->getType();
   unsigned r = ta->rank();
@@ -343,6 +396,7 @@ void CPULowering::lowerMatMul(const MatMulInst &I, std::vector<Kernel> &out) {
 llvm::Expected<CPUProgram> cpu::lowerForCPU(const IRFunction &F,
                                             const MemoryPlan &plan,
                                             const TargetDesc &T,
-                                            const CPUCodegenOptions &opts) {
-  return CPULowering(F, plan, T, opts).run();
+                                            const CPUCodegenOptions &opts,
+                                            const WeightCopied &weightCopied) {
+  return CPULowering(F, plan, T, opts).run(weightCopied);
 }

@@ -26,10 +26,14 @@ public:
   CPULowering(const IRFunction &F, const MemoryPlan &plan,
               const TargetDesc &target, const CPUCodegenOptions &opts);
 
-  llvm::Expected<CPUProgram> run();
+  /// \p weightCopied: see lowerForCPU.
+  llvm::Expected<CPUProgram> run(const WeightCopied &weightCopied = {});
 
 private:
-  void reserveConstantImage();
+  void startConstantImage(const WeightCopied &weightCopied);
+  bool lowerOwn(const Instruction &I, std::vector<kir::Kernel> &out);
+  void releaseReplacedWeights(const Instruction &I,
+                              const std::vector<kir::Kernel> &out, size_t from);
   static size_t alignTo64(size_t n) { return (n + 63) / 64 * 64; }
   kir::Buffer packFilter(const ConvInst &I, int64_t MB, uint64_t scratchUsed,
                          std::vector<kir::Kernel> &out);

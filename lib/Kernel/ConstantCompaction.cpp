@@ -30,17 +30,29 @@ struct Span {
   uint64_t begin, end, to;
 };
 
+/// Returns the pages wholly inside [begin, end) to the system; they read
+/// as zeros afterwards.
+void releasePages(const uint8_t *begin, const uint8_t *end) {
+  uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
+  uintptr_t first = (uintptr_t(begin) + page - 1) / page * page;
+  uintptr_t last = uintptr_t(end) / page * page;
+  if (last > first)
+    madvise(reinterpret_cast<void *>(first), last - first, MADV_DONTNEED);
+}
+
 /// Returns the pages of \p v's storage past its size to the system: they
 /// held the image before compaction, and the vector's capacity is never
 /// read. Reallocating instead would copy the image beside the old one.
 void releaseCapacity(std::vector<uint8_t> &v) {
-  uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
-  uintptr_t begin = (uintptr_t(v.data() + v.size()) + page - 1) / page * page;
-  uintptr_t end = uintptr_t(v.data() + v.capacity()) / page * page;
-  if (end > begin)
-    madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);
+  releasePages(v.data() + v.size(), v.data() + v.capacity());
 }
 } // namespace
+
+void kir::releaseConstantBytes(std::vector<uint8_t> &constants, uint64_t offset,
+                               uint64_t size) {
+  CHECK_LE(offset + size, constants.size());
+  releasePages(constants.data() + offset, constants.data() + offset + size);
+}
 
 void kir::compactConstants(std::vector<uint8_t> &constants,
                            std::vector<Kernel> &kernels) {

@@ -11,12 +11,18 @@ namespace {
 size_t alignTo64(size_t n) { return (n + 63) / 64 * 64; }
 } // namespace
 
-Buffer kir::appendConstant(std::vector<uint8_t> &constants, const void *data,
-                           size_t bytes, std::string name, ElemKind kind) {
+Buffer kir::appendZeros(std::vector<uint8_t> &constants, size_t bytes,
+                        std::string name, ElemKind kind) {
   size_t offset = (constants.size() + 63) / 64 * 64;
   constants.resize(offset + bytes, 0);
-  std::memcpy(constants.data() + offset, data, bytes);
   return Buffer{Region::Constant, offset, bytes, kind, std::move(name)};
+}
+
+Buffer kir::appendConstant(std::vector<uint8_t> &constants, const void *data,
+                           size_t bytes, std::string name, ElemKind kind) {
+  Buffer b = appendZeros(constants, bytes, std::move(name), kind);
+  std::memcpy(constants.data() + b.offset, data, bytes);
+  return b;
 }
 
 /// The transposed copy is written once, here; at run time only a

@@ -27,6 +27,7 @@
 #include "ember/IR/IRPrinter.h"
 #include "ember/Importer/ONNXImporter.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/Pass.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -39,6 +40,7 @@
 #include <chrono>
 #include <memory>
 
+#include <malloc.h>
 #include <sys/resource.h>
 
 using namespace ember;
@@ -164,7 +166,20 @@ static void installProgressLines() {
   });
 }
 
+/// Weights, their folded and packed copies and the import's protobuf
+/// payloads are large blocks freed while the compile goes on. glibc raises
+/// its mmap threshold to the largest block freed so far, after which such
+/// blocks come from the heap and their memory stays with the process when
+/// freed: the Module's weights stayed resident beside the constant image.
+/// A fixed threshold returns every block of 128 KiB or more when freed.
+static void returnLargeBlocksWhenFreed() {
+#ifdef __GLIBC__
+  mallopt(M_MMAP_THRESHOLD, 128 << 10);
+#endif
+}
+
 int main(int argc, char **argv) {
+  returnLargeBlocksWhenFreed();
   google::InitGoogleLogging(argv[0]);
   FLAGS_minloglevel = std::getenv("GLOG_minloglevel") ? FLAGS_minloglevel : 2;
   tools::registerPassOptions();
@@ -262,6 +277,14 @@ int main(int argc, char **argv) {
   bopts.codegen = codegen;
   bopts.verbose = verbose;
   bopts.dumpSource = dumpCUDASource ? &llvm::outs() : nullptr;
+  // Nothing here reads a weight after the backend has its own copy.
+  llvm::DenseMap<const Tensor *, Constant *> constantOf;
+  for (const auto &c : M.getConstants())
+    constantOf[&c->getPayload()] = c.get();
+  bopts.weightCopied = [&constantOf](const Tensor &payload) {
+    if (Constant *c = constantOf.lookup(&payload))
+      c->getPayloadMutable() = Tensor();
+  };
   {
     PhaseTimer t("codegen");
     llvm::Error err = backend->saveBundle(M, *ir, plan, bopts);

@@ -7,6 +7,7 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -69,6 +70,9 @@ public:
 };
 
 /// What saveBundle writes and how (see docs/Bundle.md).
+/// See BundleOptions::weightCopied.
+using WeightCopied = std::function<void(const Tensor &payload)>;
+
 struct BundleOptions {
   std::string outputDir;     ///< Directory for NAME.o, NAME.h, ...
   std::string networkName;   ///< A C identifier: the entry point's name.
@@ -79,6 +83,12 @@ struct BundleOptions {
   bool verbose = false; ///< Report per-op code generation choices.
   llvm::raw_ostream *dumpSource = nullptr; ///< CUDA bundles: the CUDA C.
   CodegenOptions codegen; ///< Target and code generation choices.
+  /// Called with each constant payload of the Module (a Constant's
+  /// getPayload()) once the backend has copied it into its own image and
+  /// will not read it again: a caller that only writes the bundle frees it
+  /// there, so the weights are not held twice while the backend packs
+  /// them. A backend may not call it (CUDA does not).
+  WeightCopied weightCopied;
 };
 
 /// A code generator and executor. Backends declare what they keep and what
