@@ -3,9 +3,10 @@
 
 Usage: opgen.py OPS_PY OUT_DIR
 Writes OpKinds.inc, InstrKinds.inc, Nodes.h, NodeBuilders.inc, Nodes.inc,
-Instrs.h, InstrBuilders.inc, Instrs.inc and the formula cases
-(FormulaKernel.inc, FormulaEval.inc; see formula.py) into OUT_DIR (only files whose
-content changed are rewritten, so dependants rebuild only when needed).
+OpTable.inc, InferDecls.inc, Instrs.h, InstrBuilders.inc, Instrs.inc and the
+formula cases (FormulaKernel.inc, FormulaEval.inc; see formula.py) into
+OUT_DIR (only files whose content changed are rewritten, so dependants
+rebuild only when needed).
 """
 import os
 import sys
@@ -212,6 +213,16 @@ def gen_optable(ops):
     return "\n".join(out) + "\n"
 
 
+def gen_infer_decls(ops):
+    """One declaration per inference function the table names (defined in
+    lib/Graph/Infer*.cpp), in first-use order."""
+    out = [HEADER]
+    for name in dict.fromkeys(o["infer"] for o in ops):
+        out.append("InferResult infer%s(llvm::ArrayRef<TypeRef> in,"
+                   " const AttrList &attrs);" % name)
+    return "\n".join(out) + "\n"
+
+
 def instr_operands(o):
     """Operand names and roles: results first (@out), then inputs (@in)."""
     dests = ["Dest"] if len(o["results"]) == 1 else \
@@ -352,6 +363,7 @@ def main():
         "NodeBuilders.inc": gen_node_builders(ops),
         "Nodes.inc": gen_nodes_inc(ops),
         "OpTable.inc": gen_optable(ops),
+        "InferDecls.inc": gen_infer_decls(ops),
         "Instrs.h": gen_instrs_h(ops),
         "InstrBuilders.inc": gen_instr_builders(ops),
         "Instrs.inc": gen_instrs_inc(ops),
