@@ -3,9 +3,11 @@
 
 Usage: opgen.py OPS_PY OUT_DIR
 Writes OpKinds.inc, InstrKinds.inc, Nodes.h, NodeBuilders.inc, Nodes.inc,
-Instrs.h, InstrBuilders.inc, Instrs.inc and the formula cases
-(FormulaKernel.inc, FormulaEval.inc; see formula.py) into OUT_DIR (only files whose
-content changed are rewritten, so dependants rebuild only when needed).
+OpTable.inc, InferDecls.inc, Instrs.h, InstrBuilders.inc, Instrs.inc and the
+formula cases (FormulaKernel.inc, FormulaEval.inc; see formula.py) and the
+support tables of the kernel section (KernelSupport.inc,
+InterpreterSupport.inc) into OUT_DIR (only files whose content changed are rewritten, so dependants
+rebuild only when needed).
 """
 import os
 import sys
@@ -212,6 +214,16 @@ def gen_optable(ops):
     return "\n".join(out) + "\n"
 
 
+def gen_infer_decls(ops):
+    """One declaration per inference function the table names (defined in
+    lib/Graph/Infer*.cpp), in first-use order."""
+    out = [HEADER]
+    for name in dict.fromkeys(o["infer"] for o in ops):
+        out.append("InferResult infer%s(llvm::ArrayRef<TypeRef> in,"
+                   " const AttrList &attrs);" % name)
+    return "\n".join(out) + "\n"
+
+
 def instr_operands(o):
     """Operand names and roles: results first (@out), then inputs (@in)."""
     dests = ["Dest"] if len(o["results"]) == 1 else \
@@ -330,6 +342,39 @@ def gen_formulas(ops, kernel):
     return "\n".join(out) + "\n"
 
 
+def types_enum(t):
+    return "KernelTypes::" + "".join(w.upper() if w in ("f32", "bf16")
+                                     else w[0].upper() + w[1:]
+                                     for w in t.split("_"))
+
+
+def gen_kernel_support(ops):
+    """The shared kernel lowering's support table (lib/Kernel/Support.cpp):
+    per op, its kernel types, the operand they apply to (-1: the result),
+    the index operand (-1: none) and the named attribute predicate."""
+    out = [HEADER, "static const KernelRule kKernelRules[] = {"]
+    for o in ops:
+        k = o.get("kernel") or dict(types="float" if o["formula"] else "none",
+                                    of=None, index=None, when=None)
+        of = -1 if k["of"] is None else k["of"]
+        index = -1 if k["index"] is None else k["index"]
+        when = "&" + k["when"] if k["when"] else "nullptr"
+        out.append("    {%s, %d, %d, %s}, // %s" %
+                   (types_enum(k["types"]), of, index, when, o["name"]))
+    out.append("};")
+    return "\n".join(out) + "\n"
+
+
+def gen_interpreter_support(ops):
+    """The result kinds the Interpreter's kernels take, per op."""
+    out = [HEADER, "static const KernelTypes kInterpreterTypes[] = {"]
+    for o in ops:
+        out.append("    %s, // %s" % (types_enum(o.get("interpreter", "plain")),
+                                     o["name"]))
+    out.append("};")
+    return "\n".join(out) + "\n"
+
+
 def write_if_changed(path, text):
     if os.path.exists(path):
         with open(path) as f:
@@ -352,11 +397,14 @@ def main():
         "NodeBuilders.inc": gen_node_builders(ops),
         "Nodes.inc": gen_nodes_inc(ops),
         "OpTable.inc": gen_optable(ops),
+        "InferDecls.inc": gen_infer_decls(ops),
         "Instrs.h": gen_instrs_h(ops),
         "InstrBuilders.inc": gen_instr_builders(ops),
         "Instrs.inc": gen_instrs_inc(ops),
         "FormulaKernel.inc": gen_formulas(ops, True),
         "FormulaEval.inc": gen_formulas(ops, False),
+        "KernelSupport.inc": gen_kernel_support(ops),
+        "InterpreterSupport.inc": gen_interpreter_support(ops),
     }
     for name, text in files.items():
         write_if_changed(os.path.join(out_dir, name), text)

@@ -98,6 +98,17 @@ bool cpuSupports(const Node &n);
 kir::CallArg convResidualArg(kir::Kernel &k, const ConvInst &I,
                              const MemoryPlan &plan, kir::ExprRef offset);
 
+/// Appends the fused activation of \p I (a Conv or MatMul) as every libjit
+/// kernel with an epilogue takes it after its sizes: act (a
+/// FusedActivation), alpha, beta.
+template <typename InstT>
+void appendFusedActivation(kir::Kernel &k, const InstT &I,
+                           std::vector<kir::CallArg> &args) {
+  args.push_back(valArg(k.constInt(int64_t(I.getFusedActivation()))));
+  args.push_back(valArg(k.constFloat(I.getFusedAlpha())));
+  args.push_back(valArg(k.constFloat(I.getFusedBeta())));
+}
+
 /// The target as the CPU's kernel rules see it: \p T with \p opts'
 /// simdWidth (if set) as its vector width, 512 bits with 32 registers.
 TargetDesc kernelTarget(const TargetDesc &T, const CPUCodegenOptions &opts);

@@ -375,12 +375,11 @@ void CPULowering::lowerMatMul(const MatMulInst &I, std::vector<Kernel> &out) {
       bufArg(b, offset(I.getRHS(), B, packed, np * kk * nr))};
   appendMatMulEpilogue(k, I, plan_, k.mul(bi, m * n), args);
   bool prefetch = packed && prefetchMatMulRHS(batch * kk * n, target);
-  for (int64_t v : {n, kk, A.rowStride(), packed ? nr : kStride,
-                    packed ? kk * nr : nr, int64_t(packed), int64_t(packA),
-                    int64_t(prefetch), kc, I.getFusedActivation()})
+  for (int64_t v :
+       {n, kk, A.rowStride(), packed ? nr : kStride, packed ? kk * nr : nr,
+        int64_t(packed), int64_t(packA), int64_t(prefetch), kc})
     args.push_back(valArg(k.constInt(v)));
-  args.push_back(valArg(k.constFloat(I.getFusedAlpha())));
-  args.push_back(valArg(k.constFloat(I.getFusedBeta())));
+  appendFusedActivation(k, I, args);
   for (ExprRef v : {i0, min(k.add(i0, k.constInt(rows)), m), t0,
                     min(k.add(t0, k.constInt(panels)), np)})
     args.push_back(valArg(v));

@@ -172,6 +172,20 @@ void cpu::appendConvGeometry(const ConvInst &I, Kernel &k,
     args.push_back(valArg(k.constInt(v)));
 }
 
+std::vector<CallArg> cpu::preparedInputArgs(const ConvInst &I, Kernel &k,
+                                            const MemoryPlan &plan,
+                                            const kir::Buffer &filter,
+                                            const kir::Buffer &prepared,
+                                            int64_t yOffset) {
+  unsigned y = k.addBuffer(kir::bufferFor(I.getDest(), plan));
+  unsigned w = k.addBuffer(filter);
+  unsigned p = k.addBuffer(prepared);
+  unsigned b = k.addBuffer(kir::bufferFor(I.getBias(), plan));
+  ExprRef yOff = k.constInt(yOffset);
+  return {bufArg(y, yOff), bufArg(w, k.constInt(0)), bufArg(p, k.constInt(0)),
+          bufArg(b, k.constInt(0)), convResidualArg(k, I, plan, yOff)};
+}
+
 /// The kernel that writes image \p img's shared panels (one slot per
 /// group) in t.packTasks tasks per group.
 static Kernel packShared(const ConvInst &I, const ConvBF16Tiling &t,
@@ -254,9 +268,7 @@ void cpu::lowerConvBF16(const ConvInst &I, const MatMulBF16Context &ctx,
     for (int64_t v : {s.K, t.lda, s.N, t.kp, t.kc, int64_t(!t.shared)})
       args.push_back(valArg(k.constInt(v)));
     appendConvGeometry(I, k, args);
-    args.push_back(valArg(k.constInt(I.getFusedActivation())));
-    args.push_back(valArg(k.constFloat(I.getFusedAlpha())));
-    args.push_back(valArg(k.constFloat(I.getFusedBeta())));
+    appendFusedActivation(k, I, args);
     for (ExprRef v :
          {m0, min(k.add(m0, k.constInt(t.rowsPerTask)), s.mPerG), t0,
           min(k.add(t0, k.constInt(t.panelsPerTask)), t.panels)})

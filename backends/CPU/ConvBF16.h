@@ -64,6 +64,16 @@ const uint16_t *constantFilterBF16(const ConvInst &I,
 void appendConvGeometry(const ConvInst &I, kir::Kernel &k,
                         std::vector<kir::CallArg> &args);
 
+/// Adds to \p k the buffers of a bf16 convolution kernel that reads a
+/// prepared copy of its input (\p prepared, in the scratch), and returns
+/// the arguments such kernels start with: the output and the residual at
+/// element \p yOffset, \p filter, the copy and the bias.
+std::vector<kir::CallArg> preparedInputArgs(const ConvInst &I, kir::Kernel &k,
+                                            const MemoryPlan &plan,
+                                            const kir::Buffer &filter,
+                                            const kir::Buffer &prepared,
+                                            int64_t yOffset);
+
 /// Appends to \p out the kernels of \p I, one per image (or those of
 /// lowerConvBF16Direct where chooseConvBF16Direct applies, else of
 /// lowerConvBF16CV where chooseConvBF16CV does); its filter (a constant)

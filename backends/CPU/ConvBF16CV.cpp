@@ -152,22 +152,15 @@ void cpu::lowerConvBF16CV(const ConvInst &I, const ConvBF16CV &cv,
        ++img) {
     out.push_back(packKernel(I, cv, ctx, rows, img));
     Kernel k(I.getName());
-    unsigned y = k.addBuffer(kir::bufferFor(I.getDest(), ctx.plan));
-    unsigned w = k.addBuffer(filter);
-    unsigned p = k.addBuffer(rows);
-    unsigned b = k.addBuffer(kir::bufferFor(I.getBias(), ctx.plan));
     // e = pt * pixelTasks + xt.
     unsigned e = k.newVar();
     ExprRef t0 = k.mul(k.div(k.var(e), cv.pixelTasks), cv.panelsPerTask);
     ExprRef n0 = k.mul(k.rem(k.var(e), cv.pixelTasks), cv.pixelsPerTask);
-    ExprRef yOff = k.constInt(img * cv.M * cv.N);
-    std::vector<CallArg> args = {
-        bufArg(y, yOff), bufArg(w, k.constInt(0)), bufArg(p, k.constInt(0)),
-        bufArg(b, k.constInt(0)), convResidualArg(k, I, ctx.plan, yOff)};
-    for (int64_t v : {cv.kp, cv.kc, cv.M, cv.N, I.getFusedActivation()})
+    std::vector<CallArg> args =
+        preparedInputArgs(I, k, ctx.plan, filter, rows, img * cv.M * cv.N);
+    for (int64_t v : {cv.kp, cv.kc, cv.M, cv.N})
       args.push_back(valArg(k.constInt(v)));
-    args.push_back(valArg(k.constFloat(I.getFusedAlpha())));
-    args.push_back(valArg(k.constFloat(I.getFusedBeta())));
+    appendFusedActivation(k, I, args);
     for (ExprRef v :
          {t0, min(k, k.add(t0, k.constInt(cv.panelsPerTask)), cv.panels), n0,
           min(k, k.add(n0, k.constInt(cv.pixelsPerTask)), cv.N)})

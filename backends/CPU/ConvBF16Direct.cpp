@@ -266,10 +266,6 @@ void cpu::lowerConvBF16Direct(const ConvInst &I, const ConvBF16Direct &d,
        ++img) {
     out.push_back(padKernel(I, d, ctx, copy, img));
     Kernel k(I.getName());
-    unsigned y = k.addBuffer(kir::bufferFor(I.getDest(), ctx.plan));
-    unsigned w = k.addBuffer(filter);
-    unsigned p = k.addBuffer(copy);
-    unsigned b = k.addBuffer(kir::bufferFor(I.getBias(), ctx.plan));
     // e = rt * pixelTasks + pt.
     unsigned e = k.newVar();
     ExprRef m0 = k.mul(k.div(k.var(e), d.pixelTasks), d.rowsPerTask);
@@ -277,15 +273,11 @@ void cpu::lowerConvBF16Direct(const ConvInst &I, const ConvBF16Direct &d,
     auto min = [&](ExprRef v, int64_t hi) {
       return k.binary(kir::BinOp::Min, v, k.constInt(hi));
     };
-    ExprRef yOff = k.constInt(img * d.M * N);
-    std::vector<CallArg> args = {
-        bufArg(y, yOff), bufArg(w, k.constInt(0)), bufArg(p, k.constInt(0)),
-        bufArg(b, k.constInt(0)), convResidualArg(k, I, ctx.plan, yOff)};
-    for (int64_t v : {d.lda, d.kc, d.KH, d.KW, d.Ws, d.S, d.OH, d.OW,
-                      I.getFusedActivation()})
+    std::vector<CallArg> args =
+        preparedInputArgs(I, k, ctx.plan, filter, copy, img * d.M * N);
+    for (int64_t v : {d.lda, d.kc, d.KH, d.KW, d.Ws, d.S, d.OH, d.OW})
       args.push_back(valArg(k.constInt(v)));
-    args.push_back(valArg(k.constFloat(I.getFusedAlpha())));
-    args.push_back(valArg(k.constFloat(I.getFusedBeta())));
+    appendFusedActivation(k, I, args);
     for (ExprRef v :
          {m0, min(k.add(m0, k.constInt(d.rowsPerTask)), d.M), v0,
           min(k.add(v0, k.constInt(d.pixelsPerTask)), d.virtualPixels)})

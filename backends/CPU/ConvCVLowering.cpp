@@ -182,11 +182,10 @@ void CPULowering::lowerConvCV(const ConvInst &I, std::vector<Kernel> &out) {
       args.push_back(valArg(k.constInt(0)));
     args.push_back(bufArg(b, k.mul(g, mPerG)));
     args.push_back(convResidualArg(k, I, plan_, yOff));
-    for (int64_t v : {K, N, ldp, rowPixels, rowStride, tileStride, ps, mPerG,
-                      vw, OW, NT, int64_t(I.getFusedActivation())})
+    for (int64_t v :
+         {K, N, ldp, rowPixels, rowStride, tileStride, ps, mPerG, vw, OW, NT})
       args.push_back(valArg(k.constInt(v)));
-    args.push_back(valArg(k.constFloat(I.getFusedAlpha())));
-    args.push_back(valArg(k.constFloat(I.getFusedBeta())));
+    appendFusedActivation(k, I, args);
     for (ExprRef v : {b0, k.add(b0, k.constInt(1)), t0, t1})
       args.push_back(valArg(v));
     k.body() = {

@@ -278,11 +278,9 @@ void CPULowering::lowerConvPanels(const ConvInst &I, std::vector<Kernel> &out) {
         bufArg(y, yOff), bufArg(w, k.mul(g, nbg * K * MB)), bufArg(p, pOff)};
     args.push_back(bufArg(b, k.mul(g, mPerG)));
     args.push_back(convResidualArg(k, I, plan_, yOff));
-    for (int64_t v : {K, N, ldp, panelsPerChunk, chunkStride, mPerG,
-                      I.getFusedActivation()})
+    for (int64_t v : {K, N, ldp, panelsPerChunk, chunkStride, mPerG})
       args.push_back(valArg(k.constInt(v)));
-    args.push_back(valArg(k.constFloat(I.getFusedAlpha())));
-    args.push_back(valArg(k.constFloat(I.getFusedBeta())));
+    appendFusedActivation(k, I, args);
     for (ExprRef v : {b0, b1, t0, t1})
       args.push_back(valArg(v));
     // No prefetch of the next block's filter: each block is reused over a

@@ -146,10 +146,9 @@ void cpu::lowerConvRows(const ConvInst &I, const ConvRowsTiling &t,
         valArg(k.constInt(g.cPerG)),
         valArg(mc)};
     for (int64_t v : {g.H, g.W, g.KH, g.KW, g.OH, g.OW, g.sh, g.sw, g.pt, g.pl,
-                      g.dh, g.dw, t.nv, int64_t(I.getFusedActivation())})
+                      g.dh, g.dw, t.nv})
       args.push_back(valArg(k.constInt(v)));
-    args.push_back(valArg(k.constFloat(I.getFusedAlpha())));
-    args.push_back(valArg(k.constFloat(I.getFusedBeta())));
+    appendFusedActivation(k, I, args);
     args.push_back(valArg(oh0));
     args.push_back(valArg(oh1));
     k.body() = {

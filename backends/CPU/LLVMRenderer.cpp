@@ -241,7 +241,7 @@ llvm::Value *Renderer::emitUnary(ExprRef e) {
   case UnOp::Tanh:
     if (llvm::Value *v = cpu::emitFastTanh(b_, a))
       return v;
-    return libm("tanhf", a);
+    break;
   case UnOp::Floor:
     return intrinsic(llvm::Intrinsic::floor, {a});
   case UnOp::Ceil:
@@ -251,29 +251,7 @@ llvm::Value *Renderer::emitUnary(ExprRef e) {
   case UnOp::Erf:
     if (llvm::Value *v = cpu::emitFastErf(b_, a))
       return v;
-    return libm("erff", a);
-  case UnOp::Sin:
-    return libm("sinf", a);
-  case UnOp::Cos:
-    return libm("cosf", a);
-  case UnOp::Tan:
-    return libm("tanf", a);
-  case UnOp::Asin:
-    return libm("asinf", a);
-  case UnOp::Acos:
-    return libm("acosf", a);
-  case UnOp::Atan:
-    return libm("atanf", a);
-  case UnOp::Sinh:
-    return libm("sinhf", a);
-  case UnOp::Cosh:
-    return libm("coshf", a);
-  case UnOp::Asinh:
-    return libm("asinhf", a);
-  case UnOp::Acosh:
-    return libm("acoshf", a);
-  case UnOp::Atanh:
-    return libm("atanhf", a);
+    break;
   case UnOp::Sigmoid: {
     llvm::Value *one = llvm::ConstantFP::get(a->getType(), 1.0);
     llvm::Value *ex = cpu::emitFastExp(b_, b_.CreateFNeg(a));
@@ -285,8 +263,11 @@ llvm::Value *Renderer::emitUnary(ExprRef e) {
         isF ? b_.CreateFCmpOGT(a, zero) : b_.CreateICmpSGT(a, zero);
     return b_.CreateSelect(pos, a, zero);
   }
+  default: // the trigonometric and hyperbolic functions
+    break;
   }
-  return nullptr;
+  // Tanh and Erf where no fast form applies, and the functions above.
+  return libm(cMathFunction(e->uop), a);
 }
 
 llvm::Value *Renderer::emitBinary(ExprRef e) {

@@ -191,11 +191,9 @@ void cpu::lowerMatMulBF16(const MatMulInst &I, const MatMulBF16Context &ctx,
                                bufArg(b, offset(I.getRHS(), s.packedElems()))};
   appendMatMulEpilogue(k, I, ctx.plan, k.mul(bi, s.m * s.n), args);
   // The AMX kernel's K argument is the padded pairs of a panel.
-  for (int64_t v :
-       {s.n, s.K, amx ? s.kh : tiling.kBlock, I.getFusedActivation()})
+  for (int64_t v : {s.n, s.K, amx ? s.kh : tiling.kBlock})
     args.push_back(valArg(k.constInt(v)));
-  args.push_back(valArg(k.constFloat(I.getFusedAlpha())));
-  args.push_back(valArg(k.constFloat(I.getFusedBeta())));
+  appendFusedActivation(k, I, args);
   for (ExprRef v : {i0, min(k.add(i0, k.constInt(tasks.rowsPerTask)), s.m), t0,
                     min(k.add(t0, k.constInt(tasks.panelsPerTask)), s.np)})
     args.push_back(valArg(v));

@@ -348,11 +348,10 @@ void cpu::lowerWinogradConv(const ConvInst &I, int64_t tm,
       std::vector<CallArg> args = {
           bufArg(y, off), bufArg(mo, k.mul(k.var(m), T)), bufArg(b, k.var(m))};
       args.push_back(convResidualArg(k, I, ctx.plan, off));
-      for (int64_t val : {tm, pc.nImg, M * OH * OW, bandOH, OW, pc.TH, TW,
-                          mStride, int64_t(I.getFusedActivation())})
+      for (int64_t val :
+           {tm, pc.nImg, M * OH * OW, bandOH, OW, pc.TH, TW, mStride})
         args.push_back(valArg(k.constInt(val)));
-      args.push_back(valArg(k.constFloat(I.getFusedAlpha())));
-      args.push_back(valArg(k.constFloat(I.getFusedBeta())));
+      appendFusedActivation(k, I, args);
       k.body() = {
           Kernel::loop(m, M, /*parallel=*/true,
                        {EMBER_LIBJIT_CALL(k, ember_wino_output_f32, args)})};

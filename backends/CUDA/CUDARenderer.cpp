@@ -128,12 +128,6 @@ void Renderer::constant(ExprRef e) {
 void Renderer::unary(ExprRef e) {
   bool isF = isFloatKind(e->type);
   bool isD = e->type == ElemKind::Float64;
-  // The float function NAME, or NAME less its 'f' for double.
-  auto fn = [&](llvm::StringRef name) {
-    os_ << (isD ? name.drop_back() : name) << "(";
-    expr(e->a);
-    os_ << ")";
-  };
   switch (e->uop) {
   case UnOp::Neg:
     os_ << "(-("; // never "--": the operand may be a negative literal
@@ -142,21 +136,13 @@ void Renderer::unary(ExprRef e) {
     return;
   case UnOp::Abs:
     if (isF)
-      return fn("fabsf");
+      break;
     os_ << "ember_max<" << typeName(e->type) << ">("; // |a| = max(a, -a)
     expr(e->a);
     os_ << ", -(";
     expr(e->a);
     os_ << "))";
     return;
-  case UnOp::Exp:
-    return fn("expf");
-  case UnOp::Log:
-    return fn("logf");
-  case UnOp::Sqrt:
-    return fn("sqrtf");
-  case UnOp::Tanh:
-    return fn("tanhf");
   case UnOp::Sigmoid:
     os_ << (isD ? "(1.0 / (1.0 + exp(-(" : "(1.0f / (1.0f + expf(-(");
     expr(e->a);
@@ -167,37 +153,14 @@ void Renderer::unary(ExprRef e) {
     expr(e->a);
     os_ << ", (" << typeName(e->type) << ")0)";
     return;
-  case UnOp::Floor:
-    return fn("floorf");
-  case UnOp::Ceil:
-    return fn("ceilf");
-  case UnOp::Round: // halves to even in the default rounding mode
-    return fn("rintf");
-  case UnOp::Erf:
-    return fn("erff");
-  case UnOp::Sin:
-    return fn("sinf");
-  case UnOp::Cos:
-    return fn("cosf");
-  case UnOp::Tan:
-    return fn("tanf");
-  case UnOp::Asin:
-    return fn("asinf");
-  case UnOp::Acos:
-    return fn("acosf");
-  case UnOp::Atan:
-    return fn("atanf");
-  case UnOp::Sinh:
-    return fn("sinhf");
-  case UnOp::Cosh:
-    return fn("coshf");
-  case UnOp::Asinh:
-    return fn("asinhf");
-  case UnOp::Acosh:
-    return fn("acoshf");
-  case UnOp::Atanh:
-    return fn("atanhf");
+  default:
+    break;
   }
+  // The C math function, less its 'f' for double.
+  llvm::StringRef name = cMathFunction(e->uop);
+  os_ << (isD ? name.drop_back() : name) << "(";
+  expr(e->a);
+  os_ << ")";
 }
 
 void Renderer::binary(ExprRef e) {

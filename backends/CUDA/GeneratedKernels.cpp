@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "GeneratedKernels.h"
+#include "DeviceCall.h"
 #include "TiledKernels.h"
 
 #include "ember/Kernel/LowerToKernel.h"
@@ -75,8 +76,9 @@ std::optional<Kernel> cuda::tiledGemm(const MatMulInst &I, Value *dest,
           {m, n, k, *sab, k, 1, *sbb, tB ? 1 : n, tB ? k : 1, epi, tf32});
   args.push_back(valArg(ker.var(e)));
   int64_t tiles = batch * ceilDiv(m, kTileM) * ceilDiv(n, kTileN);
-  ker.body() = {Kernel::loop(e, tiles * kTileThreads, /*parallel=*/true,
-                             {Kernel::call("ember_gemm_tile_f32", args)})};
+  ker.body() = {
+      Kernel::loop(e, tiles * kTileThreads, /*parallel=*/true,
+                   {EMBER_CUDA_CALL(ker, ember_gemm_tile_f32, args)})};
   return ker;
 }
 
@@ -93,7 +95,7 @@ Kernel cuda::elementwiseGemm(const MatMulInst &I, Value *dest, Value *bias,
   args.push_back(valArg(ker.var(e)));
   ker.body() = {Kernel::loop(e, I.getDest()->getType()->size(),
                              /*parallel=*/true,
-                             {Kernel::call("ember_gemm_f32", args)})};
+                             {EMBER_CUDA_CALL(ker, ember_gemm_f32, args)})};
   return ker;
 }
 
@@ -138,9 +140,9 @@ Kernel cuda::generatedConv(const ConvInst &I, const MemoryPlan &plan, bool tf32,
         : tf32 ? "tiled implicit GEMM, 64x64 tiles per group, TF32 tensor "
                  "cores"
                : "tiled implicit GEMM, 64x64 tiles per group";
-  k.body() = {Kernel::loop(
-      e, extent, /*parallel=*/true,
-      {Kernel::call(tiled ? "ember_conv_tile_f32" : "ember_conv2d_f32",
-                    args)})};
+  k.body() = {
+      Kernel::loop(e, extent, /*parallel=*/true,
+                   {tiled ? EMBER_CUDA_CALL(k, ember_conv_tile_f32, args)
+                          : EMBER_CUDA_CALL(k, ember_conv2d_f32, args)})};
   return k;
 }

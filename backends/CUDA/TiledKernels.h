@@ -13,17 +13,12 @@
 #ifndef EMBER_BACKENDS_CUDA_TILEDKERNELS_H
 #define EMBER_BACKENDS_CUDA_TILEDKERNELS_H
 
-#include <cstdint>
+#include "DeviceABI.h"
+
 #include <string>
 
 namespace ember {
 namespace cuda {
-
-/// Threads per block of a tiled kernel: its parallel loop runs over
-/// tiles x kTileThreads so one block owns one tile at a time.
-constexpr int64_t kTileThreads = 256;
-/// Result rows and columns per tile, and the reduction chunk.
-constexpr int64_t kTileM = 64, kTileN = 64, kTileK = 16;
 
 /// The tiled kernels' text (after the prelude, which defines ember_act).
 inline const char *cudaTiledKernels() {

@@ -150,13 +150,5 @@ static void attention(const AttentionInst &I, const ExecContext &ctx) {
 }
 
 bool interp::executeAttention(const Instruction &I, const ExecContext &ctx) {
-  if (auto *s = llvm::dyn_cast<ScaledSoftmaxInst>(&I)) {
-    scaledSoftmax(*s, ctx);
-    return true;
-  }
-  if (auto *a = llvm::dyn_cast<AttentionInst>(&I)) {
-    attention(*a, ctx);
-    return true;
-  }
-  return false;
+  return runKernelFor(I, ctx, scaledSoftmax, attention);
 }

@@ -84,17 +84,5 @@ static void concat(const ConcatInst &I, const ExecContext &ctx) {
 }
 
 bool interp::executeDataMovement(const Instruction &I, const ExecContext &ctx) {
-  switch (I.getKind()) {
-  case ValueKind::TransposeInst:
-    transpose(llvm::cast<TransposeInst>(I), ctx);
-    return true;
-  case ValueKind::BroadcastInst:
-    broadcast(llvm::cast<BroadcastInst>(I), ctx);
-    return true;
-  case ValueKind::ConcatInst:
-    concat(llvm::cast<ConcatInst>(I), ctx);
-    return true;
-  default:
-    return false;
-  }
+  return runKernelFor(I, ctx, transpose, broadcast, concat);
 }

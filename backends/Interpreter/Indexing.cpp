@@ -216,21 +216,6 @@ static void tile(const TileInst &I, const ExecContext &ctx) {
 }
 
 bool interp::executeIndexing(const Instruction &I, const ExecContext &ctx) {
-  switch (I.getKind()) {
-#define CASE(K, FN)                                                            \
-  case ValueKind::K##Inst:                                                     \
-    FN(llvm::cast<K##Inst>(I), ctx);                                           \
-    return true;
-    CASE(Gather, gather)
-    CASE(GatherElements, gatherElements)
-    CASE(GatherND, gatherND)
-    CASE(ScatterElements, scatterElements)
-    CASE(ScatterND, scatterND)
-    CASE(Slice, slice)
-    CASE(Pad, pad)
-    CASE(Tile, tile)
-#undef CASE
-  default:
-    return false;
-  }
+  return runKernelFor(I, ctx, gather, gatherElements, gatherND, scatterElements,
+                      scatterND, slice, pad, tile);
 }

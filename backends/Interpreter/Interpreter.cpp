@@ -6,6 +6,7 @@
 #include "RegionPoison.h"
 
 #include "ember/Base/Error.h"
+#include "ember/Graph/KernelTypes.h"
 
 #include "glog/logging.h"
 
@@ -15,45 +16,15 @@
 using namespace ember;
 using namespace ember::interp;
 
-/// True for the kinds the kind-generic kernels (Generic.h) handle.
-static bool isPlainKind(ElemKind kind) { return !isQuantizedKind(kind); }
+namespace {
+#include "ember/Generated/InterpreterSupport.inc"
+static_assert(sizeof(kInterpreterTypes) / sizeof(kInterpreterTypes[0]) ==
+                  kNumOpKinds,
+              "one Interpreter entry per op");
+} // namespace
 
 bool interp::hasKernel(OpKind op, ElemKind kind) {
-  switch (op) {
-  case OpKind::Transpose:
-  case OpKind::Broadcast:
-  case OpKind::Concat:
-  case OpKind::ChannelShuffle:
-    return true;
-  case OpKind::Gemm:
-  case OpKind::BatchNorm:
-  case OpKind::Reshape:
-  case OpKind::Save:
-  case OpKind::Quantize:
-  case OpKind::Dequantize:
-  case OpKind::RequantConv:
-  case OpKind::RequantMatMul:
-  case OpKind::RequantAdd:
-  case OpKind::RequantMul:
-  case OpKind::TableLookup:
-    return false;    // lowered, or not an instruction
-  case OpKind::Cast: // BFloat16 rounds to nearest even (storeElement)
-    return isPlainKind(kind);
-  case OpKind::MaxPool: // max pooling of bytes for quantized models
-    return kind == ElemKind::Float32 || kind == ElemKind::Int8 ||
-           kind == ElemKind::UInt8;
-  case OpKind::MatMul:
-  case OpKind::Conv:
-  case OpKind::ConvNHWC:
-  case OpKind::AvgPool:
-  case OpKind::Softmax:
-  case OpKind::ScaledSoftmax:
-  case OpKind::Attention:
-    return kind == ElemKind::Float32;
-  default:
-    // Elementwise, Splat and every op of Math/Reduce/Indexing/Window.cpp.
-    return isPlainKind(kind) && kind != ElemKind::BFloat16;
-  }
+  return kernelTypesAccept(kInterpreterTypes[unsigned(op)], kind);
 }
 
 bool InterpreterBackend::isOpSupported(const Node &n) const {

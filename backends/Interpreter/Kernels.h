@@ -80,6 +80,24 @@ std::vector<float> roundToBF16(const float *x, dim_t n);
 /// True if the Interpreter has a kernel for \p op on element kind \p kind.
 bool hasKernel(OpKind op, ElemKind kind);
 
+/// Runs \p kernel on \p I if \p I is an \p InstT; says whether it was.
+template <typename InstT>
+bool runIfKind(const Instruction &I, const ExecContext &ctx,
+               void (*kernel)(const InstT &, const ExecContext &)) {
+  auto *inst = llvm::dyn_cast<InstT>(&I);
+  if (inst)
+    kernel(*inst, ctx);
+  return inst;
+}
+
+/// Runs \p I on the one of \p kernels that takes its instruction class;
+/// false if none does. A family file's entry point lists its kernels here.
+template <typename... InstTs>
+bool runKernelFor(const Instruction &I, const ExecContext &ctx,
+                  void (*...kernels)(const InstTs &, const ExecContext &)) {
+  return (runIfKind(I, ctx, kernels) || ...);
+}
+
 /// Executes one table instruction.
 void executeOp(const Instruction &I, const ExecContext &ctx);
 

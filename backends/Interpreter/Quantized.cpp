@@ -94,14 +94,5 @@ void intConv(const IntConvInst &I, const ExecContext &ctx) {
 } // namespace
 
 bool interp::executeQuantized(const Instruction &I, const ExecContext &ctx) {
-  switch (I.getKind()) {
-  case ValueKind::IntMatMulInst:
-    intMatMul(llvm::cast<IntMatMulInst>(I), ctx);
-    return true;
-  case ValueKind::IntConvInst:
-    intConv(llvm::cast<IntConvInst>(I), ctx);
-    return true;
-  default:
-    return false;
-  }
+  return runKernelFor(I, ctx, intMatMul, intConv);
 }

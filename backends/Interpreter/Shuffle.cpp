@@ -27,9 +27,5 @@ static void channelShuffle(const ChannelShuffleInst &I,
 }
 
 bool interp::executeShuffle(const Instruction &I, const ExecContext &ctx) {
-  if (auto *s = llvm::dyn_cast<ChannelShuffleInst>(&I)) {
-    channelShuffle(*s, ctx);
-    return true;
-  }
-  return false;
+  return runKernelFor(I, ctx, channelShuffle);
 }

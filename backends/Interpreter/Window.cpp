@@ -132,17 +132,5 @@ static void resize(const ResizeInst &I, const ExecContext &ctx) {
 }
 
 bool interp::executeWindow(const Instruction &I, const ExecContext &ctx) {
-  switch (I.getKind()) {
-  case ValueKind::PoolNDInst:
-    poolND(llvm::cast<PoolNDInst>(I), ctx);
-    return true;
-  case ValueKind::ConvTransposeInst:
-    convTranspose(llvm::cast<ConvTransposeInst>(I), ctx);
-    return true;
-  case ValueKind::ResizeInst:
-    resize(llvm::cast<ResizeInst>(I), ctx);
-    return true;
-  default:
-    return false;
-  }
+  return runKernelFor(I, ctx, poolND, convTranspose, resize);
 }

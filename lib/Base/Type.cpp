@@ -1,123 +1,73 @@
 //===- Type.cpp - ElemKind and Type ---------------------------------------===//
 #include "ember/Base/Type.h"
 
-#include "llvm/ADT/StringSwitch.h"
-
+#include <iterator>
 #include <limits>
 
 using namespace ember;
 
+namespace {
+/// The families of element kinds the predicates below answer for.
+enum class KindClass : uint8_t { Float, Quantized, Integer, Bool };
+
+/// What one element kind is: its dump name, size and family.
+struct ElemKindInfo {
+  const char *name;
+  uint8_t size;
+  KindClass cls;
+};
+} // namespace
+
+/// One entry per ElemKind, in its order.
+static const ElemKindInfo kElemKinds[] = {
+    {"float", 4, KindClass::Float},    {"float16", 2, KindClass::Float},
+    {"bfloat16", 2, KindClass::Float}, {"i8q", 1, KindClass::Quantized},
+    {"u8q", 1, KindClass::Quantized},  {"i32q", 4, KindClass::Quantized},
+    {"i32", 4, KindClass::Integer},    {"i64", 8, KindClass::Integer},
+    {"bool", 1, KindClass::Bool},      {"i8", 1, KindClass::Integer},
+    {"u8", 1, KindClass::Integer},     {"i16", 2, KindClass::Integer},
+    {"u16", 2, KindClass::Integer},    {"u32", 4, KindClass::Integer},
+    {"u64", 8, KindClass::Integer},    {"double", 8, KindClass::Float}};
+static_assert(std::size(kElemKinds) == unsigned(ElemKind::Float64) + 1,
+              "one entry per ElemKind");
+
+static const ElemKindInfo *infoOf(ElemKind kind) {
+  return unsigned(kind) < std::size(kElemKinds) ? &kElemKinds[unsigned(kind)]
+                                                : nullptr;
+}
+
 size_t ember::elemSize(ElemKind kind) {
-  switch (kind) {
-  case ElemKind::Float32:
-  case ElemKind::Int32:
-  case ElemKind::Int32Q:
-    return 4;
-  case ElemKind::Float16:
-  case ElemKind::BFloat16:
-    return 2;
-  case ElemKind::Int8Q:
-  case ElemKind::UInt8Q:
-  case ElemKind::Bool:
-  case ElemKind::Int8:
-  case ElemKind::UInt8:
-    return 1;
-  case ElemKind::Int16:
-  case ElemKind::UInt16:
-    return 2;
-  case ElemKind::UInt32:
-    return 4;
-  case ElemKind::Int64:
-  case ElemKind::UInt64:
-  case ElemKind::Float64:
-    return 8;
-  }
-  return 0;
+  const ElemKindInfo *info = infoOf(kind);
+  return info ? info->size : 0;
 }
 
 llvm::StringRef ember::elemKindName(ElemKind kind) {
-  switch (kind) {
-  case ElemKind::Float32:
-    return "float";
-  case ElemKind::Float16:
-    return "float16";
-  case ElemKind::BFloat16:
-    return "bfloat16";
-  case ElemKind::Int8Q:
-    return "i8q";
-  case ElemKind::UInt8Q:
-    return "u8q";
-  case ElemKind::Int32Q:
-    return "i32q";
-  case ElemKind::Int32:
-    return "i32";
-  case ElemKind::Int64:
-    return "i64";
-  case ElemKind::Bool:
-    return "bool";
-  case ElemKind::Int8:
-    return "i8";
-  case ElemKind::UInt8:
-    return "u8";
-  case ElemKind::Int16:
-    return "i16";
-  case ElemKind::UInt16:
-    return "u16";
-  case ElemKind::UInt32:
-    return "u32";
-  case ElemKind::UInt64:
-    return "u64";
-  case ElemKind::Float64:
-    return "double";
-  }
-  return "?";
+  const ElemKindInfo *info = infoOf(kind);
+  return info ? info->name : "?";
 }
 
 std::optional<ElemKind> ember::parseElemKind(llvm::StringRef name) {
-  return llvm::StringSwitch<std::optional<ElemKind>>(name)
-      .Case("float", ElemKind::Float32)
-      .Case("float16", ElemKind::Float16)
-      .Case("bfloat16", ElemKind::BFloat16)
-      .Case("i8q", ElemKind::Int8Q)
-      .Case("u8q", ElemKind::UInt8Q)
-      .Case("i32q", ElemKind::Int32Q)
-      .Case("i32", ElemKind::Int32)
-      .Case("i64", ElemKind::Int64)
-      .Case("bool", ElemKind::Bool)
-      .Case("i8", ElemKind::Int8)
-      .Case("u8", ElemKind::UInt8)
-      .Case("i16", ElemKind::Int16)
-      .Case("u16", ElemKind::UInt16)
-      .Case("u32", ElemKind::UInt32)
-      .Case("u64", ElemKind::UInt64)
-      .Case("double", ElemKind::Float64)
-      .Default(std::nullopt);
+  for (unsigned i = 0; i < std::size(kElemKinds); ++i)
+    if (name == kElemKinds[i].name)
+      return ElemKind(i);
+  return std::nullopt;
+}
+
+static bool isOfClass(ElemKind kind, KindClass cls) {
+  const ElemKindInfo *info = infoOf(kind);
+  return info && info->cls == cls;
 }
 
 bool ember::isFloatKind(ElemKind kind) {
-  return kind == ElemKind::Float32 || kind == ElemKind::Float16 ||
-         kind == ElemKind::BFloat16 || kind == ElemKind::Float64;
+  return isOfClass(kind, KindClass::Float);
 }
 
 bool ember::isIntegerKind(ElemKind kind) {
-  switch (kind) {
-  case ElemKind::Int32:
-  case ElemKind::Int64:
-  case ElemKind::Int8:
-  case ElemKind::UInt8:
-  case ElemKind::Int16:
-  case ElemKind::UInt16:
-  case ElemKind::UInt32:
-  case ElemKind::UInt64:
-    return true;
-  default:
-    return false;
-  }
+  return isOfClass(kind, KindClass::Integer);
 }
 
 bool ember::isQuantizedKind(ElemKind kind) {
-  return kind == ElemKind::Int8Q || kind == ElemKind::UInt8Q ||
-         kind == ElemKind::Int32Q;
+  return isOfClass(kind, KindClass::Quantized);
 }
 
 dim_t Type::size() const {

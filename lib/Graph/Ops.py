@@ -423,3 +423,87 @@ op("Attention", ["Q", "K", "V", "*Mask"], [("Scale", "float"),
        "and V are read as Transpose(X, XPerm) and the result is stored as "
        "Transpose(result, OutPerm) (an empty perm: none); every perm keeps "
        "the last axis last, so heads are read and written in place.")
+
+
+# --- Kernel section: which element kinds each op's kernels take. ---
+#
+# kernel(names, types, of=None, index=None, when=None) says that the shared
+# kernel lowering (lib/Kernel, rendered by the CPU and CUDA backends) covers
+# the ops `names` when the element kind of `of` (an input's position; None:
+# the result) is one of `types`, input `index` (if given) holds Int32 or
+# Int64 indices, and the named predicate `when` (a function of the node in
+# lib/Kernel/Support.cpp, for conditions on attributes) holds. An op with a
+# formula takes "float" unless it says otherwise; an op not named has no
+# kernel lowering. interpreter(names, types) says which result kinds the
+# Interpreter's kernels take (default "plain"). The type classes
+# (include/ember/Graph/KernelTypes.h):
+#   any, float (Float16/32/64), numeric (float or integer),
+#   numeric_or_bool, int_or_bool, unsigned, f32, f32_or_bytes (Float32,
+#   Int8, UInt8), plain (neither quantized nor BFloat16), plain_or_bf16
+#   (not quantized), none.
+KERNEL_TYPES = ("none", "any", "float", "numeric", "numeric_or_bool",
+                "int_or_bool", "unsigned", "f32", "f32_or_bytes", "plain",
+                "plain_or_bf16")
+
+
+def _entries(names, field):
+    byname = {o["name"]: o for o in OPS}
+    for n in names:
+        o = byname[n]
+        assert field not in o, "%s: %s given twice" % (n, field)
+        yield o
+
+
+def kernel(names, types, of=None, index=None, when=None):
+    assert types in KERNEL_TYPES
+    for o in _entries(names, "kernel"):
+        o["kernel"] = dict(types=types, of=of, index=index, when=when)
+
+
+def interpreter(names, types):
+    assert types in KERNEL_TYPES
+    for o in _entries(names, "interpreter"):
+        o["interpreter"] = types
+
+
+# Data movement: any element kind, moved as whole elements; the integer
+# products check their operand kinds in inference.
+kernel(["Transpose", "Broadcast", "Concat", "ChannelShuffle", "Slice", "Tile",
+        "IntMatMul", "IntConv"], "any")
+kernel(["Gather", "GatherElements", "GatherND"], "any", index=1)
+# A reduction (add, mul, max, min) needs arithmetic on the elements.
+kernel(["ScatterElements", "ScatterND"], "any", index=1,
+       when="reductionHasArithmetic")
+kernel(["Pad", "Splat", "Where"], "numeric_or_bool")  # Pad: every mode
+kernel(["Add", "Sub", "Mul", "Div", "Max", "Min", "Mod", "Sign",
+        "ReduceSum", "ReduceMean", "ReduceProd", "ReduceMax", "ReduceMin",
+        "CumSum"], "numeric")
+kernel(["Pow"], "numeric")  # integers through float64 (exact below 2^53)
+kernel(["BitShift"], "unsigned")
+kernel(["And", "Or", "Xor", "Not"], "int_or_bool")
+kernel(["Equal"], "numeric_or_bool", of=0)
+kernel(["Greater", "Less", "GreaterOrEqual", "LessOrEqual", "ArgMax",
+        "ArgMin", "TopK"], "numeric", of=0)
+kernel(["IsNaN", "IsInf"], "float", of=0)
+# BFloat16 only to and from Float32 (the precision rules).
+kernel(["Cast"], "any", when="castKindsHaveKernel")
+kernel(["Relu", "Sigmoid", "Tanh", "Sqrt", "Exp", "Log", "Neg", "Abs", "Clip",
+        "Erf", "Floor", "Ceil", "Round", "Reciprocal", "Sin", "Cos", "Tan",
+        "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh",
+        "Gelu"], "float")
+kernel(["ConvTranspose"], "float")  # a portable loop nest, not a tuned kernel
+kernel(["PoolND"], "numeric", when="averageIsFloat")
+kernel(["Resize"], "float", when="resizeCoordModeHasKernel")
+# Windows and the portable fallbacks; quantized models pool their bytes.
+kernel(["MaxPool"], "f32_or_bytes")
+kernel(["AvgPool", "Softmax", "MatMul", "LayerNorm"], "f32")
+
+interpreter(["Transpose", "Broadcast", "Concat", "ChannelShuffle"], "any")
+# Lowered before the Interpreter runs, or not an instruction.
+interpreter(["Gemm", "BatchNorm", "Reshape", "Save", "Quantize", "Dequantize",
+             "RequantConv", "RequantMatMul", "RequantAdd", "RequantMul",
+             "TableLookup"], "none")
+interpreter(["Cast"], "plain_or_bf16")  # BFloat16 rounds to nearest even
+interpreter(["MaxPool"], "f32_or_bytes")
+interpreter(["MatMul", "Conv", "ConvNHWC", "AvgPool", "Softmax",
+             "ScaledSoftmax", "Attention"], "f32")

@@ -9,38 +9,51 @@
 
 using namespace ember;
 
+namespace {
+/// An ONNX data type and the element kind it imports as.
+struct ONNXElemKind {
+  int32_t onnx;
+  ElemKind kind;
+};
+} // namespace
+
+/// The ONNX types the importer reads, each with its kind; an ONNX model
+/// stores a quantized kind as its plain storage type (storageOf).
+static const ONNXElemKind kONNXElemKinds[] = {
+    {onnx::TensorProto::FLOAT, ElemKind::Float32},
+    {onnx::TensorProto::INT64, ElemKind::Int64},
+    {onnx::TensorProto::INT32, ElemKind::Int32},
+    {onnx::TensorProto::BOOL, ElemKind::Bool},
+    {onnx::TensorProto::FLOAT16, ElemKind::Float16},
+    {onnx::TensorProto::BFLOAT16, ElemKind::BFloat16},
+    {onnx::TensorProto::DOUBLE, ElemKind::Float64},
+    {onnx::TensorProto::INT8, ElemKind::Int8},
+    {onnx::TensorProto::UINT8, ElemKind::UInt8},
+    {onnx::TensorProto::INT16, ElemKind::Int16},
+    {onnx::TensorProto::UINT16, ElemKind::UInt16},
+    {onnx::TensorProto::UINT32, ElemKind::UInt32},
+    {onnx::TensorProto::UINT64, ElemKind::UInt64},
+};
+
+/// The plain kind a quantized \p kind's values are stored as.
+static ElemKind storageOf(ElemKind kind) {
+  switch (kind) {
+  case ElemKind::Int8Q:
+    return ElemKind::Int8;
+  case ElemKind::UInt8Q:
+    return ElemKind::UInt8;
+  case ElemKind::Int32Q:
+    return ElemKind::Int32;
+  default:
+    return kind;
+  }
+}
+
 llvm::Expected<ElemKind> ember::elemKindFromONNX(int32_t dataType,
                                                  llvm::StringRef what) {
-  switch (dataType) {
-  case onnx::TensorProto::FLOAT:
-    return ElemKind::Float32;
-  case onnx::TensorProto::INT64:
-    return ElemKind::Int64;
-  case onnx::TensorProto::INT32:
-    return ElemKind::Int32;
-  case onnx::TensorProto::BOOL:
-    return ElemKind::Bool;
-  case onnx::TensorProto::FLOAT16:
-    return ElemKind::Float16;
-  case onnx::TensorProto::BFLOAT16:
-    return ElemKind::BFloat16;
-  case onnx::TensorProto::DOUBLE:
-    return ElemKind::Float64;
-  case onnx::TensorProto::INT8:
-    return ElemKind::Int8;
-  case onnx::TensorProto::UINT8:
-    return ElemKind::UInt8;
-  case onnx::TensorProto::INT16:
-    return ElemKind::Int16;
-  case onnx::TensorProto::UINT16:
-    return ElemKind::UInt16;
-  case onnx::TensorProto::UINT32:
-    return ElemKind::UInt32;
-  case onnx::TensorProto::UINT64:
-    return ElemKind::UInt64;
-  default:
-    break;
-  }
+  for (const ONNXElemKind &e : kONNXElemKinds)
+    if (e.onnx == dataType)
+      return e.kind;
   std::string name = onnx::TensorProto::DataType_IsValid(dataType)
                          ? onnx::TensorProto::DataType_Name(
                                onnx::TensorProto::DataType(dataType))
@@ -49,40 +62,10 @@ llvm::Expected<ElemKind> ember::elemKindFromONNX(int32_t dataType,
 }
 
 int32_t ember::elemKindToONNX(ElemKind kind) {
-  switch (kind) {
-  case ElemKind::Float32:
-    return onnx::TensorProto::FLOAT;
-  case ElemKind::Int64:
-    return onnx::TensorProto::INT64;
-  case ElemKind::Int32:
-    return onnx::TensorProto::INT32;
-  case ElemKind::Bool:
-    return onnx::TensorProto::BOOL;
-  case ElemKind::Float16:
-    return onnx::TensorProto::FLOAT16;
-  case ElemKind::BFloat16:
-    return onnx::TensorProto::BFLOAT16;
-  case ElemKind::Int8Q:
-    return onnx::TensorProto::INT8;
-  case ElemKind::UInt8Q:
-    return onnx::TensorProto::UINT8;
-  case ElemKind::Int32Q:
-    return onnx::TensorProto::INT32;
-  case ElemKind::Int8:
-    return onnx::TensorProto::INT8;
-  case ElemKind::UInt8:
-    return onnx::TensorProto::UINT8;
-  case ElemKind::Int16:
-    return onnx::TensorProto::INT16;
-  case ElemKind::UInt16:
-    return onnx::TensorProto::UINT16;
-  case ElemKind::UInt32:
-    return onnx::TensorProto::UINT32;
-  case ElemKind::UInt64:
-    return onnx::TensorProto::UINT64;
-  case ElemKind::Float64:
-    return onnx::TensorProto::DOUBLE;
-  }
+  ElemKind plain = storageOf(kind);
+  for (const ONNXElemKind &e : kONNXElemKinds)
+    if (e.kind == plain)
+      return e.onnx;
   return onnx::TensorProto::UNDEFINED;
 }
 

@@ -211,6 +211,15 @@ static const char *const kUnOpNames[] = {
 static_assert(std::size(kUnOpNames) == unsigned(UnOp::Atanh) + 1,
               "one name per UnOp");
 
+static const char *const kUnOpCMath[] = {
+    "",       "fabsf", "expf",  "logf",  "sqrtf",  "tanhf",  "",      "",
+    "floorf", "ceilf", "rintf", "erff",  "sinf",   "cosf",   "tanf",  "asinf",
+    "acosf",  "atanf", "sinhf", "coshf", "asinhf", "acoshf", "atanhf"};
+static_assert(std::size(kUnOpCMath) == std::size(kUnOpNames),
+              "one C function (or none) per UnOp");
+
+llvm::StringRef kir::cMathFunction(UnOp op) { return kUnOpCMath[unsigned(op)]; }
+
 static const char *const kBinOpNames[] = {"+",   "-",   "*",  "/",  "%",  "max",
                                           "min", "pow", "<",  "<=", "==", "&&",
                                           "||",  "^",   "<<", ">>"};

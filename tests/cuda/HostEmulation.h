@@ -29,6 +29,10 @@
 #define __launch_bounds__(n)
 #define __shared__ static
 
+// The prelude's functions as the lowering calls them (a source built here
+// ends with EMBER_EMU_CHECK_DEVICE_ABI).
+#include "../../backends/CUDA/DeviceABI.h"
+
 /// CUDA's dim3, as far as kernels read it.
 struct EmberDim3 {
   unsigned x, y, z;

@@ -124,7 +124,8 @@ llvm::Expected<void *> test::buildCUDAForHost(const std::string &source) {
     llvm::raw_fd_ostream os(cu, ec);
     if (ec)
       return makeErrorF("emulation: cannot write {0}", cu);
-    os << "#include \"HostEmulation.h\"\n" << source;
+    os << "#include \"HostEmulation.h\"\n"
+       << source << "\nEMBER_EMU_CHECK_DEVICE_ABI\n";
   }
   std::string inc = "-I" EMBER_SOURCE_DIR "/tests/cuda";
   llvm::SmallVector<llvm::StringRef, 12> args = {

@@ -21,6 +21,43 @@ TEST(Base, ElemKindSizesAndNames) {
   EXPECT_FALSE(parseElemKind("float128").has_value());
 }
 
+// Every kind's name, size and family, written out by hand: the one table
+// in Type.cpp that all of them are read from must give exactly these.
+TEST(Base, EveryElemKindHasItsNameSizeAndFamily) {
+  struct Expect {
+    ElemKind kind;
+    const char *name;
+    size_t size;
+    bool isFloat, isInteger, isQuantized;
+  };
+  const Expect all[] = {{ElemKind::Float32, "float", 4, true, false, false},
+                        {ElemKind::Float16, "float16", 2, true, false, false},
+                        {ElemKind::BFloat16, "bfloat16", 2, true, false, false},
+                        {ElemKind::Int8Q, "i8q", 1, false, false, true},
+                        {ElemKind::UInt8Q, "u8q", 1, false, false, true},
+                        {ElemKind::Int32Q, "i32q", 4, false, false, true},
+                        {ElemKind::Int32, "i32", 4, false, true, false},
+                        {ElemKind::Int64, "i64", 8, false, true, false},
+                        {ElemKind::Bool, "bool", 1, false, false, false},
+                        {ElemKind::Int8, "i8", 1, false, true, false},
+                        {ElemKind::UInt8, "u8", 1, false, true, false},
+                        {ElemKind::Int16, "i16", 2, false, true, false},
+                        {ElemKind::UInt16, "u16", 2, false, true, false},
+                        {ElemKind::UInt32, "u32", 4, false, true, false},
+                        {ElemKind::UInt64, "u64", 8, false, true, false},
+                        {ElemKind::Float64, "double", 8, true, false, false}};
+  ASSERT_EQ(std::size(all), size_t(ElemKind::Float64) + 1);
+  for (const Expect &e : all) {
+    SCOPED_TRACE(e.name);
+    EXPECT_EQ(elemKindName(e.kind), e.name);
+    EXPECT_EQ(parseElemKind(e.name), e.kind);
+    EXPECT_EQ(elemSize(e.kind), e.size);
+    EXPECT_EQ(isFloatKind(e.kind), e.isFloat);
+    EXPECT_EQ(isIntegerKind(e.kind), e.isInteger);
+    EXPECT_EQ(isQuantizedKind(e.kind), e.isQuantized);
+  }
+}
+
 TEST(Base, TypeShapeAndStrides) {
   Type t(ElemKind::Float32, {2, 3, 4});
   EXPECT_EQ(t.size(), 24);

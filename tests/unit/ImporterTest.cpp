@@ -8,6 +8,7 @@
 
 // White-box: the import table itself (a private header of the importer).
 #include "../../lib/Importer/ImportContext.h"
+#include "../../lib/Importer/ProtoTensor.h"
 
 #include <algorithm>
 
@@ -24,6 +25,35 @@ std::string importError(const std::string &bytes,
   return llvm::toString(F.takeError());
 }
 } // namespace
+
+// Each ONNX data type the importer reads maps to its kind and back; a
+// quantized kind is written as its storage type; others are refused by
+// name.
+TEST(Importer, ONNXDataTypesMapBothWays) {
+  using P = onnx::TensorProto;
+  const std::pair<int32_t, ElemKind> plain[] = {
+      {P::FLOAT, ElemKind::Float32},     {P::FLOAT16, ElemKind::Float16},
+      {P::BFLOAT16, ElemKind::BFloat16}, {P::DOUBLE, ElemKind::Float64},
+      {P::INT8, ElemKind::Int8},         {P::UINT8, ElemKind::UInt8},
+      {P::INT16, ElemKind::Int16},       {P::UINT16, ElemKind::UInt16},
+      {P::INT32, ElemKind::Int32},       {P::UINT32, ElemKind::UInt32},
+      {P::INT64, ElemKind::Int64},       {P::UINT64, ElemKind::UInt64},
+      {P::BOOL, ElemKind::Bool}};
+  for (auto [code, kind] : plain) {
+    SCOPED_TRACE(elemKindName(kind).str());
+    llvm::Expected<ElemKind> k = elemKindFromONNX(code, "t");
+    ASSERT_TRUE(bool(k)) << llvm::toString(k.takeError());
+    EXPECT_EQ(*k, kind);
+    EXPECT_EQ(elemKindToONNX(kind), code);
+  }
+  EXPECT_EQ(elemKindToONNX(ElemKind::Int8Q), P::INT8);
+  EXPECT_EQ(elemKindToONNX(ElemKind::UInt8Q), P::UINT8);
+  EXPECT_EQ(elemKindToONNX(ElemKind::Int32Q), P::INT32);
+  auto err = elemKindFromONNX(P::COMPLEX64, "w");
+  ASSERT_FALSE(bool(err));
+  EXPECT_EQ(llvm::toString(err.takeError()),
+            "w: unsupported element type COMPLEX64");
+}
 
 TEST(Importer, ListsEveryUnsupportedOp) {
   ONNXBuilder b;

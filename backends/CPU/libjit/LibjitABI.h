@@ -63,6 +63,22 @@ constexpr int64_t kMatMulPackK = 16;
 /// 6-row tile and of the 16 x 16 transpose).
 constexpr int64_t kConvBF16CVPixels = 48;
 
+/// The int8 GEMM into int32 sums (ember_matmul_i8_*, one per ISA).
+using MatMulI8Fn = void(int32_t *c, const uint8_t *a, const uint8_t *b,
+                        int64_t n, int64_t K, int64_t lda, int64_t kc,
+                        int64_t i0, int64_t i1, int64_t t0, int64_t t1,
+                        int64_t aSigned, int64_t aFlip, const int32_t *u,
+                        int64_t us, int64_t uo, const int32_t *v, int64_t vs,
+                        int64_t vo);
+/// The same GEMM requantizing its sums to uint8 y (ember_matmul_i8q_*).
+using MatMulI8QFn = void(
+    uint8_t *y, int32_t *c, const uint8_t *a, const uint8_t *b, int64_t n,
+    int64_t K, int64_t lda, int64_t kc, int64_t i0, int64_t i1, int64_t t0,
+    int64_t t1, int64_t aSigned, int64_t aFlip, const int32_t *u, int64_t us,
+    int64_t uo, const int32_t *v, int64_t vs, int64_t vo, const int32_t *bias,
+    int64_t bRow, int64_t bCol, const float *mult, int64_t mRow, int64_t mCol,
+    int64_t zero, int64_t lo, int64_t hi, int64_t yRow, int64_t yCol);
+
 } // namespace libjit
 } // namespace ember
 
@@ -215,45 +231,11 @@ void ember_conv_bf16_cv_dp(float *y, const uint16_t *w, const uint16_t *xt,
                            int64_t kc, int64_t M, int64_t N, int64_t act,
                            float alpha, float beta, int64_t t0, int64_t t1,
                            int64_t n0, int64_t n1);
-void ember_matmul_i8_widen(int32_t *c, const uint8_t *a, const uint8_t *b,
-                           int64_t n, int64_t K, int64_t lda, int64_t kc,
-                           int64_t i0, int64_t i1, int64_t t0, int64_t t1,
-                           int64_t aSigned, int64_t aFlip, const int32_t *u,
-                           int64_t us, int64_t uo, const int32_t *v, int64_t vs,
-                           int64_t vo);
-void ember_matmul_i8_vnni(int32_t *c, const uint8_t *a, const uint8_t *b,
-                          int64_t n, int64_t K, int64_t lda, int64_t kc,
-                          int64_t i0, int64_t i1, int64_t t0, int64_t t1,
-                          int64_t aSigned, int64_t aFlip, const int32_t *u,
-                          int64_t us, int64_t uo, const int32_t *v, int64_t vs,
-                          int64_t vo);
-void ember_matmul_i8q_widen(
-    uint8_t *y, int32_t *c, const uint8_t *a, const uint8_t *b, int64_t n,
-    int64_t K, int64_t lda, int64_t kc, int64_t i0, int64_t i1, int64_t t0,
-    int64_t t1, int64_t aSigned, int64_t aFlip, const int32_t *u, int64_t us,
-    int64_t uo, const int32_t *v, int64_t vs, int64_t vo, const int32_t *bias,
-    int64_t bRow, int64_t bCol, const float *mult, int64_t mRow, int64_t mCol,
-    int64_t zero, int64_t lo, int64_t hi, int64_t yRow, int64_t yCol);
-void ember_matmul_i8q_vnni(
-    uint8_t *y, int32_t *c, const uint8_t *a, const uint8_t *b, int64_t n,
-    int64_t K, int64_t lda, int64_t kc, int64_t i0, int64_t i1, int64_t t0,
-    int64_t t1, int64_t aSigned, int64_t aFlip, const int32_t *u, int64_t us,
-    int64_t uo, const int32_t *v, int64_t vs, int64_t vo, const int32_t *bias,
-    int64_t bRow, int64_t bCol, const float *mult, int64_t mRow, int64_t mCol,
-    int64_t zero, int64_t lo, int64_t hi, int64_t yRow, int64_t yCol);
-void ember_matmul_i8_amx(int32_t *c, const uint8_t *a, const uint8_t *b,
-                         int64_t n, int64_t K, int64_t lda, int64_t kc,
-                         int64_t i0, int64_t i1, int64_t t0, int64_t t1,
-                         int64_t aSigned, int64_t aFlip, const int32_t *u,
-                         int64_t us, int64_t uo, const int32_t *v, int64_t vs,
-                         int64_t vo);
-void ember_matmul_i8q_amx(
-    uint8_t *y, int32_t *c, const uint8_t *a, const uint8_t *b, int64_t n,
-    int64_t K, int64_t lda, int64_t kc, int64_t i0, int64_t i1, int64_t t0,
-    int64_t t1, int64_t aSigned, int64_t aFlip, const int32_t *u, int64_t us,
-    int64_t uo, const int32_t *v, int64_t vs, int64_t vo, const int32_t *bias,
-    int64_t bRow, int64_t bCol, const float *mult, int64_t mRow, int64_t mCol,
-    int64_t zero, int64_t lo, int64_t hi, int64_t yRow, int64_t yCol);
+// One signature, several ISA variants (widen: AVX-512 BW, vnni, amx).
+ember::libjit::MatMulI8Fn ember_matmul_i8_widen, ember_matmul_i8_vnni,
+    ember_matmul_i8_amx;
+ember::libjit::MatMulI8QFn ember_matmul_i8q_widen, ember_matmul_i8q_vnni,
+    ember_matmul_i8q_amx;
 void ember_im2col_u8(uint8_t *dst, const uint8_t *x, int64_t C, int64_t H,
                      int64_t W, int64_t KH, int64_t KW, int64_t sh, int64_t sw,
                      int64_t ph, int64_t pw, int64_t dh, int64_t dw, int64_t OW,

@@ -83,6 +83,12 @@ enum class UnOp : uint8_t {
   Atanh,
 };
 
+/// The C math library's float function computing \p op (e.g. "sinf"; a
+/// renderer drops the 'f' for double), or "" where C has none (Neg,
+/// Sigmoid, Relu). Round's is rintf: halves to even in the default
+/// rounding mode.
+llvm::StringRef cMathFunction(UnOp op);
+
 /// Binary operators. Comparisons give Bool; Div/Rem on integers follow C
 /// (the lowering guards division by zero where ONNX asks). And, Or and Xor
 /// are logical on Bool and bitwise on integers; Shl/Shr shift integers

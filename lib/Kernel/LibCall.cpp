@@ -1,10 +1,10 @@
-//===- LibCall.cpp - libjit calls checked against their declarations ------===//
-#include "LibCall.h"
+//===- LibCall.cpp - Library calls checked against their declarations -----===//
+#include "ember/Kernel/LibCall.h"
 
 #include "glog/logging.h"
 
 using namespace ember;
-using namespace ember::cpu;
+using namespace ember::kir;
 
 /// True when a buffer of \p got may stand behind an integer pointer of
 /// \p want: integer kernels read signed and unsigned (and quantized)
@@ -15,18 +15,18 @@ static bool sameBytes(ElemKind got, ElemKind want) {
          elemSize(got) == elemSize(want);
 }
 
-kir::Stmt cpu::checkedLibCall(const kir::Kernel &k, const LibKernel &lib,
-                              std::vector<kir::CallArg> args) {
+Stmt kir::checkedLibCall(const Kernel &k, const LibKernel &lib,
+                         std::vector<CallArg> args) {
   std::string callee = lib.name;
   llvm::ArrayRef<LibParam> params = lib.params;
   CHECK_EQ(args.size(), params.size())
       << "kernel " << k.getName().str() << " calls " << callee
       << " with the wrong number of arguments";
   for (size_t i = 0; i < args.size(); ++i) {
-    const kir::CallArg &a = args[i];
+    const CallArg &a = args[i];
     const LibParam &p = params[i];
     // A constant 0 stands for a null pointer (no bias, no residual).
-    if (p.pointer && !a.isBuffer && a.value->kind == kir::ExprKind::Const &&
+    if (p.pointer && !a.isBuffer && a.value->kind == ExprKind::Const &&
         a.value->type == ElemKind::Int64 && a.value->ival == 0)
       continue;
     CHECK_EQ(a.isBuffer, p.pointer)
@@ -41,5 +41,5 @@ kir::Stmt cpu::checkedLibCall(const kir::Kernel &k, const LibKernel &lib,
       CHECK(a.value->type == ElemKind::Int64)
           << callee << " argument " << i << ": offset not an index";
   }
-  return kir::Kernel::call(callee, std::move(args));
+  return Kernel::call(callee, std::move(args));
 }
