@@ -197,6 +197,12 @@ void Renderer::unary(ExprRef e) {
     return fn("acoshf");
   case UnOp::Atanh:
     return fn("atanhf");
+  case UnOp::NormCdf:
+    os_ << (isD ? "(0.5 * erfc(-0.7071067811865476 * ("
+                : "(0.5f * erfcf(-0.70710678f * (");
+    expr(e->a);
+    os_ << ")))";
+    return;
   }
 }
 
