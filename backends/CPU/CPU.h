@@ -177,6 +177,9 @@ llvm::Value *emitFastExp(llvm::IRBuilder<> &b, llvm::Value *x);
 llvm::Value *emitFastLog(llvm::IRBuilder<> &b, llvm::Value *x);
 llvm::Value *emitFastTanh(llvm::IRBuilder<> &b, llvm::Value *x);
 llvm::Value *emitFastErf(llvm::IRBuilder<> &b, llvm::Value *x);
+/// Phi(x), the standard normal CDF (GELU's erf form is x Phi(x)), like
+/// emitFastErf.
+llvm::Value *emitFastNormCdf(llvm::IRBuilder<> &b, llvm::Value *x);
 
 /// The loop a rendered kernel's [begin, end) bounds (null: sequential).
 const kir::Stmt *splitLoop(const kir::Kernel &k);

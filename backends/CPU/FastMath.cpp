@@ -193,3 +193,28 @@ llvm::Value *cpu::emitFastErf(llvm::IRBuilder<> &b, llvm::Value *x) {
       b.CreateSelect(b.CreateFCmpOLT(a, m.c(1)), small, m.copySign(large, x));
   return m.keepNaN(x, res);
 }
+
+/// Phi(x) = erfc(-x / sqrt 2) / 2. The tail h = Phi(-|x|) = exp(R(|x|))
+/// with R (degree 8) fitted to log Phi(-a) on [0, 5.5], its error weighted
+/// by Phi(-a); Phi is h below 0 and 1 - h above, so x Phi(x) never forms
+/// 1 + erf and does not cancel for x < 0. |x| is clamped at 5.5, where
+/// Phi(-5.5) < 2^-25: below -5.5 the result is 0 (x Phi(x) then is NaN
+/// at -inf, as 0.5 x (1 + erf(x / sqrt 2)) is), above 5.5 it is 1 - h(5.5).
+llvm::Value *cpu::emitFastNormCdf(llvm::IRBuilder<> &b, llvm::Value *x) {
+  llvm::Type *ft = x->getType();
+  if (!ft->getScalarType()->isFloatTy())
+    return nullptr;
+  MathBuilder m(b, ft);
+  constexpr double kMax = 5.5;
+  llvm::Value *a = m.clampHi(m.abs(x), kMax);
+  llvm::Value *r =
+      m.poly(a, {-0.6931471824645996, -0.7978857159614563, -0.3182965815067291,
+                 -0.03639371320605278, 0.004904343280941248,
+                 -0.00010110949369845912, -0.0001265323517145589,
+                 2.676986150618177e-05, -1.9214380699850153e-06});
+  llvm::Value *h = expCore(m, r);
+  llvm::Value *res =
+      b.CreateSelect(b.CreateFCmpOLT(x, m.c(0)), h, b.CreateFSub(m.c(1), h));
+  res = b.CreateSelect(b.CreateFCmpOLT(x, m.c(-kMax)), m.c(0), res);
+  return m.keepNaN(x, res);
+}

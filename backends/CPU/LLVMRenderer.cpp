@@ -252,6 +252,14 @@ llvm::Value *Renderer::emitUnary(ExprRef e) {
     if (llvm::Value *v = cpu::emitFastErf(b_, a))
       return v;
     break;
+  case UnOp::NormCdf: {
+    if (llvm::Value *v = cpu::emitFastNormCdf(b_, a))
+      return v;
+    llvm::Value *z = b_.CreateFMul(
+        a, llvm::ConstantFP::get(a->getType(), -0.70710678118654752));
+    return b_.CreateFMul(libm("erfcf", z),
+                         llvm::ConstantFP::get(a->getType(), 0.5));
+  }
   case UnOp::Sigmoid: {
     llvm::Value *one = llvm::ConstantFP::get(a->getType(), 1.0);
     llvm::Value *ex = cpu::emitFastExp(b_, b_.CreateFNeg(a));

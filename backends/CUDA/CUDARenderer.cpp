@@ -153,6 +153,12 @@ void Renderer::unary(ExprRef e) {
     expr(e->a);
     os_ << ", (" << typeName(e->type) << ")0)";
     return;
+  case UnOp::NormCdf:
+    os_ << (isD ? "(0.5 * erfc(-0.7071067811865476 * ("
+                : "(0.5f * erfcf(-0.70710678f * (");
+    expr(e->a);
+    os_ << ")))";
+    return;
   default:
     break;
   }

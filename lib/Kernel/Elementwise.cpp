@@ -91,16 +91,16 @@ static ExprRef intPow(Kernel &k, ExprRef a, ExprRef b) {
   return k.select(zeroToNeg, zero, k.cast(p, t));
 }
 
-/// x * Phi(x). The tanh form uses 1 + tanh(u) = 2 / (1 + e^(-2u)): one
-/// exp and one division, no cancellation where tanh(u) nears -1.
+/// x * Phi(x). The erf form takes Phi as one operator (the CPU expands it
+/// with one exp, without computing 1 + erf). The tanh form uses 1 +
+/// tanh(u) = 2 / (1 + e^(-2u)): one exp and one division, no cancellation
+/// where tanh(u) nears -1.
 static ExprRef geluValue(Kernel &k, ExprRef x, bool tanhForm) {
   ScalarKind t = x->type;
   auto c = [&](double v) { return constOf(k, v, t); };
   auto mul = [&](ExprRef a, ExprRef b) { return k.binary(BinOp::Mul, a, b); };
-  if (!tanhForm) {
-    ExprRef e = k.unary(UnOp::Erf, mul(x, c(0.70710678118654752)));
-    return mul(mul(x, c(0.5)), k.binary(BinOp::Add, c(1), e));
-  }
+  if (!tanhForm)
+    return mul(x, k.unary(UnOp::NormCdf, x));
   // -2u = x * (-2 sqrt(2/pi)) * (1 + 0.044715 x^2)
   ExprRef poly = k.binary(BinOp::Add, c(1), mul(c(0.044715), mul(x, x)));
   ExprRef m2u = mul(mul(x, c(-1.5957691216057308)), poly);

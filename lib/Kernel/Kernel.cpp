@@ -207,14 +207,14 @@ Stmt Kernel::call(llvm::StringRef callee, std::vector<CallArg> args) {
 static const char *const kUnOpNames[] = {
     "neg",   "abs",  "exp",   "log",  "sqrt",  "tanh",  "sigmoid", "relu",
     "floor", "ceil", "round", "erf",  "sin",   "cos",   "tan",     "asin",
-    "acos",  "atan", "sinh",  "cosh", "asinh", "acosh", "atanh"};
-static_assert(std::size(kUnOpNames) == unsigned(UnOp::Atanh) + 1,
+    "acos",  "atan", "sinh",  "cosh", "asinh", "acosh", "atanh",   "normcdf"};
+static_assert(std::size(kUnOpNames) == unsigned(UnOp::NormCdf) + 1,
               "one name per UnOp");
 
 static const char *const kUnOpCMath[] = {
-    "",       "fabsf", "expf",  "logf",  "sqrtf",  "tanhf",  "",      "",
-    "floorf", "ceilf", "rintf", "erff",  "sinf",   "cosf",   "tanf",  "asinf",
-    "acosf",  "atanf", "sinhf", "coshf", "asinhf", "acoshf", "atanhf"};
+    "",       "fabsf", "expf",  "logf",  "sqrtf",  "tanhf",  "",       "",
+    "floorf", "ceilf", "rintf", "erff",  "sinf",   "cosf",   "tanf",   "asinf",
+    "acosf",  "atanf", "sinhf", "coshf", "asinhf", "acoshf", "atanhf", ""};
 static_assert(std::size(kUnOpCMath) == std::size(kUnOpNames),
               "one C function (or none) per UnOp");
 

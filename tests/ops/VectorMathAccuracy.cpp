@@ -99,8 +99,9 @@ std::vector<float> denseInputs() {
   std::vector<float> v;
   for (int i = -(1 << 20); i <= (1 << 20); ++i)
     v.push_back(float(i * (10.0 / (1 << 20))));
-  for (float s : {0.0f, FLT_MIN, FLT_TRUE_MIN, FLT_MAX, INFINITY, NAN, 0.625f,
-                  1.0f, 3.92f, 9.1f, 87.3f, 88.72f, 0.7071068f, 1.4142135f})
+  for (float s :
+       {0.0f, FLT_MIN, FLT_TRUE_MIN, FLT_MAX, INFINITY, NAN, 0.625f, 1.0f,
+        3.92f, 5.5f, 9.1f, 87.3f, 88.72f, 0.7071068f, 1.4142135f})
     for (float f : {s, std::nextafter(s, 0.0f), std::nextafter(s, INFINITY)})
       for (float sign : {1.0f, -1.0f})
         v.push_back(sign * f);
@@ -179,6 +180,54 @@ TEST(VectorMath, CPUExpansionsWithinStatedBounds) {
         << all[k].name << ": " << worst[k].firstBadSpecial;
     EXPECT_LE(worst[k].ulps, all[k].maxUlp)
         << all[k].name << " at x = " << worst[k].x;
+  }
+}
+
+// The GEMM's fused GELU epilogue (libjit's normCdf, not the renderer's
+// expansion) within the same bound: a product by ones of K = 1 is exact, so
+// every column of row i is gelu(x_i) as the epilogue computes it.
+TEST(VectorMath, GeluEpilogueWithinStatedBound) {
+  std::vector<float> in;
+  for (int i = -(1 << 16); i <= (1 << 16); ++i)
+    in.push_back(float(i * (10.0 / (1 << 16))));
+  for (float f : denseInputs())
+    if (!(std::fabs(f) <= 10))
+      in.push_back(f);
+  for (uint64_t b = 0; b < (uint64_t(1) << 32); b += 65521)
+    in.push_back(fromBits(uint32_t(b)));
+  constexpr dim_t kCols = 32;
+  Module M;
+  Function *F = M.createFunction("gelu_epilogue");
+  Type xt(ElemKind::Float32, {dim_t(in.size()), 1});
+  NodeValue x = M.createPlaceholder("x", xt, false);
+  Tensor ones(ElemKind::Float32, {1, kCols});
+  for (float &v : ones.getHandle<float>())
+    v = 1;
+  NodeValue mm =
+      F->createMatMul("mm", x, M.createConstant("ones", std::move(ones)), 0);
+  Type yt(ElemKind::Float32, {dim_t(in.size()), kCols});
+  F->createSave("save", F->createGelu("g", mm, 0),
+                M.createPlaceholder("y", yt, true));
+  Tensor t(xt);
+  std::copy(in.begin(), in.end(), t.getHandle<float>().begin());
+  std::vector<Tensor> inputs;
+  inputs.push_back(std::move(t));
+  std::vector<Tensor> outs = compileAndRun(M, *F, "CPU", std::move(inputs));
+  ASSERT_EQ(outs.size(), 1u);
+  const float *y =
+      reinterpret_cast<const float *>(outs[0].getHandle<float>().begin());
+  MathCase gelu = cases()[5];
+  ASSERT_STREQ(gelu.name, "gelu-erf");
+  for (dim_t col : {dim_t(0), kCols - 1}) {
+    std::vector<float> got;
+    for (size_t i = 0; i < in.size(); ++i)
+      got.push_back(y[i * kCols + col]);
+    Worst w;
+    compare(gelu, in, got.data(), w);
+    std::printf("epilogue column %d: max error %.3f ulp at x = %.9g\n",
+                int(col), w.ulps, w.x);
+    EXPECT_TRUE(w.specialsOk) << w.firstBadSpecial;
+    EXPECT_LE(w.ulps, gelu.maxUlp) << "at x = " << w.x;
   }
 }
 

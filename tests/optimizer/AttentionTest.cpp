@@ -201,6 +201,8 @@ const Case kCases[] = {
     {"swin_shifted_2img", 6, 2, 49, 49, 32, 32, MaskKind::ShiftedWindow, true,
      3},
     {"vit_no_mask", 1, 4, 130, 130, 64, 64, MaskKind::None, false},
+    // The last block of queries (36 rows) runs with fewer query vectors.
+    {"short_last_block", 1, 2, 100, 100, 64, 64, MaskKind::Padding, true},
     {"odd_dims", 2, 1, 19, 23, 20, 36, MaskKind::Padding, true},
     {"fully_masked_row", 2, 2, 17, 17, 16, 16, MaskKind::PaddingInf, true},
 };

@@ -31,19 +31,10 @@ template <class VT> EMBER_HELPER auto toInt32(VT n) {
   return __builtin_convertvector(n, VI);
 }
 
-/// exp(x) as plain arithmetic for the logistic activations, for a float or
-/// a whole vector of them; the expansion of FastMath.cpp's emitFastExp
-/// (Cody-Waite reduction, a degree-6 polynomial, the exponent from bits),
-/// within 2 ulp of expf on [-87.3, 88.3]. x is clamped to that range first
-/// instead of checked after (NaN passes the clamp and stays NaN): 1 / (1 +
-/// e) and x / (1 + e) then differ from their limits by less than 1e-37.
-/// Checks after the polynomial would add compares and selects on the
-/// result, a large share of a fused SiLU's few instructions
-/// (docs/PerformanceHistory.md#fused-activations).
-template <class T> EMBER_HELPER T expLogistic(T x) {
-  constexpr float kLo = -87.3f, kHi = 88.3f;
-  T xc = x < kLo ? kLo : x;
-  xc = xc > kHi ? kHi : xc;
+/// exp(\p xc) for xc in [-87.3, 88.3] (no checks): the expansion of
+/// FastMath.cpp's emitFastExp (Cody-Waite reduction, a degree-6
+/// polynomial, the exponent from bits), within 2 ulp of expf.
+template <class T> EMBER_HELPER T expInRange(T xc) {
   T n = __builtin_elementwise_roundeven(xc * 1.44269504088896341f);
   T r = __builtin_elementwise_fma(n, T{} - 0.693359375f, xc);
   r = __builtin_elementwise_fma(n, T{} + 2.12194440e-4f, r);
@@ -61,30 +52,40 @@ template <class T> EMBER_HELPER T expLogistic(T x) {
   return y * scale;
 }
 
-/// erf(x) for a float or a whole vector of them, by FastMath.cpp's
-/// emitFastErf (the same polynomials, so a fused GELU epilogue and the
-/// elementwise Gelu kernel agree): x + x Q(x^2) below |x| = 1, else
-/// 1 - exp(R(|x| - 1)) with |x| clamped to 3.92 (erf rounds to 1 beyond).
-template <class T> EMBER_HELPER T erfApprox(T x) {
+/// exp(x) as plain arithmetic for the logistic activations, for a float or
+/// a whole vector of them, by expInRange. x is clamped to [-87.3, 88.3] first
+/// instead of checked after (NaN passes the clamp and stays NaN): 1 / (1 +
+/// e) and x / (1 + e) then differ from their limits by less than 1e-37.
+/// Checks after the polynomial would add compares and selects on the
+/// result, a large share of a fused SiLU's few instructions
+/// (docs/PerformanceHistory.md#fused-activations).
+template <class T> EMBER_HELPER T expLogistic(T x) {
+  constexpr float kLo = -87.3f, kHi = 88.3f;
+  T xc = x < kLo ? kLo : x;
+  xc = xc > kHi ? kHi : xc;
+  return expInRange(xc);
+}
+
+/// Phi(x) = erfc(-x / sqrt 2) / 2 for a float or a whole vector of them,
+/// by FastMath.cpp's emitFastNormCdf (the same polynomial, so a fused GELU
+/// epilogue and the elementwise Gelu kernel agree): the tail Phi(-|x|) =
+/// exp(R(|x|)) with |x| clamped at 5.5, Phi = tail below 0, 1 - tail
+/// above, and 0 below -5.5 (so x Phi(x) is NaN at -inf, as 0.5 x (1 +
+/// erf(x / sqrt 2)) is). A NaN x gives some Phi in [0, 1]: x Phi(x) is NaN.
+template <class T> EMBER_HELPER T normCdf(T x) {
+  constexpr float kMax = 5.5f;
   T a = __builtin_elementwise_abs(x);
-  T x2 = x * x;
-  constexpr float kQ[] = {0.004917594138532877f, -0.02671135403215885f,
-                          0.11280182003974915f, -0.3761232793331146f,
-                          0.12837912142276764f};
-  constexpr float kR[] = {-3.2861898944247514e-05f, 0.00031956861494109035f,
-                          -0.0020520812831819057f,  0.010073876939713955f,
-                          -0.04157201573252678f,    -0.8431065082550049f,
-                          -2.638967275619507f,      -1.8496055603027344f};
-  T q = T{} - 0.0005631576641462743f;
-  for (float c : kQ)
-    q = __builtin_elementwise_fma(q, x2, T{} + c);
-  T small = __builtin_elementwise_fma(x, q, x);
-  T t = (a > 3.92f ? 3.92f : a) - 1.f;
-  T r = T{} + 1.6319661426678067e-06f;
+  a = a < kMax ? a : kMax;
+  constexpr float kR[] = {2.676986150618177e-05f,   -0.0001265323517145589f,
+                          -0.00010110949369845912f, 0.004904343280941248f,
+                          -0.03639371320605278f,    -0.3182965815067291f,
+                          -0.7978857159614563f,     -0.6931471824645996f};
+  T r = T{} - 1.9214380699850153e-06f;
   for (float c : kR)
-    r = __builtin_elementwise_fma(r, t, T{} + c);
-  T large = __builtin_elementwise_copysign(1.f - expLogistic(r), x);
-  return a < 1.f ? small : large;
+    r = __builtin_elementwise_fma(r, a, T{} + c);
+  T h = expInRange(r);
+  T p = x < 0.f ? h : 1.f - h;
+  return x < -kMax ? T{} : p;
 }
 
 /// The fused activation \p act of a float or of a whole vector of them
@@ -109,7 +110,7 @@ EMBER_HELPER T activateT(int64_t act, T x, float alpha, float beta) {
   case SiLU:
     return x / (1.f + expLogistic(-x));
   case Gelu:
-    return 0.5f * x * (1.f + erfApprox(x * 0.70710678118654752f));
+    return x * normCdf(x);
   case GeluTanh: {
     // x / 2 * (1 + tanh(u)) is x * sigmoid(2u).
     T u = x * (1.5957691216057308f + 0.07135481627159864f * x * x);

@@ -81,6 +81,9 @@ enum class UnOp : uint8_t {
   Asinh,
   Acosh,
   Atanh,
+  /// The standard normal CDF Phi(x) = erfc(-x / sqrt 2) / 2 (GELU's erf
+  /// form is x Phi(x)).
+  NormCdf,
 };
 
 /// The C math library's float function computing \p op (e.g. "sinf"; a
