@@ -101,7 +101,7 @@ llvm::Expected<CPUProgram> CPULowering::run() {
             out.push_back(std::move(*k));
             return true;
           }
-        if (auto k = lowerTrailingSum(I, plan_)) {
+        if (auto k = lowerTrailingReduce(I, plan_)) {
           out.push_back(std::move(*k));
           return true;
         }
