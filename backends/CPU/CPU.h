@@ -35,11 +35,12 @@ bool hasConstantFilter(const ConvInst &I);
 /// Appends to the constant image (ember/Kernel/ConstantImage.h).
 using kir::appendConstant;
 
-/// ReduceSum or ReduceMean \p I of float32 over its input's trailing axes
-/// (runs of at least 16) as libjit calls summing each run with vectors, or
-/// none for any other instruction (ReduceLowering.cpp).
-std::optional<kir::Kernel> lowerTrailingSum(const Instruction &I,
-                                            const MemoryPlan &plan);
+/// ReduceSum, ReduceMean, ReduceMin or ReduceMax \p I of float32 over its
+/// input's trailing axes (runs of at least 16) as libjit calls reducing
+/// each run with vectors, or none for any other instruction
+/// (ReduceLowering.cpp).
+std::optional<kir::Kernel> lowerTrailingReduce(const Instruction &I,
+                                               const MemoryPlan &plan);
 
 /// Softmax \p I of float32 over its input's last axis as one libjit call
 /// per row (Softmax.inc), or none for any other instruction

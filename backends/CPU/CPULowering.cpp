@@ -111,7 +111,7 @@ bool CPULowering::lowerOwn(const Instruction &I, std::vector<Kernel> &out) {
       out.push_back(std::move(*k));
       return true;
     }
-  if (auto k = lowerTrailingSum(I, plan_)) {
+  if (auto k = lowerTrailingReduce(I, plan_)) {
     out.push_back(std::move(*k));
     return true;
   }

@@ -1,10 +1,13 @@
-//===- ReduceLowering.cpp - Sums over trailing axes as libjit calls ------===//
+//===- ReduceLowering.cpp - Reductions over trailing axes as libjit calls -===//
 //
 // ReduceSum and ReduceMean of float32 over a tensor's trailing axes (every
 // global average pool) sum one contiguous run per output: one call of
 // libjit's ember_sum_f32 (Reduce.inc) per output, in a parallel loop. An
 // Int32 ReduceSum over trailing axes (fold-qdq's quantized mean) likewise
-// calls ember_sum_i32. Other reductions keep the generic kernel.
+// calls ember_sum_i32, and a float32 ReduceMin or ReduceMax over trailing
+// axes (DynamicQuantizeLinear's range of a whole activation) calls
+// ember_minmax_f32: the generic kernel's reduction is one scalar chain
+// there. Other reductions keep the generic kernel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,15 +18,17 @@
 using namespace ember;
 using kir::Kernel;
 
-std::optional<Kernel> cpu::lowerTrailingSum(const Instruction &I,
-                                            const MemoryPlan &plan) {
+std::optional<Kernel> cpu::lowerTrailingReduce(const Instruction &I,
+                                               const MemoryPlan &plan) {
   bool mean = I.getKind() == ValueKind::ReduceMeanInst;
-  if (!mean && I.getKind() != ValueKind::ReduceSumInst)
+  bool isMax = I.getKind() == ValueKind::ReduceMaxInst;
+  bool extreme = isMax || I.getKind() == ValueKind::ReduceMinInst;
+  if (!mean && !extreme && I.getKind() != ValueKind::ReduceSumInst)
     return std::nullopt;
   Value *dest = I.getOperand(0).value, *src = I.getOperand(1).value;
   TypeRef in = src->getType();
   ElemKind kind = in->getElemKind();
-  bool ints = kind == ElemKind::Int32 && !mean;
+  bool ints = kind == ElemKind::Int32 && !mean && !extreme;
   if ((kind != ElemKind::Float32 && !ints) ||
       dest->getType()->getElemKind() != kind)
     return std::nullopt;
@@ -51,6 +56,12 @@ std::optional<Kernel> cpu::lowerTrailingSum(const Instruction &I,
   if (ints) {
     k.body() = {Kernel::loop(o, outputs, /*parallel=*/true,
                              {EMBER_LIBJIT_CALL(k, ember_sum_i32, args)})};
+    return k;
+  }
+  if (extreme) {
+    args.push_back(valArg(k.constInt(isMax)));
+    k.body() = {Kernel::loop(o, outputs, /*parallel=*/true,
+                             {EMBER_LIBJIT_CALL(k, ember_minmax_f32, args)})};
     return k;
   }
   args.push_back(valArg(k.constFloat(mean ? double(run) : 1.0)));

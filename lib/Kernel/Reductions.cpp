@@ -101,9 +101,14 @@ Kernel lowerReduce(const Instruction &I, const ReduceKind &rk,
   }
   for (size_t i = 0; i < reduced.size(); ++i)
     inIdx = k.add(inIdx, k.mul(k.var(redVars[i]), inStrides[reduced[i]]));
-  std::vector<Stmt> inner = {
-      Kernel::assign(acc, k.binary(rk.combine, k.local(acc),
-                                   k.cast(k.load(inBuf, inIdx), ak)))};
+  ExprRef x = k.cast(k.load(inBuf, inIdx), ak);
+  ExprRef combined = k.binary(rk.combine, k.local(acc), x);
+  // A float maximum or minimum is NaN once a NaN is met, as the
+  // Interpreter's: Max and Min keep the accumulator when a compare with a
+  // NaN fails, so the NaN is taken here and then kept.
+  if (isF && (rk.combine == BinOp::Max || rk.combine == BinOp::Min))
+    combined = k.select(k.binary(BinOp::Eq, x, x), combined, x);
+  std::vector<Stmt> inner = {Kernel::assign(acc, combined)};
   for (int i = int(reduced.size()) - 1; i >= 0; --i)
     inner = {Kernel::loop(redVars[i], in->dims()[reduced[i]], false,
                           std::move(inner))};

@@ -337,6 +337,38 @@ TEST_P(KernelCoverageTest, SumsAndMeansOverTrailingAxes) {
       "run20");
 }
 
+// Float minima and maxima over trailing axes take the CPU backend's
+// vector kernel too (Reduce.inc, ember_minmax_f32): runs of 99 with each
+// row's largest value last (the scalar tail) and its smallest in the 16-wide
+// part, a NaN in one row (the result is NaN, as the Interpreter's; the
+// generic kernel's too), an infinity in another, runs of 297 and 594; a run of
+// 11 keeps the generic kernel.
+TEST_P(KernelCoverageTest, MinimaAndMaximaOverTrailingAxes) {
+  auto value = [](dim_t i) {
+    dim_t row = i / 99, at = i % 99;
+    if (at == 98)
+      return 50.0 + double(row);
+    if (at == 70)
+      return -60.0 - double(row);
+    if (at == 10 && row == 2)
+      return double(NAN);
+    if (at == 3 && row == 4)
+      return double(INFINITY);
+    return mixed(ElemKind::Float32, i, 0);
+  };
+  check(
+      {{ElemKind::Float32, {2, 3, 9, 11}, value}},
+      [](Function &F, auto x, auto save) {
+        save(F.createReduceMax("max99", x[0], {2, 3}, 1));
+        save(F.createReduceMin("min99", x[0], {2, 3}, 0));
+        save(F.createReduceMax("max297", x[0], {1, 2, 3}, 0));
+        save(F.createReduceMin("min297", x[0], {1, 2, 3}, 0));
+        save(F.createReduceMin("min594", x[0], {0, 1, 2, 3}, 0));
+        save(F.createReduceMax("max11", x[0], {3}, 1));
+      },
+      "minmax");
+}
+
 TEST_P(KernelCoverageTest, GathersWithNegativeAndOutOfRangeIndices) {
   const double idx[] = {0, -1, 2, 5, -4, 1, 3, -3};
   for (ElemKind ik : {ElemKind::Int64, ElemKind::Int32})

@@ -291,6 +291,7 @@ void ember_pool_plane_f32(float *y, const float *x, int64_t H, int64_t W,
                           int64_t countPad);
 void ember_sum_f32(float *y, const float *x, int64_t n, float div);
 void ember_sum_i32(int32_t *y, const int32_t *x, int64_t n);
+void ember_minmax_f32(float *y, const float *x, int64_t n, int64_t isMax);
 void ember_softmax_f32(float *y, const float *x, int64_t n);
 /// One plane of a Resize of the last two dims (Resize.inc).
 void ember_resize_plane_f32(float *y, const float *x, const int64_t *rowAt,
