@@ -166,6 +166,7 @@ RuleList getTrainingImportRules();
 constexpr const char *kMicrosoftDomain = "com.microsoft";
 RuleList getMicrosoftImportRules();
 RuleList getGridSampleImportRules();
+RuleList getRoiAlignImportRules();
 RuleList getNMSImportRules();
 RuleList getUniqueImportRules();
 RuleList getSequenceImportRules();
