@@ -155,9 +155,9 @@ llvm::Expected<NodeValue> RoiAligner::run(NodeValue x, NodeValue rois,
   TRY(hy, op(OpKind::Add, hy, 1.0));
   TRY(NodeValue hx, op(OpKind::Mul, lx, -1.0));
   TRY(hx, op(OpKind::Add, hx, 1.0));
-  // The image's flat base per roi: batch index * H * W, as float (exact
-  // below 2^24 elements of X).
-  TRY(NodeValue base, castTo(ctx_, node_, batch, ElemKind::Float32));
+  // The image's flat base per roi, batch index * H * W; the indices are
+  // int64 throughout.
+  TRY(NodeValue base, castTo(ctx_, node_, batch, ElemKind::Int64));
   TRY(base, op(OpKind::Mul, base, double(h * w)));
   TRY(base, reshapeTo(ctx_, node_, base, {r_, 1}));
   // X as [C, N * H * W]: one gather index per point serves every channel.
@@ -167,12 +167,15 @@ llvm::Expected<NodeValue> RoiAligner::run(NodeValue x, NodeValue rois,
   NodeValue acc;
   NodeValue ys[2] = {y0, y1}, xs[2] = {x0, x1}, wy[2] = {hy, ly},
             wx[2] = {hx, lx};
+  for (int k = 0; k < 2; ++k) {
+    TRY(ys[k], castTo(ctx_, node_, ys[k], ElemKind::Int64));
+    TRY(xs[k], castTo(ctx_, node_, xs[k], ElemKind::Int64));
+  }
   for (int j = 0; j < 2; ++j)
     for (int i = 0; i < 2; ++i) {
       TRY(NodeValue idx, op(OpKind::Mul, ys[j], double(w)));
       TRY(idx, op(OpKind::Add, idx, xs[i]));
       TRY(idx, op(OpKind::Add, idx, base));
-      TRY(idx, castTo(ctx_, node_, idx, ElemKind::Int64));
       TRY(idx, reshapeTo(ctx_, node_, idx, {1, r_ * p_}));
       TRY(idx, ctx_.broadcastTo(node_, idx, {c, r_ * p_}));
       TRY(NodeValue v, make(ctx_, node_, OpKind::GatherElements, {flat, idx},
@@ -211,11 +214,6 @@ llvm::Error importRoiAlign(ImportContext &ctx, const onnx::NodeProto &node) {
                       "got " +
                           rois.getType()->toString() + " and " +
                           batch.getType()->toString());
-  if (x.getType()->size() > kMaxFoldElements)
-    return fail(node, "X of " + llvm::Twine(x.getType()->size()) +
-                          " elements is over the " +
-                          llvm::Twine(kMaxFoldElements) +
-                          " the float flat index holds exactly");
   RoiAligner r(ctx, node, a);
   TRY(NodeValue y, r.run(x, rois, batch));
   return ctx.setOutput(node, y);
