@@ -4,7 +4,8 @@
 // exporters of opset 17 wrote for scaled dot-product attention: the head
 // split (Reshape, Transpose), MatMul(Q, Kᵀ), a Mul by the scale, an Add of
 // the mask, a Where of the causal -inf, Softmax and MatMul by V, which
-// fuse-softmax-mask and fuse-attention turn into one Attention node.
+// fuse-softmax-mask and fuse-attention turn into one Attention node; the
+// rows that see no key are zeroed after it, as the operator text asks.
 //
 //===----------------------------------------------------------------------===//
 #include "ImportHelpers.h"
@@ -251,6 +252,70 @@ llvm::Expected<NodeValue> additiveMask(ImportContext &ctx,
   return reshapeTo(ctx, node, m, d);
 }
 
+/// True if some row of the bool [1, 1, S, T] constant \p hidden hides
+/// every key.
+bool someRowAllHidden(NodeValue hidden) {
+  auto *c = llvm::cast<Constant>(hidden.getNode());
+  dim_t s = hidden.dims()[2], t = hidden.dims()[3];
+  const char *p = c->getPayload().data();
+  for (dim_t i = 0; i < s; ++i) {
+    bool all = true;
+    for (dim_t j = 0; j < t && all; ++j)
+      all = loadElementInt(p, ElemKind::Bool, i * t + j) != 0;
+    if (all)
+      return true;
+  }
+  return false;
+}
+
+/// The query rows that see no key, as a bool [b, h, S, 1] from the
+/// additive \p mask (rank 4, or none) and the \p hidden keys (or none), or
+/// none when no row can be: the operator text gives such a row weights 0
+/// and Y 0 where Softmax of a row of -inf gives NaN. It reads the masks
+/// only, so the chain of the scores still fuses into one Attention.
+llvm::Expected<NodeValue> emptyRows(ImportContext &ctx,
+                                    const onnx::NodeProto &node, NodeValue mask,
+                                    NodeValue hidden) {
+  if (!mask && (!hidden || !someRowAllHidden(hidden)))
+    return NodeValue();
+  NodeValue t = mask;
+  if (hidden) {
+    std::string name = nameOf(node) + ".hiddenrow";
+    NodeValue inf = ctx.fn().createSplat(name + ".inf", hidden.dims(),
+                                         ElemKind::Float32, kNegInf);
+    NodeValue zero = ctx.fn().createSplat(name + ".zero", hidden.dims(),
+                                          ElemKind::Float32, 0.f);
+    TRY(NodeValue h, make(ctx, node, OpKind::Where, {hidden, inf, zero}));
+    if (t) {
+      TRY(t, binary(ctx, node, OpKind::Add, t, h));
+    } else {
+      t = h;
+    }
+  }
+  TRY(NodeValue mx, reduce(ctx, node, OpKind::ReduceMax, t, {3}, true));
+  return binary(ctx, node, OpKind::Equal, mx,
+                constantLike(ctx, node, mx, kNegInf));
+}
+
+/// \p x with the rows of \p empty ([b, h, S, 1] bool, or none) set to 0:
+/// \p x is [B, H, S, N], or [B, S, H * N] (\p heads [B, H, S, N]) for
+/// split heads.
+llvm::Expected<NodeValue> zeroRows(ImportContext &ctx,
+                                   const onnx::NodeProto &node, NodeValue x,
+                                   NodeValue empty, const Ints &heads) {
+  if (!empty)
+    return x;
+  TRY(NodeValue cond, ctx.broadcastTo(node, empty, heads));
+  if (x.dims().size() == 3) {
+    TRY(cond, make(ctx, node, OpKind::Transpose, {cond},
+                   {Attr::makeInts({0, 2, 1, 3})}));
+    TRY(cond, reshapeTo(ctx, node, cond, dimsOf(x)));
+  }
+  NodeValue zero = ctx.fn().createSplat(nameOf(node) + ".emptyrow", x.dims(),
+                                        ElemKind::Float32, 0.f);
+  return make(ctx, node, OpKind::Where, {cond, zero, x});
+}
+
 /// Q, K, V (with the past keys and values) as [B, H, S, D], the present
 /// keys and values bound to outputs 1 and 2.
 struct AttentionOperands {
@@ -344,12 +409,14 @@ llvm::Error importAttention(ImportContext &ctx, const onnx::NodeProto &node) {
     TRY(s, make(ctx, node, OpKind::Mul, {s, cap}));
   }
   stage[1] = s;
+  NodeValue mask;
   if (ImportContext::hasInput(node, 3)) {
-    TRY(NodeValue m, additiveMask(ctx, node, s));
-    TRY(s, binary(ctx, node, OpKind::Add, s, m));
+    TRY(mask, additiveMask(ctx, node, s));
+    TRY(s, binary(ctx, node, OpKind::Add, s, mask));
   }
   TRY(NodeValue hidden,
       hiddenKeys(ctx, node, a, s.dims()[2], s.dims()[3], o.past));
+  TRY(NodeValue empty, emptyRows(ctx, node, mask, hidden));
   if (hidden) {
     TRY(hidden, ctx.broadcastTo(node, hidden, s.dims()));
     NodeValue inf = ctx.fn().createSplat(nameOf(node) + ".inf", s.dims(),
@@ -359,13 +426,19 @@ llvm::Error importAttention(ImportContext &ctx, const onnx::NodeProto &node) {
   stage[2] = s;
   TRY(s, make(ctx, node, OpKind::Softmax, {s}, {Attr::makeInt(3)}));
   stage[3] = s;
+  if (a.mode == 3) {
+    TRY(stage[3], zeroRows(ctx, node, s, empty, dimsOf(s)));
+  }
   TRY(NodeValue y, matMul(ctx, node, s, v));
+  Ints d = dimsOf(y);
   if (o.splitInput) {
-    Ints d = dimsOf(y);
     TRY(y, make(ctx, node, OpKind::Transpose, {y},
                 {Attr::makeInts({0, 2, 1, 3})}));
     TRY(y, reshapeTo(ctx, node, y, {d[0], d[2], d[1] * d[3]}));
   }
+  // The rows of Y zeroed last: P V and the head merge stay the chain the
+  // attention fusion matches.
+  TRY(y, zeroRows(ctx, node, y, empty, d));
   bindOutput(ctx, node, 0, y);
   bindOutput(ctx, node, 3, stage[a.mode]);
   return llvm::Error::success();

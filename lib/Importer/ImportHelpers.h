@@ -121,6 +121,20 @@ llvm::Expected<NodeValue> normalize(ImportContext &ctx,
                                     NodeValue *meanOut = nullptr,
                                     NodeValue *invStdOut = nullptr);
 
+/// A pooling window: per spatial dim its size, stride and dilation; pads
+/// all begins, then all ends.
+struct PoolWindow {
+  Ints kernel, strides, pads, dilations;
+};
+
+/// MaxPool's Indices output for \p x pooled into \p y by \p w (pads
+/// grown for ceil_mode): the flat index of each maximum in \p x, as int64
+/// (ImportPoolIndices.cpp).
+llvm::Expected<NodeValue> maxPoolIndices(ImportContext &ctx,
+                                         const onnx::NodeProto &node,
+                                         NodeValue x, const PoolWindow &w,
+                                         NodeValue y);
+
 /// A list of import rules defined in one file.
 using RuleList = llvm::ArrayRef<ImportRule>;
 RuleList getMathImportRules();
@@ -152,6 +166,7 @@ RuleList getTrainingImportRules();
 constexpr const char *kMicrosoftDomain = "com.microsoft";
 RuleList getMicrosoftImportRules();
 RuleList getGridSampleImportRules();
+RuleList getRoiAlignImportRules();
 RuleList getNMSImportRules();
 RuleList getUniqueImportRules();
 RuleList getSequenceImportRules();

@@ -24,19 +24,15 @@ using namespace ember::onnximport;
 
 namespace {
 
-struct WindowND {
-  Ints kernel, strides, pads, dilations;
-};
-
 /// Window attributes for \p n spatial dims, auto_pad resolved.
-llvm::Expected<WindowND> readWindowND(const onnx::NodeProto &node, NodeValue x,
-                                      Ints kernel) {
+llvm::Expected<PoolWindow> readPoolWindow(const onnx::NodeProto &node,
+                                          NodeValue x, Ints kernel) {
   AttrReader attrs(node);
   int64_t n = int64_t(x.dims().size()) - 2;
   if (n < 1)
     return fail(node,
                 "input " + x.getType()->toString() + " has no spatial dims");
-  WindowND w;
+  PoolWindow w;
   TRY(w.kernel, attrs.getInts("kernel_shape", kernel));
   TRY(w.strides, attrs.getInts("strides", Ints(n, 1)));
   TRY(w.dilations, attrs.getInts("dilations", Ints(n, 1)));
@@ -85,7 +81,7 @@ llvm::Expected<WindowND> readWindowND(const onnx::NodeProto &node, NodeValue x,
 
 /// Grows end pads so that the floor formula yields the ceil_mode size; the
 /// last window must start inside the input or the leading padding.
-void applyCeil(WindowND &w, llvm::ArrayRef<dim_t> dims) {
+void applyCeil(PoolWindow &w, llvm::ArrayRef<dim_t> dims) {
   size_t n = w.kernel.size();
   for (size_t i = 0; i < n; ++i) {
     int64_t in = dims[2 + i] + w.pads[i] + w.pads[i + n];
@@ -149,7 +145,7 @@ perDimRescale(ImportContext &ctx, const onnx::NodeProto &node, NodeValue y,
 /// else one per dim, multiplied in the graph.
 llvm::Expected<NodeValue> explicitPadRescale(ImportContext &ctx,
                                              const onnx::NodeProto &node,
-                                             const WindowND &w,
+                                             const PoolWindow &w,
                                              const Ints &explicitPads,
                                              NodeValue x, NodeValue y) {
   size_t n = w.kernel.size();
@@ -204,9 +200,7 @@ llvm::Error importPoolND(ImportContext &ctx, const onnx::NodeProto &node) {
   AttrReader attrs(node);
   if (!attrs.has("kernel_shape"))
     return fail(node, "missing attribute 'kernel_shape'");
-  if (IsMax && node.output_size() > 1 && !node.output(1).empty())
-    return fail(node, "the Indices output is not supported");
-  TRY(WindowND w, readWindowND(node, x, {}));
+  TRY(PoolWindow w, readPoolWindow(node, x, {}));
   TRY(int64_t ceilMode, attrs.getInt("ceil_mode", 0));
   TRY(int64_t countPad, attrs.getInt("count_include_pad", 0));
   Ints explicitPads = w.pads;
@@ -240,6 +234,10 @@ llvm::Error importPoolND(ImportContext &ctx, const onnx::NodeProto &node) {
   if (rescale) {
     TRY(NodeValue r, explicitPadRescale(ctx, node, w, explicitPads, x, y));
     TRY(y, binary(ctx, node, OpKind::Mul, y, r));
+  }
+  if (IsMax && node.output_size() > 1 && !node.output(1).empty()) {
+    TRY(NodeValue indices, maxPoolIndices(ctx, node, x, w, y));
+    bindOutput(ctx, node, 1, indices);
   }
   return ctx.setOutput(node, y);
 }
@@ -318,8 +316,16 @@ llvm::Error importConvTranspose(ImportContext &ctx,
       int64_t out =
           !outShape.empty() ? outShape[i] : x.dims()[2 + i] * strides[i];
       int64_t total = full - out;
+      // An output_shape past the full result grows it at the end (zeros
+      // plus the bias), as the node tests' reference does.
+      if (total < 0 && !outShape.empty()) {
+        pads[i] = pads[i + n] = 0;
+        dims.push_back(out);
+        continue;
+      }
       if (total < 0)
-        return fail(node, "output_shape is larger than the full result");
+        return fail(node, "the SAME padding's result is larger than the "
+                          "full result");
       bool upper = autoPad == "SAME_UPPER";
       pads[i] = upper ? total / 2 : total - total / 2;
       pads[i + n] = total - pads[i];
@@ -632,7 +638,7 @@ namespace {
 llvm::Expected<NodeValue> conv3D(ImportContext &ctx,
                                  const onnx::NodeProto &node, NodeValue x,
                                  NodeValue w, NodeValue bias,
-                                 const WindowND &win, int64_t group) {
+                                 const PoolWindow &win, int64_t group) {
   int64_t n = x.dims()[0], c = x.dims()[1], m = w.dims()[0];
   int64_t kd = w.dims()[2], s = win.strides[0], dl = win.dilations[0];
   if (win.pads[0] || win.pads[3]) {
@@ -703,7 +709,7 @@ onnximport::convolution(ImportContext &ctx, const onnx::NodeProto &node,
                       "supported, got " +
                           x.getType()->toString());
   Ints wk(w.dims().begin() + 2, w.dims().end());
-  TRY(WindowND win, readWindowND(node, x, wk));
+  TRY(PoolWindow win, readPoolWindow(node, x, wk));
   if (win.kernel != wk)
     return fail(node, "kernel_shape does not match the filter");
   TRY(int64_t group, AttrReader(node).getInt("group", 1));

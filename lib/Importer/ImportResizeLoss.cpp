@@ -48,6 +48,18 @@ llvm::Expected<int64_t> modeIndex(const onnx::NodeProto &node,
   return fail(node, "unsupported mode '" + v + "'");
 }
 
+/// tf_half_pixel_for_nn as half_pixel and a nearest mode: its coordinate is
+/// half_pixel's plus 0.5, so floor of it is round_prefer_ceil of
+/// half_pixel's and round_prefer_floor of it is ceil of half_pixel's.
+llvm::Expected<std::pair<int64_t, int64_t>>
+tfHalfPixelForNN(const onnx::NodeProto &node, int64_t mode, int64_t nearest) {
+  if (mode != 0 || (nearest != 0 && nearest != 2))
+    return fail(node, "coordinate_transformation_mode tf_half_pixel_for_nn "
+                      "is supported with mode nearest and nearest_mode "
+                      "round_prefer_floor or floor");
+  return std::make_pair(int64_t(0), nearest == 0 ? int64_t(3) : int64_t(1));
+}
+
 /// Output dims from scales (floor(in * scale)); each scale must be
 /// positive and finite and each dim at most the tensor element limit.
 llvm::Expected<Ints> dimsFromScales(const onnx::NodeProto &node, NodeValue x,
@@ -166,13 +178,20 @@ llvm::Error onnximport::importResize(ImportContext &ctx,
   } else {
     TRY(std::string c,
         attrs.getString("coordinate_transformation_mode", "half_pixel"));
-    TRY(coord, modeIndex(node, c,
-                         {"half_pixel", "asymmetric", "pytorch_half_pixel",
-                          "align_corners"}));
+    // Resize-13 dropped tf_half_pixel_for_nn.
+    bool tfNN = c == "tf_half_pixel_for_nn" && ctx.opset() < 13;
+    if (!tfNN) {
+      TRY(coord, modeIndex(node, c,
+                           {"half_pixel", "asymmetric", "pytorch_half_pixel",
+                            "align_corners"}));
+    }
     TRY(std::string nm, attrs.getString("nearest_mode", "round_prefer_floor"));
     TRY(nearest, modeIndex(node, nm,
                            {"round_prefer_floor", "round_prefer_ceil", "floor",
                             "ceil"}));
+    if (tfNN) {
+      TRY(std::tie(coord, nearest), tfHalfPixelForNN(node, mode, nearest));
+    }
     if (isRuntimeInput(ctx, node, 2) && !ImportContext::hasInput(node, 3))
       return importRuntimeResize(ctx, node, x, 2, mode, coord, nearest);
     TRY(scales, floatsInput(ctx, node, 2));

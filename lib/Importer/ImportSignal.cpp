@@ -2,7 +2,8 @@
 //
 // HannWindow, HammingWindow and BlackmanWindow become constants (their
 // size is a constant input). DFT is a product with a constant matrix of
-// cosines and sines (O(n^2) per row: the signals of models are short).
+// cosines and sines (O(n^2) per row: the signals of models are short);
+// STFT gathers the frames and takes the same product per frame.
 //
 //===----------------------------------------------------------------------===//
 #include "ImportHelpers.h"
@@ -141,11 +142,76 @@ llvm::Error importDFT(ImportContext &ctx, const onnx::NodeProto &node) {
   return ctx.setOutput(node, NodeValue(*u));
 }
 
+/// STFT: the frames of the signal gathered by a constant index matrix
+/// [frames, frame length], times the window, each row times the DFT matrix
+/// of the frame length (onesided: the first length / 2 + 1 bins). The
+/// frame step and length are constants: they set the result's shape.
+llvm::Error importSTFT(ImportContext &ctx, const onnx::NodeProto &node) {
+  TRY(int64_t onesided, AttrReader(node).getInt("onesided", 1));
+  TRY(NodeValue x, ctx.input(node, 0));
+  int64_t comps = x.dims().size() == 3 ? x.dims()[2] : 0;
+  if (comps != 1 && comps != 2)
+    return fail(node, "the signal must be [batch, length, 1 or 2], got " +
+                          x.getType()->toString());
+  if (x.getElemKind() != ElemKind::Float32)
+    return fail(node, "the signal must be float32");
+  TRY(int64_t step, constantScalarInt(ctx, node, 1));
+  NodeValue window;
+  int64_t len = -1;
+  if (ImportContext::hasInput(node, 2)) {
+    TRY(window, ctx.input(node, 2));
+    if (window.dims().size() != 1 || window.getElemKind() != ElemKind::Float32)
+      return fail(node, "the window must be a float32 vector");
+    len = window.dims()[0];
+  }
+  if (ImportContext::hasInput(node, 3)) {
+    TRY(int64_t fl, constantScalarInt(ctx, node, 3));
+    if (len >= 0 && fl != len)
+      return fail(node, "frame_length " + llvm::Twine(fl) +
+                            " differs from the window's " + llvm::Twine(len));
+    len = fl;
+  }
+  int64_t b = x.dims()[0], n = x.dims()[1];
+  if (len < 1 || step < 1 || len > n)
+    return fail(node, "needs a frame step >= 1 and a window or frame_length "
+                      "in [1, " +
+                          llvm::Twine(n) + "]");
+  if (onesided && comps == 2)
+    return fail(node, "onesided applies to a real signal");
+  int64_t frames = (n - len) / step + 1, bins = onesided ? len / 2 + 1 : len;
+  if (frames * len > kMaxFoldElements ||
+      bins > kMaxFoldElements / (len * comps * 2))
+    return fail(node, "the frame index or DFT matrix is over the limit of " +
+                          llvm::Twine(kMaxFoldElements) + " elements");
+  Tensor idx(ElemKind::Int64, {dim_t(frames), dim_t(len)});
+  auto *ip = reinterpret_cast<int64_t *>(idx.data());
+  for (int64_t f = 0; f < frames; ++f)
+    for (int64_t j = 0; j < len; ++j)
+      ip[f * len + j] = f * step + j;
+  NodeValue at =
+      ctx.module().createConstant(nameOf(node) + ".frames", std::move(idx));
+  TRY(NodeValue y,
+      make(ctx, node, OpKind::Gather, {x, at}, {Attr::makeInt(1)}));
+  if (window) {
+    TRY(window, reshapeTo(ctx, node, window, {1, 1, len, 1}));
+    TRY(y, binary(ctx, node, OpKind::Mul, y, window));
+  }
+  TRY(y, reshapeTo(ctx, node, y, {b * frames, len * comps}));
+  NodeValue w = ctx.module().createConstant(
+      nameOf(node) + ".dft", dftMatrix(len, comps, bins, len, false));
+  TRY(y, make(ctx, node, OpKind::MatMul, {y, w},
+              {Attr::makeInt(0), Attr::makeInt(int64_t(FusedActivation::None)),
+               Attr::makeFloat(0), Attr::makeFloat(0)}));
+  TRY(y, reshapeTo(ctx, node, y, {b, frames, bins, 2}));
+  return ctx.setOutput(node, y);
+}
+
 const ImportRule kSignalRules[] = {
     {"HannWindow", 17, 17, importWindow<0>},
     {"HammingWindow", 17, 17, importWindow<1>},
     {"BlackmanWindow", 17, 17, importWindow<2>},
     {"DFT", 17, 20, importDFT},
+    {"STFT", 17, 17, importSTFT},
 };
 
 } // namespace

@@ -114,8 +114,11 @@ def attention(q, k, v, mask=None, past_k=None, past_v=None, scale=None,
     stages.append(s)
     s = s + bias
     stages.append(s)
-    p = np.exp(s - s.max(-1, keepdims=True))
-    p = p / p.sum(-1, keepdims=True)
+    # A row that sees no key (all -inf) has weights 0, so Y 0.
+    mx = s.max(-1, keepdims=True)
+    empty = np.isneginf(mx)
+    p = np.exp(s - np.where(empty, 0.0, mx))
+    p = p / np.where(empty, 1.0, p.sum(-1, keepdims=True))
     stages.append(p)
     y = p @ v
     if three:
@@ -202,6 +205,30 @@ def ref_cases():
         [h.make_node("Attention", ["q", "k", "v", "m"], ["y"])],
         {"q": q, "k": k, "v": v, "m": bm}, {}, 23),
         {"q": q, "k": k, "v": v, "m": bm}, attention(q, k, v, bm)[:1])
+    q, k, v = x(2, 3, 4, 8), x(2, 3, 6, 8), x(2, 3, 6, 8)
+    rm = RNG.random((2, 1, 4, 6)) < 0.6
+    rm[0, 0, 1] = False
+    rm[1, 0, 3] = False
+    yield ("attention_bool_mask_empty_rows_23", model(
+        [h.make_node("Attention", ["q", "k", "v", "m"], ["y"])],
+        {"q": q, "k": k, "v": v, "m": rm}, {}, 23),
+        {"q": q, "k": k, "v": v, "m": rm}, attention(q, k, v, rm)[:1])
+    q3, k3, v3 = x(1, 5, 16), x(1, 5, 8), x(1, 5, 8)
+    am = x(5, 5)
+    am[2] = -np.inf
+    yield ("attention_3d_additive_empty_row_mode3_23", model(
+        [h.make_node("Attention", ["q", "k", "v", "m"], ["y", "", "", "qk"],
+                     q_num_heads=2, kv_num_heads=1, qk_matmul_output_mode=3)],
+        {"q": q3, "k": k3, "v": v3, "m": am}, {}, 23, ("y", "qk")),
+        {"q": q3, "k": k3, "v": v3, "m": am},
+        attention(q3, k3, v3, am, qh=2, kvh=1, mode=3)[0::3])
+    q, k, v = x(1, 2, 6, 4), x(1, 2, 4, 4), x(1, 2, 4, 4)
+    yield ("attention_window_long_query_25", model(
+        [h.make_node("Attention", ["q", "k", "v"], ["y"], is_causal=1,
+                     right_window_size=0, left_window_size=0)],
+        {"q": q, "k": k, "v": v}, {}, 25),
+        {"q": q, "k": k, "v": v},
+        attention(q, k, v, causal=1, left=0, right=0)[:1])
     q, k, v = x(1, 2, 7, 4), x(1, 2, 7, 4), x(1, 2, 7, 4)
     yield ("attention_window_25", model(
         [h.make_node("Attention", ["q", "k", "v"], ["y"], is_causal=1,

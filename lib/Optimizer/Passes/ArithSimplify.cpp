@@ -1,11 +1,12 @@
 //===- ArithSimplify.cpp - Algebraic identities and splat arithmetic ------===//
 //
 // x*1, 1*x, x+0, 0+x, x-0, x/1, x^1 become x and Neg(Neg(x)) becomes x, where
-// the 1 or 0 is a Splat or a uniform Constant. x^2 becomes x*x (the same
-// correctly rounded value): a shared exponent Splat is a loaded operand, not a
-// constant, in all but one of its readers' kernels, and pow with a loaded
-// exponent is a libm call per element. Arithmetic whose operands are all
-// float Splats becomes one Splat. Rewrites that are wrong for NaN or
+// the 1 or 0 is a Splat or a uniform Constant; so does a Where whose condition
+// is uniform (Attention's zeroed empty rows under a constant mask). x^2 becomes
+// x*x (the same correctly rounded value): a shared exponent Splat is a loaded
+// operand, not a constant, in all but one of its readers' kernels, and pow with
+// a loaded exponent is a libm call per element. Arithmetic whose operands are
+// all float Splats becomes one Splat. Rewrites that are wrong for NaN or
 // infinity (x*0 -> 0, x-x -> 0) are not done.
 //
 //===----------------------------------------------------------------------===//
@@ -17,8 +18,13 @@
 
 using namespace ember;
 
-/// The operand a binary identity reduces \p n to, or an empty value.
+/// The operand a binary identity, or a Where of a uniform condition,
+/// reduces \p n to, or an empty value.
 static NodeValue identityOperand(Node *n) {
+  if (auto *w = llvm::dyn_cast<WhereNode>(n))
+    return isUniform(w->getCond(), 1)   ? w->getLHS()
+           : isUniform(w->getCond(), 0) ? w->getRHS()
+                                        : NodeValue();
   if (n->getNumInputs() != 2)
     return NodeValue();
   NodeValue a = n->getNthInput(0), b = n->getNthInput(1);
