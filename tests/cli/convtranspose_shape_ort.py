@@ -5,13 +5,12 @@ groups. Within 1e-5 of the largest |value| (float32 sums of a few
 products). The 2-D cases exceed by one per dim: onnxruntime 1.19 places a
 larger excess of a 2-D result elsewhere than at the end, where the node
 test (test_convtranspose_output_shape) and its 1-D results put it."""
-import os
 import sys
 
 import numpy as np
 from onnx import helper as h
 
-from newer_ops_harness import check_cases, model
+from newer_ops_harness import check_cases, model, with_ort_outputs
 
 RNG = np.random.default_rng(3)
 
@@ -42,18 +41,8 @@ def cases():
 
 
 def main():
-    import onnxruntime as ort
-    ort.set_default_logger_severity(3)
     runner, work = sys.argv[1], sys.argv[2]
-    os.makedirs(work, exist_ok=True)
-    checked = []
-    for name, m, feeds in cases():
-        path = os.path.join(work, name + ".onnx")
-        with open(path, "wb") as fh:
-            fh.write(m.SerializeToString())
-        want = ort.InferenceSession(
-            path, providers=["CPUExecutionProvider"]).run(None, feeds)
-        checked.append((name, m, feeds, want))
+    checked = with_ort_outputs(work, cases())
     fails = check_cases(runner, work, checked, 24)
     print("%d failure(s)" % fails)
     return 1 if fails else 0

@@ -3,13 +3,13 @@ against onnxruntime on the Interpreter and CPU backends: 1-D, 2-D and 3-D
 windows with pads, strides, dilations, ceil_mode and storage_order, and
 ties (equal values: the first in window order wins). Indices must be equal;
 Y within 1e-5 (it is a copy of an input element)."""
-import os
 import sys
 
 import numpy as np
 from onnx import TensorProto as T, helper as h
 
-from newer_ops_harness import check_cases, check_one_line_errors, model
+from newer_ops_harness import (check_cases, check_one_line_errors, model,
+                               with_ort_outputs)
 
 RNG = np.random.default_rng(7)
 
@@ -49,18 +49,8 @@ def check_errors(runner, work):
 
 
 def main():
-    import onnxruntime as ort
-    ort.set_default_logger_severity(3)
     runner, work = sys.argv[1], sys.argv[2]
-    os.makedirs(work, exist_ok=True)
-    checked = []
-    for name, m, feeds in cases():
-        path = os.path.join(work, name + ".onnx")
-        with open(path, "wb") as f:
-            f.write(m.SerializeToString())
-        want = ort.InferenceSession(
-            path, providers=["CPUExecutionProvider"]).run(None, feeds)
-        checked.append((name, m, feeds, want))
+    checked = with_ort_outputs(work, cases())
     fails = check_cases(runner, work, checked, 30)
     fails += check_errors(runner, work)
     print("%d failure(s)" % fails)

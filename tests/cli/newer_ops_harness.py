@@ -74,6 +74,23 @@ def compare(name, got, want, any_float=False):
     return None
 
 
+def with_ort_outputs(work, cases):
+    """[(name, model, feeds, onnxruntime's outputs)] for `cases` of
+    (name, model, feeds); each model is written to `work` first."""
+    import onnxruntime as ort
+    ort.set_default_logger_severity(3)
+    os.makedirs(work, exist_ok=True)
+    checked = []
+    for name, m, feeds in cases:
+        path = os.path.join(work, name + ".onnx")
+        with open(path, "wb") as f:
+            f.write(m.SerializeToString())
+        want = ort.InferenceSession(
+            path, providers=["CPUExecutionProvider"]).run(None, feeds)
+        checked.append((name, m, feeds, want))
+    return checked
+
+
 def check_cases(runner, work, cases, width, any_float=False):
     """Runs each (name, model, feeds, want) on every backend; the number of
     failures."""

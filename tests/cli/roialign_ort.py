@@ -3,13 +3,13 @@ max modes, half_pixel and output_half_pixel, a spatial_scale, rois partly
 outside the image and smaller than a pixel, several images. Within 1e-5 of
 the largest |value| (sums of four products and a mean over a few samples,
 float32 both sides). sampling_ratio 0 must fail with one line."""
-import os
 import sys
 
 import numpy as np
 from onnx import TensorProto as T, helper as h
 
-from newer_ops_harness import check_cases, check_one_line_errors, model
+from newer_ops_harness import (check_cases, check_one_line_errors, model,
+                               with_ort_outputs)
 
 RNG = np.random.default_rng(11)
 
@@ -39,18 +39,8 @@ def cases():
 
 
 def main():
-    import onnxruntime as ort
-    ort.set_default_logger_severity(3)
     runner, work = sys.argv[1], sys.argv[2]
-    os.makedirs(work, exist_ok=True)
-    checked = []
-    for name, m, feeds in cases():
-        path = os.path.join(work, name + ".onnx")
-        with open(path, "wb") as f:
-            f.write(m.SerializeToString())
-        want = ort.InferenceSession(
-            path, providers=["CPUExecutionProvider"]).run(None, feeds)
-        checked.append((name, m, feeds, want))
+    checked = with_ort_outputs(work, cases())
     fails = check_cases(runner, work, checked, 34)
     name, m, _ = case("roialign_adaptive", 16,
                       np.zeros((1, 1, 4, 4), np.float32),
