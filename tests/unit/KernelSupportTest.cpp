@@ -9,10 +9,11 @@
 // mode). The answers are compared with KernelSupport.golden, written from
 // the hand-written switches the op table's kernel types replaced: the table
 // must answer every question as they did. In the golden, a "kernel" line
-// per result kind lists '1' (covered) or '.' per first-input kind, in
-// ElemKind order, three times (second input: same kind, Int32, Int64); an
-// attribute variant is listed only where it answers differently; an
-// "interpreter" line lists the Interpreter's answer per result kind.
+// per set of result kinds that answer alike lists '1' (covered) or '.' per
+// first-input kind, in ElemKind order, three times (second input: same
+// kind, Int32, Int64); an attribute variant is listed only where it answers
+// differently; an "interpreter" line lists the Interpreter's answer per result
+// kind.
 //
 //===----------------------------------------------------------------------===//
 #include "ember/Backend/Backend.h"
@@ -25,6 +26,7 @@
 
 #include "gtest/gtest.h"
 
+#include <algorithm>
 #include <fstream>
 
 using namespace ember;
@@ -80,7 +82,8 @@ struct Operands {
 std::string kernelAnswers(Operands &ops, OpKind op, const AttrList &attrs) {
   const OpInfo &info = getOpInfo(op);
   size_t numIn = info.inputs.size(), numRes = info.results.size();
-  std::string out;
+  // Result kinds with the same answers share a line, in ElemKind order.
+  std::vector<std::pair<std::string, std::string>> lines; // kinds, answers
   for (unsigned r = 0; r < kNumElemKinds; ++r) {
     std::string line;
     bool any = false;
@@ -101,9 +104,19 @@ std::string kernelAnswers(Operands &ops, OpKind op, const AttrList &attrs) {
         any |= yes;
       }
     }
-    if (any)
-      out += "  " + elemKindName(ElemKind(r)).str() + ":" + line + "\n";
+    if (!any)
+      continue;
+    std::string kind = elemKindName(ElemKind(r)).str();
+    auto same = std::find_if(lines.begin(), lines.end(),
+                             [&](const auto &l) { return l.second == line; });
+    if (same == lines.end())
+      lines.push_back({kind, line});
+    else
+      same->first += "," + kind;
   }
+  std::string out;
+  for (const auto &[kinds, line] : lines)
+    out += "  " + kinds + ":" + line + "\n";
   return out;
 }
 
