@@ -253,7 +253,10 @@ kir::Buffer CPULowering::packMatMulRHS(const MatMulInst &I,
   int64_t n = I.getDest()->getType()->dims().back();
   int64_t batch = K * n != 0 ? tb->size() / (K * n) : 0;
   int64_t np = (n + nr - 1) / nr;
-  auto [kStride, jStride] = rhsStrides(I, B);
+  // Named variables, not a structured binding: the packing lambda below
+  // captures them.
+  std::pair<int64_t, int64_t> strides = rhsStrides(I, B);
+  int64_t kStride = strides.first, jStride = strides.second;
   auto batchDims = tb->dims().drop_back(2);
   kir::Buffer src = kir::bufferFor(B.source, plan_);
   auto *w = llvm::dyn_cast<WeightVar>(getOrigin(B.source));
