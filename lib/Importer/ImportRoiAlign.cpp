@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ImportHelpers.h"
+#include "ProtoTensor.h"
 
 #include <cstring>
 
@@ -214,6 +215,14 @@ llvm::Error importRoiAlign(ImportContext &ctx, const onnx::NodeProto &node) {
                       "got " +
                           rois.getType()->toString() + " and " +
                           batch.getType()->toString());
+  // The sample taps gathered per roi and channel; in double, so that
+  // attributes near the int64 limits cannot overflow the check itself.
+  double taps = double(rois.dims()[0]) * double(x.dims()[1]) * double(a.oh) *
+                double(a.ow) * double(a.ratio) * double(a.ratio);
+  if (taps > double(kMaxTensorElements))
+    return fail(node, "output_height x output_width x sampling_ratio^2 "
+                      "samples per roi and channel exceed " +
+                          llvm::Twine(kMaxTensorElements) + " in all");
   RoiAligner r(ctx, node, a);
   TRY(NodeValue y, r.run(x, rois, batch));
   return ctx.setOutput(node, y);

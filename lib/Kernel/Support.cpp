@@ -82,7 +82,12 @@ bool kir::hasKernelLowering(const Node &n) {
     return operand < 0 ? n.getType()->getElemKind()
                        : n.getNthInput(operand).getType()->getElemKind();
   };
-  if (!kernelTypesAccept(rule.types, kindOf(rule.of)))
+  // Kinds are read only where the rule constrains them: a node whose
+  // result list is open (Split's) is covered whatever its kinds.
+  if (rule.types == KernelTypes::None)
+    return false;
+  if (rule.types != KernelTypes::Any &&
+      !kernelTypesAccept(rule.types, kindOf(rule.of)))
     return false;
   if (rule.index >= 0 && kindOf(rule.index) != ElemKind::Int32 &&
       kindOf(rule.index) != ElemKind::Int64)
