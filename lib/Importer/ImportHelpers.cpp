@@ -3,6 +3,8 @@
 
 #include "ember/Base/ElemAccess.h"
 
+#include "glog/logging.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -75,6 +77,17 @@ onnximport::iotaConstant(ImportContext &ctx, const onnx::NodeProto &node,
     storeElement(t.data(), kind, i, double(i));
   return NodeValue(
       ctx.module().createConstant(nameOf(node) + ".iota", std::move(t)));
+}
+
+NodeValue onnximport::int64Constant(ImportContext &ctx,
+                                    const onnx::NodeProto &node,
+                                    const char *what,
+                                    llvm::ArrayRef<int64_t> dims,
+                                    llvm::ArrayRef<int64_t> v) {
+  Tensor t(ElemKind::Int64, std::vector<dim_t>(dims.begin(), dims.end()));
+  CHECK_EQ(size_t(t.size()), v.size());
+  std::copy(v.begin(), v.end(), t.getHandle<int64_t>().begin());
+  return ctx.module().createConstant(nameOf(node) + what, std::move(t));
 }
 
 NodeValue onnximport::constantLike(ImportContext &ctx,

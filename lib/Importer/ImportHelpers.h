@@ -52,6 +52,12 @@ llvm::Expected<NodeValue> iotaConstant(ImportContext &ctx,
                                        llvm::ArrayRef<dim_t> dims,
                                        ElemKind kind = ElemKind::Int64);
 
+/// The Int64 values \p v as a Constant shaped \p dims, named after \p node
+/// and \p what.
+NodeValue int64Constant(ImportContext &ctx, const onnx::NodeProto &node,
+                        const char *what, llvm::ArrayRef<int64_t> dims,
+                        llvm::ArrayRef<int64_t> v);
+
 /// \p v as a Constant of the type of \p like.
 NodeValue constantLike(ImportContext &ctx, const onnx::NodeProto &node,
                        NodeValue like, double v);

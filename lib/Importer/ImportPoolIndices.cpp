@@ -12,7 +12,6 @@
 //===----------------------------------------------------------------------===//
 #include "ImportHelpers.h"
 
-#include <cstring>
 #include <limits>
 
 using namespace ember;
@@ -55,14 +54,6 @@ std::vector<Ints> allIndices(const Ints &dims) {
     }
   }
   return all;
-}
-
-NodeValue int64Constant(ImportContext &ctx, const onnx::NodeProto &node,
-                        const char *what, const Ints &dims,
-                        const std::vector<int64_t> &v) {
-  Tensor t(ElemKind::Int64, std::vector<dim_t>(dims.begin(), dims.end()));
-  std::memcpy(t.data(), v.data(), v.size() * sizeof(int64_t));
-  return ctx.module().createConstant(nameOf(node) + what, std::move(t));
 }
 
 /// The window taps of \p x padded with -inf, stacked on a last axis:

@@ -61,13 +61,6 @@ llvm::Error bindUnique(ImportContext &ctx, const onnx::NodeProto &node,
   return llvm::Error::success();
 }
 
-NodeValue int64Constant(ImportContext &ctx, const onnx::NodeProto &node,
-                        const std::vector<int64_t> &v, const char *what) {
-  Tensor t(ElemKind::Int64, {dim_t(v.size())});
-  std::copy(v.begin(), v.end(), t.getHandle<int64_t>().begin());
-  return ctx.module().createConstant(nameOf(node) + what, std::move(t));
-}
-
 llvm::Error importConstantUnique(ImportContext &ctx,
                                  const onnx::NodeProto &node, NodeValue x,
                                  std::optional<int64_t> axis, bool sorted) {
@@ -98,10 +91,11 @@ llvm::Error importConstantUnique(ImportContext &ctx,
     inverse[i] = slotOf[firstOf[rows[i]]];
     ++counts[inverse[i]];
   }
-  return bindUnique(ctx, node, x, axis,
-                    int64Constant(ctx, node, firsts, ".indices"),
-                    int64Constant(ctx, node, inverse, ".inverse"),
-                    int64Constant(ctx, node, counts, ".counts"));
+  return bindUnique(
+      ctx, node, x, axis,
+      int64Constant(ctx, node, ".indices", {int64_t(firsts.size())}, firsts),
+      int64Constant(ctx, node, ".inverse", {int64_t(inverse.size())}, inverse),
+      int64Constant(ctx, node, ".counts", {int64_t(counts.size())}, counts));
 }
 
 /// The count K of unique rows the model declares (Y along axis, or the
