@@ -64,30 +64,14 @@ CPULowering::CPULowering(const IRFunction &F, const MemoryPlan &plan,
 /// alive: that copy was the compile's memory peak. Reserved pages that
 /// are never written cost no memory; the reservation is capped at half
 /// the machine's memory, beyond which the image grows as usual.
-/// The weights are written in the order of their offsets, the image
-/// growing as they go, and each payload goes to \p weightCopied once
-/// written: a caller that frees it there holds each weight about once
-/// (zero-filling the whole image first would make it resident at once).
+/// The weights go in by fillConstantImage, each payload handed to
+/// \p weightCopied once written.
 void CPULowering::startConstantImage(const WeightCopied &weightCopied) {
   uint64_t phys =
       uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
   uint64_t want = 9 * uint64_t(plan_.constantSize) + snapshotReserve_;
-  std::vector<uint8_t> &image = prog_.constants;
-  image.reserve(size_t(std::min(want, phys / 2)));
-  std::vector<std::pair<uint64_t, const WeightVar *>> weights;
-  for (auto &w : F_.getWeights())
-    if (w->isConstant())
-      weights.push_back({plan_.placements.lookup(w.get()).offset, w.get()});
-  std::sort(weights.begin(), weights.end(),
-            [](const auto &a, const auto &b) { return a.first < b.first; });
-  for (auto [offset, w] : weights) {
-    uint64_t bytes = w->getType()->sizeInBytes();
-    image.resize(std::max<uint64_t>(image.size(), offset + bytes), 0);
-    std::memcpy(image.data() + offset, w->getPayload()->data(), bytes);
-    if (weightCopied)
-      weightCopied(*w->getPayload());
-  }
-  image.resize(plan_.constantSize, 0);
+  prog_.constants.reserve(size_t(std::min(want, phys / 2)));
+  fillConstantImage(F_, plan_, prog_.constants, weightCopied);
 }
 
 /// The CPU's own lowerings of \p I (convolutions, products, pools, ...),

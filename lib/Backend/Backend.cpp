@@ -3,6 +3,7 @@
 
 #include "ember/Base/Error.h"
 
+#include <algorithm>
 #include <cstring>
 
 using namespace ember;
@@ -35,17 +36,29 @@ void Bindings::allocateOutputs(const Module &M) {
 
 std::vector<uint8_t> ember::makeConstantImage(const IRFunction &F,
                                               const MemoryPlan &plan) {
-  std::vector<uint8_t> image(plan.constantSize, 0);
-  copyConstants(F, plan, image.data());
+  std::vector<uint8_t> image;
+  image.reserve(plan.constantSize);
+  fillConstantImage(F, plan, image);
   return image;
 }
 
-void ember::copyConstants(const IRFunction &F, const MemoryPlan &plan,
-                          uint8_t *image) {
+void ember::fillConstantImage(const IRFunction &F, const MemoryPlan &plan,
+                              std::vector<uint8_t> &image,
+                              const WeightCopied &weightCopied) {
+  std::vector<std::pair<uint64_t, const WeightVar *>> weights;
   for (auto &w : F.getWeights())
     if (w->isConstant())
-      std::memcpy(image + plan.placements.lookup(w.get()).offset,
-                  w->getPayload()->data(), w->getType()->sizeInBytes());
+      weights.push_back({plan.placements.lookup(w.get()).offset, w.get()});
+  std::sort(weights.begin(), weights.end(),
+            [](const auto &a, const auto &b) { return a.first < b.first; });
+  for (auto [offset, w] : weights) {
+    uint64_t bytes = w->getType()->sizeInBytes();
+    image.resize(std::max<uint64_t>(image.size(), offset + bytes), 0);
+    std::memcpy(image.data() + offset, w->getPayload()->data(), bytes);
+    if (weightCopied)
+      weightCopied(*w->getPayload());
+  }
+  image.resize(plan.constantSize, 0);
 }
 
 llvm::Error ember::copyInputsToRegion(const Module &M, const IRFunction &F,

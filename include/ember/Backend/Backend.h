@@ -38,10 +38,18 @@ private:
 std::vector<uint8_t> makeConstantImage(const IRFunction &F,
                                        const MemoryPlan &plan);
 
-/// Writes every constant weight of \p F at its planned offset into \p image
-/// (plan.constantSize bytes, zeroed by the caller): makeConstantImage into a
-/// buffer the caller owns, without a second copy of the weights.
-void copyConstants(const IRFunction &F, const MemoryPlan &plan, uint8_t *image);
+/// See BundleOptions::weightCopied.
+using WeightCopied = std::function<void(const Tensor &payload)>;
+
+/// Fills \p image (empty; capacity reserved by the caller as it likes) with
+/// the constant region: the constant weights of \p F in the order of their
+/// planned offsets, the image growing as they go, zeros between, to
+/// plan.constantSize bytes. Each payload goes to \p weightCopied once
+/// written, so a caller that frees it there holds each weight about once
+/// (zero-filling the whole region first would make it resident at once).
+void fillConstantImage(const IRFunction &F, const MemoryPlan &plan,
+                       std::vector<uint8_t> &image,
+                       const WeightCopied &weightCopied = {});
 
 /// Copies the input tensors bound in \p b into the mutable-weights region
 /// \p mutables, each at its planned offset; an error names an input that is
@@ -70,9 +78,6 @@ public:
 };
 
 /// What saveBundle writes and how (see docs/Bundle.md).
-/// See BundleOptions::weightCopied.
-using WeightCopied = std::function<void(const Tensor &payload)>;
-
 struct BundleOptions {
   std::string outputDir;     ///< Directory for NAME.o, NAME.h, ...
   std::string networkName;   ///< A C identifier: the entry point's name.

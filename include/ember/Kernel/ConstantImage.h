@@ -1,7 +1,7 @@
 //===- ConstantImage.h - Building a backend's constant image ---*- C++ -*-===//
 //
 // A backend that renders kernels ships one constant image: the planned
-// constant weights (makeConstantImage, copyConstants), then what its
+// constant weights (makeConstantImage, fillConstantImage), then what its
 // lowering derives from them at compile time. These helpers append to that
 // image, fold work on constants into it, and drop what no kernel reads;
 // none of them depends on a target.
