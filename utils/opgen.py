@@ -6,7 +6,8 @@ Writes OpKinds.inc, InstrKinds.inc, Nodes.h, NodeBuilders.inc, Nodes.inc,
 OpTable.inc, InferDecls.inc, Instrs.h, InstrBuilders.inc, Instrs.inc and the
 formula cases (FormulaKernel.inc, FormulaEval.inc; see formula.py) and the
 support tables of the kernel section (KernelSupport.inc,
-InterpreterSupport.inc) into OUT_DIR (only files whose content changed are rewritten, so dependants
+InterpreterSupport.inc) and the import rules of the import section
+(DirectImports.inc) into OUT_DIR (only files whose content changed are rewritten, so dependants
 rebuild only when needed).
 """
 import os
@@ -375,6 +376,16 @@ def gen_interpreter_support(ops):
     return "\n".join(out) + "\n"
 
 
+def gen_direct_imports(ops):
+    out = [HEADER]
+    for o in ops:
+        fn = "importUnaryOp" if len(o["inputs"]) == 1 else "importBinaryOp"
+        for onnx_name, first, last in o.get("onnx", []):
+            out.append('{"%s", %d, %d, %s<OpKind::%s>},' %
+                       (onnx_name, first, last, fn, o["name"]))
+    return "\n".join(out) + "\n"
+
+
 def write_if_changed(path, text):
     if os.path.exists(path):
         with open(path) as f:
@@ -405,6 +416,7 @@ def main():
         "FormulaEval.inc": gen_formulas(ops, False),
         "KernelSupport.inc": gen_kernel_support(ops),
         "InterpreterSupport.inc": gen_interpreter_support(ops),
+        "DirectImports.inc": gen_direct_imports(ops),
     }
     for name, text in files.items():
         write_if_changed(os.path.join(out_dir, name), text)

@@ -17,6 +17,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <utility>
 
 using namespace ember;
 using namespace ember::cuda;
@@ -45,35 +46,27 @@ private:
 } // namespace
 
 const char *Renderer::typeName(ScalarKind kind) {
-  switch (kind) {
-  case ElemKind::Float32:
-    return "float";
-  case ElemKind::Int32:
-    return "int";
-  case ElemKind::Int64:
-    return "long long";
-  case ElemKind::Bool:
-    return "bool";
-  case ElemKind::Float64:
-    return "double";
-  case ElemKind::Int8:
-    return "signed char";
-  case ElemKind::Int16:
-    return "short";
-  case ElemKind::Float16: // the bits; ember_h2f / ember_f2h convert
+  // The kinds with arithmetic in kernels. Float16 travels as its bits
+  // (ember_h2f / ember_f2h convert).
+  static const std::pair<ElemKind, const char *> kArithmetic[] = {
+      {ElemKind::Float32, "float"},    {ElemKind::Float64, "double"},
+      {ElemKind::Int8, "signed char"}, {ElemKind::Int16, "short"},
+      {ElemKind::Int32, "int"},        {ElemKind::Int64, "long long"},
+      {ElemKind::Bool, "bool"}};
+  for (const auto &[k, name] : kArithmetic)
+    if (k == kind)
+      return name;
+  // Kinds without arithmetic here (data movement only): an unsigned integer
+  // of the element's size, so copies move whole elements.
+  switch (elemSize(kind)) {
+  case 8:
+    return "unsigned long long";
+  case 4:
+    return "unsigned int";
+  case 2:
+    return "unsigned short";
   default:
-    // Kinds without arithmetic here (data movement only): an unsigned
-    // integer of the element's size, so copies move whole elements.
-    switch (elemSize(kind)) {
-    case 8:
-      return "unsigned long long";
-    case 4:
-      return "unsigned int";
-    case 2:
-      return "unsigned short";
-    default:
-      return "unsigned char";
-    }
+    return "unsigned char";
   }
 }
 

@@ -507,3 +507,36 @@ interpreter(["Cast"], "plain_or_bf16")  # BFloat16 rounds to nearest even
 interpreter(["MaxPool"], "f32_or_bytes")
 interpreter(["MatMul", "Conv", "ConvNHWC", "AvgPool", "Softmax",
              "ScaledSoftmax", "Attention"], "f32")
+
+
+# --- Import section: ONNX ops that are one node of a kind. ---
+#
+# onnx_import(first, last, names) says that the ONNX ops `names`, at opsets
+# first..last, import as one node of the op of the same name on the ONNX
+# node's inputs ("OnnxName=Kind" where the names differ); opgen writes their
+# import rules (DirectImports.inc: importUnaryOp or importBinaryOp by the
+# kind's input count, whose operand checks and broadcasts are the
+# importer's). Ops needing attributes, casts or composition keep a
+# hand-written rule in lib/Importer.
+def onnx_import(first, last, names):
+    byname = {o["name"]: o for o in OPS}
+    for n in names:
+        onnx_name, _, kind = n.partition("=")
+        o = byname[kind or onnx_name]
+        assert len(o["inputs"]) in (1, 2), "%s: not unary or binary" % n
+        o.setdefault("onnx", []).append((onnx_name, first, last))
+
+
+onnx_import(1, 17, ["Softplus", "Softsign", "Not"])
+onnx_import(6, 17, ["Relu", "Sigmoid", "Tanh", "Sqrt", "Exp", "Log", "Floor",
+                    "Ceil", "Reciprocal"])
+onnx_import(7, 17, ["Add", "Sub", "Mul", "Div", "Sin", "Cos", "Tan", "Asin",
+                    "Acos", "Atan", "And", "Or", "Xor", "Equal", "Greater",
+                    "Less"])
+onnx_import(9, 17, ["Erf", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Sign",
+                    "IsNaN"])
+onnx_import(11, 17, ["Round"])
+onnx_import(12, 17, ["GreaterOrEqual", "LessOrEqual"])
+onnx_import(18, 18, ["BitwiseNot=Not", "BitwiseAnd=And", "BitwiseOr=Or",
+                     "BitwiseXor=Xor"])
+onnx_import(18, 22, ["Mish"])

@@ -144,6 +144,8 @@ llvm::Expected<NodeValue> maxPoolIndices(ImportContext &ctx,
 /// A list of import rules defined in one file.
 using RuleList = llvm::ArrayRef<ImportRule>;
 RuleList getMathImportRules();
+/// The rules of lib/Graph/Ops.py's import section (ImportMath.cpp).
+RuleList getDirectImportRules();
 RuleList getTensorImportRules();
 RuleList getSplitPadImportRules();
 RuleList getReduceImportRules();

@@ -512,59 +512,14 @@ const ImportRule kMathRules[] = {
     {"Mul", 1, 6, importLegacyBinary<OpKind::Mul>},
     {"Div", 1, 6, importLegacyBinary<OpKind::Div>},
     {"Pow", 1, 6, importLegacyBinary<OpKind::Pow>},
-    {"Add", 7, 17, importBinaryOp<OpKind::Add>},
-    {"Sub", 7, 17, importBinaryOp<OpKind::Sub>},
-    {"Mul", 7, 17, importBinaryOp<OpKind::Mul>},
-    {"Div", 7, 17, importBinaryOp<OpKind::Div>},
-    {"Relu", 6, 17, importUnaryOp<OpKind::Relu>},
-    {"Sigmoid", 6, 17, importUnaryOp<OpKind::Sigmoid>},
-    {"Tanh", 6, 17, importUnaryOp<OpKind::Tanh>},
     {"Clip", 6, 17, importClipAny},
     {"BitShift", 11, 17, importBitShift},
     {"Abs", 6, 17, importSignOp<OpKind::Abs>},
     {"Neg", 6, 17, importSignOp<OpKind::Neg>},
-    {"Sqrt", 6, 17, importUnaryOp<OpKind::Sqrt>},
-    {"Exp", 6, 17, importUnaryOp<OpKind::Exp>},
-    {"Log", 6, 17, importUnaryOp<OpKind::Log>},
-    {"Erf", 9, 17, importUnaryOp<OpKind::Erf>},
-    {"Floor", 6, 17, importUnaryOp<OpKind::Floor>},
-    {"Ceil", 6, 17, importUnaryOp<OpKind::Ceil>},
-    {"Round", 11, 17, importUnaryOp<OpKind::Round>},
-    {"Reciprocal", 6, 17, importUnaryOp<OpKind::Reciprocal>},
-    {"Sin", 7, 17, importUnaryOp<OpKind::Sin>},
-    {"Cos", 7, 17, importUnaryOp<OpKind::Cos>},
-    {"Tan", 7, 17, importUnaryOp<OpKind::Tan>},
-    {"Asin", 7, 17, importUnaryOp<OpKind::Asin>},
-    {"Acos", 7, 17, importUnaryOp<OpKind::Acos>},
-    {"Atan", 7, 17, importUnaryOp<OpKind::Atan>},
-    {"Sinh", 9, 17, importUnaryOp<OpKind::Sinh>},
-    {"Cosh", 9, 17, importUnaryOp<OpKind::Cosh>},
-    {"Asinh", 9, 17, importUnaryOp<OpKind::Asinh>},
-    {"Acosh", 9, 17, importUnaryOp<OpKind::Acosh>},
-    {"Atanh", 9, 17, importUnaryOp<OpKind::Atanh>},
-    {"Softplus", 1, 17, importUnaryOp<OpKind::Softplus>},
-    {"Softsign", 1, 17, importUnaryOp<OpKind::Softsign>},
-    {"Mish", 18, 22, importUnaryOp<OpKind::Mish>},
     {"Gelu", 20, 20, importGelu},
     {"Swish", 24, 24, importSwish<false>},
     {"SwiGLU", 28, 28, importSwish<true>},
-    {"Sign", 9, 17, importUnaryOp<OpKind::Sign>},
-    {"IsNaN", 9, 17, importUnaryOp<OpKind::IsNaN>},
     {"IsInf", 10, 17, importIsInf},
-    {"Not", 1, 17, importUnaryOp<OpKind::Not>},
-    {"And", 7, 17, importBinaryOp<OpKind::And>},
-    {"Or", 7, 17, importBinaryOp<OpKind::Or>},
-    {"Xor", 7, 17, importBinaryOp<OpKind::Xor>},
-    // The logic nodes are bitwise on integers.
-    {"BitwiseNot", 18, 18, importUnaryOp<OpKind::Not>},
-    {"BitwiseAnd", 18, 18, importBinaryOp<OpKind::And>},
-    {"BitwiseOr", 18, 18, importBinaryOp<OpKind::Or>},
-    {"BitwiseXor", 18, 18, importBinaryOp<OpKind::Xor>},
-    {"Equal", 7, 17, importBinaryOp<OpKind::Equal>},
-    {"Greater", 7, 17, importBinaryOp<OpKind::Greater>},
-    {"Less", 7, 17, importBinaryOp<OpKind::Less>},
-    {"GreaterOrEqual", 12, 17, importBinaryOp<OpKind::GreaterOrEqual>},
-    {"LessOrEqual", 12, 17, importBinaryOp<OpKind::LessOrEqual>},
     {"Pow", 7, 17, importPow},
     {"Mod", 10, 17, importMod},
     {"Max", 6, 17, importVariadic<OpKind::Max, false>},
@@ -589,6 +544,12 @@ const ImportRule kMathRules[] = {
     {"Softmax", 1, 17, importSoftmaxAny},
 };
 
+// The ops that import as one node of a kind (Ops.py's import section).
+const ImportRule kDirectRules[] = {
+#include "ember/Generated/DirectImports.inc"
+};
+
 } // namespace
 
 RuleList onnximport::getMathImportRules() { return kMathRules; }
+RuleList onnximport::getDirectImportRules() { return kDirectRules; }

@@ -16,6 +16,9 @@
 
 #include "ember/Base/ElemAccess.h"
 
+#include <utility>
+#include <vector>
+
 using namespace ember;
 using namespace ember::onnximport;
 
@@ -449,22 +452,31 @@ llvm::Error importDynamicQuantizeMatMul(ImportContext &ctx,
                           in[4]);
 }
 
-const ImportRule kMicrosoftRules[] = {
-    {"QLinearAdd", 1, 1, importQLinearBinary<OpKind::Add>},
-    {"QLinearMul", 1, 1, importQLinearBinary<OpKind::Mul>},
-    {"QLinearGlobalAveragePool", 1, 1, importQLinearGlobalAveragePool},
-    {"QLinearSigmoid", 1, 1, importQLinearSigmoid},
-    {"QLinearLeakyRelu", 1, 1, importQLinearLeakyRelu},
-    {"QLinearAveragePool", 1, 1, importQLinearAveragePool},
-    {"QLinearReduceMean", 1, 1, importQLinearReduceMean},
-    {"QLinearSoftmax", 1, 1, importQLinearSoftmax},
-    {"QLinearConcat", 1, 1, importQLinearConcat},
-    {"QLinearWhere", 1, 1, importQLinearWhere},
-    {"QGemm", 1, 1, importQGemm},
-    {"MatMulIntegerToFloat", 1, 1, importMatMulIntegerToFloat},
-    {"DynamicQuantizeMatMul", 1, 1, importDynamicQuantizeMatMul},
+/// com.microsoft has one opset version, 1: each row is an op of it.
+const std::pair<const char *, ImportFn> kMicrosoftOps[] = {
+    {"QLinearAdd", importQLinearBinary<OpKind::Add>},
+    {"QLinearMul", importQLinearBinary<OpKind::Mul>},
+    {"QLinearGlobalAveragePool", importQLinearGlobalAveragePool},
+    {"QLinearSigmoid", importQLinearSigmoid},
+    {"QLinearLeakyRelu", importQLinearLeakyRelu},
+    {"QLinearAveragePool", importQLinearAveragePool},
+    {"QLinearReduceMean", importQLinearReduceMean},
+    {"QLinearSoftmax", importQLinearSoftmax},
+    {"QLinearConcat", importQLinearConcat},
+    {"QLinearWhere", importQLinearWhere},
+    {"QGemm", importQGemm},
+    {"MatMulIntegerToFloat", importMatMulIntegerToFloat},
+    {"DynamicQuantizeMatMul", importDynamicQuantizeMatMul},
 };
 
 } // namespace
 
-RuleList onnximport::getMicrosoftImportRules() { return kMicrosoftRules; }
+RuleList onnximport::getMicrosoftImportRules() {
+  static const std::vector<ImportRule> rules = [] {
+    std::vector<ImportRule> v;
+    for (const auto &[opType, fn] : kMicrosoftOps)
+      v.push_back({opType, 1, 1, fn});
+    return v;
+  }();
+  return rules;
+}

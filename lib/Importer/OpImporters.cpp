@@ -265,7 +265,8 @@ llvm::ArrayRef<ImportRule> ember::getImportRules() {
   static const std::vector<ImportRule> all = [] {
     std::vector<ImportRule> v;
     for (auto rules :
-         {onnximport::getMathImportRules(), onnximport::getTensorImportRules(),
+         {onnximport::getMathImportRules(), onnximport::getDirectImportRules(),
+          onnximport::getTensorImportRules(),
           onnximport::getSplitPadImportRules(),
           onnximport::getReduceImportRules(), onnximport::getNNImportRules(),
           onnximport::getQuantImportRules(), onnximport::getSignalImportRules(),

@@ -1,5 +1,6 @@
 //===- CodegenFlags.cpp - Code generation flags shared by the tools -------===//
 #include "CodegenFlags.h"
+#include "FlagDecl.h"
 #include "PrecisionFlags.h"
 
 #include "ember/Base/Error.h"
@@ -12,68 +13,53 @@ cl::OptionCategory &tools::codegenFlagsCategory() {
   return category;
 }
 
-static cl::opt<std::string>
-    targetTriple("target", cl::desc("Target triple (default: the host's)"),
-                 cl::value_desc("triple"),
-                 cl::cat(tools::codegenFlagsCategory()));
-static cl::opt<std::string>
-    mcpu("mcpu",
-         cl::desc("Target CPU (default: the host CPU and its features)"),
-         cl::value_desc("cpu"), cl::cat(tools::codegenFlagsCategory()));
-static cl::opt<std::string>
-    mattr("mattr",
-          cl::desc("Target features added to the CPU's, comma-separated "
-                   "(e.g. -avx512f drops AVX-512)"),
-          cl::value_desc("+feature,-feature"),
-          cl::cat(tools::codegenFlagsCategory()));
+static cl::opt<std::string> targetTriple =
+    tools::stringFlag(tools::codegenFlagsCategory(), "target", "triple", "",
+                      "Target triple (default: the host's)");
+static cl::opt<std::string> mcpu =
+    tools::stringFlag(tools::codegenFlagsCategory(), "mcpu", "cpu", "",
+                      "Target CPU (default: the host CPU and its features)");
+static cl::opt<std::string> mattr = tools::stringFlag(
+    tools::codegenFlagsCategory(), "mattr", "+feature,-feature", "",
+    "Target features added to the CPU's, comma-separated "
+    "(e.g. -avx512f drops AVX-512)");
 static cl::opt<bool> printTarget(
     "print-target",
     cl::desc("Print the target description kernel choices read (one field "
              "per line) and exit"),
     cl::cat(tools::codegenFlagsCategory()));
-static cl::opt<std::string> cpuWinograd(
-    "cpu-winograd",
-    cl::desc("CPU: 3x3 stride-1 convolutions as Winograd F(4x4)/F(2x2) "
-             "where the rule picks them (auto), never (off), or always "
-             "F(2x2) / F(4x4) where eligible (f2, f4)"),
-    cl::init("auto"), cl::value_desc("auto|off|f2|f4"),
-    cl::cat(tools::codegenFlagsCategory()));
-static cl::opt<std::string> cpuConvPath(
-    "cpu-conv-path",
-    cl::desc("CPU: which vector dimension convolutions and pools take: per "
-             "layer (auto), pixels (panels), channels (channels), or "
-             "convolutions along output rows without im2col (rows)"),
-    cl::init("auto"), cl::value_desc("auto|panels|channels|rows"),
-    cl::cat(tools::codegenFlagsCategory()));
-static cl::opt<std::string> cpuSimdWidth(
-    "cpu-simd-width",
-    cl::desc("CPU: vector width the kernel choices assume: the target's "
-             "(auto), or the 8-lane (256) / 16-lane (512) kernels on any "
-             "target"),
-    cl::init("auto"), cl::value_desc("auto|256|512"),
-    cl::cat(tools::codegenFlagsCategory()));
-static cl::opt<std::string>
-    cudaArch("cuda-arch", cl::desc("CUDA bundles: GPU architecture (sm_90)"),
-             cl::value_desc("sm_XX"), cl::init(""),
-             cl::cat(tools::codegenFlagsCategory()));
-static cl::opt<std::string>
-    cudaGemm("cuda-gemm",
-             cl::desc("CUDA: MatMul/Gemm through cuBLASLt or generated kernels "
-                      "(auto: cuBLASLt unless tiny)"),
-             cl::value_desc("auto|cublaslt|generated"), cl::init("auto"),
-             cl::cat(tools::codegenFlagsCategory()));
-static cl::opt<std::string> cudaConv(
-    "cuda-conv",
-    cl::desc("CUDA: Conv through cuDNN or generated kernels (auto: cuDNN "
-             "where it can express the op)"),
-    cl::value_desc("auto|cudnn|generated"), cl::init("auto"),
-    cl::cat(tools::codegenFlagsCategory()));
-static cl::opt<std::string> cudaMath(
-    "cuda-math",
-    cl::desc("CUDA: MatMul/Conv arithmetic: fp32 FMA, or TF32 tensor cores "
-             "(10-bit mantissa operands, fp32 sums; sm_80 or newer)"),
-    cl::value_desc("fp32|tf32"), cl::init("fp32"),
-    cl::cat(tools::codegenFlagsCategory()));
+static cl::opt<std::string> cpuWinograd = tools::stringFlag(
+    tools::codegenFlagsCategory(), "cpu-winograd", "auto|off|f2|f4", "auto",
+    "CPU: 3x3 stride-1 convolutions as Winograd F(4x4)/F(2x2) "
+    "where the rule picks them (auto), never (off), or always "
+    "F(2x2) / F(4x4) where eligible (f2, f4)");
+static cl::opt<std::string> cpuConvPath = tools::stringFlag(
+    tools::codegenFlagsCategory(), "cpu-conv-path", "auto|panels|channels|rows",
+    "auto",
+    "CPU: which vector dimension convolutions and pools take: per "
+    "layer (auto), pixels (panels), channels (channels), or "
+    "convolutions along output rows without im2col (rows)");
+static cl::opt<std::string> cpuSimdWidth = tools::stringFlag(
+    tools::codegenFlagsCategory(), "cpu-simd-width", "auto|256|512", "auto",
+    "CPU: vector width the kernel choices assume: the target's "
+    "(auto), or the 8-lane (256) / 16-lane (512) kernels on any "
+    "target");
+static cl::opt<std::string> cudaArch =
+    tools::stringFlag(tools::codegenFlagsCategory(), "cuda-arch", "sm_XX", "",
+                      "CUDA bundles: GPU architecture (sm_90)");
+static cl::opt<std::string> cudaGemm =
+    tools::stringFlag(tools::codegenFlagsCategory(), "cuda-gemm",
+                      "auto|cublaslt|generated", "auto",
+                      "CUDA: MatMul/Gemm through cuBLASLt or generated kernels "
+                      "(auto: cuBLASLt unless tiny)");
+static cl::opt<std::string> cudaConv = tools::stringFlag(
+    tools::codegenFlagsCategory(), "cuda-conv", "auto|cudnn|generated", "auto",
+    "CUDA: Conv through cuDNN or generated kernels (auto: cuDNN "
+    "where it can express the op)");
+static cl::opt<std::string> cudaMath = tools::stringFlag(
+    tools::codegenFlagsCategory(), "cuda-math", "fp32|tf32", "fp32",
+    "CUDA: MatMul/Conv arithmetic: fp32 FMA, or TF32 tensor cores "
+    "(10-bit mantissa operands, fp32 sums; sm_80 or newer)");
 static cl::opt<bool> cudaGraph(
     "cuda-graph",
     cl::desc("CUDA, in process: replay the launches as a CUDA graph (0: "

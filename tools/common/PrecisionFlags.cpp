@@ -1,5 +1,6 @@
 //===- PrecisionFlags.cpp - -precision and its node list ------------------===//
 #include "PrecisionFlags.h"
+#include "FlagDecl.h"
 
 #include "ember/Base/Error.h"
 
@@ -11,25 +12,22 @@ cl::OptionCategory &tools::precisionFlagsCategory() {
   return category;
 }
 
-static cl::opt<std::string> precision(
-    "precision",
-    cl::desc("Float precision of MatMul and Conv operands "
-             "(docs/Precision.md): fp32, bf16 or fp16 (16-bit operands, fp32 "
-             "accumulation and results); the network's inputs and outputs "
-             "keep their types"),
-    cl::init("fp32"), cl::value_desc("fp32|bf16|fp16"),
-    cl::cat(tools::precisionFlagsCategory()));
-static cl::opt<std::string> weightsPrecision(
-    "weights-precision",
-    cl::desc("Store the constant weights of MatMul and Conv in fp16 or bf16 "
-             "(half the bytes) and compute in fp32 (docs/Precision.md)"),
-    cl::init("fp32"), cl::value_desc("fp32|fp16|bf16"),
-    cl::cat(tools::precisionFlagsCategory()));
-static cl::opt<std::string> keepNodes(
-    "keep-original-precision-for-nodes",
-    cl::desc("Op kinds that keep their original precision under -precision "
-             "(comma-separated, e.g. MatMul)"),
-    cl::value_desc("KIND,..."), cl::cat(tools::precisionFlagsCategory()));
+static cl::opt<std::string> precision = tools::stringFlag(
+    tools::precisionFlagsCategory(), "precision", "fp32|bf16|fp16", "fp32",
+    "Float precision of MatMul and Conv operands "
+    "(docs/Precision.md): fp32, bf16 or fp16 (16-bit operands, fp32 "
+    "accumulation and results); the network's inputs and outputs "
+    "keep their types");
+static cl::opt<std::string> weightsPrecision = tools::stringFlag(
+    tools::precisionFlagsCategory(), "weights-precision", "fp32|fp16|bf16",
+    "fp32",
+    "Store the constant weights of MatMul and Conv in fp16 or bf16 "
+    "(half the bytes) and compute in fp32 (docs/Precision.md)");
+static cl::opt<std::string> keepNodes = tools::stringFlag(
+    tools::precisionFlagsCategory(), "keep-original-precision-for-nodes",
+    "KIND,...", "",
+    "Op kinds that keep their original precision under -precision "
+    "(comma-separated, e.g. MatMul)");
 
 llvm::Expected<PrecisionOptions> tools::getPrecisionOptions() {
   PrecisionOptions o;

@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Classifier.h"
+#include "FlagDecl.h"
 #include "ImportFlags.h"
 #include "InputList.h"
 #include "PassOptions.h"
@@ -33,60 +34,48 @@ using namespace ember;
 namespace cl = llvm::cl;
 
 static cl::OptionCategory category("image-classifier options");
-static cl::opt<std::string> modelPath("model", cl::desc("ONNX model file"),
-                                      cl::value_desc("file.onnx"),
-                                      cl::cat(category));
-static cl::opt<std::string> backendName("backend",
-                                        cl::desc("Backend to compile for"),
-                                        cl::init("Interpreter"),
-                                        cl::cat(category));
-static cl::opt<std::string>
-    bundlePrefix("bundle",
-                 cl::desc("Run the bundle DIR/NAME.so instead of a model"),
-                 cl::value_desc("DIR/NAME"), cl::cat(category));
+static cl::opt<std::string> modelPath =
+    tools::stringFlag(category, "model", "file.onnx", "", "ONNX model file");
+static cl::opt<std::string> backendName = tools::stringFlag(
+    category, "backend", "", "Interpreter", "Backend to compile for");
+static cl::opt<std::string> bundlePrefix =
+    tools::stringFlag(category, "bundle", "DIR/NAME", "",
+                      "Run the bundle DIR/NAME.so instead of a model");
 static cl::list<std::string>
     imageArgs(cl::Positional,
               cl::desc("<image files, or - to read paths "
                        "from stdin>"),
               cl::ZeroOrMore, cl::cat(category));
-static cl::opt<std::string>
-    imageDir("input-image-dir",
-             cl::desc("Classify every .png/.jpg/.jpeg in DIR (sorted)"),
-             cl::value_desc("DIR"), cl::cat(category));
-static cl::opt<std::string>
-    imageListFile("input-image-list-file",
-                  cl::desc("Classify the images listed in FILE, one a line"),
-                  cl::value_desc("FILE"), cl::cat(category));
-static cl::opt<std::string>
-    imageMode("image-mode",
-              cl::desc("Pixel range: 0to1, neg1to1, 0to255, neg128to127"),
-              cl::init("0to1"), cl::cat(category));
-static cl::opt<std::string> imageLayout("image-layout",
-                                        cl::desc("NCHW or NHWC"),
-                                        cl::init("NCHW"), cl::cat(category));
-static cl::opt<std::string>
-    channelOrder("image-channel-order",
-                 cl::desc("Channel order the model expects: RGB or BGR"),
-                 cl::init("RGB"), cl::cat(category));
+static cl::opt<std::string> imageDir =
+    tools::stringFlag(category, "input-image-dir", "DIR", "",
+                      "Classify every .png/.jpg/.jpeg in DIR (sorted)");
+static cl::opt<std::string> imageListFile =
+    tools::stringFlag(category, "input-image-list-file", "FILE", "",
+                      "Classify the images listed in FILE, one a line");
+static cl::opt<std::string> imageMode =
+    tools::stringFlag(category, "image-mode", "", "0to1",
+                      "Pixel range: 0to1, neg1to1, 0to255, neg128to127");
+static cl::opt<std::string> imageLayout =
+    tools::stringFlag(category, "image-layout", "", "NCHW", "NCHW or NHWC");
+static cl::opt<std::string> channelOrder =
+    tools::stringFlag(category, "image-channel-order", "", "RGB",
+                      "Channel order the model expects: RGB or BGR");
 static cl::opt<bool>
     imageNetNorm("use-imagenet-normalization",
                  cl::desc("Subtract ImageNet's mean and divide by its stddev"),
                  cl::cat(category));
-static cl::opt<std::string>
-    meanValues("mean",
-               cl::desc("Per-channel mean, in -image-mode units and the "
-                        "model's channel order (one value: all channels)"),
-               cl::value_desc("m[,m,m]"), cl::cat(category));
-static cl::opt<std::string>
-    stddevValues("stddev", cl::desc("Per-channel stddev, like -mean"),
-                 cl::value_desc("s[,s,s]"), cl::cat(category));
+static cl::opt<std::string> meanValues =
+    tools::stringFlag(category, "mean", "m[,m,m]", "",
+                      "Per-channel mean, in -image-mode units and the "
+                      "model's channel order (one value: all channels)");
+static cl::opt<std::string> stddevValues = tools::stringFlag(
+    category, "stddev", "s[,s,s]", "", "Per-channel stddev, like -mean");
 static cl::opt<bool> resize("resize",
                             cl::desc("Resize images to the model's size"),
                             cl::cat(category));
-static cl::opt<std::string>
-    inputName("model-input-name",
-              cl::desc("The model input to feed the images to"),
-              cl::cat(category));
+static cl::opt<std::string> inputName =
+    tools::stringFlag(category, "model-input-name", "", "",
+                      "The model input to feed the images to");
 static cl::opt<unsigned>
     minibatch("minibatch",
               cl::desc("Images per run (default 1, or the model's fixed "
@@ -99,15 +88,12 @@ static cl::list<std::string>
             cl::value_desc("NAME,VALUE"), cl::cat(category));
 static cl::opt<unsigned> topK("topk", cl::desc("Classes shown per image"),
                               cl::init(1), cl::cat(category));
-static cl::opt<std::string> labelsFile("labels",
-                                       cl::desc("Class names, one a line"),
-                                       cl::value_desc("FILE"),
-                                       cl::cat(category));
-static cl::opt<std::string>
-    expectedLabels("expected-labels",
-                   cl::desc("Expected class per image; the exit status is "
-                            "the number of mismatches"),
-                   cl::value_desc("i,j,..."), cl::cat(category));
+static cl::opt<std::string> labelsFile = tools::stringFlag(
+    category, "labels", "FILE", "", "Class names, one a line");
+static cl::opt<std::string> expectedLabels =
+    tools::stringFlag(category, "expected-labels", "i,j,...", "",
+                      "Expected class per image; the exit status is "
+                      "the number of mismatches");
 static cl::opt<bool> computeSoftmax("compute-softmax",
                                     cl::desc("Show softmax probabilities"),
                                     cl::cat(category));

@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CodegenFlags.h"
+#include "FlagDecl.h"
 #include "ImportFlags.h"
 #include "PassOptions.h"
 #include "PrecisionFlags.h"
@@ -47,19 +48,15 @@ using namespace ember;
 namespace cl = llvm::cl;
 
 static cl::OptionCategory category("model-compiler options");
-static cl::opt<std::string> modelPath("model", cl::desc("ONNX model file"),
-                                      cl::value_desc("file.onnx"),
-                                      cl::cat(category));
-static cl::opt<std::string>
-    backendName("backend", cl::desc("Backend: CPU, Interpreter or CUDA"),
-                cl::init("CPU"), cl::cat(category));
-static cl::opt<std::string> bundleDir("emit-bundle",
-                                      cl::desc("Write the bundle into DIR"),
-                                      cl::value_desc("DIR"), cl::cat(category));
-static cl::opt<std::string> networkName(
-    "network-name",
-    cl::desc("Bundle entry point name (default: the model file's stem)"),
-    cl::cat(category));
+static cl::opt<std::string> modelPath =
+    tools::stringFlag(category, "model", "file.onnx", "", "ONNX model file");
+static cl::opt<std::string> backendName = tools::stringFlag(
+    category, "backend", "", "CPU", "Backend: CPU, Interpreter or CUDA");
+static cl::opt<std::string> bundleDir = tools::stringFlag(
+    category, "emit-bundle", "DIR", "", "Write the bundle into DIR");
+static cl::opt<std::string> networkName = tools::stringFlag(
+    category, "network-name", "", "",
+    "Bundle entry point name (default: the model file's stem)");
 static cl::opt<bool>
     embedWeights("embed-weights",
                  cl::desc("Put the constant weights into the object file"),

@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CodegenFlags.h"
+#include "FlagDecl.h"
 #include "ImportFlags.h"
 #include "PassOptions.h"
 #include "PrecisionFlags.h"
@@ -39,13 +40,10 @@ using namespace ember;
 namespace cl = llvm::cl;
 
 static cl::OptionCategory category("model-runner options");
-static cl::opt<std::string> modelPath("model", cl::desc("ONNX model file"),
-                                      cl::value_desc("file.onnx"),
-                                      cl::cat(category));
-static cl::opt<std::string> backendName("backend",
-                                        cl::desc("Backend to run on"),
-                                        cl::init("Interpreter"),
-                                        cl::cat(category));
+static cl::opt<std::string> modelPath =
+    tools::stringFlag(category, "model", "file.onnx", "", "ONNX model file");
+static cl::opt<std::string> backendName = tools::stringFlag(
+    category, "backend", "", "Interpreter", "Backend to run on");
 static cl::list<std::string>
     inputs("input",
            cl::desc("Input tensor: NAME=FILE or FILE (graph order); .pb "
@@ -55,10 +53,9 @@ static cl::opt<unsigned>
     iterations("iterations",
                cl::desc("Time N runs after one warm-up (0: run once)"),
                cl::init(0), cl::cat(category));
-static cl::opt<std::string>
-    outputDir("output-dir",
-              cl::desc("Write each output as DIR/output_N.pb (TensorProto)"),
-              cl::cat(category));
+static cl::opt<std::string> outputDir =
+    tools::stringFlag(category, "output-dir", "", "",
+                      "Write each output as DIR/output_N.pb (TensorProto)");
 static cl::opt<unsigned> topK("topk",
                               cl::desc("Print the K largest entries of "
                                        "each output with their indices"),
@@ -69,10 +66,9 @@ static cl::opt<unsigned> printCount("print-count",
 static cl::opt<bool> dumpGraph("dump-graph",
                                cl::desc("Print the lowered graph"),
                                cl::cat(category));
-static cl::opt<std::string>
-    dumpGraphDot("dump-graph-dot",
-                 cl::desc("Write the lowered graph as Graphviz to FILE"),
-                 cl::cat(category));
+static cl::opt<std::string> dumpGraphDot =
+    tools::stringFlag(category, "dump-graph-dot", "", "",
+                      "Write the lowered graph as Graphviz to FILE");
 static cl::opt<bool> dumpIR("dump-ir",
                             cl::desc("Print the IR with memory offsets"),
                             cl::cat(category));
@@ -103,19 +99,16 @@ static cl::opt<bool> profileOpt(
              "per instruction, averaged over max(1, -iterations) runs after "
              "the warm-up run"),
     cl::cat(category));
-static cl::opt<std::string>
-    profileOrder("profile-order",
-                 cl::desc("Rows of -profile: 'time' (slowest first, the "
-                          "default) or 'program' (execution order)"),
-                 cl::init("time"), cl::value_desc("time|program"),
-                 cl::cat(category));
+static cl::opt<std::string> profileOrder =
+    tools::stringFlag(category, "profile-order", "time|program", "time",
+                      "Rows of -profile: 'time' (slowest first, the "
+                      "default) or 'program' (execution order)");
 
-static cl::opt<std::string> profileStat(
-    "profile-stat",
-    cl::desc("Per kernel time of -profile: 'mean' over the runs (the "
-             "default) or 'min', the fastest run of each kernel (steadier "
-             "on a loaded machine)"),
-    cl::init("mean"), cl::value_desc("mean|min"), cl::cat(category));
+static cl::opt<std::string> profileStat = tools::stringFlag(
+    category, "profile-stat", "mean|min", "mean",
+    "Per kernel time of -profile: 'mean' over the runs (the "
+    "default) or 'min', the fastest run of each kernel (steadier "
+    "on a loaded machine)");
 
 static void fail(const llvm::Twine &msg) {
   llvm::errs() << "model-runner: error: " << msg << "\n";
