@@ -6,8 +6,9 @@ Writes OpKinds.inc, InstrKinds.inc, Nodes.h, NodeBuilders.inc, Nodes.inc,
 OpTable.inc, InferDecls.inc, Instrs.h, InstrBuilders.inc, Instrs.inc and the
 formula cases (FormulaKernel.inc, FormulaEval.inc; see formula.py) and the
 support tables of the kernel section (KernelSupport.inc,
-InterpreterSupport.inc) and the import rules of the import section
-(DirectImports.inc) into OUT_DIR (only files whose content changed are rewritten, so dependants
+InterpreterSupport.inc), the structured lowerings' declarations and
+dispatch (KernelLowerings.h, KernelLowerings.inc) and the import rules of
+the import section (DirectImports.inc) into OUT_DIR (only files whose content changed are rewritten, so dependants
 rebuild only when needed).
 """
 import os
@@ -376,6 +377,27 @@ def gen_interpreter_support(ops):
     return "\n".join(out) + "\n"
 
 
+def gen_lowerings(ops):
+    """Declarations (KernelLowerings.h) and the dispatch by instruction kind
+    (KernelLowerings.inc) of the structured ops' kernel-IR lowerings."""
+    users = {}
+    for o in ops:
+        if "lowering" in o:
+            assert o["instr"], "%s: a lowering needs an instruction" % o["name"]
+            users.setdefault(o["lowering"], []).append(o["name"])
+    sig = "(const %s &I, const MemoryPlan &plan, std::vector<Kernel> &out);"
+    decls, cases = [HEADER], [HEADER]
+    for fn, names in users.items():
+        typed = len(names) == 1
+        decls.append("bool %s%s" % (fn, sig % (names[0] + "Inst" if typed
+                                               else "Instruction")))
+        for n in names:
+            arg = "llvm::cast<%sInst>(I)" % n if typed else "I"
+            cases.append("case ValueKind::%sInst:\n  return %s(%s, plan, out);"
+                         % (n, fn, arg))
+    return "\n".join(decls) + "\n", "\n".join(cases) + "\n"
+
+
 def gen_direct_imports(ops):
     out = [HEADER]
     for o in ops:
@@ -417,6 +439,8 @@ def main():
         "KernelSupport.inc": gen_kernel_support(ops),
         "InterpreterSupport.inc": gen_interpreter_support(ops),
         "DirectImports.inc": gen_direct_imports(ops),
+        "KernelLowerings.h": gen_lowerings(ops)[0],
+        "KernelLowerings.inc": gen_lowerings(ops)[1],
     }
     for name, text in files.items():
         write_if_changed(os.path.join(out_dir, name), text)

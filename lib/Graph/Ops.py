@@ -509,6 +509,44 @@ interpreter(["MatMul", "Conv", "ConvNHWC", "AvgPool", "Softmax",
              "ScaledSoftmax", "Attention"], "f32")
 
 
+# lowering(fn, names): the shared kernel lowering builds the kernels of the
+# structured ops `names` with `bool kir::fn(const NameInst &I, const
+# MemoryPlan &plan, std::vector<Kernel> &out)` (lib/Kernel; `const
+# Instruction &` where one function serves several ops), false where it has
+# no rule for the instruction's attributes or shapes. opgen writes the
+# declarations (KernelLowerings.h) and the dispatch by instruction kind
+# (KernelLowerings.inc). Elementwise ops need no entry.
+def lowering(fn, names):
+    for o in _entries(names, "lowering"):
+        o["lowering"] = fn
+
+
+lowering("lowerStridedCopy", ["Transpose", "Broadcast"])  # Structured.cpp
+lowering("lowerConcat", ["Concat"])
+lowering("lowerPool", ["MaxPool", "AvgPool"])
+lowering("lowerSoftmax", ["Softmax"])
+lowering("lowerMatMul", ["MatMul"])
+lowering("lowerReduce", ["ReduceSum", "ReduceMean", "ReduceProd", "ReduceMax",
+                         "ReduceMin"])  # Reductions.cpp
+lowering("lowerSlice", ["Slice"])
+lowering("lowerChannelShuffle", ["ChannelShuffle"])
+lowering("lowerPad", ["Pad"])
+lowering("lowerGather", ["Gather"])  # Indexing.cpp
+lowering("lowerGatherElements", ["GatherElements"])
+lowering("lowerGatherND", ["GatherND"])
+lowering("lowerScatterElements", ["ScatterElements"])
+lowering("lowerScatterND", ["ScatterND"])
+lowering("lowerTile", ["Tile"])
+lowering("lowerArgReduce", ["ArgMax", "ArgMin"])
+lowering("lowerCumSum", ["CumSum"])
+lowering("lowerTopK", ["TopK"])
+lowering("lowerPoolND", ["PoolND"])  # Windows.cpp
+lowering("lowerConvTranspose", ["ConvTranspose"])
+lowering("lowerResize", ["Resize"])
+lowering("lowerIntMatMul", ["IntMatMul"])  # IntProducts.cpp
+lowering("lowerIntConv", ["IntConv"])
+lowering("lowerLayerNorm", ["LayerNorm"])  # Normalization.cpp
+
 # --- Import section: ONNX ops that are one node of a kind. ---
 #
 # onnx_import(first, last, names) says that the ONNX ops `names`, at opsets

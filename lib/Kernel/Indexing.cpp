@@ -242,7 +242,9 @@ Kernel tile(const TileInst &I, const MemoryPlan &plan) {
 
 /// Edge (mode 2) or reflect (mode 1) Pad: each coordinate maps to an
 /// input coordinate, as padSource does in the Interpreter.
-Kernel mirrorPad(const PadInst &I, const MemoryPlan &plan) {
+} // namespace
+
+Kernel kir::mirrorPadKernel(const PadInst &I, const MemoryPlan &plan) {
   TypeRef xt = I.getInput()->getType();
   auto xs = xt->strides();
   auto os = I.getDest()->getType()->strides();
@@ -276,6 +278,8 @@ Kernel mirrorPad(const PadInst &I, const MemoryPlan &plan) {
   });
   return k;
 }
+
+namespace {
 
 /// ArgMax/ArgMin along one axis: a sequential scan per (outer, inner)
 /// position keeping the best value and its index.
@@ -397,75 +401,84 @@ Kernel topK(const TopKInst &I, const MemoryPlan &plan) {
 }
 } // namespace
 
-bool kir::lowerIndexing(const Instruction &I, const MemoryPlan &plan,
-                        std::vector<Kernel> &out) {
-  switch (I.getKind()) {
-  case ValueKind::GatherInst:
-  case ValueKind::GatherElementsInst:
-  case ValueKind::GatherNDInst:
-  case ValueKind::ScatterElementsInst:
-  case ValueKind::ScatterNDInst:
-  case ValueKind::TileInst:
-  case ValueKind::PadInst:
-  case ValueKind::ArgMaxInst:
-  case ValueKind::ArgMinInst:
-  case ValueKind::CumSumInst:
-  case ValueKind::TopKInst:
-    if (I.getOperand(0).value->getType()->size() == 0)
-      return true; // nothing to write
-    break;
-  default:
+/// True when \p I's first result has no element: nothing to write.
+static bool writesNothing(const Instruction &I) {
+  return I.getOperand(0).value->getType()->size() == 0;
+}
+
+bool kir::lowerGather(const GatherInst &I, const MemoryPlan &plan,
+                      std::vector<Kernel> &out) {
+  if (writesNothing(I))
+    return true;
+  if (I.getData()->getType()->size() == 0)
     return false;
-  }
-  if (auto *g = llvm::dyn_cast<GatherInst>(&I)) {
-    if (g->getData()->getType()->size() == 0)
-      return false;
-    out.push_back(gather(*g, plan));
+  out.push_back(gather(I, plan));
+  return true;
+}
+
+bool kir::lowerGatherElements(const GatherElementsInst &I,
+                              const MemoryPlan &plan,
+                              std::vector<Kernel> &out) {
+  if (writesNothing(I))
     return true;
-  }
-  if (auto *g = llvm::dyn_cast<GatherElementsInst>(&I)) {
-    if (g->getData()->getType()->size() == 0)
-      return false;
-    out.push_back(gatherElements(*g, plan));
+  if (I.getData()->getType()->size() == 0)
+    return false;
+  out.push_back(gatherElements(I, plan));
+  return true;
+}
+
+bool kir::lowerGatherND(const GatherNDInst &I, const MemoryPlan &plan,
+                        std::vector<Kernel> &out) {
+  if (writesNothing(I))
     return true;
-  }
-  if (auto *g = llvm::dyn_cast<GatherNDInst>(&I)) {
-    if (g->getData()->getType()->size() == 0)
-      return false;
-    out.push_back(gatherND(*g, plan));
+  if (I.getData()->getType()->size() == 0)
+    return false;
+  out.push_back(gatherND(I, plan));
+  return true;
+}
+
+bool kir::lowerScatterElements(const ScatterElementsInst &I,
+                               const MemoryPlan &plan,
+                               std::vector<Kernel> &out) {
+  if (!writesNothing(I))
+    scatterElements(I, plan, out);
+  return true;
+}
+
+bool kir::lowerScatterND(const ScatterNDInst &I, const MemoryPlan &plan,
+                         std::vector<Kernel> &out) {
+  if (!writesNothing(I))
+    scatterND(I, plan, out);
+  return true;
+}
+
+bool kir::lowerTile(const TileInst &I, const MemoryPlan &plan,
+                    std::vector<Kernel> &out) {
+  if (!writesNothing(I))
+    out.push_back(tile(I, plan));
+  return true;
+}
+
+bool kir::lowerArgReduce(const Instruction &I, const MemoryPlan &plan,
+                         std::vector<Kernel> &out) {
+  if (writesNothing(I))
     return true;
-  }
-  if (auto *s = llvm::dyn_cast<ScatterElementsInst>(&I)) {
-    scatterElements(*s, plan, out);
-    return true;
-  }
-  if (auto *s = llvm::dyn_cast<ScatterNDInst>(&I)) {
-    scatterND(*s, plan, out);
-    return true;
-  }
-  if (auto *t = llvm::dyn_cast<TileInst>(&I)) {
-    out.push_back(tile(*t, plan));
-    return true;
-  }
-  if (auto *p = llvm::dyn_cast<PadInst>(&I)) {
-    if (p->getMode() == 0 || p->getInput()->getType()->size() == 0)
-      return false;
-    out.push_back(mirrorPad(*p, plan));
-    return true;
-  }
-  if (llvm::isa<ArgMaxInst>(I) || llvm::isa<ArgMinInst>(I)) {
-    if (I.getOperand(1).value->getType()->size() == 0)
-      return false;
-    out.push_back(argReduce(I, llvm::isa<ArgMaxInst>(I), plan));
-    return true;
-  }
-  if (auto *t = llvm::dyn_cast<TopKInst>(&I)) {
-    out.push_back(topK(*t, plan));
-    return true;
-  }
-  if (auto *c = llvm::dyn_cast<CumSumInst>(&I)) {
-    out.push_back(cumSum(*c, plan));
-    return true;
-  }
-  return false;
+  if (I.getOperand(1).value->getType()->size() == 0)
+    return false;
+  out.push_back(argReduce(I, llvm::isa<ArgMaxInst>(I), plan));
+  return true;
+}
+
+bool kir::lowerTopK(const TopKInst &I, const MemoryPlan &plan,
+                    std::vector<Kernel> &out) {
+  if (!writesNothing(I))
+    out.push_back(topK(I, plan));
+  return true;
+}
+
+bool kir::lowerCumSum(const CumSumInst &I, const MemoryPlan &plan,
+                      std::vector<Kernel> &out) {
+  if (!writesNothing(I))
+    out.push_back(cumSum(I, plan));
+  return true;
 }

@@ -22,7 +22,7 @@ static Stmt accumulate(Kernel &k, unsigned acc, ExprRef a, ExprRef b) {
       acc, k.binary(BinOp::Add, k.local(acc), k.binary(BinOp::Mul, a, b)));
 }
 
-static Kernel lowerIntMatMul(const IntMatMulInst &I, const MemoryPlan &plan) {
+static Kernel intMatMulKernel(const IntMatMulInst &I, const MemoryPlan &plan) {
   TypeRef ta = I.getLHS()->getType(), tb = I.getRHS()->getType();
   TypeRef tc = I.getDest()->getType();
   unsigned r = ta->rank();
@@ -62,7 +62,7 @@ static ExprRef inRange(Kernel &k, ExprRef i, dim_t extent) {
                   k.binary(BinOp::Lt, i, k.constInt(extent)));
 }
 
-static Kernel lowerIntConv(const IntConvInst &I, const MemoryPlan &plan) {
+static Kernel intConvKernel(const IntConvInst &I, const MemoryPlan &plan) {
   auto xd = I.getInput()->getType()->dims();
   auto wd = I.getFilter()->getType()->dims();
   auto yd = I.getDest()->getType()->dims();
@@ -107,15 +107,14 @@ static Kernel lowerIntConv(const IntConvInst &I, const MemoryPlan &plan) {
   return k;
 }
 
-bool kir::lowerIntProduct(const Instruction &I, const MemoryPlan &plan,
-                          std::vector<Kernel> &out) {
-  if (auto *m = llvm::dyn_cast<IntMatMulInst>(&I)) {
-    out.push_back(lowerIntMatMul(*m, plan));
-    return true;
-  }
-  if (auto *c = llvm::dyn_cast<IntConvInst>(&I)) {
-    out.push_back(lowerIntConv(*c, plan));
-    return true;
-  }
-  return false;
+bool kir::lowerIntMatMul(const IntMatMulInst &I, const MemoryPlan &plan,
+                         std::vector<Kernel> &out) {
+  out.push_back(intMatMulKernel(I, plan));
+  return true;
+}
+
+bool kir::lowerIntConv(const IntConvInst &I, const MemoryPlan &plan,
+                       std::vector<Kernel> &out) {
+  out.push_back(intConvKernel(I, plan));
+  return true;
 }

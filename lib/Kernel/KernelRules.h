@@ -16,29 +16,16 @@ ExprRef elementwiseValue(Kernel &k, const Instruction &I, ExprRef idx,
                          llvm::function_ref<ExprRef(unsigned n)> operand);
 
 /// Lowers a non-elementwise instruction (data movement, pooling, softmax,
-/// copies), appending kernels to \p out; false if there is no rule.
+/// copies), appending kernels to \p out; false if there is no rule. The
+/// function of each op is named by Ops.py's lowering entries.
 bool lowerStructured(const Instruction &I, const MemoryPlan &plan,
                      std::vector<Kernel> &out);
 
-/// Lowers reductions over sorted axes and ChannelShuffle.
-bool lowerReduction(const Instruction &I, const MemoryPlan &plan,
-                    std::vector<Kernel> &out);
+// Each structured op's lowering (declared from Ops.py's lowering entries).
+#include "ember/Generated/KernelLowerings.h"
 
-/// Lowers gathers, scatters, Tile, edge/reflect Pad, ArgMax/ArgMin and
-/// CumSum (Indexing.cpp).
-bool lowerIndexing(const Instruction &I, const MemoryPlan &plan,
-                   std::vector<Kernel> &out);
-
-/// Lowers PoolND and Resize (Windows.cpp).
-bool lowerWindow(const Instruction &I, const MemoryPlan &plan,
-                 std::vector<Kernel> &out);
-
-/// Lowers IntMatMul and IntConv (IntProducts.cpp).
-bool lowerIntProduct(const Instruction &I, const MemoryPlan &plan,
-                     std::vector<Kernel> &out);
-/// Lowers LayerNorm (Normalization.cpp).
-bool lowerNormalization(const Instruction &I, const MemoryPlan &plan,
-                        std::vector<Kernel> &out);
+/// Pad's reflect and edge modes (Indexing.cpp; lowerPad picks it).
+Kernel mirrorPadKernel(const PadInst &I, const MemoryPlan &plan);
 
 /// Builds a loop nest over \p dims, every loop parallel, whose innermost
 /// body \p inner makes from the loop variables.

@@ -14,7 +14,7 @@
 using namespace ember;
 using namespace ember::kir;
 
-static Kernel lowerLayerNorm(const LayerNormInst &I, const MemoryPlan &plan) {
+static Kernel layerNormKernel(const LayerNormInst &I, const MemoryPlan &plan) {
   TypeRef t = I.getInput()->getType();
   dim_t n = t->dims().back(), rows = n ? t->size() / n : 0;
   Kernel k(I.getName());
@@ -62,11 +62,8 @@ static Kernel lowerLayerNorm(const LayerNormInst &I, const MemoryPlan &plan) {
   return k;
 }
 
-bool kir::lowerNormalization(const Instruction &I, const MemoryPlan &plan,
-                             std::vector<Kernel> &out) {
-  if (auto *ln = llvm::dyn_cast<LayerNormInst>(&I)) {
-    out.push_back(lowerLayerNorm(*ln, plan));
-    return true;
-  }
-  return false;
+bool kir::lowerLayerNorm(const LayerNormInst &I, const MemoryPlan &plan,
+                         std::vector<Kernel> &out) {
+  out.push_back(layerNormKernel(I, plan));
+  return true;
 }

@@ -1,6 +1,8 @@
 //===- Reductions.cpp - Reductions, slices, pads, shuffles as kernels ----===//
 #include "KernelRules.h"
 
+#include "glog/logging.h"
+
 #include <limits>
 
 using namespace ember;
@@ -36,8 +38,8 @@ std::optional<ReduceKind> reduceKindOf(ValueKind kind) {
 /// kept dims form a parallel nest; the reduced dims are sequential inner
 /// loops accumulating in a local. The output's flat index is the row-major
 /// index over the kept dims (size-1 KeepDims axes do not change it).
-Kernel lowerReduce(const Instruction &I, const ReduceKind &rk,
-                   const MemoryPlan &plan) {
+Kernel reduceKernel(const Instruction &I, const ReduceKind &rk,
+                    const MemoryPlan &plan) {
   Value *dest = I.getOperand(0).value, *src = I.getOperand(1).value;
   TypeRef in = src->getType();
   llvm::ArrayRef<int64_t> axes = I.attr(0).ints;
@@ -128,8 +130,8 @@ Kernel lowerReduce(const Instruction &I, const ReduceKind &rk,
 
 /// Output channel j*G+i is input channel i*(C/G)+j: a copy over
 /// [N, C/G, G, rest] reading with strides [C*rest, rest, (C/G)*rest, 1].
-Kernel lowerChannelShuffle(const ChannelShuffleInst &I,
-                           const MemoryPlan &plan) {
+Kernel channelShuffleKernel(const ChannelShuffleInst &I,
+                            const MemoryPlan &plan) {
   TypeRef t = I.getInput()->getType();
   dim_t n = t->dims()[0], c = t->dims()[1], g = I.getGroup();
   dim_t rest = t->size() / std::max<dim_t>(n * c, 1);
@@ -154,7 +156,7 @@ Kernel lowerChannelShuffle(const ChannelShuffleInst &I,
 }
 /// Result[i] = Input[Starts + i * Steps] per dim: a strided copy from a
 /// base offset (steps may be negative).
-Kernel lowerSlice(const SliceInst &I, const MemoryPlan &plan) {
+Kernel sliceKernel(const SliceInst &I, const MemoryPlan &plan) {
   TypeRef in = I.getInput()->getType(), res = I.getDest()->getType();
   auto inStrides = in->strides(), outStrides = res->strides();
   Kernel k(I.getName());
@@ -181,7 +183,7 @@ Kernel lowerSlice(const SliceInst &I, const MemoryPlan &plan) {
 /// Constant-mode Pad: every result element is first set to Value, then,
 /// where the coordinate minus the leading pads lies inside the input, to
 /// the input element (so no out-of-bounds address is ever loaded).
-Kernel lowerConstantPad(const PadInst &I, const MemoryPlan &plan) {
+Kernel constantPadKernel(const PadInst &I, const MemoryPlan &plan) {
   TypeRef in = I.getInput()->getType(), res = I.getDest()->getType();
   auto inStrides = in->strides(), outStrides = res->strides();
   llvm::ArrayRef<int64_t> pads = I.getPads();
@@ -214,30 +216,44 @@ Kernel lowerConstantPad(const PadInst &I, const MemoryPlan &plan) {
 }
 } // namespace
 
-bool kir::lowerReduction(const Instruction &I, const MemoryPlan &plan,
-                         std::vector<Kernel> &out) {
-  if (auto *pad = llvm::dyn_cast<PadInst>(&I)) {
-    if (pad->getMode() != 0 || pad->getDest()->getType()->rank() == 0)
-      return false; // reflect/edge: no kernel rule yet
-    out.push_back(lowerConstantPad(*pad, plan));
+bool kir::lowerPad(const PadInst &I, const MemoryPlan &plan,
+                   std::vector<Kernel> &out) {
+  if (I.getDest()->getType()->size() == 0)
+    return true;          // nothing to write
+  if (I.getMode() != 0) { // reflect, edge
+    if (I.getInput()->getType()->size() == 0)
+      return false;
+    out.push_back(mirrorPadKernel(I, plan));
     return true;
   }
-  if (auto *sl = llvm::dyn_cast<SliceInst>(&I)) {
-    if (sl->getDest()->getType()->size())
-      out.push_back(lowerSlice(*sl, plan));
-    return true;
-  }
-  if (auto *cs = llvm::dyn_cast<ChannelShuffleInst>(&I)) {
-    out.push_back(lowerChannelShuffle(*cs, plan));
-    return true;
-  }
-  std::optional<ReduceKind> rk = reduceKindOf(I.getKind());
-  if (!rk)
+  if (I.getDest()->getType()->rank() == 0)
     return false;
+  out.push_back(constantPadKernel(I, plan));
+  return true;
+}
+
+bool kir::lowerSlice(const SliceInst &I, const MemoryPlan &plan,
+                     std::vector<Kernel> &out) {
+  if (I.getDest()->getType()->size())
+    out.push_back(sliceKernel(I, plan));
+  return true;
+}
+
+bool kir::lowerChannelShuffle(const ChannelShuffleInst &I,
+                              const MemoryPlan &plan,
+                              std::vector<Kernel> &out) {
+  out.push_back(channelShuffleKernel(I, plan));
+  return true;
+}
+
+bool kir::lowerReduce(const Instruction &I, const MemoryPlan &plan,
+                      std::vector<Kernel> &out) {
+  std::optional<ReduceKind> rk = reduceKindOf(I.getKind());
+  CHECK(rk) << "lowerReduce of " << I.getKindName().str();
   // An empty integer mean would divide by zero: no rule.
   if (rk->mean && I.getOperand(1).value->getType()->size() == 0 &&
       !isFloatKind(I.getOperand(0).value->getType()->getElemKind()))
     return false;
-  out.push_back(lowerReduce(I, *rk, plan));
+  out.push_back(reduceKernel(I, *rk, plan));
   return true;
 }

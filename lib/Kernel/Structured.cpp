@@ -53,8 +53,8 @@ static Kernel stridedCopy(const Instruction &I, const MemoryPlan &plan,
   return k;
 }
 
-static void lowerConcat(const ConcatInst &I, const MemoryPlan &plan,
-                        std::vector<Kernel> &out) {
+bool kir::lowerConcat(const ConcatInst &I, const MemoryPlan &plan,
+                      std::vector<Kernel> &out) {
   TypeRef ty = I.getDest()->getType();
   int64_t axis = I.getAxis();
   dim_t outer = 1, inner = 1;
@@ -78,6 +78,7 @@ static void lowerConcat(const ConcatInst &I, const MemoryPlan &plan,
     if (rowIn)
       out.push_back(std::move(k));
   }
+  return true;
 }
 
 /// The number of window taps along one dim at output position \p o (an
@@ -102,8 +103,8 @@ static ExprRef tapsAt(Kernel &k, ExprRef o, int64_t stride, int64_t padBegin,
 /// in bounds. In the row's interior no column needs a guard or a clamp, so
 /// that loop is straight loads and vectorizes; AvgPool divides by a count
 /// computed from the window's overlap with the input (or its padding).
-static Kernel lowerPool(const Instruction &I, const MemoryPlan &plan,
-                        bool isMax) {
+static Kernel poolKernel(const Instruction &I, const MemoryPlan &plan,
+                         bool isMax) {
   Value *dest = I.getOperand(0).value, *src = I.getOperand(1).value;
   auto xd = src->getType()->dims(), yd = dest->getType()->dims();
   auto kernel = I.attr(0).ints, strides = I.attr(1).ints, pads = I.attr(2).ints;
@@ -188,7 +189,7 @@ static Kernel lowerPool(const Instruction &I, const MemoryPlan &plan,
   return k;
 }
 
-static Kernel lowerSoftmax(const SoftmaxInst &I, const MemoryPlan &plan) {
+static Kernel softmaxKernel(const SoftmaxInst &I, const MemoryPlan &plan) {
   TypeRef t = I.getInput()->getType();
   int64_t axis = I.getAxis();
   dim_t len = t->dims()[axis], inner = 1;
@@ -251,7 +252,7 @@ ExprRef kir::matMulBatchOffset(Kernel &k, ExprRef bi,
 /// (backends with a tuned matmul claim MatMul through their hook). Broadcast
 /// batch dims and a transposed B are read in place. Backends that take it
 /// do not fuse epilogues (Backend::supportsMatMulEpilogue).
-static Kernel lowerMatMul(const MatMulInst &I, const MemoryPlan &plan) {
+static Kernel matMulKernel(const MatMulInst &I, const MemoryPlan &plan) {
   CHECK(I.getEpilogue().empty() && I.getFusedActivation() == 0)
       << "MatMul epilogue on a backend that does not fuse it";
   TypeRef ta = I.getLHS()->getType(), tb = I.getRHS()->getType();
@@ -289,46 +290,51 @@ static Kernel lowerMatMul(const MatMulInst &I, const MemoryPlan &plan) {
   return k;
 }
 
+bool kir::lowerStridedCopy(const Instruction &I, const MemoryPlan &plan,
+                           std::vector<Kernel> &out) {
+  TypeRef in = I.getOperand(1).value->getType();
+  auto inStrides = in->strides();
+  llvm::SmallVector<dim_t, kMaxRank> strides(inStrides);
+  if (auto *t = llvm::dyn_cast<TransposeInst>(&I)) {
+    strides.clear();
+    for (int64_t p : t->getShuffle())
+      strides.push_back(inStrides[p]);
+  } else if (llvm::isa<BroadcastInst>(I)) {
+    for (unsigned i = 0; i < in->rank(); ++i)
+      if (in->dims()[i] == 1)
+        strides[i] = 0;
+  }
+  if (I.getOperand(0).value->getType()->size())
+    out.push_back(stridedCopy(I, plan, strides));
+  return true;
+}
+
+bool kir::lowerPool(const Instruction &I, const MemoryPlan &plan,
+                    std::vector<Kernel> &out) {
+  out.push_back(poolKernel(I, plan, llvm::isa<MaxPoolInst>(I)));
+  return true;
+}
+
+bool kir::lowerSoftmax(const SoftmaxInst &I, const MemoryPlan &plan,
+                       std::vector<Kernel> &out) {
+  out.push_back(softmaxKernel(I, plan));
+  return true;
+}
+
+bool kir::lowerMatMul(const MatMulInst &I, const MemoryPlan &plan,
+                      std::vector<Kernel> &out) {
+  out.push_back(matMulKernel(I, plan));
+  return true;
+}
+
 bool kir::lowerStructured(const Instruction &I, const MemoryPlan &plan,
                           std::vector<Kernel> &out) {
+  // Ops.py's lowering entries name each structured op's function.
   switch (I.getKind()) {
-  case ValueKind::CopyInst:
-  case ValueKind::TransposeInst:
-  case ValueKind::BroadcastInst: {
-    TypeRef in = I.getOperand(1).value->getType();
-    auto inStrides = in->strides();
-    llvm::SmallVector<dim_t, kMaxRank> strides(inStrides);
-    if (auto *t = llvm::dyn_cast<TransposeInst>(&I)) {
-      strides.clear();
-      for (int64_t p : t->getShuffle())
-        strides.push_back(inStrides[p]);
-    } else if (llvm::isa<BroadcastInst>(I)) {
-      for (unsigned i = 0; i < in->rank(); ++i)
-        if (in->dims()[i] == 1)
-          strides[i] = 0;
-    }
-    if (I.getOperand(0).value->getType()->size())
-      out.push_back(stridedCopy(I, plan, strides));
-    return true;
-  }
-  case ValueKind::ConcatInst:
-    lowerConcat(llvm::cast<ConcatInst>(I), plan, out);
-    return true;
-  case ValueKind::MaxPoolInst:
-    out.push_back(lowerPool(I, plan, /*isMax=*/true));
-    return true;
-  case ValueKind::AvgPoolInst:
-    out.push_back(lowerPool(I, plan, /*isMax=*/false));
-    return true;
-  case ValueKind::SoftmaxInst:
-    out.push_back(lowerSoftmax(llvm::cast<SoftmaxInst>(I), plan));
-    return true;
-  case ValueKind::MatMulInst:
-    out.push_back(lowerMatMul(llvm::cast<MatMulInst>(I), plan));
-    return true;
+  case ValueKind::CopyInst: // an IR instruction, not an op of the table
+    return lowerStridedCopy(I, plan, out);
+#include "ember/Generated/KernelLowerings.inc"
   default:
-    return lowerReduction(I, plan, out) || lowerIndexing(I, plan, out) ||
-           lowerWindow(I, plan, out) || lowerIntProduct(I, plan, out) ||
-           lowerNormalization(I, plan, out);
+    return false;
   }
 }

@@ -295,24 +295,25 @@ Kernel convTranspose(const ConvTransposeInst &I, const MemoryPlan &plan) {
 }
 } // namespace
 
-bool kir::lowerWindow(const Instruction &I, const MemoryPlan &plan,
+bool kir::lowerPoolND(const PoolNDInst &I, const MemoryPlan &plan,
                       std::vector<Kernel> &out) {
-  if (auto *p = llvm::dyn_cast<PoolNDInst>(&I)) {
-    if (p->getDest()->getType()->size())
-      out.push_back(poolND(*p, plan));
-    return true;
-  }
-  if (auto *c = llvm::dyn_cast<ConvTransposeInst>(&I)) {
-    if (c->getDest()->getType()->size())
-      out.push_back(convTranspose(*c, plan));
-    return true;
-  }
-  if (auto *r = llvm::dyn_cast<ResizeInst>(&I)) {
-    if (r->getCoordMode() == 4 || r->getInput()->getType()->size() == 0)
-      return false; // tf_crop_and_resize: no rule (nor in the Interpreter)
-    if (r->getDest()->getType()->size())
-      out.push_back(resize(*r, plan));
-    return true;
-  }
-  return false;
+  if (I.getDest()->getType()->size())
+    out.push_back(poolND(I, plan));
+  return true;
+}
+
+bool kir::lowerConvTranspose(const ConvTransposeInst &I, const MemoryPlan &plan,
+                             std::vector<Kernel> &out) {
+  if (I.getDest()->getType()->size())
+    out.push_back(convTranspose(I, plan));
+  return true;
+}
+
+bool kir::lowerResize(const ResizeInst &I, const MemoryPlan &plan,
+                      std::vector<Kernel> &out) {
+  if (I.getCoordMode() == 4 || I.getInput()->getType()->size() == 0)
+    return false; // tf_crop_and_resize: no rule (nor in the Interpreter)
+  if (I.getDest()->getType()->size())
+    out.push_back(resize(I, plan));
+  return true;
 }
