@@ -60,7 +60,8 @@ const char *Renderer::typeName(ScalarKind kind) {
     return "signed char";
   case ElemKind::Int16:
     return "short";
-  case ElemKind::Float16: // the bits; ember_h2f / ember_f2h convert
+  case ElemKind::Float16:  // the bits; ember_h2f / ember_f2h convert
+  case ElemKind::BFloat16: // the bits; ember_bf2f / ember_f2bf convert
   default:
     // Kinds without arithmetic here (data movement only): an unsigned
     // integer of the element's size, so copies move whole elements.
@@ -100,6 +101,12 @@ void Renderer::constant(ExprRef e) {
   case ElemKind::Float16:
     os_ << "((unsigned short)" << floatToHalf(float(e->fval)) << ")";
     return;
+  case ElemKind::BFloat16: {
+    uint16_t bits = 0;
+    storeElement(&bits, ElemKind::BFloat16, 0, e->fval);
+    os_ << "((unsigned short)" << bits << ")";
+    return;
+  }
   case ElemKind::Int32:
     os_ << "((int)" << e->ival << ")";
     return;
@@ -285,6 +292,10 @@ void Renderer::cast(ExprRef e) {
     return wrap("ember_h2f(", ")");
   if (to == ElemKind::Float16) // from Float32
     return wrap("ember_f2h(", ")");
+  if (from == ElemKind::BFloat16) // to Float32, as Float16
+    return wrap("ember_bf2f(", ")");
+  if (to == ElemKind::BFloat16)
+    return wrap("ember_f2bf(", ")");
   if (isFloatKind(from) && !isFloatKind(to)) {
     os_ << "((" << typeName(to) << ")";
     return wrap(to == ElemKind::UInt64 ? "ember_f2u64(" : "ember_f2i(", "))");
