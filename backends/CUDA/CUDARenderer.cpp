@@ -46,8 +46,8 @@ private:
 } // namespace
 
 const char *Renderer::typeName(ScalarKind kind) {
-  // The kinds with arithmetic in kernels. Float16 travels as its bits
-  // (ember_h2f / ember_f2h convert).
+  // The kinds with arithmetic in kernels. Float16 and BFloat16 travel as
+  // their bits (ember_h2f / ember_f2h and ember_bf2f / ember_f2bf convert).
   static const std::pair<ElemKind, const char *> kArithmetic[] = {
       {ElemKind::Float32, "float"},    {ElemKind::Float64, "double"},
       {ElemKind::Int8, "signed char"}, {ElemKind::Int16, "short"},
@@ -93,6 +93,12 @@ void Renderer::constant(ExprRef e) {
   case ElemKind::Float16:
     os_ << "((unsigned short)" << floatToHalf(float(e->fval)) << ")";
     return;
+  case ElemKind::BFloat16: {
+    uint16_t bits = 0;
+    storeElement(&bits, ElemKind::BFloat16, 0, e->fval);
+    os_ << "((unsigned short)" << bits << ")";
+    return;
+  }
   case ElemKind::Int32:
     os_ << "((int)" << e->ival << ")";
     return;
@@ -278,6 +284,10 @@ void Renderer::cast(ExprRef e) {
     return wrap("ember_h2f(", ")");
   if (to == ElemKind::Float16) // from Float32
     return wrap("ember_f2h(", ")");
+  if (from == ElemKind::BFloat16) // to Float32, as Float16
+    return wrap("ember_bf2f(", ")");
+  if (to == ElemKind::BFloat16)
+    return wrap("ember_f2bf(", ")");
   if (isFloatKind(from) && !isFloatKind(to)) {
     os_ << "((" << typeName(to) << ")";
     return wrap(to == ElemKind::UInt64 ? "ember_f2u64(" : "ember_f2i(", "))");

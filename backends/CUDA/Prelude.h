@@ -63,6 +63,17 @@ __device__ __forceinline__ unsigned short ember_f2h(float f) {
     ++h;
   return sign | (unsigned short)h;
 }
+// bfloat16 is stored as its bits (the high half of a float); the narrowing
+// rounds to nearest even, and a NaN stays a quiet NaN of the same sign.
+__device__ __forceinline__ float ember_bf2f(unsigned short b) {
+  return ember_b2f((unsigned)b << 16);
+}
+__device__ __forceinline__ unsigned short ember_f2bf(float f) {
+  unsigned x = ember_f2b(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u)
+    return (unsigned short)((x >> 16) | 0x40);
+  return (unsigned short)((x + 0x7fffu + ((x >> 16) & 1)) >> 16);
+}
 // Float to integer: toward zero through int64, NaN gives 0, saturating.
 __device__ __forceinline__ long long ember_f2i(double x) {
   if (x != x)

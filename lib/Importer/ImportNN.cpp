@@ -581,14 +581,19 @@ static llvm::Expected<double> dropoutRatio(ImportContext &ctx,
 
 /// Inference-time Dropout is the identity. In training mode it still is when
 /// the ratio is 0 (exporters write that for disabled dropout); any other ratio
-/// would need random masks, which a compiled model does not draw.
+/// would need random masks, which a compiled model does not draw. A
+/// training_mode fed at run time is compiled as false and its ratio read
+/// too, so the run-time check re-imports with both actual values and fails
+/// the call for training with a ratio other than 0.
 llvm::Error importDropoutAny(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(NodeValue x, ctx.input(node, 0));
   if (ImportContext::hasInput(node, 2)) {
+    TRY(NodeValue mode, ctx.input(node, 2));
+    bool fed = !llvm::isa<Constant>(mode.getNode());
     TRY(double training, constantScalar(ctx, node, 2));
-    if (training != 0) {
+    if (training != 0 || fed) {
       TRY(double ratio, dropoutRatio(ctx, node));
-      if (ratio != 0)
+      if (training != 0 && ratio != 0)
         return fail(node, llvm::formatv("training_mode=true with ratio {0} is "
                                         "not supported (only ratio 0 is an "
                                         "identity)",

@@ -4,12 +4,14 @@
 // negated negative literals, infinities, bool loads and stores, casts,
 // kernels without a parallel loop, perfect parallel nests), rendered, compiled
 // with NVRTC for sm_90 and run on the host with HostEmulation.h. Expected
-// values are computed by hand; they are exact (no rounding is involved).
+// values are computed by hand and exact (no rounding is involved), except
+// the BFloat16 casts', whose oracle is the Interpreter's element access.
 //
 //===----------------------------------------------------------------------===//
 #include "HostEmulationBackend.h"
 
 #include "../../backends/CUDA/CUDA.h"
+#include "ember/Base/ElemAccess.h"
 
 #include "gtest/gtest.h"
 
@@ -137,4 +139,57 @@ TEST(CUDARenderer, PerfectParallelNestBecomesOneIndexSpace) {
   std::memcpy(out.data(), mut.data(), mut.size());
   for (int n = 0; n < 2100; ++n)
     ASSERT_EQ(out[n], (n / 700) * 10 + n % 700) << n;
+}
+
+TEST(CUDARenderer, BFloat16CastsRoundAsTheInterpreter) {
+  // Float32 -> BFloat16 -> Float32 through a BFloat16 buffer, and a
+  // BFloat16 constant: the oracle is storeElement / loadElement (what the
+  // Interpreter uses). Ties to even both ways, a carry into the exponent,
+  // NaN, infinities, a value whose bits read as an integer are 16117.
+  float x[8] = {1.00390625f,
+                1.01171875f,
+                0.4785f,
+                -3.99999f,
+                std::numeric_limits<float>::quiet_NaN(),
+                -std::numeric_limits<float>::infinity(),
+                3.0e38f,
+                -0.f};
+  CUDAProgram prog;
+  prog.constants.assign(64, 0);
+  std::memcpy(prog.constants.data(), x, sizeof x);
+  Kernel k("narrow");
+  unsigned in = k.addBuffer({Region::Constant, 0, 32, ElemKind::Float32, "x"});
+  unsigned h = k.addBuffer({Region::Mutable, 64, 18, ElemKind::BFloat16, "h"});
+  unsigned v = k.newVar();
+  k.body() = {Kernel::loop(v, 8, true,
+                           {Kernel::store(h, k.var(v),
+                                          k.cast(k.load(in, k.var(v)),
+                                                 ElemKind::BFloat16))}),
+              Kernel::store(h, k.constInt(8),
+                            k.constFloat(0.4785, ScalarKind::BFloat16))};
+  prog.kernels.push_back(std::move(k));
+  Kernel w("widen");
+  unsigned wh = w.addBuffer({Region::Mutable, 64, 18, ElemKind::BFloat16, "h"});
+  unsigned f = w.addBuffer({Region::Mutable, 0, 36, ElemKind::Float32, "f"});
+  unsigned u = w.newVar();
+  w.body() = {Kernel::loop(
+      u, 9, true,
+      {Kernel::store(f, w.var(u),
+                     w.cast(w.load(wh, w.var(u)), ElemKind::Float32))})};
+  prog.kernels.push_back(std::move(w));
+  std::vector<uint8_t> mut(128, 0xA5);
+  runOnHost(prog, mut);
+  for (int n = 0; n < 9; ++n) {
+    uint16_t want = 0, got;
+    storeElement(&want, ElemKind::BFloat16, 0, n < 8 ? x[n] : 0.4785);
+    std::memcpy(&got, mut.data() + 64 + 2 * n, 2);
+    EXPECT_EQ(got, want) << n;
+    float wide;
+    std::memcpy(&wide, mut.data() + 4 * n, 4);
+    double back = loadElement(&want, ElemKind::BFloat16, 0);
+    if (std::isnan(back))
+      EXPECT_TRUE(std::isnan(wide)) << n;
+    else
+      EXPECT_EQ(wide, float(back)) << n;
+  }
 }

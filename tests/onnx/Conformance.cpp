@@ -3,7 +3,7 @@
 // onnx-conformance [-data=DIR] [-sets=node,...] [-backends=Interpreter,...]
 //                  [-report=FILE] [-known-failures=FILE] [-filter=SUBSTR]
 //                  [-jobs=N] [-timeout=SECONDS] [-freeze-inputs]
-//                  [-floor=FILE [-accept-drop]]
+//                  [-floor=FILE [-accept-drop]] [-errata=DIR]
 //
 // Runs every test directory of the chosen sets on every backend, each in a
 // child process with a time limit so that a crash or a hang is recorded as
@@ -72,6 +72,14 @@ static cl::opt<bool> freezeInputs(
     cl::desc("Turn inputs that the importer needs at compile time into "
              "constants of each data set's value (such passes do not "
              "count)"));
+#ifndef EMBER_CONFORMANCE_ERRATA
+#define EMBER_CONFORMANCE_ERRATA ""
+#endif
+static cl::opt<std::string> errataDir(
+    "errata",
+    cl::desc("Root of corrected test files (SET/TEST/...) that replace "
+             "stale ones of -data (tests/onnx/errata; empty: none)"),
+    cl::init(EMBER_CONFORMANCE_ERRATA));
 static cl::opt<std::string>
     floorPath("floor", cl::desc("A report whose pass counts this run may not "
                                 "fall below"));
@@ -107,7 +115,10 @@ Child spawn(const std::vector<TestResult> &results, size_t j) {
   pid_t pid = fork();
   if (pid == 0) {
     close(fds[0]);
-    Outcome o = runTest(results[j].dir, results[j].backend, freezeInputs);
+    const TestResult &r = results[j];
+    std::string errata =
+        errataDir.empty() ? "" : errataDir + "/" + r.set + "/" + r.name;
+    Outcome o = runTest(r.dir, r.backend, freezeInputs, errata);
     std::string line = std::string(1, "PFUZ"[int(o.verdict)]) + o.reason;
     (void)!write(fds[1], line.data(), line.size());
     _exit(0);

@@ -2,7 +2,8 @@
 //
 // Dropout with a constant ratio of 0 is the identity whatever training_mode
 // says (its mask is all true); a non-zero ratio with training_mode = true,
-// or no ratio (the ONNX default is 0.5), is a clear import error.
+// or no ratio (the ONNX default is 0.5), is a clear import error; fed at
+// run time, the same rule is checked before each call.
 //
 //===----------------------------------------------------------------------===//
 #include "ember/Importer/ONNXImporter.h"
@@ -84,4 +85,65 @@ TEST(ImportDropout, NonZeroRatioOutOfTrainingIsIdentity) {
                            tensors(makeTensor({2, 3}, {1, 2, 3, 4, 5, 6})));
   ASSERT_EQ(out.size(), 1u);
   expectNear(out[0], makeTensor({2, 3}, {1, 2, 3, 4, 5, 6}), 0);
+}
+
+TEST(ImportDropout, RunTimeTrainingModeIsCheckedAtRunTime) {
+  // ratio and training_mode fed at run time (ONNX's test_training_dropout*
+  // models): compiled as the identity, and every call checks that the
+  // values give it (docs/RuntimeInputs.md, path 3).
+  ONNXBuilder b(13);
+  b.input("x", {2, 3});
+  b.input("r", {});
+  b.input("t", {}, onnx::TensorProto::BOOL);
+  b.node("Dropout", {"x", "r", "t"}, {"y", "mask"}, "drop");
+  b.output("y");
+  b.output("mask", {}, onnx::TensorProto::BOOL);
+  auto boolScalar = [](bool v) {
+    Tensor t(ElemKind::Bool, {});
+    *t.getHandle<bool>().begin() = v;
+    return t;
+  };
+  registerAllBackends();
+#ifdef EMBER_WITH_CUDA
+  registerCUDAHostEmulation();
+#endif
+  for (const std::string &backend : testBackends()) {
+    SCOPED_TRACE(backend);
+    Module M;
+    auto F = importONNXBuffer(b.serialize(), "m.onnx", M);
+    ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
+    auto net = compileFunction(**F, *llvm::cantFail(getBackend(backend)),
+                               CompileOptions());
+    ASSERT_TRUE(bool(net)) << llvm::toString(net.takeError());
+    struct Case {
+      float ratio;
+      bool training;
+    };
+    for (Case c : {Case{0.f, true}, Case{0.75f, false}, Case{0.75f, true}}) {
+      Bindings bind;
+      auto phs = M.getInputPlaceholders();
+      ASSERT_EQ(phs.size(), 3u);
+      bind.insert(phs[0], makeTensor({2, 3}, {1, -2, 3, 4, 5, -6}));
+      bind.insert(phs[1], makeTensor({}, {c.ratio}));
+      bind.insert(phs[2], boolScalar(c.training));
+      llvm::Error err = net->function->run(bind);
+      if (c.training && c.ratio != 0) {
+        std::string msg = llvm::toString(std::move(err));
+        EXPECT_NE(msg.find("run-time input check: node 'drop' (Dropout): "),
+                  std::string::npos)
+            << msg;
+        EXPECT_NE(msg.find("training_mode=true with ratio 0.75 is not "
+                           "supported"),
+                  std::string::npos)
+            << msg;
+        continue;
+      }
+      ASSERT_FALSE(bool(err)) << llvm::toString(std::move(err));
+      auto outs = M.getOutputPlaceholders();
+      expectNear(*bind.get(outs[0]), makeTensor({2, 3}, {1, -2, 3, 4, 5, -6}),
+                 0);
+      for (dim_t i = 0; i < 6; ++i)
+        EXPECT_EQ(bind.get(outs[1])->elementAsDouble(i), 1.0) << i;
+    }
+  }
 }

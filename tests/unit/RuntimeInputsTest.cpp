@@ -3,7 +3,8 @@
 // docs/RuntimeInputs.md: a shape operand that is a graph input is compiled
 // for the value the declared output shape implies and checked before each
 // run (values giving the same shape run, others fail the call with an error
-// naming the node); Trilu's k is a genuine run-time value. Expected values
+// naming the node); Trilu's k, CumSum's axis and the axes of a reduction
+// without keepdims are genuine run-time values. Expected values
 // are written by hand and every backend is held to them.
 //
 //===----------------------------------------------------------------------===//
@@ -282,6 +283,38 @@ TEST(RuntimeInputs, RangeComputesItsValuesAndChecksItsLength) {
                                 "compiled for [4]"),
               std::string::npos)
         << res[2].error;
+  }
+}
+
+TEST(RuntimeInputs, ReduceWithoutKeepdimsSelectsItsAxesAtRunTime) {
+  // Each axis of x [2, 2, 2] leaves the declared [2, 2]: all three sums are
+  // computed and the run-time axes pick one.
+  ONNXBuilder b(13);
+  b.input("x", {2, 2, 2});
+  b.input("a", {1}, onnx::TensorProto::INT64);
+  ONNXBuilder::attrInt(b.node("ReduceSum", {"x", "a"}, {"y"}, "r"), "keepdims",
+                       0);
+  b.output("y", {2, 2});
+  for (const std::string &backend : testBackends()) {
+    SCOPED_TRACE(backend);
+    Module M;
+    auto F = importONNXBuffer(b.serialize(), "m", M);
+    ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
+    auto res = runEach(M, **F, backend,
+                       runs(tensors(iota({2, 2, 2}), int64Tensor({1}, {0})),
+                            tensors(iota({2, 2, 2}), int64Tensor({1}, {1})),
+                            tensors(iota({2, 2, 2}), int64Tensor({1}, {-1})),
+                            tensors(iota({2, 2, 2}), int64Tensor({1}, {3}))));
+    ASSERT_EQ(res.size(), 4u);
+    for (int i = 0; i < 3; ++i)
+      ASSERT_EQ(res[i].outs.size(), 1u) << res[i].error;
+    expectNear(res[0].outs[0], makeTensor({2, 2}, {6, 8, 10, 12}), 0);
+    expectNear(res[1].outs[0], makeTensor({2, 2}, {4, 6, 12, 14}), 0);
+    expectNear(res[2].outs[0], makeTensor({2, 2}, {3, 7, 11, 15}), 0);
+    EXPECT_NE(res[3].error.find("run-time input check: node 'r' "
+                                "(ReduceSum): a = [3]: "),
+              std::string::npos)
+        << res[3].error;
   }
 }
 
