@@ -181,6 +181,9 @@ RuleList getSequenceImportRules();
 RuleList getEinsumImportRules();
 RuleList getNormalizationImportRules();
 RuleList getAttentionImportRules();
+/// RandomUniform/Normal(Like) and Bernoulli, drawn at compile time
+/// (ImportRandom.cpp).
+RuleList getRandomImportRules();
 
 // Importers of ImportResizeLoss.cpp, listed in getNNImportRules().
 llvm::Error importResize(ImportContext &ctx, const onnx::NodeProto &node);

@@ -264,21 +264,26 @@ llvm::ArrayRef<ImportRule> ember::getImportRules() {
   // must appear in one table only (ImporterTest checks it).
   static const std::vector<ImportRule> all = [] {
     std::vector<ImportRule> v;
-    for (auto rules :
-         {onnximport::getMathImportRules(), onnximport::getDirectImportRules(),
-          onnximport::getTensorImportRules(),
-          onnximport::getSplitPadImportRules(),
-          onnximport::getReduceImportRules(), onnximport::getNNImportRules(),
-          onnximport::getQuantImportRules(), onnximport::getSignalImportRules(),
-          onnximport::getLpImportRules(), onnximport::getRNNImportRules(),
-          onnximport::getGridSampleImportRules(),
-          onnximport::getRoiAlignImportRules(), onnximport::getNMSImportRules(),
-          onnximport::getUniqueImportRules(),
-          onnximport::getSequenceImportRules(),
-          onnximport::getEinsumImportRules(),
-          onnximport::getNormalizationImportRules(),
-          onnximport::getAttentionImportRules(),
-          llvm::ArrayRef<ImportRule>(kRules)})
+    for (auto rules : {onnximport::getMathImportRules(),
+                       onnximport::getDirectImportRules(),
+                       onnximport::getTensorImportRules(),
+                       onnximport::getSplitPadImportRules(),
+                       onnximport::getReduceImportRules(),
+                       onnximport::getNNImportRules(),
+                       onnximport::getQuantImportRules(),
+                       onnximport::getSignalImportRules(),
+                       onnximport::getLpImportRules(),
+                       onnximport::getRNNImportRules(),
+                       onnximport::getGridSampleImportRules(),
+                       onnximport::getRoiAlignImportRules(),
+                       onnximport::getNMSImportRules(),
+                       onnximport::getUniqueImportRules(),
+                       onnximport::getSequenceImportRules(),
+                       onnximport::getEinsumImportRules(),
+                       onnximport::getNormalizationImportRules(),
+                       onnximport::getAttentionImportRules(),
+                       onnximport::getRandomImportRules(),
+                       llvm::ArrayRef<ImportRule>(kRules)})
       v.insert(v.end(), rules.begin(), rules.end());
     return v;
   }();
