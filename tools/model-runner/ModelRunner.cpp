@@ -6,7 +6,8 @@
 //              [-iterations=N] [-output-dir=DIR] [-topk=K]
 //              [-dump-graph] [-dump-graph-dot=FILE] [-dump-ir]
 //              [-print-memory] [-compile-only] [-optimize-ir=false]
-//              [-profile [-profile-order=time|program]] [-num-threads=N]
+//              [-profile [-profile-order=time|program|kernels]]
+//              [-num-threads=N]
 //              [-dump-profile=P.yaml | -load-profile=P.yaml
 //               [-dump-quantization-report] [quantization flags]]
 //              [pass manager options: see tools/common/PassOptions.h]
@@ -106,8 +107,9 @@ static cl::opt<bool> profileOpt(
 static cl::opt<std::string>
     profileOrder("profile-order",
                  cl::desc("Rows of -profile: 'time' (slowest first, the "
-                          "default) or 'program' (execution order)"),
-                 cl::init("time"), cl::value_desc("time|program"),
+                          "default), 'program' (execution order) or "
+                          "'kernels' (execution order, one row per kernel)"),
+                 cl::init("time"), cl::value_desc("time|program|kernels"),
                  cl::cat(category));
 
 static cl::opt<std::string> profileStat(
@@ -212,9 +214,10 @@ int main(int argc, char **argv) {
     fail("-model is required");
   if (profileStat != "mean" && profileStat != "min")
     fail("-profile-stat must be 'mean' or 'min', not '" + profileStat + "'");
-  if (profileOrder != "time" && profileOrder != "program")
-    fail("-profile-order must be 'time' or 'program', not '" + profileOrder +
-         "'");
+  if (profileOrder != "time" && profileOrder != "program" &&
+      profileOrder != "kernels")
+    fail("-profile-order must be 'time', 'program' or 'kernels', not '" +
+         profileOrder + "'");
   tools::QuantizationRequest quant =
       unwrap(tools::getQuantizationRequest(codegen.precision.keepKinds));
   registerAllBackends();
@@ -309,7 +312,8 @@ int main(int argc, char **argv) {
     ++idx;
   }
   if (profileOpt)
-    printProfile(profile, llvm::outs(), profileOrder == "time");
+    printProfile(profile, llvm::outs(), profileOrder == "time",
+                 profileOrder == "kernels");
   if (!times.empty()) {
     std::sort(times.begin(), times.end());
     llvm::outs() << "median ms per run: "
