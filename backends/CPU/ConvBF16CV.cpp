@@ -62,7 +62,13 @@ cpu::chooseConvBF16CV(const ConvInst &I, const TargetDesc &T, double otherUse) {
       plan.tiling.rows != libjit::kMatMulWideMR ||
       plan.tiling.panelCols != libjit::kMatMulWideV * 16)
     return std::nullopt;
-  cv.nr = plan.tiling.panelCols;
+  // Panels of the tile's vectors, or of kConvBF16CVNarrowV where those
+  // leave fewer lanes idle (96 channels: 2 x 48 against 2 x 64); a tie
+  // keeps the wider panel (more multiply-adds per broadcast pixel).
+  int64_t wide = plan.tiling.panelCols,
+          narrow = libjit::kConvBF16CVNarrowV * (wide / libjit::kMatMulWideV);
+  auto use = [&](int64_t nr) { return laneUse(cv.M, ceilDiv(cv.M, nr) * nr); };
+  cv.nr = use(narrow) > use(wide) ? narrow : wide;
   cv.panels = ceilDiv(cv.M, cv.nr);
   if (laneUse(cv.M, cv.panels * cv.nr) <= otherUse)
     return std::nullopt;
@@ -158,7 +164,7 @@ void cpu::lowerConvBF16CV(const ConvInst &I, const ConvBF16CV &cv,
     ExprRef n0 = k.mul(k.rem(k.var(e), cv.pixelTasks), cv.pixelsPerTask);
     std::vector<CallArg> args =
         preparedInputArgs(I, k, ctx.plan, filter, rows, img * cv.M * cv.N);
-    for (int64_t v : {cv.kp, cv.kc, cv.M, cv.N})
+    for (int64_t v : {cv.kp, cv.kc, cv.nr, cv.M, cv.N})
       args.push_back(valArg(k.constInt(v)));
     appendFusedActivation(k, I, args);
     for (ExprRef v :

@@ -3,8 +3,9 @@
 // A convolution with a BFloat16 filter on vdpbf16ps that the direct
 // kernels do not take (1x1 filters, dilations, ...) and whose pixels fill
 // the 64-pixel panels of the patch GEMM (ConvBF16.cpp) worse than its
-// output channels fill 64-channel panels (ResNet's 1x1 layers on 28 x 28
-// and smaller) runs with output channels in the vector lanes and pixels
+// output channels fill 64-channel panels, or 48-channel ones where those
+// fill more (ResNet's 1x1 layers on 28 x 28 and smaller, MobileNet-V2's
+// 96-channel ones) runs with output channels in the vector lanes and pixels
 // broadcast (libjit/ConvBF16CV.inc): the input is converted once per image
 // into transposed, channel-paired patch rows, the filter laid out at
 // compile time in panels of output channels. (The direct kernel has its
@@ -26,8 +27,9 @@ namespace cpu {
 struct ConvBF16CV {
   /// Output channels, patch rows (C KH KW) and their pairs, output pixels.
   int64_t M, K, kp, N;
-  /// Output channels per panel (the tile's vectors times the lanes), the
-  /// panels of M, and the K block in pairs (chooseMatMulTiling's).
+  /// Output channels per panel (the tile's vectors times the lanes, or
+  /// kConvBF16CVNarrowV's where that leaves fewer lanes idle), the panels
+  /// of M, and the K block in pairs (chooseMatMulTiling's).
   int64_t nr, panels, kc;
   int64_t panelsPerTask, panelTasks, pixelsPerTask, pixelTasks;
   /// Parallel tasks of the transposed patch rows (16-pixel groups split

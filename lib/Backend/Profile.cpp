@@ -82,39 +82,72 @@ static std::string shapeOf(const Instruction &I) {
   return s.empty() ? "scalar" : s;
 }
 
-std::vector<ProfileRow> ember::summarizeProfile(const Profile &p) {
+/// The row of the instruction group of kernels [b, e) of \p p.
+static ProfileRow groupRow(const Profile &p, size_t b, size_t e, double runs) {
+  const KernelTime &k = p.kernels[b];
+  ProfileRow r;
+  r.kernels = unsigned(e - b);
+  for (size_t i = b; i < e; ++i)
+    r.ms += 1e3 * p.kernels[i].seconds / runs;
+  if (k.sources.empty()) {
+    r.name = k.name;
+    r.kind = "-";
+    r.shape = "-";
+    return r;
+  }
+  r.name = k.sources.front()->getName().str();
+  for (const Instruction *I : k.sources) {
+    r.kind += (r.kind.empty() ? "" : "+") + I->getKindName().str();
+    r.flops += countFlops(*I);
+  }
+  r.shape = shapeOf(*k.sources.back());
+  return r;
+}
+
+/// One row per kernel of group \p g (kernels [b, e)), each named by its
+/// kernel. The group's FLOPs go to the kernels that carry the
+/// instruction's own name (its products, one per image); helpers such as
+/// a convolution's packing kernel (NAME.pack) get none. A group whose
+/// kernels all have other names shares them evenly.
+static void appendKernelRows(std::vector<ProfileRow> &rows, const Profile &p,
+                             const ProfileRow &g, size_t b, size_t e,
+                             double runs) {
+  size_t named = 0;
+  for (size_t i = b; i < e; ++i)
+    named += p.kernels[i].name == g.name;
+  for (size_t i = b; i < e; ++i) {
+    ProfileRow r = g;
+    r.kernels = 1;
+    r.name = p.kernels[i].name;
+    r.ms = 1e3 * p.kernels[i].seconds / runs;
+    bool product = named == 0 || r.name == g.name;
+    r.flops = product ? g.flops / double(named ? named : e - b) : 0;
+    rows.push_back(std::move(r));
+  }
+}
+
+std::vector<ProfileRow> ember::summarizeProfile(const Profile &p,
+                                                bool perKernel) {
   std::vector<ProfileRow> rows;
   double runs = std::max(1u, p.runs);
-  const std::vector<const Instruction *> *prev = nullptr;
-  for (const KernelTime &k : p.kernels) {
-    if (prev && !k.sources.empty() && *prev == k.sources) {
-      rows.back().ms += 1e3 * k.seconds / runs;
-      ++rows.back().kernels;
-      continue;
-    }
-    prev = &k.sources;
-    ProfileRow r;
-    r.kernels = 1;
-    r.ms = 1e3 * k.seconds / runs;
-    if (k.sources.empty()) {
-      r.name = k.name;
-      r.kind = "-";
-      r.shape = "-";
-    } else {
-      r.name = k.sources.front()->getName().str();
-      for (const Instruction *I : k.sources) {
-        r.kind += (r.kind.empty() ? "" : "+") + I->getKindName().str();
-        r.flops += countFlops(*I);
-      }
-      r.shape = shapeOf(*k.sources.back());
-    }
-    rows.push_back(std::move(r));
+  for (size_t b = 0, e; b < p.kernels.size(); b = e) {
+    const auto &sources = p.kernels[b].sources;
+    for (e = b + 1; e < p.kernels.size() && !sources.empty() &&
+                    p.kernels[e].sources == sources;
+         ++e)
+      ;
+    ProfileRow g = groupRow(p, b, e, runs);
+    if (perKernel)
+      appendKernelRows(rows, p, g, b, e, runs);
+    else
+      rows.push_back(std::move(g));
   }
   return rows;
 }
 
-void ember::printProfile(const Profile &p, llvm::raw_ostream &os, bool byTime) {
-  std::vector<ProfileRow> rows = summarizeProfile(p);
+void ember::printProfile(const Profile &p, llvm::raw_ostream &os, bool byTime,
+                         bool perKernel) {
+  std::vector<ProfileRow> rows = summarizeProfile(p, perKernel);
   double total = 0, flops = 0;
   for (const ProfileRow &r : rows) {
     total += r.ms;

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # model-runner -profile on digits (CPU): the table has one row per
 # instruction group, in execution order with -profile-order=program and
-# slowest first by default, its shares add up to 100 %, and the total line
-# matches the rows; with -num-threads=2 (the threaded schedule) and with
-# -profile-stat=min the same table comes out and the outputs equal the
-# 1-thread run's; bad use is a one-line error.
+# slowest first by default (one row per kernel, FLOPs on the products
+# only, with -profile-order=kernels), its shares add up to 100 %, and the
+# total line matches the rows; with -num-threads=2 (the threaded schedule)
+# and with -profile-stat=min the same table comes out and the outputs equal
+# the 1-thread run's; bad use is a one-line error.
 #   profile_test.sh MODEL_RUNNER SOURCE_DIR
 set -u
 RUNNER=$1
@@ -25,7 +26,11 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 "$RUNNER" -model="$MODEL" -backend=CPU -profile -profile-order=program \
   -iterations=3 -profile-stat=min >"$TMP/min" 2>&1 ||
   fail "-profile -profile-stat=min exited $?"
-/usr/bin/python3 - "$TMP/program" "$TMP/time" "$TMP/program2" "$TMP/min" <<'PY' || fails=$((fails + 1))
+"$RUNNER" -model="$MODEL" -backend=CPU -profile -profile-order=kernels \
+  -iterations=3 >"$TMP/kernels" 2>&1 ||
+  fail "-profile -profile-order=kernels exited $?"
+/usr/bin/python3 - "$TMP/program" "$TMP/time" "$TMP/program2" "$TMP/min" \
+  "$TMP/kernels" <<'PY' || fails=$((fails + 1))
 import re, sys
 
 def table(path, runs):
@@ -67,6 +72,16 @@ assert out(sys.argv[3]) == out(sys.argv[1]) != [], "threaded outputs differ"
 # Per-kernel minima: the same rows.
 rows3 = table(sys.argv[4], 3)
 assert [r[4:] for r in rows3] == [r[4:] for r in rows], "min table differs"
+# One row per kernel: each convolution's padding kernel (NAME.pad, no
+# FLOPs) apart from its product (NAME, all of them).
+rows4 = table(sys.argv[5], 3)
+names = [r[6] for r in rows4]
+assert [r[4] for r in rows4] == ["conv", "conv", "maxpool", "conv", "conv",
+                                 "maxpool", "matmul"], rows4
+assert names[0] == names[1] + ".pad" and names[3] == names[4] + ".pad", names
+assert float(rows4[0][3]) == 0 and float(rows4[3][3]) == 0, "helpers have FLOPs"
+assert float(rows4[1][3]) > 0 and float(rows4[4][3]) > 0, "convs have FLOPs"
+assert names[1] == rows[0][6] and names[4] == rows[2][6], (names, rows)
 rows = table(sys.argv[2], 1)
 ms = [float(r[1]) for r in rows]
 assert ms == sorted(ms, reverse=True), "not slowest first"

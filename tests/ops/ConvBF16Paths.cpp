@@ -170,6 +170,15 @@ const BF16ConvCase kCases[] = {
     // 62), Clip, residual.
     {"cv_pointwise_k_blocks", 1, 600, 14, 14, 190, 1, 1, 1, 1, 0, 0, 0, 0, 1,
      1, 1, FusedActivation::Clip, 0.f, 6.f, true},
+    // 48-channel panels (where 64-channel ones leave more lanes idle):
+    // 90 output channels (a panel and 42 of the next), 14 x 14 pixels (8-
+    // pixel tiles in blocks of 48 and a tail of 4), 29 channels (a half
+    // pair), residual and Relu, two images; 96 channels (two whole panels)
+    // over 600 input channels (several K blocks), 7 x 7 pixels, Clip.
+    {"cv48_pointwise_res_relu", 2, 29, 14, 14, 90, 1, 1, 1, 1, 0, 0, 0, 0, 1,
+     1, 1, FusedActivation::Relu, 0, 0, true},
+    {"cv48_pointwise_k_blocks_clip", 1, 600, 7, 7, 96, 1, 1, 1, 1, 0, 0, 0, 0,
+     1, 1, 1, FusedActivation::Clip, 0.f, 6.f, false},
     // Not pointwise: dilated, padded 3x3 (patch rows read through
     // patchLanesBF16), 132 pixels, 64 output channels.
     {"cv_dilated_3x3", 1, 10, 11, 12, 64, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1,
@@ -593,6 +602,9 @@ declare {
   %b = weight float<256> const
   %b2 = weight float<2048> const
   %b4 = weight float<60> const
+  %y6 = weight float<1 x 96 x 14 x 14> mutable output
+  %w6 = weight bfloat16<96 x 1024 x 1 x 1> const
+  %b6 = weight float<96> const
 }
 code {
   %c14 = conv @out %y, @in %x, @in %w, @in %b {Strides=[1, 1], Pads=[0, 0, 0, 0], Dilations=[1, 1], Group=1, FusedActivation=0, FusedAlpha=0, FusedBeta=0}
@@ -600,6 +612,7 @@ code {
   %c56 = conv @out %y3, @in %x3, @in %w3, @in %b {Strides=[1, 1], Pads=[0, 0, 0, 0], Dilations=[1, 1], Group=1, FusedActivation=0, FusedAlpha=0, FusedBeta=0}
   %s2 = conv @out %y4, @in %x4, @in %w4, @in %b4 {Strides=[2, 2], Pads=[0, 0, 0, 0], Dilations=[1, 1], Group=1, FusedActivation=0, FusedAlpha=0, FusedBeta=0}
   %d = conv @out %y5, @in %x, @in %w5, @in %b {Strides=[1, 1], Pads=[1, 1, 1, 1], Dilations=[1, 1], Group=1, FusedActivation=0, FusedAlpha=0, FusedBeta=0}
+  %n = conv @out %y6, @in %x, @in %w6, @in %b6 {Strides=[1, 1], Pads=[0, 0, 0, 0], Dilations=[1, 1], Group=1, FusedActivation=0, FusedAlpha=0, FusedBeta=0}
 }
 )";
 
@@ -612,9 +625,10 @@ bool plansCV(const ConvInst &I, const TargetDesc &T) {
 } // namespace
 
 // The channel-vector rule: vdpbf16ps only (not AMX, not the widening
-// kernel), where output channels fill 64-lane panels better than pixels
-// fill 64-pixel panels, and not where the direct kernel applies; channel
-// panels split first, then pixels (a task's rows within half of L2).
+// kernel), where output channels fill 64-lane panels (or 48-lane ones,
+// where those fill more) better than pixels fill 64-pixel panels, and not
+// where the direct kernel applies; channel panels split first, then
+// pixels (a task's rows within half of L2).
 TEST(ConvBF16Plan, ChannelVectorFollowsTheTargetAndTheShape) {
   auto parsed = parseIR(kCVIR, "cv.ir");
   ASSERT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError());
@@ -622,7 +636,7 @@ TEST(ConvBF16Plan, ChannelVectorFollowsTheTargetAndTheShape) {
   for (auto &I : parsed->function->getInstrs())
     if (auto *c = llvm::dyn_cast<ConvInst>(I.get()))
       convs.push_back(c);
-  ASSERT_EQ(convs.size(), 5u);
+  ASSERT_EQ(convs.size(), 6u);
   TargetDesc T;
   T.vectorBits = 512;
   T.vectorRegisters = 32;
@@ -649,6 +663,13 @@ TEST(ConvBF16Plan, ChannelVectorFollowsTheTargetAndTheShape) {
   EXPECT_FALSE(plansCV(*convs[2], T)); // 3136 pixels: whole panels
   EXPECT_TRUE(plansCV(*convs[3], T));  // 60 of 64 lanes against 100 of 128
   EXPECT_FALSE(plansCV(*convs[4], T)); // the direct kernel's
+  // 96 channels: two 48-channel panels (all lanes) rather than two of 64
+  // (75 %, less than the pixels' 196 of 256).
+  auto c96 = cpu::chooseConvBF16CV(*convs[5], T, 196.0 / 256);
+  ASSERT_TRUE(c96.has_value());
+  EXPECT_EQ(c96->nr, 48);
+  EXPECT_EQ(c96->panels, 2);
+  EXPECT_TRUE(plansCV(*convs[5], T));
   // A small L2: more pixel tasks, each one's rows within half of it.
   T.l2Bytes = 128 << 10;
   c14 = cpu::chooseConvBF16CV(*convs[0], T, 196.0 / 256);

@@ -6,7 +6,8 @@
 //              [-iterations=N] [-output-dir=DIR] [-topk=K]
 //              [-dump-graph] [-dump-graph-dot=FILE] [-dump-ir]
 //              [-print-memory] [-compile-only] [-optimize-ir=false]
-//              [-profile [-profile-order=time|program]] [-num-threads=N]
+//              [-profile [-profile-order=time|program|kernels]]
+//              [-num-threads=N]
 //              [-dump-profile=P.yaml | -load-profile=P.yaml
 //               [-dump-quantization-report] [quantization flags]]
 //              [pass manager options: see tools/common/PassOptions.h]
@@ -99,10 +100,10 @@ static cl::opt<bool> profileOpt(
              "per instruction, averaged over max(1, -iterations) runs after "
              "the warm-up run"),
     cl::cat(category));
-static cl::opt<std::string> profileOrder =
-    tools::stringFlag(category, "profile-order", "time|program", "time",
-                      "Rows of -profile: 'time' (slowest first, the "
-                      "default) or 'program' (execution order)");
+static cl::opt<std::string> profileOrder = tools::stringFlag(
+    category, "profile-order", "time|program|kernels", "time",
+    "Rows of -profile: 'time' (slowest first, the default), 'program' "
+    "(execution order) or 'kernels' (execution order, one row per kernel)");
 
 static cl::opt<std::string> profileStat = tools::stringFlag(
     category, "profile-stat", "mean|min", "mean",
@@ -205,9 +206,10 @@ int main(int argc, char **argv) {
     fail("-model is required");
   if (profileStat != "mean" && profileStat != "min")
     fail("-profile-stat must be 'mean' or 'min', not '" + profileStat + "'");
-  if (profileOrder != "time" && profileOrder != "program")
-    fail("-profile-order must be 'time' or 'program', not '" + profileOrder +
-         "'");
+  if (profileOrder != "time" && profileOrder != "program" &&
+      profileOrder != "kernels")
+    fail("-profile-order must be 'time', 'program' or 'kernels', not '" +
+         profileOrder + "'");
   tools::QuantizationRequest quant =
       unwrap(tools::getQuantizationRequest(codegen.precision.keepKinds));
   registerAllBackends();
@@ -302,7 +304,8 @@ int main(int argc, char **argv) {
     ++idx;
   }
   if (profileOpt)
-    printProfile(profile, llvm::outs(), profileOrder == "time");
+    printProfile(profile, llvm::outs(), profileOrder == "time",
+                 profileOrder == "kernels");
   if (!times.empty()) {
     std::sort(times.begin(), times.end());
     llvm::outs() << "median ms per run: "

@@ -62,6 +62,10 @@ constexpr int64_t kMatMulPackK = 16;
 /// ConvBF16DirectCV.inc): pixels per block of sums (a multiple of the
 /// 6-row tile and of the 16 x 16 transpose).
 constexpr int64_t kConvBF16CVPixels = 48;
+/// Their narrow panels: 3 vectors (48 channels, where they fill more lanes
+/// than 64-channel panels), 8 pixels per tile (24 accumulators, as the
+/// wide 6 x 4 tile; a divisor of kConvBF16CVPixels).
+constexpr int kConvBF16CVNarrowV = 3, kConvBF16CVNarrowMR = 8;
 
 /// The int8 GEMM into int32 sums (ember_matmul_i8_*, one per ISA).
 using MatMulI8Fn = void(int32_t *c, const uint8_t *a, const uint8_t *b,
@@ -228,9 +232,9 @@ void ember_conv_bf16_cv_pack(uint16_t *xt, const float *x, int64_t K, int64_t N,
                              int64_t n0, int64_t n1);
 void ember_conv_bf16_cv_dp(float *y, const uint16_t *w, const uint16_t *xt,
                            const float *bias, const float *res, int64_t kp,
-                           int64_t kc, int64_t M, int64_t N, int64_t act,
-                           float alpha, float beta, int64_t t0, int64_t t1,
-                           int64_t n0, int64_t n1);
+                           int64_t kc, int64_t nr, int64_t M, int64_t N,
+                           int64_t act, float alpha, float beta, int64_t t0,
+                           int64_t t1, int64_t n0, int64_t n1);
 // One signature, several ISA variants (widen: AVX-512 BW, vnni, amx).
 ember::libjit::MatMulI8Fn ember_matmul_i8_widen, ember_matmul_i8_vnni,
     ember_matmul_i8_amx;

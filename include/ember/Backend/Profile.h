@@ -38,7 +38,8 @@ struct Profile {
 /// movement, otherwise one per element of its largest operand.
 double countFlops(const Instruction &I);
 
-/// One row of the table: consecutive kernels with the same sources.
+/// One row of the table: consecutive kernels with the same sources (or one
+/// kernel of them).
 struct ProfileRow {
   std::string name;  ///< The first source's name (or the kernel's).
   std::string kind;  ///< Instruction kinds, `+`-joined for fused groups.
@@ -48,11 +49,15 @@ struct ProfileRow {
   double flops = 0; ///< Per run.
 };
 
-/// The table's rows in execution order.
-std::vector<ProfileRow> summarizeProfile(const Profile &p);
+/// The table's rows in execution order; with \p perKernel one row per
+/// kernel instead of per group (a convolution's packing kernels apart from
+/// its products).
+std::vector<ProfileRow> summarizeProfile(const Profile &p,
+                                         bool perKernel = false);
 
 /// Prints the table (slowest first when \p byTime) and a total line.
-void printProfile(const Profile &p, llvm::raw_ostream &os, bool byTime);
+void printProfile(const Profile &p, llvm::raw_ostream &os, bool byTime,
+                  bool perKernel = false);
 
 } // namespace ember
 
