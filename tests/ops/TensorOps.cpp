@@ -231,6 +231,73 @@ TEST_P(TensorOpTest, AttentionThroughHeadPerms) {
   expectNear(out[0], tensorOf({B, T, H, D}, want), 1e-5f);
 }
 
+// Attention with masks that vary with the query: a full [1, H, Tq, Tk]
+// one (the CPU reads each query's run of keys and transposes 16 x 16
+// blocks) and a per-query [1, 1, Tq, 1] one (key stride 0). 37 queries and
+// 70 keys cross the 16-lane and key-block edges (partial runs, a second
+// block). Reference in double; 1e-5 as above (70 keys).
+TEST_P(TensorOpTest, AttentionWithPerQueryMasks) {
+  const dim_t H = 2, TQ = 37, TK = 70, D = 8;
+  auto tensorOf = [](llvm::ArrayRef<dim_t> dims, const std::vector<float> &v) {
+    Tensor t(ElemKind::Float32, dims);
+    std::copy(v.begin(), v.end(), t.getHandle<float>().begin());
+    return t;
+  };
+  auto fill = [](size_t n, double f, double p) {
+    std::vector<float> v;
+    for (size_t e = 0; e < n; ++e)
+      v.push_back(float(std::sin(f * double(e) + p)));
+    return v;
+  };
+  std::vector<float> x[3] = {fill(H * TQ * D, 0.37, 0),
+                             fill(H * TK * D, 0.41, 1),
+                             fill(H * TK * D, 0.29, 2)};
+  std::vector<float> full = fill(H * TQ * TK, 0.53, 3), row = fill(TQ, 0.7, 4);
+  for (float &m : full)
+    m *= 3.f;
+  auto *q = input("q", {1, H, TQ, D});
+  auto *k = input("k", {1, H, TK, D});
+  auto *v = input("v", {1, H, TK, D});
+  auto *mf = constant("mf", tensorOf({1, H, TQ, TK}, full));
+  auto *mr = constant("mr", tensorOf({1, 1, TQ, 1}, row));
+  save(F->createAttention("af", q, k, v, {mf}, 0.5f, 0, {}, {}, {}, {}));
+  save(F->createAttention("ar", q, k, v, {mr}, 0.5f, 0, {}, {}, {}, {}));
+  auto reference = [&](auto mask) {
+    std::vector<float> want(H * TQ * D);
+    for (dim_t h = 0; h < H; ++h)
+      for (dim_t i = 0; i < TQ; ++i) {
+        double s[TK], mx = -INFINITY, sum = 0;
+        for (dim_t j = 0; j < TK; ++j) {
+          s[j] = mask(h, i, j);
+          for (dim_t d = 0; d < D; ++d)
+            s[j] += 0.5 * double(x[0][(h * TQ + i) * D + d]) *
+                    double(x[1][(h * TK + j) * D + d]);
+          mx = std::max(mx, s[j]);
+        }
+        for (dim_t j = 0; j < TK; ++j)
+          sum += s[j] = std::exp(s[j] - mx);
+        for (dim_t d = 0; d < D; ++d) {
+          double y = 0;
+          for (dim_t j = 0; j < TK; ++j)
+            y += s[j] / sum * double(x[2][(h * TK + j) * D + d]);
+          want[(h * TQ + i) * D + d] = float(y);
+        }
+      }
+    return tensorOf({1, H, TQ, D}, want);
+  };
+  auto out =
+      run(tensors(tensorOf({1, H, TQ, D}, x[0]), tensorOf({1, H, TK, D}, x[1]),
+                  tensorOf({1, H, TK, D}, x[2])));
+  ASSERT_EQ(out.size(), 2u);
+  expectNear(out[0], reference([&](dim_t h, dim_t i, dim_t j) {
+               return double(full[(h * TQ + i) * TK + j]);
+             }),
+             1e-5f);
+  expectNear(out[1],
+             reference([&](dim_t, dim_t i, dim_t) { return double(row[i]); }),
+             1e-5f);
+}
+
 TEST_P(TensorOpTest, TransposeBroadcastConcatReshape) {
   auto *x = input("x", {2, 3});
   save(F->createTranspose("t", x, {1, 0}));
