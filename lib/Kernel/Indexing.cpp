@@ -406,35 +406,35 @@ static bool writesNothing(const Instruction &I) {
   return I.getOperand(0).value->getType()->size() == 0;
 }
 
-bool kir::lowerGather(const GatherInst &I, const MemoryPlan &plan,
-                      std::vector<Kernel> &out) {
+/// The rule of an op lowered to the one kernel \p build makes: nothing to
+/// write for an empty result; with \p needsInput, no rule for an empty
+/// first input (a gather from nothing).
+template <class InstT>
+static bool oneKernel(const InstT &I, const MemoryPlan &plan,
+                      std::vector<Kernel> &out,
+                      Kernel (*build)(const InstT &, const MemoryPlan &),
+                      bool needsInput = false) {
   if (writesNothing(I))
     return true;
-  if (I.getData()->getType()->size() == 0)
+  if (needsInput && I.getOperand(1).value->getType()->size() == 0)
     return false;
-  out.push_back(gather(I, plan));
-  return true;
+  return appendKernel(out, build(I, plan));
+}
+
+bool kir::lowerGather(const GatherInst &I, const MemoryPlan &plan,
+                      std::vector<Kernel> &out) {
+  return oneKernel(I, plan, out, gather, /*needsInput=*/true);
 }
 
 bool kir::lowerGatherElements(const GatherElementsInst &I,
                               const MemoryPlan &plan,
                               std::vector<Kernel> &out) {
-  if (writesNothing(I))
-    return true;
-  if (I.getData()->getType()->size() == 0)
-    return false;
-  out.push_back(gatherElements(I, plan));
-  return true;
+  return oneKernel(I, plan, out, gatherElements, /*needsInput=*/true);
 }
 
 bool kir::lowerGatherND(const GatherNDInst &I, const MemoryPlan &plan,
                         std::vector<Kernel> &out) {
-  if (writesNothing(I))
-    return true;
-  if (I.getData()->getType()->size() == 0)
-    return false;
-  out.push_back(gatherND(I, plan));
-  return true;
+  return oneKernel(I, plan, out, gatherND, /*needsInput=*/true);
 }
 
 bool kir::lowerScatterElements(const ScatterElementsInst &I,
@@ -454,9 +454,7 @@ bool kir::lowerScatterND(const ScatterNDInst &I, const MemoryPlan &plan,
 
 bool kir::lowerTile(const TileInst &I, const MemoryPlan &plan,
                     std::vector<Kernel> &out) {
-  if (!writesNothing(I))
-    out.push_back(tile(I, plan));
-  return true;
+  return oneKernel(I, plan, out, tile);
 }
 
 bool kir::lowerArgReduce(const Instruction &I, const MemoryPlan &plan,
@@ -471,14 +469,10 @@ bool kir::lowerArgReduce(const Instruction &I, const MemoryPlan &plan,
 
 bool kir::lowerTopK(const TopKInst &I, const MemoryPlan &plan,
                     std::vector<Kernel> &out) {
-  if (!writesNothing(I))
-    out.push_back(topK(I, plan));
-  return true;
+  return oneKernel(I, plan, out, topK);
 }
 
 bool kir::lowerCumSum(const CumSumInst &I, const MemoryPlan &plan,
                       std::vector<Kernel> &out) {
-  if (!writesNothing(I))
-    out.push_back(cumSum(I, plan));
-  return true;
+  return oneKernel(I, plan, out, cumSum);
 }

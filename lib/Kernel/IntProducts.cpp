@@ -109,12 +109,10 @@ static Kernel intConvKernel(const IntConvInst &I, const MemoryPlan &plan) {
 
 bool kir::lowerIntMatMul(const IntMatMulInst &I, const MemoryPlan &plan,
                          std::vector<Kernel> &out) {
-  out.push_back(intMatMulKernel(I, plan));
-  return true;
+  return appendKernel(out, intMatMulKernel(I, plan));
 }
 
 bool kir::lowerIntConv(const IntConvInst &I, const MemoryPlan &plan,
                        std::vector<Kernel> &out) {
-  out.push_back(intConvKernel(I, plan));
-  return true;
+  return appendKernel(out, intConvKernel(I, plan));
 }

@@ -24,6 +24,12 @@ bool lowerStructured(const Instruction &I, const MemoryPlan &plan,
 // Each structured op's lowering (declared from Ops.py's lowering entries).
 #include "ember/Generated/KernelLowerings.h"
 
+/// Appends \p k to \p out and returns true (the lowering had a rule).
+inline bool appendKernel(std::vector<Kernel> &out, Kernel k) {
+  out.push_back(std::move(k));
+  return true;
+}
+
 /// Pad's reflect and edge modes (Indexing.cpp; lowerPad picks it).
 Kernel mirrorPadKernel(const PadInst &I, const MemoryPlan &plan);
 

@@ -64,6 +64,5 @@ static Kernel layerNormKernel(const LayerNormInst &I, const MemoryPlan &plan) {
 
 bool kir::lowerLayerNorm(const LayerNormInst &I, const MemoryPlan &plan,
                          std::vector<Kernel> &out) {
-  out.push_back(layerNormKernel(I, plan));
-  return true;
+  return appendKernel(out, layerNormKernel(I, plan));
 }

@@ -242,8 +242,7 @@ bool kir::lowerSlice(const SliceInst &I, const MemoryPlan &plan,
 bool kir::lowerChannelShuffle(const ChannelShuffleInst &I,
                               const MemoryPlan &plan,
                               std::vector<Kernel> &out) {
-  out.push_back(channelShuffleKernel(I, plan));
-  return true;
+  return appendKernel(out, channelShuffleKernel(I, plan));
 }
 
 bool kir::lowerReduce(const Instruction &I, const MemoryPlan &plan,
@@ -254,6 +253,5 @@ bool kir::lowerReduce(const Instruction &I, const MemoryPlan &plan,
   if (rk->mean && I.getOperand(1).value->getType()->size() == 0 &&
       !isFloatKind(I.getOperand(0).value->getType()->getElemKind()))
     return false;
-  out.push_back(reduceKernel(I, *rk, plan));
-  return true;
+  return appendKernel(out, reduceKernel(I, *rk, plan));
 }

@@ -311,20 +311,17 @@ bool kir::lowerStridedCopy(const Instruction &I, const MemoryPlan &plan,
 
 bool kir::lowerPool(const Instruction &I, const MemoryPlan &plan,
                     std::vector<Kernel> &out) {
-  out.push_back(poolKernel(I, plan, llvm::isa<MaxPoolInst>(I)));
-  return true;
+  return appendKernel(out, poolKernel(I, plan, llvm::isa<MaxPoolInst>(I)));
 }
 
 bool kir::lowerSoftmax(const SoftmaxInst &I, const MemoryPlan &plan,
                        std::vector<Kernel> &out) {
-  out.push_back(softmaxKernel(I, plan));
-  return true;
+  return appendKernel(out, softmaxKernel(I, plan));
 }
 
 bool kir::lowerMatMul(const MatMulInst &I, const MemoryPlan &plan,
                       std::vector<Kernel> &out) {
-  out.push_back(matMulKernel(I, plan));
-  return true;
+  return appendKernel(out, matMulKernel(I, plan));
 }
 
 bool kir::lowerStructured(const Instruction &I, const MemoryPlan &plan,
