@@ -68,8 +68,8 @@ llvm::Expected<NodeValue> drawConstant(ImportContext &ctx,
   int64_t n = 1;
   for (dim_t d : dims) {
     if (d < 0 || (d > 0 && n > kMaxFoldElements / d))
-      return fail(node, "draws more than " + llvm::Twine(kMaxFoldElements) +
-                            " values");
+      return fail(node, "the shape must have dims >= 0 and at most " +
+                            llvm::Twine(kMaxFoldElements) + " elements");
     n *= d;
   }
   Draws draws(seed);
@@ -92,7 +92,8 @@ llvm::Expected<ElemKind> dtypeOf(const onnx::NodeProto &node, ElemKind dflt) {
 
 template <Law L>
 llvm::Error importRandom(ImportContext &ctx, const onnx::NodeProto &node) {
-  TRY(std::vector<int64_t> shape, AttrReader(node).getInts("shape", {}));
+  TRY(std::vector<int64_t> shape,
+      AttrReader(node).getInts("shape", std::nullopt));
   TRY(ElemKind kind, dtypeOf(node, ElemKind::Float32));
   llvm::SmallVector<dim_t, 4> dims(shape.begin(), shape.end());
   TRY(NodeValue y, drawConstant(ctx, node, L, kind, dims));
