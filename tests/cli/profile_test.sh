@@ -5,7 +5,9 @@
 # only, with -profile-order=kernels), its shares add up to 100 %, and the
 # total line matches the rows; with -num-threads=2 (the threaded schedule)
 # and with -profile-stat=min the same table comes out and the outputs equal
-# the 1-thread run's; bad use is a one-line error.
+# the 1-thread run's; bad use (and -profile-stat=min on several threads,
+# whose fastest run can be one where thread 0 timed no work) is a one-line
+# error.
 #   profile_test.sh MODEL_RUNNER SOURCE_DIR
 set -u
 RUNNER=$1
@@ -97,6 +99,11 @@ out=$("$RUNNER" -model="$MODEL" -backend=CPU -profile -profile-stat=median 2>&1)
 [ $? != 0 ] && [ "$(echo "$out" | wc -l)" = 1 ] &&
   echo "$out" | grep -q "^model-runner: error: -profile-stat must be" ||
   fail "bad -profile-stat: $out"
+out=$("$RUNNER" -model="$MODEL" -backend=CPU -profile -profile-stat=min \
+  -num-threads=2 2>&1)
+[ $? != 0 ] && [ "$(echo "$out" | wc -l)" = 1 ] &&
+  echo "$out" | grep -q "^model-runner: error: -profile-stat=min needs -num-threads=1" ||
+  fail "-profile-stat=min with 2 threads: $out"
 out=$("$RUNNER" -model="$MODEL" -backend=CPU -num-threads=0 2>&1)
 [ $? != 0 ] && [ "$(echo "$out" | wc -l)" = 1 ] &&
   echo "$out" | grep -q "^model-runner: error: -num-threads must be at least 1" ||

@@ -206,6 +206,13 @@ int main(int argc, char **argv) {
     fail("-model is required");
   if (profileStat != "mean" && profileStat != "min")
     fail("-profile-stat must be 'mean' or 'min', not '" + profileStat + "'");
+  // Threads take the kernels a late thread has not started, so in a run
+  // where thread 0, which times them, was descheduled, every kernel reads
+  // about zero: the fastest run is that one.
+  if (profileStat == "min" && threadsOpt > 1)
+    fail("-profile-stat=min needs -num-threads=1 (on more threads a run in "
+         "which thread 0 was descheduled times every kernel at about zero); "
+         "use -profile-stat=mean");
   if (profileOrder != "time" && profileOrder != "program" &&
       profileOrder != "kernels")
     fail("-profile-order must be 'time', 'program' or 'kernels', not '" +
