@@ -1,5 +1,6 @@
 //===- ImportHelpers.cpp - Building blocks for op importers ---------------===//
 #include "ImportHelpers.h"
+#include "ProtoTensor.h"
 
 #include "ember/Base/ElemAccess.h"
 
@@ -88,6 +89,27 @@ NodeValue onnximport::int64Constant(ImportContext &ctx,
   CHECK_EQ(size_t(t.size()), v.size());
   std::copy(v.begin(), v.end(), t.getHandle<int64_t>().begin());
   return ctx.module().createConstant(nameOf(node) + what, std::move(t));
+}
+
+llvm::Expected<NodeValue> onnximport::wrapNegative(ImportContext &ctx,
+                                                   const onnx::NodeProto &node,
+                                                   NodeValue v, int64_t n) {
+  EMBER_ASSIGN_OR_RETURN(
+      NodeValue neg,
+      make(ctx, node, OpKind::Less, {v, constantLike(ctx, node, v, 0)}));
+  EMBER_ASSIGN_OR_RETURN(
+      NodeValue wrapped,
+      make(ctx, node, OpKind::Add, {v, constantLike(ctx, node, v, double(n))}));
+  return make(ctx, node, OpKind::Where, {neg, wrapped, v});
+}
+
+llvm::Expected<ElemKind> onnximport::dtypeOr(const onnx::NodeProto &node,
+                                             ElemKind dflt) {
+  AttrReader attrs(node);
+  if (!attrs.has("dtype"))
+    return dflt;
+  EMBER_ASSIGN_OR_RETURN(int64_t dtype, attrs.getInt("dtype", std::nullopt));
+  return elemKindFromONNX(int32_t(dtype), ImportContext::describe(node));
 }
 
 NodeValue onnximport::constantLike(ImportContext &ctx,

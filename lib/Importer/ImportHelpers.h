@@ -58,6 +58,16 @@ NodeValue int64Constant(ImportContext &ctx, const onnx::NodeProto &node,
                         const char *what, llvm::ArrayRef<int64_t> dims,
                         llvm::ArrayRef<int64_t> v);
 
+/// \p v + \p n where \p v < 0, else \p v: negative indices or axes, computed
+/// in the graph, counted from the end of an extent (or rank) \p n.
+llvm::Expected<NodeValue> wrapNegative(ImportContext &ctx,
+                                       const onnx::NodeProto &node, NodeValue v,
+                                       int64_t n);
+
+/// The element kind the node's `dtype` attribute names, or \p dflt
+/// without one.
+llvm::Expected<ElemKind> dtypeOr(const onnx::NodeProto &node, ElemKind dflt);
+
 /// \p v as a Constant of the type of \p like.
 NodeValue constantLike(ImportContext &ctx, const onnx::NodeProto &node,
                        NodeValue like, double v);

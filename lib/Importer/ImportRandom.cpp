@@ -81,20 +81,11 @@ llvm::Expected<NodeValue> drawConstant(ImportContext &ctx,
   return NodeValue(ctx.module().createConstant(nameOf(node), std::move(t)));
 }
 
-/// The `dtype` attribute's kind, or \p dflt without one.
-llvm::Expected<ElemKind> dtypeOf(const onnx::NodeProto &node, ElemKind dflt) {
-  AttrReader attrs(node);
-  if (!attrs.has("dtype"))
-    return dflt;
-  TRY(int64_t dtype, attrs.getInt("dtype", std::nullopt));
-  return elemKindFromONNX(int32_t(dtype), ImportContext::describe(node));
-}
-
 template <Law L>
 llvm::Error importRandom(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(std::vector<int64_t> shape,
       AttrReader(node).getInts("shape", std::nullopt));
-  TRY(ElemKind kind, dtypeOf(node, ElemKind::Float32));
+  TRY(ElemKind kind, dtypeOr(node, ElemKind::Float32));
   llvm::SmallVector<dim_t, 4> dims(shape.begin(), shape.end());
   TRY(NodeValue y, drawConstant(ctx, node, L, kind, dims));
   return ctx.setOutput(node, y);
@@ -103,7 +94,7 @@ llvm::Error importRandom(ImportContext &ctx, const onnx::NodeProto &node) {
 template <Law L>
 llvm::Error importRandomLike(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(NodeValue x, ctx.input(node, 0));
-  TRY(ElemKind kind, dtypeOf(node, x.getElemKind()));
+  TRY(ElemKind kind, dtypeOr(node, x.getElemKind()));
   TRY(NodeValue y, drawConstant(ctx, node, L, kind, x.getType()->dims()));
   return ctx.setOutput(node, y);
 }
@@ -114,7 +105,7 @@ llvm::Error importBernoulli(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(NodeValue p, ctx.input(node, 0));
   if (!isFloatKind(p.getElemKind()))
     return fail(node, "the probabilities must be a float type");
-  TRY(ElemKind kind, dtypeOf(node, p.getElemKind()));
+  TRY(ElemKind kind, dtypeOr(node, p.getElemKind()));
   TRY(NodeValue u, drawConstant(ctx, node, Law::Uniform, p.getElemKind(),
                                 p.getType()->dims()));
   TRY(NodeValue hit, binary(ctx, node, OpKind::Less, u, p));

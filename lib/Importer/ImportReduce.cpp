@@ -126,11 +126,7 @@ llvm::Error importRuntimeAxesReduce(ImportContext &ctx,
   ctx.checkAtRunTime(1, p);
   TRY(NodeValue a, castTo(ctx, node, NodeValue(p), ElemKind::Int64));
   TRY(a, reshapeTo(ctx, node, a, {k, 1}));
-  TRY(NodeValue neg,
-      binary(ctx, node, OpKind::Less, a, constantLike(ctx, node, a, 0)));
-  TRY(NodeValue wrapped,
-      binary(ctx, node, OpKind::Add, a, constantLike(ctx, node, a, r)));
-  TRY(a, make(ctx, node, OpKind::Where, {neg, wrapped, a}));
+  TRY(a, wrapNegative(ctx, node, a, r));
   TRY(NodeValue y, (reduceOver<K, C>(ctx, node, x, sets.back(), false)));
   for (size_t s = sets.size() - 1; s-- > 0;) {
     NodeValue set = int64Constant(ctx, node, "axes", {1, k}, sets[s]);

@@ -59,11 +59,7 @@ llvm::Error onnximport::importRuntimeAxisCumSum(ImportContext &ctx,
   ctx.checkAtRunTime(1, axisInput);
   TRY(NodeValue a, castTo(ctx, node, NodeValue(axisInput), ElemKind::Int64));
   TRY(a, reshapeTo(ctx, node, a, Ints(r, 1)));
-  TRY(NodeValue neg,
-      make(ctx, node, OpKind::Less, {a, constantLike(ctx, node, a, 0)}));
-  TRY(NodeValue wrapped,
-      make(ctx, node, OpKind::Add, {a, constantLike(ctx, node, a, r)}));
-  TRY(a, make(ctx, node, OpKind::Where, {neg, wrapped, a}));
+  TRY(a, wrapNegative(ctx, node, a, r));
   NodeValue y;
   for (int64_t axis = r - 1; axis >= 0; --axis) {
     attrs[0] = Attr::makeInt(axis);
@@ -188,11 +184,7 @@ sliceEntries(ImportContext &ctx, const onnx::NodeProto &node, int64_t r) {
     TRY(e.axis, elementAt(ctx, node, axes, j));
     TRY(e.start, elementAt(ctx, node, starts, j));
     TRY(e.step, elementAt(ctx, node, steps, j));
-    TRY(NodeValue neg, make(ctx, node, OpKind::Less,
-                            {e.axis, constantLike(ctx, node, e.axis, 0)}));
-    TRY(NodeValue wrapped, make(ctx, node, OpKind::Add,
-                                {e.axis, constantLike(ctx, node, e.axis, r)}));
-    TRY(e.axis, make(ctx, node, OpKind::Where, {neg, wrapped, e.axis}));
+    TRY(e.axis, wrapNegative(ctx, node, e.axis, r));
     entries.push_back(e);
   }
   return entries;
@@ -217,10 +209,8 @@ startAndStep(ImportContext &ctx, const onnx::NodeProto &node,
   auto lit = [&](double v) {
     return constantOf(ctx, node, ElemKind::Int64, {1}, v);
   };
+  TRY(b, wrapNegative(ctx, node, b, n));
   TRY(NodeValue neg, make(ctx, node, OpKind::Less, {b, zero}));
-  TRY(NodeValue wrapped, make(ctx, node, OpKind::Add, {b, lit(n)}));
-  TRY(b, make(ctx, node, OpKind::Where, {neg, wrapped, b}));
-  TRY(neg, make(ctx, node, OpKind::Less, {b, zero}));
   TRY(b, make(ctx, node, OpKind::Where, {neg, zero, b}));
   TRY(NodeValue back, make(ctx, node, OpKind::Less, {step, zero}));
   TRY(NodeValue hi, make(ctx, node, OpKind::Where, {back, lit(n - 1), lit(n)}));

@@ -374,11 +374,7 @@ llvm::Error importEyeLike(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(NodeValue x, ctx.input(node, 0));
   AttrReader attrs(node);
   TRY(int64_t k, attrs.getInt("k", 0));
-  ElemKind kind = x.getElemKind();
-  if (attrs.has("dtype")) {
-    TRY(int64_t dt, attrs.getInt("dtype", std::nullopt));
-    TRY(kind, elemKindFromONNX(int32_t(dt), ImportContext::describe(node)));
-  }
+  TRY(ElemKind kind, dtypeOr(node, x.getElemKind()));
   if (x.dims().size() != 2)
     return fail(node, "input must be 2-D");
   int64_t n = x.dims()[0], m = x.dims()[1];
@@ -423,11 +419,7 @@ llvm::Error importOneHot(ImportContext &ctx, const onnx::NodeProto &node) {
   iotaShape[axis] = depth;
   TRY(NodeValue i64, castTo(ctx, node, idx, ElemKind::Int64));
   // Negative indices count from the end.
-  NodeValue zero = constantLike(ctx, node, i64, 0);
-  TRY(NodeValue neg, make(ctx, node, OpKind::Less, {i64, zero}));
-  TRY(NodeValue wrapped,
-      make(ctx, node, OpKind::Add, {i64, constantLike(ctx, node, i64, depth)}));
-  TRY(i64, make(ctx, node, OpKind::Where, {neg, wrapped, i64}));
+  TRY(i64, wrapNegative(ctx, node, i64, depth));
   TRY(i64, reshapeTo(ctx, node, i64, idxShape));
   TRY(NodeValue iota, iotaConstant(ctx, node, depth, iotaShape));
   TRY(NodeValue eq, binary(ctx, node, OpKind::Equal, i64, iota));
