@@ -272,6 +272,7 @@ Outcome conformance::runTest(const std::string &dir, const std::string &backend,
     return {Verdict::Unsupported, "no test_data_set_* directory"};
   std::unique_ptr<Compiled> c;
   bool frozen = false;
+  Draw draw = drawIn(model);
   for (const std::string &set : sets) {
     auto inputs = numbered(set, "input", dir, errata);
     auto outputs = numbered(set, "output", dir, errata);
@@ -284,7 +285,7 @@ Outcome conformance::runTest(const std::string &dir, const std::string &backend,
         return {Verdict::Unsupported, msg};
       }
     }
-    std::string why = runSet(*c, inputs, outputs, drawIn(model));
+    std::string why = runSet(*c, inputs, outputs, draw);
     // The run-time input check refusing a value the network was not
     // compiled for (docs/RuntimeInputs.md) is a clean error, as an import
     // error is, not a wrong result.
