@@ -87,7 +87,18 @@ MAX_LEN=
 # sanitizer reports, leaks and timeouts still fail the run.
 [ "$TARGET" = model ] && MAX_LEN="-fork=1 -ignore_ooms=1 -ignore_timeouts=0 -ignore_crashes=0"
 
+# The committed corpus (tests/fuzz/corpus/TARGET.tar.xz, minimized by
+# scripts/fuzz-corpus.sh from earlier campaigns) is unpacked beside the
+# seeds, so a fresh clone's smoke starts where those campaigns stopped.
+COMMITTED=$BUILD_DIR/fuzz/committed-$TARGET
+TARBALL=tests/fuzz/corpus/$TARGET.tar.xz
+if [ -f "$TARBALL" ] && [ ! "$COMMITTED.stamp" -nt "$TARBALL" ]; then
+  rm -rf "$COMMITTED" && mkdir -p "$COMMITTED"
+  tar -C "$COMMITTED" -xJf "$TARBALL" && touch "$COMMITTED.stamp"
+fi
+mkdir -p "$COMMITTED"
+
 # shellcheck disable=SC2086
 exec "$BUILD_DIR/bin/$BIN_NAME" -max_total_time="$SECS" -rss_limit_mb=2048 \
   -malloc_limit_mb=2048 -timeout=10 -print_final_stats=1 $MAX_LEN \
-  -artifact_prefix="$WORK/artifacts/" "$@" "$WORK/corpus" "$SEEDS"
+  -artifact_prefix="$WORK/artifacts/" "$@" "$WORK/corpus" "$COMMITTED" "$SEEDS"
