@@ -95,6 +95,14 @@ ConvBF16Tiling cpu::chooseConvBF16(const ConvInst &I, const TargetDesc &T) {
     int64_t want =
         std::min(ceilDiv(t.panels, unit), ceilDiv(kConvMinTasks, s.group));
     t.panelsPerTask = ceilDiv(ceilDiv(t.panels, want), unit) * unit;
+    // Rounding the share up can leave fewer chunks than wanted (49 panels
+    // in 7 of 7), and the rows would then split, each row task packing
+    // the chunk's panels again. Rounding down gives the chunks (9: 8 of 6
+    // and one of 1, which the team's work stealing balances) and packs
+    // each panel once.
+    int64_t down = t.panels / want / unit * unit;
+    if (ceilDiv(t.panels, t.panelsPerTask) < want && down >= unit)
+      t.panelsPerTask = down;
   }
   t.panelsPerTask = std::min(t.panelsPerTask, t.panels);
   t.chunks = ceilDiv(t.panels, t.panelsPerTask);

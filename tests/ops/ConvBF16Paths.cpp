@@ -81,6 +81,11 @@ const BF16ConvCase kCases[] = {
     // straight from the input planes, the last one (88 pixels) copied.
     {"pointwise_plane_runs_res", 2, 20, 20, 30, 48, 1, 1, 1, 1, 0, 0, 0, 0, 1,
      1, 1, FusedActivation::Relu, 0, 0, true},
+    // Pointwise on 1600 pixels (past the channel-vector GEMM's): 25
+    // panels of 64 in 8 chunks of 3 and one of 1, each packed once; odd
+    // K, 30 channels, residual and Relu.
+    {"pointwise_chunks_rounded_down_res", 1, 41, 40, 40, 30, 1, 1, 1, 1, 0,
+     0, 0, 0, 1, 1, 1, FusedActivation::Relu, 0, 0, true},
     // Many row tasks: 3 pixels, 200 channels.
     {"few_pixels_many_channels", 1, 40, 3, 1, 200, 1, 1, 1, 1, 0, 0, 0, 0, 1,
      1, 1, FusedActivation::None, 0, 0, false},
@@ -405,6 +410,44 @@ TEST(ConvBF16Plan, TilingFollowsTheTargetAndTheShape) {
   wide = cpu::chooseConvBF16(*convs[1], T);
   EXPECT_STREQ(wide.entry().name, "ember_conv_bf16_widen");
   EXPECT_EQ(wide.nr, 16);
+}
+
+// ResNet-50's 56x56 pointwise layers on a vdpbf16ps target (Zen 4's
+// caches): 49 panels in 9 chunks of at most 6, so that the row tasks do
+// not split and pack the panels twice (7 chunks of 7, 2 row tasks each,
+// before).
+TEST(ConvBF16Plan, PixelChunksRoundDownBeforeRowsSplit) {
+  auto parsed = parseIR(R"(function chunks
+declare {
+  %x = weight float<1 x 256 x 56 x 56> mutable input
+  %y = weight float<1 x 64 x 56 x 56> mutable output
+  %w = weight bfloat16<64 x 256 x 1 x 1> const
+  %b = weight float<64> const
+}
+code {
+  %c = conv @out %y, @in %x, @in %w, @in %b {Strides=[1, 1], Pads=[0, 0, 0, 0], Dilations=[1, 1], Group=1, FusedActivation=0, FusedAlpha=0, FusedBeta=0}
+}
+)",
+                        "chunks.ir");
+  ASSERT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError());
+  const ConvInst *conv = nullptr;
+  for (auto &I : parsed->function->getInstrs())
+    if (auto *c = llvm::dyn_cast<ConvInst>(I.get()))
+      conv = c;
+  ASSERT_NE(conv, nullptr);
+  TargetDesc T;
+  T.vectorBits = 512;
+  T.vectorRegisters = 32;
+  T.l1dBytes = 32 << 10;
+  T.l2Bytes = 1 << 20;
+  T.extensions |= 1u << unsigned(ISAExt::AVX512BF16);
+  cpu::ConvBF16Tiling t = cpu::chooseConvBF16(*conv, T);
+  EXPECT_STREQ(t.entry().name, "ember_conv_bf16_dp");
+  EXPECT_EQ(t.panels, 49);
+  EXPECT_EQ(t.panelsPerTask, 6);
+  EXPECT_EQ(t.chunks, 9);
+  EXPECT_EQ(t.rowTasks, 1);
+  EXPECT_FALSE(t.shared);
 }
 
 namespace {
