@@ -37,7 +37,7 @@ static std::string headerText(llvm::StringRef name, const MemoryPlan &plan,
      << "'. See docs/Bundle.md. */\n#ifndef " << guard << "\n#define " << guard
      << "\n\n#include <stdint.h>\n\n"
      << bundleTypesText().str() << "\n#define " << name
-     << "_BUNDLE_ABI_VERSION 1\n"
+     << "_BUNDLE_ABI_VERSION 2\n"
      << "#define " << name << "_CONSTANT_SIZE " << prog.constants.size()
      << "u\n#define " << name << "_MUTABLE_SIZE " << plan.mutableSize
      << "u\n#define " << name << "_ACTIVATIONS_SIZE " << prog.activationSize

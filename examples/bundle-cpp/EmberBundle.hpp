@@ -28,7 +28,7 @@ public:
          const std::string &weightsPath)
       : info_(info), entry_(entry), mutables_(alloc(info.mutableSize)),
         activations_(alloc(info.activationSize)) {
-    if (info.abiVersion != EMBER_BUNDLE_ABI_VERSION)
+    if (info.abiVersion < 1 || info.abiVersion > EMBER_BUNDLE_ABI_VERSION)
       throw std::runtime_error("bundle ABI version mismatch");
     if (weightsPath.empty()) {
       if (!info.embeddedWeights)

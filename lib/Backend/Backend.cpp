@@ -34,6 +34,40 @@ void Bindings::allocateOutputs(const Module &M) {
       insert(p, Tensor(*p->getType()));
 }
 
+llvm::SmallVector<Placeholder *, 4> ember::modelOutputs(const Module &M) {
+  llvm::SmallVector<Placeholder *, 4> r;
+  for (Placeholder *p : M.getOutputPlaceholders())
+    if (!M.isExtentCount(p))
+      r.push_back(p);
+  return r;
+}
+
+llvm::Expected<Tensor> ember::outputAtExtent(const Module &M, const Bindings &b,
+                                             const Placeholder *p) {
+  const Tensor *t = b.get(p);
+  const DynamicExtent *d = M.dynamicExtentOf(p);
+  if (!t)
+    return makeErrorF("output '{0}' is not bound", p->getName());
+  if (!d)
+    return t->clone();
+  const Tensor *c = b.get(d->count);
+  auto dims = t->getType().dims();
+  int64_t n = dims[d->axis];
+  int64_t k = c ? c->getHandle<int64_t>().raw(0) : -1;
+  if (k < 0 || k > n)
+    return makeErrorF("output '{0}': the extent {1} is outside [0, {2}]",
+                      p->getName(), k, n);
+  llvm::SmallVector<dim_t, 6> cut(dims.begin(), dims.end());
+  cut[d->axis] = k;
+  Tensor r(Type(t->getElemKind(), cut));
+  size_t outer = 1, inner = elemSize(t->getElemKind());
+  for (unsigned i = 0; i < dims.size(); ++i)
+    (i < d->axis ? outer : inner) *= i == d->axis ? 1 : dims[i];
+  for (size_t o = 0; o < outer; ++o)
+    std::memcpy(r.data() + o * k * inner, t->data() + o * n * inner, k * inner);
+  return r;
+}
+
 std::vector<uint8_t> ember::makeConstantImage(const IRFunction &F,
                                               const MemoryPlan &plan) {
   std::vector<uint8_t> image;

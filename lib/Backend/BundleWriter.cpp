@@ -2,6 +2,7 @@
 #include "ember/Backend/BundleWriter.h"
 
 #include "ember/Base/Error.h"
+#include "ember/Bundle/EmberBundle.h"
 
 #include "llvm/ADT/StringSet.h"
 #include "llvm/IR/Constants.h"
@@ -75,6 +76,22 @@ void ember::describeBundleIO(const IRFunction &F, const MemoryPlan &plan,
     d.size = w->getType()->sizeInBytes();
     (w->isOutput() ? outs : ins).push_back(std::move(d));
   }
+  if (!F.getModule())
+    return;
+  auto byName = [&](llvm::StringRef n) -> BundleTensorDesc * {
+    for (BundleTensorDesc &d : outs)
+      if (d.name == n)
+        return &d;
+    return nullptr;
+  };
+  for (const DynamicExtent &e : F.getModule()->getDynamicExtents()) {
+    BundleTensorDesc *out = byName(e.output->getName());
+    BundleTensorDesc *count = byName(e.count->getName());
+    if (out && count) {
+      out->dynamicAxis = e.axis;
+      out->extentOffset = count->offset;
+    }
+  }
 }
 
 void ember::printBundleIOMacros(llvm::raw_ostream &os, llvm::StringRef name,
@@ -91,6 +108,12 @@ void ember::printBundleIOMacros(llvm::raw_ostream &os, llvm::StringRef name,
     for (size_t i = 0; i < d.dims.size(); ++i)
       os << (i ? ", " : "") << d.dims[i];
     os << "}\n";
+    if (d.dynamicAxis < 0)
+      return;
+    os << "/* its extent on this axis depends on the data: the int64 at "
+          "this offset\n   holds it (the entries past it are zeros) */\n";
+    os << "#define " << p << "_DYNAMIC_AXIS " << d.dynamicAxis << "\n";
+    os << "#define " << p << "_EXTENT_OFFSET " << d.extentOffset << "u\n";
   };
   for (auto &d : ins)
     emit(d, "input");
@@ -138,10 +161,11 @@ void ember::addBundleInfo(llvm::Module &M, llvm::StringRef name,
                   name + ".tensors");
   };
   auto *info = llvm::ConstantStruct::get(
-      infoTy, {i32c(1), str(name), i64c(regions.constantSize),
-               i64c(regions.mutableSize), i64c(regions.activationSize),
-               i64c(64), i32c(ins.size()), i32c(outs.size()), table(ins),
-               table(outs), embeddedWeights ? embeddedWeights : null});
+      infoTy,
+      {i32c(EMBER_BUNDLE_ABI_VERSION), str(name), i64c(regions.constantSize),
+       i64c(regions.mutableSize), i64c(regions.activationSize), i64c(64),
+       i32c(ins.size()), i32c(outs.size()), table(ins), table(outs),
+       embeddedWeights ? embeddedWeights : null});
   new llvm::GlobalVariable(M, infoTy, true, llvm::GlobalValue::ExternalLinkage,
                            info, name + "_info");
 }

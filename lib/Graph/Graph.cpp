@@ -33,7 +33,9 @@ Node::Node(NodeKind kind, llvm::StringRef name,
     inputs_[i].getNode()->addUser(this, i);
 }
 
-Node::~Node() { CHECK(users_.empty()) << "deleting node " << name_ << " with users"; }
+Node::~Node() {
+  CHECK(users_.empty()) << "deleting node " << name_ << " with users";
+}
 
 llvm::StringRef Node::getKindName() const {
   switch (kind_) {
@@ -124,10 +126,9 @@ void Function::eraseNode(Node *n) {
   CHECK(!n->hasUsers()) << "erasing node " << n->getName().str()
                         << " that still has users";
   n->dropInputs();
-  auto it = std::find_if(nodes_.begin(), nodes_.end(),
-                         [&](const std::unique_ptr<Node> &p) {
-                           return p.get() == n;
-                         });
+  auto it = std::find_if(
+      nodes_.begin(), nodes_.end(),
+      [&](const std::unique_ptr<Node> &p) { return p.get() == n; });
   CHECK(it != nodes_.end()) << "node is not in this function";
   nodes_.erase(it);
 }
@@ -207,6 +208,18 @@ llvm::SmallVector<Placeholder *, 4> Module::getOutputPlaceholders() const {
     if (p->isOutput())
       r.push_back(p.get());
   return r;
+}
+
+const DynamicExtent *Module::dynamicExtentOf(const Placeholder *output) const {
+  for (const DynamicExtent &d : extents_)
+    if (d.output == output)
+      return &d;
+  return nullptr;
+}
+
+bool Module::isExtentCount(const Placeholder *p) const {
+  return llvm::any_of(extents_,
+                      [&](const DynamicExtent &d) { return d.count == p; });
 }
 
 void Module::eraseUnusedConstants() {

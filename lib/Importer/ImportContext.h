@@ -104,6 +104,19 @@ public:
   /// The node's implied inputs; finishRuntimeInputs consumes them.
   std::vector<RuntimeInput> &runtimeInputs() { return runtimeInputs_; }
 
+  /// A value whose extent on \p axis depends on the data: sized for the
+  /// static bound, the actual extent is \p count (Int64 [1]).
+  struct Extent {
+    unsigned axis;
+    NodeValue count;
+  };
+  void setExtent(const std::string &name, Extent e) { extents_[name] = e; }
+  /// The data-dependent extent of value \p name, or null.
+  const Extent *extentOf(const std::string &name) const {
+    auto it = extents_.find(name);
+    return it == extents_.end() ? nullptr : &it->second;
+  }
+
   /// "node 'name' (OpType)" for messages.
   static std::string describe(const onnx::NodeProto &node);
   /// Prefixes \p err with the node description.
@@ -118,6 +131,7 @@ private:
   std::map<std::string, std::vector<NodeValue>> sequences_;
   std::map<std::string, std::vector<int64_t>> declared_;
   std::vector<RuntimeInput> runtimeInputs_;
+  std::map<std::string, Extent> extents_;
 
 public:
   /// Secondary outputs (e.g. Dropout's mask) that no importer produces, with
@@ -172,6 +186,20 @@ llvm::Expected<Constant *> impliedInput(ImportContext &ctx,
 /// that re-imports the node with the inputs' actual values.
 llvm::Error finishRuntimeInputs(ImportContext &ctx, const onnx::NodeProto &node,
                                 ImportFn fn);
+
+/// After \p node was imported: carries the data-dependent extent of its
+/// inputs to its outputs where the op keeps that axis, or fails naming the
+/// node (ImportDynamic.cpp, docs/RuntimeInputs.md).
+llvm::Error propagateExtents(ImportContext &ctx, const onnx::NodeProto &node);
+
+/// Graph output \p name computed as \p v, saved to \p p: when \p v has a
+/// data-dependent extent, the entries past it are zeroed and the count is
+/// saved to a hidden output linked to \p p in the Module.
+llvm::Expected<NodeValue>
+finishDynamicOutput(ImportContext &ctx, const std::string &name, NodeValue v);
+/// Links \p p (saved from graph output \p name) to its count output.
+void linkDynamicOutput(ImportContext &ctx, const std::string &name,
+                       Placeholder *p);
 
 } // namespace ember
 

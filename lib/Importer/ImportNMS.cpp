@@ -223,14 +223,35 @@ NMSGraph::suppression(const std::array<NodeValue, 4> &c, NodeValue iouThr) {
       ctx.module().createConstant(nameOf(node) + ".earlier", std::move(lower)));
 }
 
+/// The rows of the output: the declared K, or when the model declares none
+/// the most that can be selected, \p classes (batches x classes) times
+/// max_output_boxes_per_class when constant, at most \p boxes each.
+llvm::Expected<int64_t> selectedBound(ImportContext &ctx,
+                                      const onnx::NodeProto &node,
+                                      int64_t classes, int64_t boxes,
+                                      const std::vector<int64_t> *d) {
+  if (d)
+    return (*d)[0];
+  int64_t per = boxes;
+  if (ctx.hasInput(node, 2)) {
+    TRY(NodeValue m, ctx.input(node, 2));
+    if (auto *c = llvm::dyn_cast<Constant>(m.getNode()))
+      if (c->getPayload().size() == 1)
+        per = std::clamp<int64_t>(
+            int64_t(std::min(c->getPayload().elementAsDouble(0), 1e18)), 1,
+            boxes);
+  }
+  return classes * per;
+}
+
 llvm::Error importRuntimeNMS(ImportContext &ctx, const onnx::NodeProto &node,
                              bool center) {
   const std::vector<int64_t> *d =
       node.output_size() ? ctx.declaredDims(node.output(0)) : nullptr;
-  if (!d || d->size() != 2 || (*d)[1] != 3 || (*d)[0] < 1)
+  if (d && (d->size() != 2 || (*d)[1] != 3 || (*d)[0] < 1))
     return fail(node, "with operands fed at run time the output needs a "
-                      "declared static shape [K, 3] (K >= 1)");
-  for (int i = 0; i < std::min(node.input_size(), 5); ++i)
+                      "declared static shape [K, 3] (K >= 1) or none");
+  for (int i = 0; d && i < std::min(node.input_size(), 5); ++i)
     if (ctx.hasInput(node, i))
       EMBER_RETURN_IF_ERR(checkGraphInput(ctx, node, i));
   NMSGraph g{ctx, node};
@@ -275,7 +296,8 @@ llvm::Error importRuntimeNMS(ImportContext &ctx, const onnx::NodeProto &node,
   TRY(NodeValue withinF, g.toFloat(within));
   TRY(NodeValue sel, g.op(OpKind::Mul, keep, withinF));
   TRY(sel, reshapeTo(ctx, node, sel, {n * nc * nb}));
-  TRY(NodeValue pos, firstTruePositions(ctx, node, sel, (*d)[0]));
+  TRY(int64_t k, selectedBound(ctx, node, n * nc, nb, d));
+  TRY(NodeValue pos, firstTruePositions(ctx, node, sel, k));
   // Position p = (batch * C + class) * B + sorted slot.
   TRY(NodeValue pi, castTo(ctx, node, pos, ElemKind::Int64));
   TRY(NodeValue flatOrder, reshapeTo(ctx, node, order, {n * nc * nb}));
@@ -290,10 +312,15 @@ llvm::Error importRuntimeNMS(ImportContext &ctx, const onnx::NodeProto &node,
   std::vector<NodeValue> cols;
   for (NodeValue v : {batch, cls, box}) {
     TRY(v, castTo(ctx, node, v, ElemKind::Int64));
-    TRY(v, reshapeTo(ctx, node, v, {(*d)[0], 1}));
+    TRY(v, reshapeTo(ctx, node, v, {k, 1}));
     cols.push_back(v);
   }
   TRY(NodeValue y, make(ctx, node, OpKind::Concat, cols, {Attr::makeInt(1)}));
+  if (!d) {
+    TRY(NodeValue count, reduce(ctx, node, OpKind::ReduceSum, sel, {0}, true));
+    TRY(count, castTo(ctx, node, count, ElemKind::Int64));
+    ctx.setExtent(node.output(0), {0, count});
+  }
   return ctx.setOutput(node, y);
 }
 

@@ -576,6 +576,20 @@ llvm::Expected<NodeValue> truePositions(ImportContext &ctx,
   return reduce(ctx, node, OpKind::ReduceSum, m, {1}, false);
 }
 
+/// The number of nonzero entries of \p cond [n] as an Int64 [1] (the
+/// extent of an output the model does not declare; exact below 2^24).
+llvm::Expected<NodeValue>
+trueCount(ImportContext &ctx, const onnx::NodeProto &node, NodeValue cond) {
+  if (cond.getElemKind() != ElemKind::Bool) {
+    TRY(NodeValue zero, make(ctx, node, OpKind::Equal,
+                             {cond, constantLike(ctx, node, cond, 0)}));
+    TRY(cond, make(ctx, node, OpKind::Not, {zero}));
+  }
+  TRY(NodeValue c, castTo(ctx, node, cond, ElemKind::Float32));
+  TRY(c, reduce(ctx, node, OpKind::ReduceSum, c, {0}, true));
+  return castTo(ctx, node, c, ElemKind::Int64);
+}
+
 /// The graph input behind input \p i, marked for the run-time check that
 /// re-imports the node with its value (the declared shape then must hold).
 llvm::Error checkInput(ImportContext &ctx, const onnx::NodeProto &node, int i) {
@@ -585,48 +599,51 @@ llvm::Error checkInput(ImportContext &ctx, const onnx::NodeProto &node, int i) {
   return llvm::Error::success();
 }
 
-/// The declared dims of output 0, or an error naming input \p i.
-llvm::Expected<const std::vector<int64_t> *>
-declaredOutput(ImportContext &ctx, const onnx::NodeProto &node, int i) {
-  const std::vector<int64_t> *d =
-      node.output_size() ? ctx.declaredDims(node.output(0)) : nullptr;
-  if (!d)
-    return fail(node, "input '" + node.input(i) +
-                          "' must be a constant (an initializer or a "
-                          "Constant node) or its output's size declared: "
-                          "the output has no declared static shape");
-  return d;
-}
-
 } // namespace
 
 llvm::Error onnximport::importRuntimeCompress(ImportContext &ctx,
                                               const onnx::NodeProto &node,
                                               NodeValue x, int64_t axis) {
-  TRY(const std::vector<int64_t> *d, declaredOutput(ctx, node, 1));
-  if (d->size() != x.dims().size() || (*d)[axis] < 1)
-    return fail(node, "the declared output shape does not fit the input");
   TRY(NodeValue cond, ctx.input(node, 1));
   if (cond.dims().size() != 1 || cond.dims()[0] > x.dims()[axis])
     return fail(node, "condition must be 1-D and no longer than the axis");
-  EMBER_RETURN_IF_ERR(checkInput(ctx, node, 1));
-  TRY(NodeValue pos, truePositions(ctx, node, cond, (*d)[axis]));
+  const std::vector<int64_t> *d =
+      node.output_size() ? ctx.declaredDims(node.output(0)) : nullptr;
+  int64_t k = cond.dims()[0];
+  if (d) {
+    if (d->size() != x.dims().size() || (*d)[axis] < 1)
+      return fail(node, "the declared output shape does not fit the input");
+    EMBER_RETURN_IF_ERR(checkInput(ctx, node, 1));
+    k = (*d)[axis];
+  }
+  TRY(NodeValue pos, truePositions(ctx, node, cond, k));
   TRY(NodeValue idx, castTo(ctx, node, pos, ElemKind::Int64));
   TRY(NodeValue y,
       make(ctx, node, OpKind::Gather, {x, idx}, {Attr::makeInt(axis)}));
+  if (!d) {
+    TRY(NodeValue count, trueCount(ctx, node, cond));
+    ctx.setExtent(node.output(0), {unsigned(axis), count});
+  }
   return ctx.setOutput(node, y);
 }
 
 llvm::Error onnximport::importRuntimeNonZero(ImportContext &ctx,
                                              const onnx::NodeProto &node,
                                              NodeValue x) {
-  TRY(const std::vector<int64_t> *d, declaredOutput(ctx, node, 0));
+  const std::vector<int64_t> *d =
+      node.output_size() ? ctx.declaredDims(node.output(0)) : nullptr;
   int64_t r = std::max<int64_t>(x.dims().size(), 1);
-  if (d->size() != 2 || (*d)[0] != r || (*d)[1] < 1)
-    return fail(node, "the declared output shape is not [rank, count]");
-  EMBER_RETURN_IF_ERR(checkInput(ctx, node, 0));
   TRY(NodeValue flat, reshapeTo(ctx, node, x, {x.getType()->size()}));
-  int64_t k = (*d)[1];
+  int64_t k = flat.dims()[0];
+  if (d) {
+    if (d->size() != 2 || (*d)[0] != r || (*d)[1] < 1)
+      return fail(node, "the declared output shape is not [rank, count]");
+    EMBER_RETURN_IF_ERR(checkInput(ctx, node, 0));
+    k = (*d)[1];
+  } else {
+    TRY(NodeValue count, trueCount(ctx, node, flat));
+    ctx.setExtent(node.output(0), {1, count});
+  }
   TRY(NodeValue pos, truePositions(ctx, node, flat, k));
   // Row i: (pos / stride_i) mod dim_i, with floors in float (exact).
   std::vector<NodeValue> rows;

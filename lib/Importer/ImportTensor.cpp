@@ -507,13 +507,25 @@ llvm::Error importDepthSpace(ImportContext &ctx, const onnx::NodeProto &node) {
   return ctx.setOutput(node, y);
 }
 
+/// TopK whose K is not a constant and whose outputs the model does not
+/// declare: sized for the whole axis, the extent is K (docs/RuntimeInputs.md).
+bool dynamicK(ImportContext &ctx, const onnx::NodeProto &node) {
+  if (!ImportContext::hasInput(node, 1) || !ctx.isBound(node.input(1)))
+    return false;
+  NodeValue kv = llvm::cantFail(ctx.get(node.input(1)));
+  for (const std::string &out : node.output())
+    if (!out.empty() && ctx.declaredDims(out))
+      return false;
+  return !llvm::isa<Constant>(kv.getNode());
+}
+
 llvm::Error importTopK(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(NodeValue x, ctx.input(node, 0));
   AttrReader attrs(node);
-  int64_t k;
+  int64_t k = 0;
   if (ctx.opset() < 10) {
     TRY(k, attrs.getInt("k", std::nullopt));
-  } else {
+  } else if (!dynamicK(ctx, node)) {
     TRY(Ints kv, ctx.constantInts(node, 1));
     if (kv.size() != 1)
       return fail(node, "K must hold one value");
@@ -522,10 +534,26 @@ llvm::Error importTopK(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(int64_t axis, attrs.getInt("axis", -1));
   TRY(axis, normAxis(node, axis, x.dims().size()));
   TRY(int64_t largest, attrs.getInt("largest", 1));
+  NodeValue count;
+  if (ctx.opset() >= 10 && dynamicK(ctx, node)) {
+    // All n sorted; the first min(K, n) are the result.
+    k = x.dims()[axis];
+    TRY(count, ctx.input(node, 1));
+    if (count.getType()->size() != 1)
+      return fail(node, "K must hold one value");
+    TRY(count, castTo(ctx, node, count, ElemKind::Int64));
+    TRY(count, reshapeTo(ctx, node, count, {1}));
+    TRY(count, binary(ctx, node, OpKind::Min, count,
+                      int64Constant(ctx, node, "n", {1}, {k})));
+    TRY(count, binary(ctx, node, OpKind::Max, count,
+                      int64Constant(ctx, node, "zero", {1}, {0})));
+  }
   AttrList a = {Attr::makeInt(k), Attr::makeInt(axis), Attr::makeInt(largest)};
   TRY(NodeValue v, make(ctx, node, OpKind::TopK, {x}, a, 0));
   bindOutput(ctx, node, 0, v);
   bindOutput(ctx, node, 1, NodeValue(v.getNode(), 1));
+  for (int i = 0; count && i < 2 && i < node.output_size(); ++i)
+    ctx.setExtent(node.output(i), {unsigned(axis), count});
   return llvm::Error::success();
 }
 
@@ -546,15 +574,16 @@ llvm::Error importCumSum(ImportContext &ctx, const onnx::NodeProto &node) {
   return ctx.setOutput(node, y);
 }
 
-/// Compress with a constant condition: a Gather of the selected indices.
-/// True when input \p i of \p node is a graph input (a run-time value).
-bool isGraphInput(ImportContext &ctx, const onnx::NodeProto &node, int i) {
+/// True when input \p i of \p node is a run-time value (a graph input or
+/// computed from one), not a constant.
+bool isRunTime(ImportContext &ctx, const onnx::NodeProto &node, int i) {
   if (!ImportContext::hasInput(node, i) || !ctx.isBound(node.input(i)))
     return false;
   NodeValue v = llvm::cantFail(ctx.get(node.input(i)));
-  auto *p = llvm::dyn_cast<Placeholder>(v.getNode());
-  return p && !p->isOutput();
+  return !llvm::isa<Constant>(v.getNode());
 }
+
+/// Compress with a constant condition: a Gather of the selected indices.
 
 llvm::Error importCompress(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(NodeValue x, ctx.input(node, 0));
@@ -566,7 +595,7 @@ llvm::Error importCompress(ImportContext &ctx, const onnx::NodeProto &node) {
   } else {
     TRY(x, reshapeTo(ctx, node, x, {x.getType()->size()}));
   }
-  if (isGraphInput(ctx, node, 1))
+  if (isRunTime(ctx, node, 1))
     return onnximport::importRuntimeCompress(ctx, node, x, axis);
   TRY(const Tensor *cond, ctx.constantInput(node, 1));
   Ints sel;
@@ -583,7 +612,7 @@ llvm::Error importCompress(ImportContext &ctx, const onnx::NodeProto &node) {
 
 /// NonZero of a constant: its result shape depends on the values.
 llvm::Error importNonZero(ImportContext &ctx, const onnx::NodeProto &node) {
-  if (isGraphInput(ctx, node, 0)) {
+  if (isRunTime(ctx, node, 0)) {
     TRY(NodeValue x, ctx.input(node, 0));
     return onnximport::importRuntimeNonZero(ctx, node, x);
   }

@@ -99,7 +99,7 @@ llvm::Error importConstantUnique(ImportContext &ctx,
 }
 
 /// The count K of unique rows the model declares (Y along axis, or the
-/// length of indices or counts).
+/// length of indices or counts), or -1 when it declares none.
 llvm::Expected<int64_t> declaredCount(ImportContext &ctx,
                                       const onnx::NodeProto &node,
                                       std::optional<int64_t> axis) {
@@ -113,10 +113,7 @@ llvm::Expected<int64_t> declaredCount(ImportContext &ctx,
     if (at < int64_t(d->size()) && (*d)[at] >= 1)
       return (*d)[at];
   }
-  return fail(node, "input '" + node.input(0) +
-                        "' is fed at run time: the number of unique values "
-                        "needs a declared static shape of Y, indices or "
-                        "counts");
+  return -1;
 }
 
 class UniqueGraph {
@@ -178,9 +175,16 @@ llvm::Error importRuntimeUnique(ImportContext &ctx, const onnx::NodeProto &node,
                                 NodeValue x, std::optional<int64_t> axis,
                                 bool sorted) {
   TRY(int64_t k, declaredCount(ctx, node, axis));
-  EMBER_RETURN_IF_ERR(checkGraphInput(ctx, node, 0));
+  if (k >= 0) {
+    EMBER_RETURN_IF_ERR(checkGraphInput(ctx, node, 0));
+  }
   TRY(NodeValue rows, rowsOf(ctx, node, x, axis));
   int64_t n = rows.dims()[0];
+  // Undeclared: sized for n rows, the extent is the number of first
+  // occurrences (docs/RuntimeInputs.md).
+  bool dynamic = k < 0;
+  if (dynamic)
+    k = n;
   if (n > kMaxUniqueRows)
     return fail(node, llvm::Twine(n) + " rows fed at run time; the limit is " +
                           llvm::Twine(kMaxUniqueRows) +
@@ -227,7 +231,16 @@ llvm::Error importRuntimeUnique(ImportContext &ctx, const onnx::NodeProto &node,
   TRY(src, castTo(ctx, node, src, ElemKind::Int64));
   TRY(inv, castTo(ctx, node, inv, ElemKind::Int64));
   TRY(counts, castTo(ctx, node, counts, ElemKind::Int64));
-  return bindUnique(ctx, node, x, axis, src, inv, counts);
+  EMBER_RETURN_IF_ERR(bindUnique(ctx, node, x, axis, src, inv, counts));
+  if (!dynamic)
+    return llvm::Error::success();
+  TRY(NodeValue total, reduce(ctx, node, OpKind::ReduceSum, first, {0}, true));
+  TRY(total, castTo(ctx, node, total, ElemKind::Int64));
+  for (int i : {0, 1, 3})
+    if (i < node.output_size() && !node.output(i).empty())
+      ctx.setExtent(node.output(i),
+                    {unsigned(i == 0 ? axis.value_or(0) : 0), total});
+  return llvm::Error::success();
 }
 
 llvm::Error importUnique(ImportContext &ctx, const onnx::NodeProto &node) {

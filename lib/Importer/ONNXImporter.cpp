@@ -281,6 +281,7 @@ llvm::Error ember::importNodes(ImportContext &ctx, const onnx::GraphProto &g,
         return ImportContext::nodeError(node, "output '" + out +
                                                   "' is already defined");
     if (isControlFlow(node.op_type())) {
+      EMBER_RETURN_IF_ERR(propagateExtents(ctx, node));
       EMBER_RETURN_IF_ERR(importControlFlow(ctx, node, opts));
       continue;
     }
@@ -288,6 +289,7 @@ llvm::Error ember::importNodes(ImportContext &ctx, const onnx::GraphProto &g,
     EMBER_RETURN_IF_ERR(checkEmptyInputs(ctx, node));
     EMBER_RETURN_IF_ERR(rule->fn(ctx, node));
     EMBER_RETURN_IF_ERR(finishRuntimeInputs(ctx, node, rule->fn));
+    EMBER_RETURN_IF_ERR(propagateExtents(ctx, node));
     foldNode(ctx, node, opts);
   }
   return llvm::Error::success();
@@ -349,6 +351,7 @@ llvm::Expected<Function *> importModel(onnx::ModelProto &model, Module &M,
   if (g.output_size() == 0)
     return makeError("the graph has no outputs");
   std::set<std::string> outNames;
+  std::vector<Placeholder *> outPhs;
   for (const auto &out : g.output()) {
     if (!outNames.insert(out.name()).second)
       return makeErrorF("graph output '{0}' is listed twice", out.name());
@@ -368,9 +371,16 @@ llvm::Expected<Function *> importModel(onnx::ModelProto &model, Module &M,
                           out.name(), elemKindName(*kind),
                           v->getType()->toString());
     }
+    EMBER_ASSIGN_OR_RETURN(NodeValue y,
+                           finishDynamicOutput(ctx, out.name(), *v));
     Placeholder *p = M.createPlaceholder(out.name(), *v->getType(), true);
-    F->createSave("save." + out.name(), *v, p);
+    F->createSave("save." + out.name(), y, p);
+    outPhs.push_back(p);
   }
+  // The hidden counts follow every ONNX output, so that those keep their
+  // positions.
+  for (int i = 0; i < g.output_size(); ++i)
+    linkDynamicOutput(ctx, g.output(i).name(), outPhs[i]);
   EMBER_RETURN_IF_ERR(checkFunctionLimits(*F));
   for (const auto &n : F->getNodes())
     for (unsigned i = 0; i < n->getNumResults(); ++i)

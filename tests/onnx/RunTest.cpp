@@ -238,7 +238,7 @@ std::string runSet(Compiled &c, const std::vector<std::string> &inputs,
   }
   if (llvm::Error err = c.net.function->run(b))
     return "run failed: " + errorToString(std::move(err));
-  auto outs = c.M->getOutputPlaceholders();
+  auto outs = modelOutputs(*c.M);
   if (outs.size() != outputs.size())
     return "the model has " + std::to_string(outs.size()) +
            " outputs, the data " + std::to_string(outputs.size());
@@ -248,10 +248,13 @@ std::string runSet(Compiled &c, const std::vector<std::string> &inputs,
       return "cannot read " + outputs[i] + ": " +
              errorToString(want.takeError());
     std::string why;
-    bfloat16FromBits(want->tensor, b.get(outs[i])->getType());
-    bool ok = draw == Draw::None
-                  ? closeEnough(*b.get(outs[i]), want->tensor, why)
-                  : isDrawOf(*b.get(outs[i]), want->tensor, draw, why);
+    auto got = outputAtExtent(*c.M, b, outs[i]);
+    if (!got)
+      return "output " + std::to_string(i) + ": " +
+             errorToString(got.takeError());
+    bfloat16FromBits(want->tensor, got->getType());
+    bool ok = draw == Draw::None ? closeEnough(*got, want->tensor, why)
+                                 : isDrawOf(*got, want->tensor, draw, why);
     if (!ok)
       return "output " + std::to_string(i) + ": " + why;
   }

@@ -81,9 +81,11 @@ llvm::Error LoadedBundleRunner::loadLibrary(llvm::StringRef soPath,
   if (!entry_ || !info_)
     return makeErrorF("bundle '{0}' does not export '{1}' and '{1}_info'",
                       soPath, name);
-  if (info_->abiVersion != EMBER_BUNDLE_ABI_VERSION)
+  // Version 2 only added outputs with a data-dependent extent, which an
+  // image classifier does not have: a version 1 bundle reads the same.
+  if (info_->abiVersion < 1 || info_->abiVersion > EMBER_BUNDLE_ABI_VERSION)
     return makeErrorF("bundle '{0}' has ABI version {1}; this tool reads "
-                      "version {2}",
+                      "versions 1 to {2}",
                       soPath, info_->abiVersion, EMBER_BUNDLE_ABI_VERSION);
   if (info_->alignment == 0 || (info_->alignment & (info_->alignment - 1)) ||
       info_->alignment < 64)

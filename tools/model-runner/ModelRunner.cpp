@@ -300,13 +300,14 @@ int main(int argc, char **argv) {
       fail("cannot create '" + outputDir + "': " + ec.message());
   }
   unsigned idx = 0;
-  for (Placeholder *p : M.getOutputPlaceholders()) {
-    const Tensor *t = bindings.get(p);
-    printOutput(p, *t);
+  // Outputs whose extent depends on the data are written at that extent.
+  for (Placeholder *p : modelOutputs(M)) {
+    Tensor t = unwrap(outputAtExtent(M, bindings, p));
+    printOutput(p, t);
     if (!outputDir.empty()) {
       llvm::SmallString<256> path(outputDir);
       llvm::sys::path::append(path, "output_" + std::to_string(idx) + ".pb");
-      failOn(saveTensorProtoFile(*t, p->getName(), path));
+      failOn(saveTensorProtoFile(t, p->getName(), path));
     }
     ++idx;
   }

@@ -32,6 +32,15 @@ private:
   std::vector<std::pair<const Placeholder *, Tensor>> entries_;
 };
 
+/// The ONNX outputs of \p M (without the hidden extent counts), in order.
+llvm::SmallVector<Placeholder *, 4> modelOutputs(const Module &M);
+
+/// Output \p p as bound in \p b, cut to its actual extent when that
+/// depends on the data (Module::dynamicExtentOf; the entries past it are
+/// zeros). An error when the count is out of range.
+llvm::Expected<Tensor> outputAtExtent(const Module &M, const Bindings &b,
+                                      const Placeholder *p);
+
 /// The constant region's image: every constant weight of \p F at its planned
 /// offset, zeros between (plan.constantSize bytes). Shared by the backends
 /// that own a constant region.

@@ -29,6 +29,10 @@ struct BundleTensorDesc {
   int32_t onnxKind;  ///< ONNX TensorProto.DataType code.
   std::vector<int64_t> dims;
   uint64_t offset, size; ///< Bytes in the mutable region.
+  /// For an output whose extent depends on the data: the axis, and the
+  /// offset of its Int64 count in the mutable region (-1 and 0 otherwise).
+  int64_t dynamicAxis = -1;
+  uint64_t extentOffset = 0;
 };
 
 /// The region sizes a bundle reports.
@@ -54,7 +58,9 @@ void describeBundleIO(const IRFunction &F, const MemoryPlan &plan,
                       std::vector<BundleTensorDesc> &outs);
 
 /// Prints the per-tensor header macros (NAME_<IDENT>_OFFSET, _SIZE,
-/// _ELEM_KIND, _RANK, _DIMS) of every input, then every output.
+/// _ELEM_KIND, _RANK, _DIMS) of every input, then every output, and
+/// _DYNAMIC_AXIS, _EXTENT_OFFSET of an output whose extent depends on the
+/// data.
 void printBundleIOMacros(llvm::raw_ostream &os, llvm::StringRef name,
                          const std::vector<BundleTensorDesc> &ins,
                          const std::vector<BundleTensorDesc> &outs);

@@ -12,7 +12,9 @@
 
 #ifndef EMBER_BUNDLE_TYPES_DEFINED
 #define EMBER_BUNDLE_TYPES_DEFINED
-#define EMBER_BUNDLE_ABI_VERSION 1
+/* 2: outputs whose extent depends on the data (NAME_<OUT>_DYNAMIC_AXIS,
+   NAME_<OUT>_EXTENT_OFFSET and the output '<out>.extent'); docs/Bundle.md */
+#define EMBER_BUNDLE_ABI_VERSION 2
 /** One network input or output in the mutable region. */
 typedef struct EmberTensorInfo {
   const char *name;   /* the ONNX input/output name */

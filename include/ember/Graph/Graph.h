@@ -90,6 +90,15 @@ struct InputCheck {
   std::function<llvm::Error(llvm::ArrayRef<const Tensor *>)> check;
 };
 
+/// An output whose extent on one axis depends on the data
+/// (docs/RuntimeInputs.md): \p output is sized for the static upper bound
+/// and \p count, a hidden Int64 [1] output, holds the actual extent.
+struct DynamicExtent {
+  Placeholder *output;
+  unsigned axis;
+  Placeholder *count;
+};
+
 /// Owns types, Constants, Placeholders and Functions.
 class Module {
 public:
@@ -130,6 +139,16 @@ public:
   void addInputCheck(InputCheck c) { inputChecks_.push_back(std::move(c)); }
   const std::vector<InputCheck> &getInputChecks() const { return inputChecks_; }
 
+  /// Links an output to the hidden output holding its actual extent.
+  void addDynamicExtent(DynamicExtent d) { extents_.push_back(d); }
+  const std::vector<DynamicExtent> &getDynamicExtents() const {
+    return extents_;
+  }
+  /// The link of \p output, or null when its extent is static.
+  const DynamicExtent *dynamicExtentOf(const Placeholder *output) const;
+  /// Whether \p p is the hidden count of some output (not an ONNX output).
+  bool isExtentCount(const Placeholder *p) const;
+
 private:
   std::string uniqueName(llvm::StringRef name);
 
@@ -139,6 +158,7 @@ private:
   std::list<std::unique_ptr<Function>> functions_;
   NameUniquer names_;
   std::vector<InputCheck> inputChecks_;
+  std::vector<DynamicExtent> extents_;
 };
 
 } // namespace ember

@@ -1,0 +1,236 @@
+//===- ImportDynamic.cpp - Outputs whose extent depends on the data -------===//
+//
+// NonZero, Compress, Unique, NonMaxSuppression and TopK with a run-time K,
+// where the model does not declare the data-dependent dim as a number, are
+// sized for its static upper bound and compute the actual extent in the
+// graph (an Int64 [1]). Here that extent is carried through the ops that
+// keep its axis (the table of docs/RuntimeInputs.md); any other consumer is
+// an import error naming the node. A graph output with such an extent has
+// its entries past it zeroed and a hidden count output linked to it
+// (docs/Bundle.md).
+//
+//===----------------------------------------------------------------------===//
+#include "ImportHelpers.h"
+
+#include <set>
+
+using namespace ember;
+using namespace ember::onnximport;
+
+#define TRY EMBER_ASSIGN_OR_RETURN
+
+namespace {
+
+/// Ops whose output 0 has the shape of input 0, element for element.
+const std::set<std::string> kSameShape = {
+    "Abs",  "Cast", "CastLike", "Ceil",       "Clip",  "Cos",   "Elu",
+    "Erf",  "Exp",  "Floor",    "Identity",   "IsInf", "IsNaN", "LeakyRelu",
+    "Log",  "Neg",  "Not",      "Reciprocal", "Relu",  "Round", "Sigmoid",
+    "Sign", "Sin",  "Softplus", "Sqrt",       "Tanh"};
+
+/// Elementwise ops with multidirectional broadcasting.
+const std::set<std::string> kBroadcast = {"Add",
+                                          "And",
+                                          "BitShift",
+                                          "Div",
+                                          "Equal",
+                                          "Greater",
+                                          "GreaterOrEqual",
+                                          "Less",
+                                          "LessOrEqual",
+                                          "Max",
+                                          "Mean",
+                                          "Min",
+                                          "Mod",
+                                          "Mul",
+                                          "Or",
+                                          "Pow",
+                                          "PRelu",
+                                          "Sub",
+                                          "Sum",
+                                          "Where",
+                                          "Xor"};
+
+/// The constant integer list of input \p i (axes, starts, ...), or \p dflt
+/// when the node lacks it.
+llvm::Expected<Ints> intsOf(ImportContext &ctx, const onnx::NodeProto &node,
+                            int i, Ints dflt) {
+  if (!ImportContext::hasInput(node, i))
+    return dflt;
+  return ctx.constantInts(node, i);
+}
+
+/// \p a normalized into [0, r).
+int64_t normAxis(int64_t a, int64_t r) { return a < 0 ? a + r : a; }
+
+/// Axis \p a of input \p in (rank \p r) in output 0 of \p node (rank \p R),
+/// or -1 when the op does not keep it.
+llvm::Expected<int64_t> keptAxis(ImportContext &ctx,
+                                 const onnx::NodeProto &node, int in, int64_t a,
+                                 int64_t r, int64_t R) {
+  const std::string &op = node.op_type();
+  AttrReader attrs(node);
+  if (kSameShape.count(op))
+    return in == 0 && r == R ? a : -1;
+  if (kBroadcast.count(op))
+    return a + R - r;
+  if (op == "Transpose") {
+    Ints rev(r);
+    for (int64_t i = 0; i < r; ++i)
+      rev[i] = r - 1 - i;
+    TRY(Ints perm, attrs.getInts("perm", rev));
+    for (int64_t i = 0; i < int64_t(perm.size()); ++i)
+      if (perm[i] == a)
+        return i;
+    return -1;
+  }
+  if (op == "Gather") {
+    TRY(int64_t axis, attrs.getInt("axis", 0));
+    TRY(NodeValue data, ctx.input(node, 0));
+    axis = normAxis(axis, data.dims().size());
+    int64_t q = R - r + 1; // the rank of the indices
+    if (in == 1)
+      return axis + a;
+    return a < axis ? a : a == axis ? -1 : a + q - 1;
+  }
+  if (op == "GatherND") {
+    TRY(int64_t batch, attrs.getInt("batch_dims", 0));
+    // The rows of the indices are the leading dims of the output.
+    return in == 1 && batch == 0 && a < r - 1 ? a : -1;
+  }
+  if (op == "Unsqueeze" || op == "Squeeze") {
+    bool unsq = op == "Unsqueeze";
+    Ints axes;
+    if (attrs.has("axes")) {
+      TRY(axes, attrs.getInts("axes", std::nullopt));
+    } else {
+      TRY(axes, intsOf(ctx, node, 1, {}));
+    }
+    std::set<int64_t> moved;
+    for (int64_t x : axes)
+      moved.insert(normAxis(x, unsq ? R : r));
+    if (unsq) {
+      // The input's dims keep their order among the positions not inserted.
+      for (int64_t i = 0, seen = 0; i < R; ++i)
+        if (!moved.count(i) && seen++ == a)
+          return i;
+      return -1;
+    }
+    TRY(NodeValue x, ctx.input(node, 0));
+    for (int64_t i = 0; moved.empty() && i < r; ++i)
+      if (x.dims()[i] == 1)
+        moved.insert(i);
+    if (moved.count(a))
+      return -1;
+    return a - int64_t(std::count_if(moved.begin(), moved.end(),
+                                     [&](int64_t m) { return m < a; }));
+  }
+  if (op == "Slice" && in == 0) {
+    TRY(Ints starts, intsOf(ctx, node, 1, {}));
+    TRY(Ints axes, intsOf(ctx, node, 3, {}));
+    TRY(Ints steps, intsOf(ctx, node, 4, Ints(starts.size(), 1)));
+    if (axes.empty())
+      for (size_t i = 0; i < starts.size(); ++i)
+        axes.push_back(i);
+    for (size_t i = 0; i < axes.size() && i < starts.size(); ++i)
+      if (normAxis(axes[i], r) == a && (starts[i] != 0 || steps[i] != 1))
+        return -1;
+    TRY(NodeValue x, ctx.input(node, 0));
+    TRY(NodeValue y, ctx.get(node.output(0)));
+    return y.dims()[a] == x.dims()[a] ? a : -1;
+  }
+  return -1;
+}
+
+} // namespace
+
+llvm::Error ember::propagateExtents(ImportContext &ctx,
+                                    const onnx::NodeProto &node) {
+  const ImportContext::Extent *found = nullptr;
+  int64_t outAxis = -1;
+  for (int i = 0; i < node.input_size(); ++i) {
+    const ImportContext::Extent *e = ctx.extentOf(node.input(i));
+    if (!e)
+      continue;
+    auto refuse = [&](const char *why) {
+      return fail(node, "input '" + node.input(i) +
+                            "' has a data-dependent extent on axis " +
+                            llvm::Twine(e->axis) +
+                            " (the count of a NonZero, "
+                            "Compress, Unique, NonMaxSuppression or TopK "
+                            "the model does not declare); " +
+                            why + " (docs/RuntimeInputs.md)");
+    };
+    if (node.output_size() != 1 || !ctx.isBound(node.output(0)))
+      return refuse("this op does not keep it");
+    TRY(NodeValue x, ctx.input(node, i));
+    TRY(NodeValue y, ctx.get(node.output(0)));
+    TRY(int64_t a,
+        keptAxis(ctx, node, i, e->axis, x.dims().size(), y.dims().size()));
+    if (a < 0 || a >= int64_t(y.dims().size()) ||
+        y.dims()[a] != x.dims()[e->axis])
+      return refuse("this op does not keep that axis");
+    if (found && (found->count != e->count || outAxis != a))
+      return refuse("another input has another data-dependent extent");
+    found = e;
+    outAxis = a;
+  }
+  if (!found)
+    return llvm::Error::success();
+  // A broadcast operand must not span the dynamic axis: its entries would
+  // pair with rows that do not exist.
+  if (kBroadcast.count(node.op_type())) {
+    TRY(NodeValue y, ctx.get(node.output(0)));
+    int64_t R = y.dims().size();
+    for (int i = 0; i < node.input_size(); ++i) {
+      if (node.input(i).empty() || ctx.extentOf(node.input(i)))
+        continue;
+      TRY(NodeValue x, ctx.input(node, i));
+      int64_t at = outAxis - (R - int64_t(x.dims().size()));
+      if (at >= 0 && x.dims()[at] != 1)
+        return fail(node, "input '" + node.input(i) +
+                              "' spans a data-dependent extent with " +
+                              llvm::Twine(x.dims()[at]) +
+                              " entries; only a broadcast (1) operand is "
+                              "supported there (docs/RuntimeInputs.md)");
+    }
+  }
+  ctx.setExtent(node.output(0), {unsigned(outAxis), found->count});
+  return llvm::Error::success();
+}
+
+llvm::Expected<NodeValue> ember::finishDynamicOutput(ImportContext &ctx,
+                                                     const std::string &name,
+                                                     NodeValue v) {
+  const ImportContext::Extent *e = ctx.extentOf(name);
+  if (!e)
+    return v;
+  onnx::NodeProto node;
+  node.set_name("output." + name);
+  node.set_op_type("Output");
+  int64_t r = v.dims().size(), n = v.dims()[e->axis];
+  Ints ones(r, 1), at(r, 1);
+  at[e->axis] = n;
+  TRY(NodeValue iota,
+      iotaConstant(ctx, node, n,
+                   llvm::SmallVector<dim_t, 6>(at.begin(), at.end())));
+  TRY(NodeValue count, reshapeTo(ctx, node, e->count, ones));
+  TRY(NodeValue keep, binary(ctx, node, OpKind::Less, iota, count));
+  TRY(keep, ctx.broadcastTo(node, keep, v.dims()));
+  NodeValue zero = constantOf(ctx, node, v.getElemKind(),
+                              llvm::SmallVector<dim_t, 6>(r, 1), 0);
+  TRY(zero, ctx.broadcastTo(node, zero, v.dims()));
+  return make(ctx, node, OpKind::Where, {keep, v, zero});
+}
+
+void ember::linkDynamicOutput(ImportContext &ctx, const std::string &name,
+                              Placeholder *p) {
+  const ImportContext::Extent *e = ctx.extentOf(name);
+  if (!e)
+    return;
+  Module &M = ctx.module();
+  Placeholder *c =
+      M.createPlaceholder(name + ".extent", *e->count.getType(), true);
+  ctx.fn().createSave("save." + name + ".extent", e->count, c);
+  M.addDynamicExtent({p, e->axis, c});
+}

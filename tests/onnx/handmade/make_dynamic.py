@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Writes the hand-made conformance set 'dynamic': models whose output size
+depends on the data and is declared as a dim_param (as torch.onnx.export
+writes x.nonzero(), x[mask], torch.unique, boxes[nms(...)], topk with a
+run-time k), in the layout of the ONNX node tests, each with data sets of
+different counts (zero included), the outputs computed by onnxruntime.
+Run with /work/main/.venv/bin/python from this directory; the generated
+files are committed, so ctest needs neither.
+"""
+import os
+import shutil
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper, numpy_helper
+
+F, B, I64 = TensorProto.FLOAT, TensorProto.BOOL, TensorProto.INT64
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dynamic")
+rng = np.random.default_rng(40)
+
+
+def vi(name, elem, shape):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def write(name, nodes, inputs, outputs, inits, data_sets, opset=13):
+    """Builds, checks and writes the model and its data sets."""
+    g = helper.make_graph(nodes, "g", inputs, outputs,
+                          [numpy_helper.from_array(v, n)
+                           for n, v in inits.items()])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    onnx.checker.check_model(m)
+    d = os.path.join(ROOT, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    onnx.save(m, os.path.join(d, "model.onnx"))
+    sess = ort.InferenceSession(m.SerializeToString(),
+                                providers=["CPUExecutionProvider"])
+    in_names = [i.name for i in m.graph.input]
+    out_names = [o.name for o in m.graph.output]
+    for n, ins in enumerate(data_sets):
+        ds = os.path.join(d, "test_data_set_%d" % n)
+        os.makedirs(ds)
+        outs = sess.run(None, dict(zip(in_names, ins)))
+        for k, (nm, a) in enumerate(list(zip(in_names, ins)) +
+                                    list(zip(out_names, outs))):
+            kind = "input" if k < len(ins) else "output"
+            idx = k if k < len(ins) else k - len(ins)
+            with open(os.path.join(ds, "%s_%d.pb" % (kind, idx)), "wb") as f:
+                f.write(numpy_helper.from_array(a, nm).SerializeToString())
+
+
+def sparse(shape, frac):
+    x = rng.standard_normal(shape).astype(np.float32)
+    x[rng.random(shape) < frac] = 0
+    return x
+
+
+fracs = [.5, .1, 1.0]
+write("test_nonzero_transpose",
+      [helper.make_node("NonZero", ["x"], ["i"]),
+       helper.make_node("Transpose", ["i"], ["y"], perm=[1, 0])],
+      [vi("x", F, [3, 4])], [vi("y", I64, ["unk__0", 2])], {},
+      [[sparse((3, 4), f)] for f in fracs])
+write("test_mask_gathernd",
+      [helper.make_node("Greater", ["x", "c"], ["m"]),
+       helper.make_node("NonZero", ["m"], ["i"]),
+       helper.make_node("Transpose", ["i"], ["t"], perm=[1, 0]),
+       helper.make_node("GatherND", ["x", "t"], ["y"])],
+      [vi("x", F, [3, 4])], [vi("y", F, ["unk__0"])],
+      {"c": np.array(0.5, np.float32)},
+      [[sparse((3, 4), 0)], [sparse((3, 4), .5)],
+       [-np.ones((3, 4), np.float32)]])
+write("test_unique_sorted",
+      [helper.make_node("Unique", ["x"], ["y", "i", "v", "c"], sorted=1)],
+      [vi("x", F, [8])],
+      [vi("y", F, ["u"]), vi("i", I64, ["u"]), vi("v", I64, [8]),
+       vi("c", I64, ["u"])], {},
+      [[rng.integers(0, k, 8).astype(np.float32)] for k in (3, 8, 1)],
+      opset=11)
+xy = (rng.random((6, 2)) * 3).astype(np.float32)
+boxes = np.concatenate([xy, xy + 1], 1)
+write("test_nms_gather_boxes",
+      [helper.make_node("Unsqueeze", ["bx", "a0"], ["b3"]),
+       helper.make_node("Unsqueeze", ["s", "a01"], ["s3"]),
+       helper.make_node("NonMaxSuppression", ["b3", "s3", "mo", "iou", "st"],
+                        ["sel"]),
+       helper.make_node("Gather", ["sel", "two"], ["k1"], axis=1),
+       helper.make_node("Squeeze", ["k1", "a1"], ["k"]),
+       helper.make_node("Gather", ["bx", "k"], ["y"], axis=0)],
+      [vi("s", F, [6])], [vi("y", F, ["unk__0", 4])],
+      {"bx": boxes, "a0": np.array([0], np.int64),
+       "a01": np.array([0, 1], np.int64), "mo": np.array([10], np.int64),
+       "iou": np.array([.3], np.float32), "st": np.array([.4], np.float32),
+       "two": np.array([2], np.int64), "a1": np.array([1], np.int64)},
+      [[rng.random(6).astype(np.float32)] for _ in range(2)] +
+      [[np.zeros(6, np.float32)]])
+write("test_topk_runtime_k",
+      [helper.make_node("TopK", ["x", "k"], ["y", "i"], axis=1)],
+      [vi("x", F, [2, 5]), vi("k", I64, [1])],
+      [vi("y", F, [2, "k"]), vi("i", I64, [2, "k"])], {},
+      [[rng.standard_normal((2, 5)).astype(np.float32),
+        np.array([k], np.int64)] for k in (3, 5, 0)])
+write("test_compress_runtime",
+      [helper.make_node("Compress", ["x", "c"], ["y"], axis=1)],
+      [vi("x", F, [2, 5]), vi("c", B, [5])], [vi("y", F, [2, "n"])], {},
+      [[rng.standard_normal((2, 5)).astype(np.float32),
+        rng.random(5) < p] for p in (.5, 1.0, 0.0)])
