@@ -94,7 +94,11 @@ def conv_cases():
               ((1, 12, 9, 11), 20, (1, 1), (2, 2), (0, 0, 0, 0), (1, 1), 1),
               ((1, 64, 7, 7), 24, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),
               ((1, 8, 11, 10), 10, (3, 3), (1, 2), (2, 1, 0, 3), (2, 1), 2),
-              ((2, 4, 5, 6), 6, (1, 1), (1, 1), (1, 1, 1, 1), (1, 1), 1)]
+              ((2, 4, 5, 6), 6, (1, 1), (1, 1), (1, 1, 1, 1), (1, 1), 1),
+              # A stem's byte gather at stride 2 (3 channels): rows of 35
+              # outputs whose last sixteen taps are one overlapping
+              # vector, panels crossing output rows.
+              ((1, 3, 40, 70), 6, (7, 7), (2, 2), (3, 3, 3, 3), (1, 1), 1)]
     for si, (xs, oc, ks, st, pads, dil, grp) in enumerate(shapes):
         for xt, zk, (wn, wt, wz) in combos(si, ("z0", "zx")):
             w = values(wt, (oc, xs[1] // grp) + ks)
