@@ -172,12 +172,6 @@ llvm::Expected<Ints> windowSize(ImportContext &ctx,
   return d;
 }
 
-/// Dropout's ratio and training_mode: 0 (inference), the identity that
-/// every value the importer accepts also gives (training with ratio 0).
-llvm::Expected<Ints> dropoutIdentity(ImportContext &, const onnx::NodeProto &) {
-  return Ints{0};
-}
-
 /// Resize's sizes without the axes attribute and with the default "stretch"
 /// policy are the output shape.
 llvm::Expected<Ints> resizeSizes(ImportContext &ctx,
@@ -211,8 +205,7 @@ const ImpliedRule kImpliedRules[] = {
     {"ReduceMean", 1, reduceAxes},     {"ReduceMax", 1, reduceAxes},
     {"ReduceMin", 1, reduceAxes},      {"ReduceProd", 1, reduceAxes},
     {"HannWindow", 0, windowSize},     {"HammingWindow", 0, windowSize},
-    {"BlackmanWindow", 0, windowSize}, {"Dropout", 1, dropoutIdentity},
-    {"Dropout", 2, dropoutIdentity},
+    {"BlackmanWindow", 0, windowSize},
 };
 
 /// "[1, 2, 3]" (at most 16 values; integral values without decimals).
