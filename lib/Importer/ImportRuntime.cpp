@@ -263,6 +263,7 @@ namespace {
 struct InputSpec {
   std::string name;
   int slot = -1;                          ///< a checked input's position
+  std::optional<ElemKind> cast;           ///< the checked input cast to
   std::shared_ptr<const Tensor> constant; ///< else a constant's payload
   std::optional<Type> type;               ///< else a data input's type
 };
@@ -289,6 +290,17 @@ checkedOutputs(ImportContext &ctx, const onnx::NodeProto &node) {
   return outs;
 }
 
+/// \p t converted to \p kind element by element (as a Cast node does), or
+/// a copy without one.
+Tensor castValue(const Tensor &t, std::optional<ElemKind> kind) {
+  if (!kind)
+    return t.clone();
+  Tensor r(*kind, t.dims());
+  for (dim_t i = 0; i < t.size(); ++i)
+    storeElement(r.data(), *kind, i, t.elementAsDouble(i));
+  return r;
+}
+
 /// Re-imports \p node with the checked inputs' values \p vals and compares
 /// the output shapes with \p outs.
 llvm::Error recheck(const onnx::NodeProto &node, int64_t opset, ImportFn fn,
@@ -305,7 +317,8 @@ llvm::Error recheck(const onnx::NodeProto &node, int64_t opset, ImportFn fn,
     if (s.slot >= 0) {
       given += (given.empty() ? "" : ", ") + s.name + " = " +
                valuesString(*vals[s.slot]);
-      c.bind(s.name, M.createConstant(s.name, vals[s.slot]->clone()));
+      c.bind(s.name,
+             M.createConstant(s.name, castValue(*vals[s.slot], s.cast)));
     } else if (s.constant) {
       c.bind(s.name, M.createConstant(s.name, s.constant->clone()));
     } else {
@@ -354,6 +367,7 @@ llvm::Error ember::finishRuntimeInputs(ImportContext &ctx,
       for (const ImportContext::RuntimeInput &r : pending)
         if (r.index == j) {
           s.slot = check.inputs.size();
+          s.cast = r.cast;
           check.inputs.push_back(r.input);
         }
       if (s.slot < 0) {

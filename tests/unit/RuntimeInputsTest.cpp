@@ -13,6 +13,8 @@
 #include "ONNXBuilder.h"
 #include "TestUtils.h"
 
+#include <cmath>
+
 using namespace ember;
 using namespace ember::test;
 
@@ -281,6 +283,52 @@ TEST(RuntimeInputs, RangeComputesItsValuesAndChecksItsLength) {
     expectNear(res[1].outs[0], makeTensor({4}, {0, 0.5, 1, 1.5}), 0);
     EXPECT_NE(res[2].error.find("gives output 'y' float<10>; the network was "
                                 "compiled for [4]"),
+              std::string::npos)
+        << res[2].error;
+  }
+}
+
+TEST(RuntimeInputs, RangeLengthIsSuggestedThroughElementwiseOps) {
+  // An expanded window function: Range's limit is a cast graph input and
+  // only the Cos after it has a declared shape, which the elementwise ops
+  // carry back to the Range (and the run-time check confirms).
+  ONNXBuilder b(13);
+  b.input("s", {});
+  b.input("n", {}, onnx::TensorProto::INT64);
+  b.input("d", {});
+  b.input("k", {});
+  ONNXBuilder::attrInt(b.node("Cast", {"n"}, {"nf"}, "c"), "to",
+                       onnx::TensorProto::FLOAT);
+  b.node("Range", {"s", "nf", "d"}, {"r"}, "range");
+  b.node("Mul", {"r", "k"}, {"a"}, "m");
+  b.node("Cos", {"a"}, {"y"}, "cos");
+  b.output("y", {4});
+  auto scalar = [](float v) { return makeTensor({}, {v}); };
+  auto cosines = [](std::initializer_list<float> a) {
+    std::vector<float> c;
+    for (float v : a)
+      c.push_back(std::cos(v));
+    return makeTensor({4}, {c[0], c[1], c[2], c[3]});
+  };
+  for (const std::string &backend : testBackends()) {
+    SCOPED_TRACE(backend);
+    Module M;
+    auto F = importONNXBuffer(b.serialize(), "m", M);
+    ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
+    auto res = runEach(
+        M, **F, backend,
+        runs(tensors(scalar(0), int64Tensor({}, {4}), scalar(1), scalar(0.5)),
+             tensors(scalar(1), int64Tensor({}, {9}), scalar(2), scalar(1)),
+             tensors(scalar(0), int64Tensor({}, {6}), scalar(1), scalar(1))));
+    ASSERT_EQ(res.size(), 3u);
+    ASSERT_EQ(res[0].outs.size(), 1u) << res[0].error;
+    ASSERT_EQ(res[1].outs.size(), 1u) << res[1].error;
+    // Cos of the same float arguments; 1e-6 covers a vectorized cosine.
+    expectNear(res[0].outs[0], cosines({0, 0.5, 1, 1.5}), 1e-6);
+    expectNear(res[1].outs[0], cosines({1, 3, 5, 7}), 1e-6);
+    EXPECT_NE(res[2].error.find("run-time input check: node 'range' (Range): "
+                                "s = [0], nf = [6], d = [1]: gives output 'r' "
+                                "float<6>; the network was compiled for [4]"),
               std::string::npos)
         << res[2].error;
   }
