@@ -334,6 +334,60 @@ TEST(RuntimeInputs, RangeLengthIsSuggestedThroughElementwiseOps) {
   }
 }
 
+TEST(RuntimeInputs, LSTMSequenceLensAreCheckedAtRunTime) {
+  // sequence_lens fed at run time: compiled for full lengths (the only ones
+  // the importer takes) and each call checks them; the oracle is the same
+  // LSTM without sequence_lens.
+  auto model = [](bool withLens) {
+    ONNXBuilder b(14);
+    b.input("x", {3, 2, 1});
+    b.input("w", {1, 4, 1});
+    b.input("r", {1, 4, 1});
+    std::vector<std::string> in = {"x", "w", "r"};
+    if (withLens) {
+      b.input("lens", {2}, onnx::TensorProto::INT32);
+      in.insert(in.end(), {"", "lens"});
+    }
+    ONNXBuilder::attrInt(b.node("LSTM", in, {"", "h"}, "lstm"), "hidden_size",
+                         1);
+    b.output("h", {1, 2, 1});
+    return b.serialize();
+  };
+  Tensor x = makeTensor({3, 2, 1}, {0.5, -1, 0.25, 2, -0.5, 1});
+  Tensor w = makeTensor({1, 4, 1}, {0.5, -0.25, 1, 0.75});
+  Tensor r = makeTensor({1, 4, 1}, {0.25, 0.5, -0.5, 1});
+  auto lens = [](int32_t a, int32_t b) {
+    Tensor t(ElemKind::Int32, {2});
+    t.getHandle<int32_t>().raw(0) = a;
+    t.getHandle<int32_t>().raw(1) = b;
+    return t;
+  };
+  for (const std::string &backend : testBackends()) {
+    SCOPED_TRACE(backend);
+    Module M0;
+    auto F0 = importONNXBuffer(model(false), "m0", M0);
+    ASSERT_TRUE(bool(F0)) << llvm::toString(F0.takeError());
+    auto want = runEach(M0, **F0, backend,
+                        runs(tensors(x.clone(), w.clone(), r.clone())));
+    ASSERT_EQ(want[0].outs.size(), 1u) << want[0].error;
+    Module M;
+    auto F = importONNXBuffer(model(true), "m", M);
+    ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
+    auto res =
+        runEach(M, **F, backend,
+                runs(tensors(x.clone(), w.clone(), r.clone(), lens(3, 3)),
+                     tensors(x.clone(), w.clone(), r.clone(), lens(3, 2))));
+    ASSERT_EQ(res.size(), 2u);
+    ASSERT_EQ(res[0].outs.size(), 1u) << res[0].error;
+    expectNear(res[0].outs[0], want[0].outs[0], 0);
+    EXPECT_NE(res[1].error.find("run-time input check: node 'lstm' (LSTM): "
+                                "lens = [3, 2]: sequence_lens shorter than "
+                                "the sequence are not supported"),
+              std::string::npos)
+        << res[1].error;
+  }
+}
+
 TEST(RuntimeInputs, ReduceWithoutKeepdimsSelectsItsAxesAtRunTime) {
   // Each axis of x [2, 2, 2] leaves the declared [2, 2]: all three sums are
   // computed and the run-time axes pick one.
