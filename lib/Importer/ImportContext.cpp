@@ -68,7 +68,7 @@ ImportContext::constantInput(const onnx::NodeProto &node, int i) {
       if (r.index == i && r.implied)
         return &r.implied->getPayload();
     EMBER_ASSIGN_OR_RETURN(c, impliedInput(*this, node, i, p));
-    runtimeInputs_.push_back({i, p, c});
+    runtimeInputs_.push_back({i, p, c, std::nullopt});
   }
   if (!c)
     return nodeError(node, "input '" + node.input(i) +

@@ -8,6 +8,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <map>
+#include <optional>
 #include <string>
 
 namespace ember {
@@ -88,18 +89,35 @@ public:
     auto it = declared_.find(name);
     return it == declared_.end() ? nullptr : &it->second;
   }
+  /// Records dims that a declared shape suggests for \p name without the
+  /// model declaring them (elementwise ops keep the dims unless they
+  /// broadcast); only an operand checked at run time may rely on them.
+  void suggest(const std::string &name, std::vector<int64_t> dims) {
+    suggested_.emplace(name, std::move(dims));
+  }
+  /// The declared dims of \p name, else the suggested ones, else null.
+  const std::vector<int64_t> *
+  declaredOrSuggestedDims(const std::string &name) const {
+    if (const std::vector<int64_t> *d = declaredDims(name))
+      return d;
+    auto it = suggested_.find(name);
+    return it == suggested_.end() ? nullptr : &it->second;
+  }
   /// An input of the node being imported that was given its implied value
   /// (null for a genuine run-time value, see checkAtRunTime).
   struct RuntimeInput {
     int index;
     Placeholder *input;
     Constant *implied;
+    /// The kind the graph input is cast to before the node reads it.
+    std::optional<ElemKind> cast;
   };
   /// Marks input \p i of \p node, a graph input used as a genuine run-time
   /// value, to be checked at run time by importing the node again with its
   /// value (which rejects the values a constant operand could not have).
-  void checkAtRunTime(int i, Placeholder *p) {
-    runtimeInputs_.push_back({i, p, nullptr});
+  void checkAtRunTime(int i, Placeholder *p,
+                      std::optional<ElemKind> cast = std::nullopt) {
+    runtimeInputs_.push_back({i, p, nullptr, cast});
   }
   /// The node's implied inputs; finishRuntimeInputs consumes them.
   std::vector<RuntimeInput> &runtimeInputs() { return runtimeInputs_; }
@@ -130,6 +148,7 @@ private:
   std::map<std::string, NodeValue> values_;
   std::map<std::string, std::vector<NodeValue>> sequences_;
   std::map<std::string, std::vector<int64_t>> declared_;
+  std::map<std::string, std::vector<int64_t>> suggested_;
   std::vector<RuntimeInput> runtimeInputs_;
   std::map<std::string, Extent> extents_;
 

@@ -570,44 +570,6 @@ llvm::Error importLRN(ImportContext &ctx, const onnx::NodeProto &node) {
   return ctx.setOutput(node, y);
 }
 
-/// The drop ratio of a Dropout node that has a training_mode input (opset
-/// 12 and later): input 1, or the ONNX default 0.5 when absent.
-static llvm::Expected<double> dropoutRatio(ImportContext &ctx,
-                                           const onnx::NodeProto &node) {
-  if (ImportContext::hasInput(node, 1))
-    return constantScalar(ctx, node, 1);
-  return 0.5;
-}
-
-/// Inference-time Dropout is the identity. In training mode it still is when
-/// the ratio is 0 (exporters write that for disabled dropout); any other ratio
-/// would need random masks, which a compiled model does not draw. A
-/// training_mode fed at run time is compiled as false and its ratio read
-/// too, so the run-time check re-imports with both actual values and fails
-/// the call for training with a ratio other than 0.
-llvm::Error importDropoutAny(ImportContext &ctx, const onnx::NodeProto &node) {
-  TRY(NodeValue x, ctx.input(node, 0));
-  if (ImportContext::hasInput(node, 2)) {
-    TRY(NodeValue mode, ctx.input(node, 2));
-    bool fed = !llvm::isa<Constant>(mode.getNode());
-    TRY(double training, constantScalar(ctx, node, 2));
-    if (training != 0 || fed) {
-      TRY(double ratio, dropoutRatio(ctx, node));
-      if (training != 0 && ratio != 0)
-        return fail(node, llvm::formatv("training_mode=true with ratio {0} is "
-                                        "not supported (only ratio 0 is an "
-                                        "identity)",
-                                        ratio)
-                              .str());
-    }
-  }
-  bindOutput(ctx, node, 0, x);
-  if (node.output_size() > 1 && !node.output(1).empty())
-    bindOutput(ctx, node, 1,
-               constantOf(ctx, node, ElemKind::Bool, x.dims(), 1.0));
-  return llvm::Error::success();
-}
-
 } // namespace
 
 namespace {
@@ -623,7 +585,6 @@ const ImportRule kNNRules[] = {
     {"LayerNormalization", 17, 17, importLayerNorm},
     {"MeanVarianceNormalization", 9, 17, importMVN},
     {"LRN", 1, 17, importLRN},
-    {"Dropout", 1, 17, importDropoutAny},
     {"Resize", 10, 19, importResize},
     {"Upsample", 7, 9, importUpsample},
     {"NegativeLogLikelihoodLoss", 12, 17, importNLLLoss},

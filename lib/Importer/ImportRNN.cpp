@@ -7,7 +7,8 @@
 // GRU: z r h). Supported: forward/reverse/bidirectional, layout 0 and 1,
 // initial states, biases, peepholes, clip, linear_before_reset, and the
 // activations Sigmoid, Tanh and Relu. sequence_lens must equal the full
-// length when given.
+// length when given; fed at run time, each call checks that it does
+// (docs/RuntimeInputs.md, path 3).
 //
 //===----------------------------------------------------------------------===//
 #include "ImportHelpers.h"

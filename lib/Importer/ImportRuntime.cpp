@@ -172,10 +172,16 @@ llvm::Expected<Ints> windowSize(ImportContext &ctx,
   return d;
 }
 
-/// Dropout's ratio and training_mode: 0 (inference), the identity that
-/// every value the importer accepts also gives (training with ratio 0).
-llvm::Expected<Ints> dropoutIdentity(ImportContext &, const onnx::NodeProto &) {
-  return Ints{0};
+/// RNN, GRU and LSTM's sequence_lens: every batch entry's length is the
+/// full sequence (X's first dim, or its second with layout=1), the only
+/// lengths the importer takes; shorter ones fail the call.
+llvm::Expected<Ints> fullSequenceLens(ImportContext &ctx,
+                                      const onnx::NodeProto &node) {
+  TRY(Ints x, inDims(ctx, node, 0));
+  TRY(int64_t layout, AttrReader(node).getInt("layout", 0));
+  if (x.size() != 3)
+    return fail(node, "X must be 3-D");
+  return Ints(x[layout ? 0 : 1], x[layout ? 1 : 0]);
 }
 
 /// Resize's sizes without the axes attribute and with the default "stretch"
@@ -211,8 +217,8 @@ const ImpliedRule kImpliedRules[] = {
     {"ReduceMean", 1, reduceAxes},     {"ReduceMax", 1, reduceAxes},
     {"ReduceMin", 1, reduceAxes},      {"ReduceProd", 1, reduceAxes},
     {"HannWindow", 0, windowSize},     {"HammingWindow", 0, windowSize},
-    {"BlackmanWindow", 0, windowSize}, {"Dropout", 1, dropoutIdentity},
-    {"Dropout", 2, dropoutIdentity},
+    {"BlackmanWindow", 0, windowSize}, {"RNN", 4, fullSequenceLens},
+    {"GRU", 4, fullSequenceLens},      {"LSTM", 4, fullSequenceLens},
 };
 
 /// "[1, 2, 3]" (at most 16 values; integral values without decimals).
@@ -270,6 +276,7 @@ namespace {
 struct InputSpec {
   std::string name;
   int slot = -1;                          ///< a checked input's position
+  std::optional<ElemKind> cast;           ///< the checked input cast to
   std::shared_ptr<const Tensor> constant; ///< else a constant's payload
   std::optional<Type> type;               ///< else a data input's type
 };
@@ -296,6 +303,17 @@ checkedOutputs(ImportContext &ctx, const onnx::NodeProto &node) {
   return outs;
 }
 
+/// \p t converted to \p kind element by element (as a Cast node does), or
+/// a copy without one.
+Tensor castValue(const Tensor &t, std::optional<ElemKind> kind) {
+  if (!kind)
+    return t.clone();
+  Tensor r(*kind, t.dims());
+  for (dim_t i = 0; i < t.size(); ++i)
+    storeElement(r.data(), *kind, i, t.elementAsDouble(i));
+  return r;
+}
+
 /// Re-imports \p node with the checked inputs' values \p vals and compares
 /// the output shapes with \p outs.
 llvm::Error recheck(const onnx::NodeProto &node, int64_t opset, ImportFn fn,
@@ -312,7 +330,8 @@ llvm::Error recheck(const onnx::NodeProto &node, int64_t opset, ImportFn fn,
     if (s.slot >= 0) {
       given += (given.empty() ? "" : ", ") + s.name + " = " +
                valuesString(*vals[s.slot]);
-      c.bind(s.name, M.createConstant(s.name, vals[s.slot]->clone()));
+      c.bind(s.name,
+             M.createConstant(s.name, castValue(*vals[s.slot], s.cast)));
     } else if (s.constant) {
       c.bind(s.name, M.createConstant(s.name, s.constant->clone()));
     } else {
@@ -361,6 +380,7 @@ llvm::Error ember::finishRuntimeInputs(ImportContext &ctx,
       for (const ImportContext::RuntimeInput &r : pending)
         if (r.index == j) {
           s.slot = check.inputs.size();
+          s.cast = r.cast;
           check.inputs.push_back(r.input);
         }
       if (s.slot < 0) {

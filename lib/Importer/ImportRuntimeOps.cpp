@@ -106,21 +106,40 @@ graphInputOf(ImportContext &ctx, const onnx::NodeProto &node, int i) {
   return p;
 }
 
+/// Marks Range's operand \p i for the run-time check: a graph input, or
+/// one cast once (an expanded window function casts its size to float).
+llvm::Error checkRangeOperand(ImportContext &ctx, const onnx::NodeProto &node,
+                              int i) {
+  TRY(NodeValue v, ctx.input(node, i));
+  Node *n = v.getNode();
+  if (n->getKindName() == "Cast" && n->getNumInputs() == 1) {
+    auto *p = llvm::dyn_cast<Placeholder>(n->getNthInput(0).getNode());
+    if (p && !p->isOutput()) {
+      ctx.checkAtRunTime(i, p, v.getElemKind());
+      return llvm::Error::success();
+    }
+  }
+  TRY(Placeholder * p, graphInputOf(ctx, node, i));
+  if (p)
+    ctx.checkAtRunTime(i, p);
+  return llvm::Error::success();
+}
+
 llvm::Error onnximport::importRuntimeRange(ImportContext &ctx,
                                            const onnx::NodeProto &node) {
+  // Dims suggested through elementwise ops are as good as declared ones
+  // here: the run-time check compares the actual length with them.
   const std::vector<int64_t> *d =
-      node.output_size() ? ctx.declaredDims(node.output(0)) : nullptr;
+      node.output_size() ? ctx.declaredOrSuggestedDims(node.output(0))
+                         : nullptr;
   if (!d || d->size() != 1 || (*d)[0] < 1)
     return fail(node, "input '" + node.input(0) +
                           "' must be a constant (an initializer or a "
                           "Constant node) or implied by the declared output "
                           "shapes: the output has no declared non-empty "
                           "1-D shape");
-  for (int i = 0; i < 3; ++i) {
-    TRY(Placeholder * p, graphInputOf(ctx, node, i));
-    if (p)
-      ctx.checkAtRunTime(i, p);
-  }
+  for (int i = 0; i < 3; ++i)
+    EMBER_RETURN_IF_ERR(checkRangeOperand(ctx, node, i));
   TRY(NodeValue start, ctx.input(node, 0));
   TRY(NodeValue delta, ctx.input(node, 2));
   if (start.getType()->size() != 1 || delta.getType()->size() != 1)

@@ -11,6 +11,7 @@
 
 #include "ember/Graph/Verifier.h"
 
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
@@ -250,6 +251,28 @@ void foldNode(ImportContext &ctx, const onnx::NodeProto &node,
   }
 }
 
+/// Walking back from the declared shapes, suggests each input of an
+/// elementwise node the dims of its output (Range's length inside an
+/// expanded window function, whose output alone is declared). An input
+/// broadcast to the output has other dims, so a suggestion is only a guess
+/// that the run-time check of the operand relying on it confirms.
+void suggestElementwiseShapes(ImportContext &ctx, const onnx::GraphProto &g) {
+  static const llvm::StringSet<> kElementwise = {
+      "Add", "Sub", "Mul", "Div",  "Pow",   "Neg",  "Abs",  "Cast",
+      "Cos", "Sin", "Exp", "Sqrt", "Floor", "Ceil", "Relu", "Identity"};
+  for (int k = g.node_size() - 1; k >= 0; --k) {
+    const onnx::NodeProto &n = g.node(k);
+    if (n.output_size() != 1 || !kElementwise.contains(n.op_type()))
+      continue;
+    const std::vector<int64_t> *d = ctx.declaredOrSuggestedDims(n.output(0));
+    if (!d)
+      continue;
+    for (const std::string &in : n.input())
+      if (!in.empty() && !ctx.declaredOrSuggestedDims(in))
+        ctx.suggest(in, *d);
+  }
+}
+
 /// Records the fully static shapes \p g declares for its outputs and
 /// value_info: they imply shape operands fed at run time.
 void declareStaticShapes(ImportContext &ctx, const onnx::GraphProto &g) {
@@ -268,6 +291,7 @@ void declareStaticShapes(ImportContext &ctx, const onnx::GraphProto &g) {
     declare(vi);
   for (const auto &vi : g.output())
     declare(vi);
+  suggestElementwiseShapes(ctx, g);
 }
 
 } // namespace

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <memory>
 
 using namespace ember;
 using namespace ember::conformance;
@@ -90,33 +91,60 @@ bool closeEnough(const Tensor &got, const Tensor &want, std::string &why) {
 /// The random ops Ember draws at compile time from its own generator
 /// (lib/Importer/ImportRandom.cpp): their values cannot equal another
 /// generator's, so a test using one is checked by what any draw satisfies.
-enum class Draw { None, Bernoulli, Other };
+enum class Draw { None, Bernoulli, Dropout, Other };
 
-Draw drawIn(const std::string &model) {
+/// The random op of a model and, for a model of one Dropout node with a
+/// training_mode input whose inputs are graph inputs, their names.
+struct DrawSpec {
+  Draw kind = Draw::None;
+  std::string x, ratio, training; ///< ratio is empty when absent (0.5)
+};
+
+/// A DrawSpec for the one-node Dropout model \p m, if it is one.
+DrawSpec dropoutSpec(const onnx::ModelProto &m) {
+  const onnx::GraphProto &g = m.graph();
+  if (g.node_size() != 1 || g.node(0).op_type() != "Dropout" ||
+      g.node(0).input_size() < 3 || g.node(0).input(2).empty())
+    return {};
+  const onnx::NodeProto &n = g.node(0);
+  for (int i = 0; i < g.output_size(); ++i)
+    if (i >= n.output_size() || g.output(i).name() != n.output(i))
+      return {};
+  return {Draw::Dropout, n.input(0), n.input(1), n.input(2)};
+}
+
+DrawSpec drawIn(const std::string &model) {
   onnx::ModelProto m;
   std::ifstream in(model, std::ios::binary);
   if (!m.ParseFromIstream(&in))
-    return Draw::None; // the import reports it
-  Draw d = Draw::None;
+    return {}; // the import reports it
+  DrawSpec d = dropoutSpec(m);
   for (const onnx::NodeProto &n : m.graph().node()) {
     const std::string &op = n.op_type();
     if (op == "Bernoulli")
-      return Draw::Bernoulli;
-    if (op.rfind("RandomUniform", 0) == 0 || op.rfind("RandomNormal", 0) == 0)
-      d = Draw::Other;
+      d.kind = Draw::Bernoulli;
+    else if (d.kind != Draw::Bernoulli && (op.rfind("RandomUniform", 0) == 0 ||
+                                           op.rfind("RandomNormal", 0) == 0))
+      d.kind = Draw::Other;
   }
   return d;
+}
+
+/// Whether \p got has \p want's type (element kind and dims).
+bool sameType(const Tensor &got, const Tensor &want, std::string &why) {
+  if (got.getType() == want.getType())
+    return true;
+  why = "result " + got.getType().toString() + ", expected " +
+        want.getType().toString();
+  return false;
 }
 
 /// A draw's result: the expected type, every value finite, and 0 or 1 for
 /// Bernoulli.
 bool isDrawOf(const Tensor &got, const Tensor &want, Draw draw,
               std::string &why) {
-  if (got.getType() != want.getType()) {
-    why = "result " + got.getType().toString() + ", expected " +
-          want.getType().toString();
+  if (!sameType(got, want, why))
     return false;
-  }
   for (dim_t i = 0, e = got.size(); i < e; ++i) {
     double a = got.elementAsDouble(i);
     bool ok = draw == Draw::Bernoulli ? (a == 0 || a == 1) : std::isfinite(a);
@@ -127,6 +155,53 @@ bool isDrawOf(const Tensor &got, const Tensor &want, Draw draw,
     }
   }
   return true;
+}
+
+/// A training Dropout's outputs \p got (y, and the mask when the model
+/// returns it) for data \p x and effective ratio \p r (ratio times
+/// training_mode): each y is x / (1 - r) (rtol 1e-3, atol 1e-5, as
+/// closeEnough) or, only when r > 0, 0; where the mask is returned, y is
+/// the scaled x exactly where the mask is true. Any draw satisfies this;
+/// a wrong scale, a mask out of step with y or drops without training
+/// does not.
+bool isDropoutOf(const Tensor &x, double r, llvm::ArrayRef<const Tensor *> got,
+                 std::string &why) {
+  const Tensor &y = *got[0];
+  const Tensor *mask = got.size() > 1 ? got[1] : nullptr;
+  for (dim_t i = 0, e = y.size(); i < e; ++i) {
+    double a = y.elementAsDouble(i), kept = x.elementAsDouble(i) / (1 - r);
+    bool isKept = std::fabs(a - kept) <= 1e-5 + 1e-3 * std::fabs(kept);
+    bool isDropped = a == 0 && r > 0;
+    bool ok = mask ? (mask->elementAsDouble(i) != 0 ? isKept : isDropped)
+                   : (isKept || isDropped);
+    if (!ok) {
+      why = "element " + std::to_string(i) + ": y = " + std::to_string(a) +
+            (mask ? ", mask = " + std::to_string(int(mask->elementAsDouble(i)))
+                  : std::string()) +
+            ", x / (1 - ratio) = " + std::to_string(kept) +
+            (r > 0 ? "" : ", nothing may be dropped");
+      return false;
+    }
+  }
+  return true;
+}
+
+/// isDropoutOf with x, the ratio and training_mode read from the inputs
+/// \p b binds.
+bool checkDropout(Module &M, Bindings &b, const DrawSpec &spec,
+                  llvm::ArrayRef<const Tensor *> got, std::string &why) {
+  auto value = [&](const std::string &name) -> const Tensor * {
+    Placeholder *p = M.getPlaceholderByName(name);
+    return p ? b.get(p) : nullptr;
+  };
+  const Tensor *x = value(spec.x), *t = value(spec.training);
+  const Tensor *r = spec.ratio.empty() ? nullptr : value(spec.ratio);
+  if (!x || !t || (!spec.ratio.empty() && !r)) {
+    why = "Dropout's inputs are not all fed";
+    return false;
+  }
+  double ratio = r ? r->elementAsDouble(0) : 0.5;
+  return isDropoutOf(*x, t->elementAsDouble(0) != 0 ? ratio : 0, got, why);
 }
 
 /// \p t as a bfloat16 tensor where \p want is bfloat16 and \p t is uint16
@@ -208,7 +283,8 @@ llvm::Error build(Compiled &c, const std::string &model,
 
 /// Runs one data set; returns an empty string on success, else the reason.
 std::string runSet(Compiled &c, const std::vector<std::string> &inputs,
-                   const std::vector<std::string> &outputs, Draw draw) {
+                   const std::vector<std::string> &outputs,
+                   const DrawSpec &draw) {
   Bindings b;
   auto phs = c.M->getInputPlaceholders();
   size_t next = 0;
@@ -242,22 +318,33 @@ std::string runSet(Compiled &c, const std::vector<std::string> &inputs,
   if (outs.size() != outputs.size())
     return "the model has " + std::to_string(outs.size()) +
            " outputs, the data " + std::to_string(outputs.size());
+  // The outputs cut to their actual extents, and pointers to them.
+  std::vector<std::unique_ptr<Tensor>> kept;
+  std::vector<const Tensor *> got;
   for (size_t i = 0; i < outs.size(); ++i) {
     auto want = loadTensorFile(outputs[i]);
     if (!want)
       return "cannot read " + outputs[i] + ": " +
              errorToString(want.takeError());
     std::string why;
-    auto got = outputAtExtent(*c.M, b, outs[i]);
-    if (!got)
+    auto cut = outputAtExtent(*c.M, b, outs[i]);
+    if (!cut)
       return "output " + std::to_string(i) + ": " +
-             errorToString(got.takeError());
-    bfloat16FromBits(want->tensor, got->getType());
-    bool ok = draw == Draw::None ? closeEnough(*got, want->tensor, why)
-                                 : isDrawOf(*got, want->tensor, draw, why);
+             errorToString(cut.takeError());
+    kept.push_back(std::make_unique<Tensor>(std::move(*cut)));
+    got.push_back(kept.back().get());
+    bfloat16FromBits(want->tensor, got.back()->getType());
+    bool ok = draw.kind == Draw::None
+                  ? closeEnough(*got.back(), want->tensor, why)
+              : draw.kind == Draw::Dropout
+                  ? sameType(*got.back(), want->tensor, why)
+                  : isDrawOf(*got.back(), want->tensor, draw.kind, why);
     if (!ok)
       return "output " + std::to_string(i) + ": " + why;
   }
+  std::string why;
+  if (draw.kind == Draw::Dropout && !checkDropout(*c.M, b, draw, got, why))
+    return "output 0: " + why;
   return "";
 }
 
@@ -275,7 +362,7 @@ Outcome conformance::runTest(const std::string &dir, const std::string &backend,
     return {Verdict::Unsupported, "no test_data_set_* directory"};
   std::unique_ptr<Compiled> c;
   bool frozen = false;
-  Draw draw = drawIn(model);
+  DrawSpec draw = drawIn(model);
   for (const std::string &set : sets) {
     auto inputs = numbered(set, "input", dir, errata);
     auto outputs = numbered(set, "output", dir, errata);

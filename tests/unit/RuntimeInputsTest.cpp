@@ -13,6 +13,8 @@
 #include "ONNXBuilder.h"
 #include "TestUtils.h"
 
+#include <cmath>
+
 using namespace ember;
 using namespace ember::test;
 
@@ -283,6 +285,106 @@ TEST(RuntimeInputs, RangeComputesItsValuesAndChecksItsLength) {
                                 "compiled for [4]"),
               std::string::npos)
         << res[2].error;
+  }
+}
+
+TEST(RuntimeInputs, RangeLengthIsSuggestedThroughElementwiseOps) {
+  // An expanded window function: Range's limit is a cast graph input and
+  // only the Cos after it has a declared shape, which the elementwise ops
+  // carry back to the Range (and the run-time check confirms).
+  ONNXBuilder b(13);
+  b.input("s", {});
+  b.input("n", {}, onnx::TensorProto::INT64);
+  b.input("d", {});
+  b.input("k", {});
+  ONNXBuilder::attrInt(b.node("Cast", {"n"}, {"nf"}, "c"), "to",
+                       onnx::TensorProto::FLOAT);
+  b.node("Range", {"s", "nf", "d"}, {"r"}, "range");
+  b.node("Mul", {"r", "k"}, {"a"}, "m");
+  b.node("Cos", {"a"}, {"y"}, "cos");
+  b.output("y", {4});
+  auto scalar = [](float v) { return makeTensor({}, {v}); };
+  auto cosines = [](std::initializer_list<float> a) {
+    std::vector<float> c;
+    for (float v : a)
+      c.push_back(std::cos(v));
+    return makeTensor({4}, {c[0], c[1], c[2], c[3]});
+  };
+  for (const std::string &backend : testBackends()) {
+    SCOPED_TRACE(backend);
+    Module M;
+    auto F = importONNXBuffer(b.serialize(), "m", M);
+    ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
+    auto res = runEach(
+        M, **F, backend,
+        runs(tensors(scalar(0), int64Tensor({}, {4}), scalar(1), scalar(0.5)),
+             tensors(scalar(1), int64Tensor({}, {9}), scalar(2), scalar(1)),
+             tensors(scalar(0), int64Tensor({}, {6}), scalar(1), scalar(1))));
+    ASSERT_EQ(res.size(), 3u);
+    ASSERT_EQ(res[0].outs.size(), 1u) << res[0].error;
+    ASSERT_EQ(res[1].outs.size(), 1u) << res[1].error;
+    // Cos of the same float arguments; 1e-6 covers a vectorized cosine.
+    expectNear(res[0].outs[0], cosines({0, 0.5, 1, 1.5}), 1e-6);
+    expectNear(res[1].outs[0], cosines({1, 3, 5, 7}), 1e-6);
+    EXPECT_NE(res[2].error.find("run-time input check: node 'range' (Range): "
+                                "s = [0], nf = [6], d = [1]: gives output 'r' "
+                                "float<6>; the network was compiled for [4]"),
+              std::string::npos)
+        << res[2].error;
+  }
+}
+
+TEST(RuntimeInputs, LSTMSequenceLensAreCheckedAtRunTime) {
+  // sequence_lens fed at run time: compiled for full lengths (the only ones
+  // the importer takes) and each call checks them; the oracle is the same
+  // LSTM without sequence_lens.
+  auto model = [](bool withLens) {
+    ONNXBuilder b(14);
+    b.input("x", {3, 2, 1});
+    b.input("w", {1, 4, 1});
+    b.input("r", {1, 4, 1});
+    std::vector<std::string> in = {"x", "w", "r"};
+    if (withLens) {
+      b.input("lens", {2}, onnx::TensorProto::INT32);
+      in.insert(in.end(), {"", "lens"});
+    }
+    ONNXBuilder::attrInt(b.node("LSTM", in, {"", "h"}, "lstm"), "hidden_size",
+                         1);
+    b.output("h", {1, 2, 1});
+    return b.serialize();
+  };
+  Tensor x = makeTensor({3, 2, 1}, {0.5, -1, 0.25, 2, -0.5, 1});
+  Tensor w = makeTensor({1, 4, 1}, {0.5, -0.25, 1, 0.75});
+  Tensor r = makeTensor({1, 4, 1}, {0.25, 0.5, -0.5, 1});
+  auto lens = [](int32_t a, int32_t b) {
+    Tensor t(ElemKind::Int32, {2});
+    t.getHandle<int32_t>().raw(0) = a;
+    t.getHandle<int32_t>().raw(1) = b;
+    return t;
+  };
+  for (const std::string &backend : testBackends()) {
+    SCOPED_TRACE(backend);
+    Module M0;
+    auto F0 = importONNXBuffer(model(false), "m0", M0);
+    ASSERT_TRUE(bool(F0)) << llvm::toString(F0.takeError());
+    auto want = runEach(M0, **F0, backend,
+                        runs(tensors(x.clone(), w.clone(), r.clone())));
+    ASSERT_EQ(want[0].outs.size(), 1u) << want[0].error;
+    Module M;
+    auto F = importONNXBuffer(model(true), "m", M);
+    ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
+    auto res =
+        runEach(M, **F, backend,
+                runs(tensors(x.clone(), w.clone(), r.clone(), lens(3, 3)),
+                     tensors(x.clone(), w.clone(), r.clone(), lens(3, 2))));
+    ASSERT_EQ(res.size(), 2u);
+    ASSERT_EQ(res[0].outs.size(), 1u) << res[0].error;
+    expectNear(res[0].outs[0], want[0].outs[0], 0);
+    EXPECT_NE(res[1].error.find("run-time input check: node 'lstm' (LSTM): "
+                                "lens = [3, 2]: sequence_lens shorter than "
+                                "the sequence are not supported"),
+              std::string::npos)
+        << res[1].error;
   }
 }
 
