@@ -105,7 +105,7 @@ llvm::Error ember::copyInputsToRegion(const Module &M, const IRFunction &F,
     const Tensor *t = p ? b.get(p) : nullptr;
     if (!t)
       return makeErrorF("no tensor is bound to input '{0}'", w->getName());
-    if (t->getType() != *w->getType())
+    if (!t->getType().isSameStorage(*w->getType()))
       return makeErrorF("input '{0}' expects {1}, got {2}", w->getName(),
                         w->getType()->toString(), t->getType().toString());
     std::memcpy(mutables + plan.placements.lookup(w.get()).offset, t->data(),

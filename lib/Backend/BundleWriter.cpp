@@ -11,6 +11,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cctype>
+#include <cstdio>
 
 using namespace ember;
 
@@ -34,8 +35,10 @@ int32_t ember::onnxElemKindCode(ElemKind k) {
   switch (k) {
   case ElemKind::Float32:
     return 1;
+  case ElemKind::UInt8:
   case ElemKind::UInt8Q:
     return 2;
+  case ElemKind::Int8:
   case ElemKind::Int8Q:
     return 3;
   case ElemKind::Int32:
@@ -74,6 +77,8 @@ void ember::describeBundleIO(const IRFunction &F, const MemoryPlan &plan,
     d.dims.assign(w->getType()->dims().begin(), w->getType()->dims().end());
     d.offset = plan.placements.lookup(w.get()).offset;
     d.size = w->getType()->sizeInBytes();
+    if (const TypeQuant *q = w->getType()->getQuant())
+      d.quant = *q;
     (w->isOutput() ? outs : ins).push_back(std::move(d));
   }
   if (!F.getModule())
@@ -94,6 +99,37 @@ void ember::describeBundleIO(const IRFunction &F, const MemoryPlan &plan,
   }
 }
 
+/// A float as a C literal that reads back as the same float.
+static std::string cFloat(float f) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.9gf", f);
+  // "1f" is not a C literal: give integral values a decimal point.
+  std::string s = buf;
+  if (s.find_first_of(".en") == std::string::npos)
+    s.insert(s.size() - 1, ".0");
+  return s;
+}
+
+/// The scale and zero point macros of a quantized tensor \p p (a prefix):
+/// per tensor SCALE and ZERO_POINT, per axis QUANT_AXIS and brace lists
+/// SCALES and ZERO_POINTS.
+static void printQuantMacros(llvm::raw_ostream &os, const std::string &p,
+                             const TypeQuant &q) {
+  if (q.isPerTensor()) {
+    os << "#define " << p << "_SCALE " << cFloat(q.scales[0]) << "\n";
+    os << "#define " << p << "_ZERO_POINT " << q.zeros[0] << "\n";
+    return;
+  }
+  os << "#define " << p << "_QUANT_AXIS " << q.axis << "\n";
+  os << "#define " << p << "_SCALES {";
+  for (size_t i = 0; i < q.scales.size(); ++i)
+    os << (i ? ", " : "") << cFloat(q.scales[i]);
+  os << "}\n#define " << p << "_ZERO_POINTS {";
+  for (size_t i = 0; i < q.zeros.size(); ++i)
+    os << (i ? ", " : "") << q.zeros[i];
+  os << "}\n";
+}
+
 void ember::printBundleIOMacros(llvm::raw_ostream &os, llvm::StringRef name,
                                 const std::vector<BundleTensorDesc> &ins,
                                 const std::vector<BundleTensorDesc> &outs) {
@@ -108,6 +144,8 @@ void ember::printBundleIOMacros(llvm::raw_ostream &os, llvm::StringRef name,
     for (size_t i = 0; i < d.dims.size(); ++i)
       os << (i ? ", " : "") << d.dims[i];
     os << "}\n";
+    if (d.quant)
+      printQuantMacros(os, p, *d.quant);
     if (d.dynamicAxis < 0)
       return;
     os << "/* its extent on this axis depends on the data: the int64 at "

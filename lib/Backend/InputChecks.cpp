@@ -20,7 +20,7 @@ llvm::Error ember::checkInputValues(const Module &M, const Bindings &b) {
         return makeErrorF("input '{0}' is not bound (the network checks its "
                           "value at run time)",
                           p->getName());
-      if (t->getType() != *p->getType())
+      if (!t->getType().isSameStorage(*p->getType()))
         return makeErrorF("input '{0}' is {1}, expected {2}", p->getName(),
                           t->getType().toString(), p->getType()->toString());
       values.push_back(t);

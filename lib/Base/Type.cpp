@@ -88,11 +88,7 @@ llvm::SmallVector<dim_t, kMaxRank> Type::strides() const {
 }
 
 bool Type::isEqual(const Type &other) const {
-  if (kind_ != other.kind_ || dims_ != other.dims_)
-    return false;
-  if (isQuantizedKind(kind_))
-    return scale_ == other.scale_ && offset_ == other.offset_;
-  return true;
+  return kind_ == other.kind_ && dims_ == other.dims_ && quant_ == other.quant_;
 }
 
 std::string ember::dimsToString(llvm::ArrayRef<dim_t> dims) {
@@ -113,8 +109,7 @@ std::string Type::toString() const {
     s += std::to_string(dims_[i]);
   }
   s += ">";
-  if (isQuantizedKind(kind_))
-    s += "{scale=" + std::to_string(scale_) +
-         ",offset=" + std::to_string(offset_) + "}";
+  if (quant_)
+    s += quantToString(*quant_);
   return s;
 }

@@ -1,5 +1,6 @@
 //===- Graph.cpp - Nodes, Functions and Modules ---------------------------===//
 #include "ember/Graph/Graph.h"
+#include "ember/Graph/QuantTypes.h"
 
 #include "glog/logging.h"
 
@@ -105,9 +106,13 @@ llvm::Expected<Node *> Function::tryCreateNode(OpKind kind,
   for (NodeValue v : inputs)
     inTypes.push_back(v.getType());
   EMBER_ASSIGN_OR_RETURN(auto types, checkAndInfer(kind, name, inTypes, attrs));
+  // Results are quantized only where the operands say so (QuantTypes.h):
+  // an integer op's inference copies operand types, not their meaning.
+  std::optional<TypeQuant> quant = resultQuant(kind, inputs, attrs);
   llvm::SmallVector<TypeRef, 1> results;
   for (const Type &t : types)
-    results.push_back(parent_.uniqueType(t));
+    results.push_back(parent_.uniqueType(
+        quant ? Type(t.getElemKind(), t.dims(), *quant) : t.withoutQuant()));
   return createNodeWithTypes(kind, name, inputs, results, std::move(attrs));
 }
 
@@ -162,6 +167,13 @@ TypeRef Module::uniqueType(const Type &ty) {
   auto *p = new Type(ty);
   types_.emplace(key, std::unique_ptr<Type>(p));
   return p;
+}
+
+void Module::refineResultType(Node *n, unsigned resNo, const Type &ty) {
+  CHECK(n->getType(resNo)->isSameStorage(ty))
+      << "refining " << n->getType(resNo)->toString() << " to "
+      << ty.toString();
+  n->results_[resNo] = uniqueType(ty);
 }
 
 std::string Module::uniqueName(llvm::StringRef name) {

@@ -11,9 +11,7 @@ namespace {
 #include "ember/Generated/OpTable.inc"
 } // namespace
 
-const OpInfo &ember::getOpInfo(OpKind kind) {
-  return kOpInfos[unsigned(kind)];
-}
+const OpInfo &ember::getOpInfo(OpKind kind) { return kOpInfos[unsigned(kind)]; }
 
 std::optional<OpKind> ember::lookupOpKind(llvm::StringRef name) {
   for (unsigned i = 0; i < kNumOpKinds; ++i)
@@ -23,14 +21,14 @@ std::optional<OpKind> ember::lookupOpKind(llvm::StringRef name) {
 }
 
 static llvm::Error checkRule(const OpInfo &info, const VerifyRule &r,
-                             llvm::StringRef what,
-                             llvm::ArrayRef<TypeRef> in) {
+                             llvm::StringRef what, llvm::ArrayRef<TypeRef> in) {
   auto inName = [&](unsigned i) { return info.inputs[i]; };
   switch (r.kind) {
   case RuleKind::None:
     return llvm::Error::success();
   case RuleKind::SameType:
-    if (*in[r.a] != *in[r.b])
+    // Same bytes: quantization parameters are not part of what an op reads.
+    if (!in[r.a]->isSameStorage(*in[r.b]))
       return makeErrorF("{0} ({1}): operands {2} {3} and {4} {5} must have "
                         "the same type",
                         what, info.name, inName(r.a), in[r.a]->toString(),
@@ -39,8 +37,7 @@ static llvm::Error checkRule(const OpInfo &info, const VerifyRule &r,
   case RuleKind::Rank:
     if (in[r.a]->rank() != r.b)
       return makeErrorF("{0} ({1}): operand {2} must have rank {3}, got {4}",
-                        what, info.name, inName(r.a), r.b,
-                        in[r.a]->toString());
+                        what, info.name, inName(r.a), r.b, in[r.a]->toString());
     return llvm::Error::success();
   case RuleKind::MinRank:
     if (in[r.a]->rank() < r.b)

@@ -3,8 +3,10 @@
 
 #include "ember/Base/ElemAccess.h"
 
+#include "ember/Graph/QuantTypes.h"
 #include "ember/Graph/Verifier.h"
 
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <cmath>
@@ -89,6 +91,8 @@ private:
   Function *F_ = nullptr;
   llvm::StringMap<Node *> values_;
   std::mt19937 gen_;
+  /// Constants written without values (filled with random ones).
+  llvm::SmallPtrSet<const Constant *, 8> filled_;
 };
 } // namespace
 
@@ -117,17 +121,15 @@ llvm::Expected<Type> ember::parseType(llvm::StringRef text) {
   if (exceedsTypeElements(dims))
     return makeErrorF("type '{0}' has more than {1} elements", text,
                       kMaxTypeElements);
-  float scale = 0.f;
-  int64_t offset = 0;
   llvm::StringRef q = text.drop_front(gt + 1).trim();
-  if (q.consume_front("{scale=")) {
-    auto [s, o] = q.split(",offset=");
-    if (!o.consume_back("}") || o.getAsInteger(10, offset) ||
-        offset < INT32_MIN || offset > INT32_MAX)
-      return makeErrorF("bad quantization in type '{0}'", text);
-    scale = std::strtof(s.str().c_str(), nullptr);
-  }
-  return Type(*kind, dims, scale, int32_t(offset));
+  if (q.empty())
+    return Type(*kind, dims);
+  TypeQuant quant;
+  if (!parseQuantSuffix(q, quant))
+    return makeErrorF("bad quantization in type '{0}'", text);
+  Type ty(*kind, dims, std::move(quant));
+  EMBER_RETURN_IF_ERR(checkQuantType(ty));
+  return ty;
 }
 
 /// An integer attribute value; doubles would overflow int64_t silently.
@@ -195,6 +197,11 @@ llvm::Expected<Function *> Parser::parse(llvm::StringRef text) {
   }
   if (!F_)
     return makeError("no function in text");
+  // A printed graph has no constant values: a scale or zero point written
+  // without them takes the ones its quantized result states, so that
+  // print(parse(print(F))) reads back.
+  for (auto &n : F_->getNodes())
+    fillQuantOperands(*n, [&](const Constant *k) { return filled_.count(k); });
   EMBER_RETURN_IF_ERR(verifyFunction(*F_));
   return F_;
 }
@@ -232,7 +239,8 @@ llvm::Error Parser::storage(llvm::StringRef name, llvm::StringRef kind,
                       "text constant may hold",
                       name, kMaxFilledElements);
   Tensor t(ty);
-  if (c.empty()) {
+  bool filled = c.empty();
+  if (filled) {
     t.randomize(-1.f, 1.f, gen_);
   } else {
     EMBER_ASSIGN_OR_RETURN(std::vector<double> v, list(c, parseNumber));
@@ -246,7 +254,10 @@ llvm::Error Parser::storage(llvm::StringRef name, llvm::StringRef kind,
     for (dim_t i = 0; i < t.size(); ++i)
       storeElement(t.data(), ek, i, v.size() == 1 ? v[0] : v[i]);
   }
-  values_[name] = M_.createConstant(name, std::move(t));
+  Constant *k = M_.createConstant(name, std::move(t));
+  if (filled)
+    filled_.insert(k);
+  values_[name] = k;
   return llvm::Error::success();
 }
 

@@ -1,6 +1,8 @@
 //===- Verifier.cpp - Graph verification and traversal --------------------===//
 #include "ember/Graph/Verifier.h"
 
+#include "ember/Graph/QuantTypes.h"
+
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 
@@ -65,12 +67,14 @@ static llvm::Error verifyNode(const Function &F, const Node &n,
     return makeErrorF("node {0} ({1}): has {2} results, expected {3}",
                       n.getName(), n.getKindName(), n.getNumResults(),
                       types->size());
+  // Inference gives kinds and dims; quantization is checked on its own.
   for (unsigned i = 0; i < types->size(); ++i)
-    if ((*types)[i] != *n.getType(i))
+    if (!(*types)[i].isSameStorage(*n.getType(i)))
       return makeErrorF("node {0} ({1}): result {2} has type {3}, inference "
                         "gives {4}",
                         n.getName(), n.getKindName(), i,
                         n.getType(i)->toString(), (*types)[i].toString());
+  EMBER_RETURN_IF_ERR(verifyQuantTypes(n));
   if (auto *s = llvm::dyn_cast<SaveNode>(&n)) {
     auto *p = llvm::dyn_cast<Placeholder>(s->getOutput().getNode());
     if (!p || !p->isOutput())

@@ -32,6 +32,8 @@ public:
     skipSpace();
     return rest_.consume_front(s);
   }
+  /// Consumes \p s if the line continues with it right here (no spaces).
+  bool consumeAttached(llvm::StringRef s) { return rest_.consume_front(s); }
   /// A run of characters up to a space, a comma or one of \p stops.
   llvm::StringRef word(llvm::StringRef stops = "") {
     skipSpace();
@@ -100,8 +102,8 @@ std::optional<float> toFloat(llvm::StringRef s) {
   return f;
 }
 
-/// A type as Type::toString writes it: kind<d0 x d1 ...>, followed by
-/// {scale=S,offset=O} for quantized kinds.
+/// A type as Type::toString writes it: kind<d0 x d1 ...>, followed by its
+/// quantization {...} (parseQuantSuffix) if it has one.
 std::optional<Type> parseType(LineLexer &lex) {
   std::optional<ElemKind> kind = parseElemKind(lex.word("<"));
   if (!kind || !lex.consume("<"))
@@ -115,17 +117,19 @@ std::optional<Type> parseType(LineLexer &lex) {
       return std::nullopt;
     dims.push_back(dim_t(*d));
   }
-  if (!isQuantizedKind(*kind))
+  if (!lex.consumeAttached("{"))
     return Type(*kind, dims);
-  if (!lex.consume("{scale="))
+  std::optional<llvm::StringRef> body = lex.until('}');
+  TypeQuant q;
+  if (!body || !lex.consume("}") ||
+      !parseQuantSuffix(("{" + *body + "}").str(), q))
     return std::nullopt;
-  std::optional<float> scale = toFloat(lex.word());
-  if (!scale || !lex.consume(",offset="))
+  Type ty(*kind, dims, std::move(q));
+  if (llvm::Error e = checkQuantType(ty)) {
+    llvm::consumeError(std::move(e));
     return std::nullopt;
-  std::optional<int64_t> offset = toInt(lex.word("}"));
-  if (!offset || !lex.consume("}"))
-    return std::nullopt;
-  return Type(*kind, dims, *scale, int32_t(*offset));
+  }
+  return ty;
 }
 
 /// A list "[a, b, ...]" of items read by \p item.

@@ -11,15 +11,15 @@ static llvm::Error verifyTableInstr(const Instruction &I) {
   const OpInfo &info = getOpInfo(op);
   unsigned numDests = info.results.size();
   if (I.getNumOperands() < numDests)
-    return makeErrorF("instruction {0} ({1}) has too few operands",
-                      I.getName(), I.getKindName());
+    return makeErrorF("instruction {0} ({1}) has too few operands", I.getName(),
+                      I.getKindName());
   llvm::SmallVector<TypeRef, 4> inTypes;
   for (unsigned i = 0; i < I.getNumOperands(); ++i) {
     const Operand &op = I.getOperand(i);
     OperandRole expected = i < numDests ? OperandRole::Out : OperandRole::In;
     if (op.role != expected)
-      return makeErrorF("instruction {0}: operand {1} must be {2}",
-                        I.getName(), i, operandRoleName(expected));
+      return makeErrorF("instruction {0}: operand {1} must be {2}", I.getName(),
+                        i, operandRoleName(expected));
     if (i >= numDests)
       inTypes.push_back(op.value->getType());
   }
@@ -27,7 +27,7 @@ static llvm::Error verifyTableInstr(const Instruction &I) {
   if (!types)
     return types.takeError();
   for (unsigned i = 0; i < numDests; ++i)
-    if ((*types)[i] != *I.getOperand(i).value->getType())
+    if (!(*types)[i].isSameStorage(*I.getOperand(i).value->getType()))
       return makeErrorF("instruction {0} ({1}): destination {2} has type {3}, "
                         "expected {4}",
                         I.getName(), I.getKindName(), i,
@@ -81,13 +81,13 @@ llvm::Error ember::verifyIR(const IRFunction &F) {
           src->getElemKind() != tv.getType()->getElemKind())
         return makeErrorF("view {0} of type {1} at offset {2} does not fit in "
                           "{3}",
-                          I.getName(), tv.getType()->toString(),
-                          tv.getOffset(), src->toString());
+                          I.getName(), tv.getType()->toString(), tv.getOffset(),
+                          src->toString());
       break;
     }
     case ValueKind::CopyInst: {
       auto &c = llvm::cast<CopyInst>(I);
-      if (*c.getDest()->getType() != *c.getSrc()->getType())
+      if (!c.getDest()->getType()->isSameStorage(*c.getSrc()->getType()))
         return makeErrorF("copy {0} between different types {1} and {2}",
                           I.getName(), c.getDest()->getType()->toString(),
                           c.getSrc()->getType()->toString());

@@ -9,6 +9,7 @@
 #include "ProtoTensor.h"
 #include "SchemaCheck.h"
 
+#include "ember/Graph/QuantTypes.h"
 #include "ember/Graph/Verifier.h"
 
 #include "llvm/ADT/StringSet.h"
@@ -412,6 +413,7 @@ llvm::Expected<Function *> importModel(onnx::ModelProto &model, Module &M,
         return makeErrorF("node '{0}' computes an empty tensor {1}; empty "
                           "tensors are supported only as constants",
                           n->getName(), n->getType(i)->toString());
+  annotateQuantizedIO(*F);
   if (llvm::Error err = verifyFunction(*F))
     return makeErrorF("internal error: imported graph is invalid: {0}",
                       errorToString(std::move(err)));

@@ -89,8 +89,17 @@ TEST(Parser, ErrorsNameTheLine) {
   expectError("function f {\n  %x = Constant float<65536 x 2048>\n}",
               "the most a text constant may hold");
   expectError("function f {\n  %x = Placeholder "
-              "i8q<2>{scale=0.5,offset=4294967297} input\n}",
+              "i8<2>{scale=0.5,zero=4294967297} input\n}",
               "bad quantization");
+  expectError("function f {\n  %x = Placeholder "
+              "i8<2 x 3>{axis=1,scale=[0.5, 1],zero=[0, 0]} input\n}",
+              "2 scales for dim 1 of 3");
+  expectError("function f {\n  %x = Placeholder "
+              "u8<2>{axis=1,scale=[0.5, 1],zero=[0, 0]} input\n}",
+              "axis 1 is out of range for rank 1");
+  expectError("function f {\n  %x = Placeholder "
+              "float<2>{scale=0.5,zero=0} input\n}",
+              "only Int8, UInt8 and Int32 are quantized");
   expectError("function f {\n  %x = Placeholder float<1 x 4> input\n"
               "  %r = Softmax(%x) {Axis=1.5}\n}",
               "bad integer '1.5'");

@@ -222,6 +222,13 @@ int main(int argc, char **argv) {
     importOpts.valueNames = &names;
     F = unwrap(importONNXFile(modelPath, M, importOpts));
   }
+  if (verbose)
+    for (auto &p : M.getPlaceholders())
+      if (p->getType()->isQuantized())
+        llvm::errs() << "model-compiler: "
+                     << (p->isOutput() ? "output" : "input") << " '"
+                     << p->getName()
+                     << "' is quantized: " << p->getType()->toString() << "\n";
   if (!M.getInputChecks().empty())
     fail("input '" + M.getInputChecks()[0].inputs[0]->getName() +
          "' is a shape operand fed at run time; the network is compiled for "

@@ -145,7 +145,7 @@ static void bindInputs(const Module &M, Bindings &b) {
         fail("the model has no input named '" + name + "'");
     }
     NamedTensor t = unwrap(loadTensorFile(file));
-    if (t.tensor.getType() != *p->getType())
+    if (!t.tensor.getType().isSameStorage(*p->getType()))
       fail("input '" + p->getName() + "' expects " + p->getType()->toString() +
            ", file '" + file + "' holds " + t.tensor.getType().toString());
     b.insert(p, std::move(t.tensor));

@@ -72,7 +72,7 @@ static llvm::Error bindSet(const Module &M, const InputSet &set, Bindings &b) {
     if (!p || p->isOutput())
       return makeErrorF("the model has no input named '{0}'", name);
     EMBER_ASSIGN_OR_RETURN(NamedTensor t, loadTensorFile(file));
-    if (t.tensor.getType() != *p->getType())
+    if (!t.tensor.getType().isSameStorage(*p->getType()))
       return makeErrorF("input '{0}' expects {1}, file '{2}' holds {3}",
                         p->getName(), p->getType()->toString(), file,
                         t.tensor.getType().toString());

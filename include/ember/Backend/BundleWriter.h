@@ -17,6 +17,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,7 +29,8 @@ struct BundleTensorDesc {
   std::string ident; ///< A C identifier made from it (unique in the bundle).
   int32_t onnxKind;  ///< ONNX TensorProto.DataType code.
   std::vector<int64_t> dims;
-  uint64_t offset, size; ///< Bytes in the mutable region.
+  uint64_t offset, size;          ///< Bytes in the mutable region.
+  std::optional<TypeQuant> quant; ///< Its scale and zero point, if known.
   /// For an output whose extent depends on the data: the axis, and the
   /// offset of its Int64 count in the mutable region (-1 and 0 otherwise).
   int64_t dynamicAxis = -1;

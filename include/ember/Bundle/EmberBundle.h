@@ -18,7 +18,7 @@
 /** One network input or output in the mutable region. */
 typedef struct EmberTensorInfo {
   const char *name;   /* the ONNX input/output name */
-  int32_t elemKind;   /* ONNX TensorProto.DataType: 1 float32, 6 int32, 7 int64, 9 bool */
+  int32_t elemKind;   /* ONNX TensorProto.DataType: 1 float32, 2 uint8, 3 int8, 6 int32, 7 int64, 9 bool */
   uint32_t rank;
   const int64_t *dims;
   uint64_t offset;    /* byte offset in the mutable region */

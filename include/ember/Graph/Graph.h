@@ -111,6 +111,10 @@ public:
     return uniqueType(Type(kind, dims));
   }
 
+  /// Gives result \p resNo of \p n the type \p ty, which differs from its
+  /// type only in its quantization parameters (the bytes stay the same).
+  void refineResultType(Node *n, unsigned resNo, const Type &ty);
+
   /// Adds a constant holding \p payload; the name is made unique.
   Constant *createConstant(llvm::StringRef name, Tensor payload);
   /// Adds a placeholder; the name is made unique.

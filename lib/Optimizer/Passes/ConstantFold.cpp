@@ -86,9 +86,10 @@ static bool foldBatch(Function &F, llvm::ArrayRef<Node *> roots,
       continue;
     }
     Constant *c = M.createConstant(roots[i]->getName(), std::move(*results[i]));
-    if (c->getType() != roots[i]->getType())
+    if (!c->getType()->isSameStorage(*roots[i]->getType()))
       LOG(FATAL) << "constant folding changed the type of "
                  << roots[i]->getName().str();
+    M.refineResultType(c, 0, *roots[i]->getType()); // keep its quantization
     roots[i]->getNthResult(0).replaceAllUsesWith(c);
     ++ctx.counters["constant-fold.folded"];
     changed = true;

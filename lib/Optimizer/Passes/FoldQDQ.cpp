@@ -342,6 +342,17 @@ NodeValue requantMul(Function &F, QuantizeNode *q) {
                             q->getZero(), q->getElemTy());
 }
 
+/// Replaces \p q's result with \p v, which computes the same integers:
+/// \p v takes q's quantized type, which its inference cannot know (a
+/// RequantConv's output scale is folded into its multiplier).
+void replaceQuantize(QuantizeNode *q, NodeValue v) {
+  const Type &ty = *q->getResult().getType();
+  if (ty.isQuantized() && !v.getType()->isQuantized() &&
+      v.getType()->isSameStorage(ty))
+    q->getParent()->getParent().refineResultType(v.getNode(), v.getResNo(), ty);
+  q->getResult().replaceAllUsesWith(v);
+}
+
 } // namespace
 
 bool FoldQDQPass::run(Function &F, PassContext &ctx) {
@@ -353,25 +364,25 @@ bool FoldQDQPass::run(Function &F, PassContext &ctx) {
     if (!q)
       continue;
     if (NodeValue table = foldQuantizedTable(F, q)) {
-      q->getResult().replaceAllUsesWith(table);
+      replaceQuantize(q, table);
       ++ctx.counters["fold-qdq.table"];
       changed = true;
       continue;
     }
     if (NodeValue sum = requantAdd(F, q)) {
-      q->getResult().replaceAllUsesWith(sum);
+      replaceQuantize(q, sum);
       ++ctx.counters["fold-qdq.add"];
       changed = true;
       continue;
     }
     if (NodeValue product = requantMul(F, q)) {
-      q->getResult().replaceAllUsesWith(product);
+      replaceQuantize(q, product);
       ++ctx.counters["fold-qdq.mul"];
       changed = true;
       continue;
     }
     if (NodeValue moved = foldQuantizedMovement(F, q)) {
-      q->getResult().replaceAllUsesWith(moved);
+      replaceQuantize(q, moved);
       ++ctx.counters["fold-qdq.movement"];
       changed = true;
       continue;
@@ -380,7 +391,7 @@ bool FoldQDQPass::run(Function &F, PassContext &ctx) {
     if (!p || (ctx.foldQuantizedProduct && !ctx.foldQuantizedProduct(*p->op)))
       continue;
     std::string name = p->op->getName().str();
-    q->getResult().replaceAllUsesWith(requantProduct(F, *p, name + ".int"));
+    replaceQuantize(q, requantProduct(F, *p, name + ".int"));
     ++ctx.counters["fold-qdq.folded"];
     changed = true;
   }

@@ -35,7 +35,7 @@ static bool isWholeSlice(const SliceNode &s) {
 /// The operand \p n forwards unchanged, or an empty value.
 static NodeValue forwardedInput(Node *n) {
   if (n->getNumInputs() == 0 || n->getNumResults() != 1 ||
-      n->getNthInput(0).getType() != n->getType())
+      !n->getNthInput(0).getType()->isSameStorage(*n->getType()))
     return NodeValue();
   NodeValue in = n->getNthInput(0);
   switch (n->getKind()) {
