@@ -13,7 +13,8 @@
 #ifndef EMBER_BUNDLE_TYPES_DEFINED
 #define EMBER_BUNDLE_TYPES_DEFINED
 /* 2: outputs whose extent depends on the data (NAME_<OUT>_DYNAMIC_AXIS,
-   NAME_<OUT>_EXTENT_OFFSET and the output '<out>.extent'); docs/Bundle.md */
+   NAME_<OUT>_EXTENT_OFFSET and the output '<out>.extent') and the scale and
+   zero-point macros of quantized inputs and outputs; docs/Bundle.md */
 #define EMBER_BUNDLE_ABI_VERSION 2
 /** One network input or output in the mutable region. */
 typedef struct EmberTensorInfo {
