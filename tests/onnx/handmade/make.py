@@ -6,19 +6,14 @@ Run with /work/main/.venv/bin/python (onnx, onnxruntime) from this
 directory; the generated files are committed, so ctest needs neither.
 """
 import os
-import shutil
 
 import numpy as np
-import onnx
-import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
+
+from handmade_io import vi, write_set
 
 F, B, I64 = TensorProto.FLOAT, TensorProto.BOOL, TensorProto.INT64
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "controlflow")
-
-
-def vi(name, elem, shape):
-    return helper.make_tensor_value_info(name, elem, shape)
 
 
 def const(name, value):
@@ -27,28 +22,7 @@ def const(name, value):
 
 
 def write(name, m, data_sets):
-    """Checks m, runs it in onnxruntime on each input list, writes all."""
-    onnx.checker.check_model(m)
-    d = os.path.join(ROOT, name)
-    shutil.rmtree(d, ignore_errors=True)
-    os.makedirs(d)
-    onnx.save(m, os.path.join(d, "model.onnx"))
-    sess = ort.InferenceSession(m.SerializeToString(),
-                                providers=["CPUExecutionProvider"])
-    in_names = [i.name for i in m.graph.input]
-    out_names = [o.name for o in m.graph.output]
-    for n, inputs in enumerate(data_sets):
-        ds = os.path.join(d, "test_data_set_%d" % n)
-        os.makedirs(ds)
-        outs = sess.run(None, dict(zip(in_names, inputs)))
-        for k, (nm, a) in enumerate(zip(in_names, inputs)):
-            t = numpy_helper.from_array(a, nm)
-            open(os.path.join(ds, "input_%d.pb" % k), "wb").write(
-                t.SerializeToString())
-        for k, (nm, a) in enumerate(zip(out_names, outs)):
-            t = numpy_helper.from_array(a, nm)
-            open(os.path.join(ds, "output_%d.pb" % k), "wb").write(
-                t.SerializeToString())
+    write_set(ROOT, name, m, data_sets)
 
 
 def model(nodes, inputs, outputs, opset, inits=()):

@@ -8,47 +8,24 @@ Run with /work/main/.venv/bin/python from this directory; the generated
 files are committed, so ctest needs neither.
 """
 import os
-import shutil
 
 import numpy as np
-import onnx
-import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
+
+from handmade_io import vi, write_set
 
 F, B, I64 = TensorProto.FLOAT, TensorProto.BOOL, TensorProto.INT64
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dynamic")
 rng = np.random.default_rng(40)
 
 
-def vi(name, elem, shape):
-    return helper.make_tensor_value_info(name, elem, shape)
-
-
 def write(name, nodes, inputs, outputs, inits, data_sets, opset=13):
-    """Builds, checks and writes the model and its data sets."""
+    """Builds the model and writes it with its data sets."""
     g = helper.make_graph(nodes, "g", inputs, outputs,
                           [numpy_helper.from_array(v, n)
                            for n, v in inits.items()])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
-    onnx.checker.check_model(m)
-    d = os.path.join(ROOT, name)
-    shutil.rmtree(d, ignore_errors=True)
-    os.makedirs(d)
-    onnx.save(m, os.path.join(d, "model.onnx"))
-    sess = ort.InferenceSession(m.SerializeToString(),
-                                providers=["CPUExecutionProvider"])
-    in_names = [i.name for i in m.graph.input]
-    out_names = [o.name for o in m.graph.output]
-    for n, ins in enumerate(data_sets):
-        ds = os.path.join(d, "test_data_set_%d" % n)
-        os.makedirs(ds)
-        outs = sess.run(None, dict(zip(in_names, ins)))
-        for k, (nm, a) in enumerate(list(zip(in_names, ins)) +
-                                    list(zip(out_names, outs))):
-            kind = "input" if k < len(ins) else "output"
-            idx = k if k < len(ins) else k - len(ins)
-            with open(os.path.join(ds, "%s_%d.pb" % (kind, idx)), "wb") as f:
-                f.write(numpy_helper.from_array(a, nm).SerializeToString())
+    write_set(ROOT, name, m, data_sets)
 
 
 def sparse(shape, frac):
