@@ -354,6 +354,28 @@ code {
   %wide = conv @out %y2, @in %x2, @in %w2, @in %b2 {Strides=[1, 1], Pads=[1, 1, 1, 1], Dilations=[1, 1], Group=1, FusedActivation=0, FusedAlpha=0, FusedBeta=0}
 }
 )";
+
+/// The convolutions of a parsed function, in order.
+std::vector<const ConvInst *> convsOf(const ParsedIR &parsed) {
+  std::vector<const ConvInst *> convs;
+  for (auto &I : parsed.function->getInstrs())
+    if (auto *c = llvm::dyn_cast<ConvInst>(I.get()))
+      convs.push_back(c);
+  return convs;
+}
+
+/// An AVX-512 target (32 registers) with these caches and extensions.
+TargetDesc avx512Target(uint64_t l1dBytes, uint64_t l2Bytes,
+                        std::initializer_list<ISAExt> exts) {
+  TargetDesc T;
+  T.vectorBits = 512;
+  T.vectorRegisters = 32;
+  T.l1dBytes = l1dBytes;
+  T.l2Bytes = l2Bytes;
+  for (ISAExt e : exts)
+    T.extensions |= 1u << unsigned(e);
+  return T;
+}
 } // namespace
 
 // The tiling rule on an AVX-512 target with 2 MiB of L2: AMX with AMX-BF16
@@ -364,18 +386,11 @@ code {
 TEST(ConvBF16Plan, TilingFollowsTheTargetAndTheShape) {
   auto parsed = parseIR(kPlanIR, "plans.ir");
   ASSERT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError());
-  std::vector<const ConvInst *> convs;
-  for (auto &I : parsed->function->getInstrs())
-    if (auto *c = llvm::dyn_cast<ConvInst>(I.get()))
-      convs.push_back(c);
+  std::vector<const ConvInst *> convs = convsOf(*parsed);
   ASSERT_EQ(convs.size(), 2u);
-  TargetDesc T;
-  T.vectorBits = 512;
-  T.vectorRegisters = 32;
-  T.l1dBytes = 48 << 10;
-  T.l2Bytes = 2 << 20;
-  for (ISAExt e : {ISAExt::AVX512BF16, ISAExt::AMXTile, ISAExt::AMXBF16})
-    T.extensions |= 1u << unsigned(e);
+  TargetDesc T =
+      avx512Target(48 << 10, 2 << 20,
+                   {ISAExt::AVX512BF16, ISAExt::AMXTile, ISAExt::AMXBF16});
   cpu::ConvBF16Tiling heavy = cpu::chooseConvBF16(*convs[0], T);
   EXPECT_STREQ(heavy.entry().name, "ember_conv_bf16_amx");
   EXPECT_EQ(heavy.nr, 16);
@@ -430,17 +445,10 @@ code {
 )",
                         "chunks.ir");
   ASSERT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError());
-  const ConvInst *conv = nullptr;
-  for (auto &I : parsed->function->getInstrs())
-    if (auto *c = llvm::dyn_cast<ConvInst>(I.get()))
-      conv = c;
-  ASSERT_NE(conv, nullptr);
-  TargetDesc T;
-  T.vectorBits = 512;
-  T.vectorRegisters = 32;
-  T.l1dBytes = 32 << 10;
-  T.l2Bytes = 1 << 20;
-  T.extensions |= 1u << unsigned(ISAExt::AVX512BF16);
+  std::vector<const ConvInst *> convs = convsOf(*parsed);
+  ASSERT_EQ(convs.size(), 1u);
+  const ConvInst *conv = convs[0];
+  TargetDesc T = avx512Target(32 << 10, 1 << 20, {ISAExt::AVX512BF16});
   cpu::ConvBF16Tiling t = cpu::chooseConvBF16(*conv, T);
   EXPECT_STREQ(t.entry().name, "ember_conv_bf16_dp");
   EXPECT_EQ(t.panels, 49);
@@ -570,18 +578,10 @@ static void expectDotDirect(const std::vector<const ConvInst *> &convs,
 TEST(ConvBF16Plan, DirectFollowsTheTargetAndTheShape) {
   auto parsed = parseIR(kDirectIR, "direct.ir");
   ASSERT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError());
-  std::vector<const ConvInst *> convs;
-  for (auto &I : parsed->function->getInstrs())
-    if (auto *c = llvm::dyn_cast<ConvInst>(I.get()))
-      convs.push_back(c);
+  std::vector<const ConvInst *> convs = convsOf(*parsed);
   ASSERT_EQ(convs.size(), 7u);
-  TargetDesc T;
-  T.vectorBits = 512;
-  T.vectorRegisters = 32;
-  T.l1dBytes = 48 << 10;
-  T.l2Bytes = 2 << 20;
-  T.extensions |= 1u << unsigned(ISAExt::AVX512BF16);
-  T.extensions |= 1u << unsigned(ISAExt::AMXTile);
+  TargetDesc T =
+      avx512Target(48 << 10, 2 << 20, {ISAExt::AVX512BF16, ISAExt::AMXTile});
   expectDotDirect(convs, T); // no AMX-BF16
   T.extensions |= 1u << unsigned(ISAExt::AMXBF16);
   auto wide = cpu::chooseConvBF16Direct(*convs[0], T);
@@ -675,17 +675,9 @@ bool plansCV(const ConvInst &I, const TargetDesc &T) {
 TEST(ConvBF16Plan, ChannelVectorFollowsTheTargetAndTheShape) {
   auto parsed = parseIR(kCVIR, "cv.ir");
   ASSERT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError());
-  std::vector<const ConvInst *> convs;
-  for (auto &I : parsed->function->getInstrs())
-    if (auto *c = llvm::dyn_cast<ConvInst>(I.get()))
-      convs.push_back(c);
+  std::vector<const ConvInst *> convs = convsOf(*parsed);
   ASSERT_EQ(convs.size(), 6u);
-  TargetDesc T;
-  T.vectorBits = 512;
-  T.vectorRegisters = 32;
-  T.l1dBytes = 32 << 10;
-  T.l2Bytes = 1 << 20;
-  T.extensions |= 1u << unsigned(ISAExt::AVX512BF16);
+  TargetDesc T = avx512Target(32 << 10, 1 << 20, {ISAExt::AVX512BF16});
   auto c14 = cpu::chooseConvBF16CV(*convs[0], T, 196.0 / 256);
   ASSERT_TRUE(c14.has_value());
   EXPECT_EQ(c14->nr, 64);
