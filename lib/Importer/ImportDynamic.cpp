@@ -51,18 +51,6 @@ const std::set<std::string> kBroadcast = {"Add",
                                           "Where",
                                           "Xor"};
 
-/// The constant integer list of input \p i (axes, starts, ...), or \p dflt
-/// when the node lacks it.
-llvm::Expected<Ints> intsOf(ImportContext &ctx, const onnx::NodeProto &node,
-                            int i, Ints dflt) {
-  if (!ImportContext::hasInput(node, i))
-    return dflt;
-  return ctx.constantInts(node, i);
-}
-
-/// \p a normalized into [0, r).
-int64_t normAxis(int64_t a, int64_t r) { return a < 0 ? a + r : a; }
-
 /// Axis \p a of input \p in (rank \p r) in output 0 of \p node (rank \p R),
 /// or -1 when the op does not keep it.
 llvm::Expected<int64_t> keptAxis(ImportContext &ctx,
@@ -87,7 +75,7 @@ llvm::Expected<int64_t> keptAxis(ImportContext &ctx,
   if (op == "Gather") {
     TRY(int64_t axis, attrs.getInt("axis", 0));
     TRY(NodeValue data, ctx.input(node, 0));
-    axis = normAxis(axis, data.dims().size());
+    TRY(axis, normAxis(node, axis, data.dims().size()));
     int64_t q = R - r + 1; // the rank of the indices
     if (in == 1)
       return axis + a;
@@ -104,11 +92,13 @@ llvm::Expected<int64_t> keptAxis(ImportContext &ctx,
     if (attrs.has("axes")) {
       TRY(axes, attrs.getInts("axes", std::nullopt));
     } else {
-      TRY(axes, intsOf(ctx, node, 1, {}));
+      TRY(axes, optionalInts(ctx, node, 1, Ints{}));
     }
     std::set<int64_t> moved;
-    for (int64_t x : axes)
-      moved.insert(normAxis(x, unsq ? R : r));
+    for (int64_t x : axes) {
+      TRY(int64_t m, normAxis(node, x, unsq ? R : r));
+      moved.insert(m);
+    }
     if (unsq) {
       // The input's dims keep their order among the positions not inserted.
       for (int64_t i = 0, seen = 0; i < R; ++i)
@@ -126,15 +116,17 @@ llvm::Expected<int64_t> keptAxis(ImportContext &ctx,
                                      [&](int64_t m) { return m < a; }));
   }
   if (op == "Slice" && in == 0) {
-    TRY(Ints starts, intsOf(ctx, node, 1, {}));
-    TRY(Ints axes, intsOf(ctx, node, 3, {}));
-    TRY(Ints steps, intsOf(ctx, node, 4, Ints(starts.size(), 1)));
+    TRY(Ints starts, optionalInts(ctx, node, 1, Ints{}));
+    TRY(Ints axes, optionalInts(ctx, node, 3, Ints{}));
+    TRY(Ints steps, optionalInts(ctx, node, 4, Ints(starts.size(), 1)));
     if (axes.empty())
       for (size_t i = 0; i < starts.size(); ++i)
         axes.push_back(i);
-    for (size_t i = 0; i < axes.size() && i < starts.size(); ++i)
-      if (normAxis(axes[i], r) == a && (starts[i] != 0 || steps[i] != 1))
+    for (size_t i = 0; i < axes.size() && i < starts.size(); ++i) {
+      TRY(int64_t at, normAxis(node, axes[i], r));
+      if (at == a && (starts[i] != 0 || steps[i] != 1))
         return -1;
+    }
     TRY(NodeValue x, ctx.input(node, 0));
     TRY(NodeValue y, ctx.get(node.output(0)));
     return y.dims()[a] == x.dims()[a] ? a : -1;
