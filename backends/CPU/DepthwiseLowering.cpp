@@ -156,6 +156,11 @@ static Kernel lowerDepthwisePlanes(const DwSpec &spec, const MemoryPlan &plan) {
     args.push_back(valArg(k.constInt(v)));
   args.push_back(valArg(k.constFloat(spec.alpha)));
   args.push_back(valArg(k.constFloat(spec.beta)));
+  // The input floats before and after the plane: the flat stride-1 path
+  // reads a little into its neighbours (libjit's DepthwiseFlat.inc).
+  args.push_back(valArg(k.mul(k.var(e), HW)));
+  args.push_back(valArg(k.mul(
+      k.binary(kir::BinOp::Sub, k.constInt(g.N * g.C - 1), k.var(e)), HW)));
   k.body() = {Kernel::loop(e, g.N * g.C, /*parallel=*/true,
                            {EMBER_LIBJIT_CALL(k, ember_dwconv_f32, args)})};
   return k;

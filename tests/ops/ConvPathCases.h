@@ -334,6 +334,49 @@ inline const ConvCase kConvCases[] = {
     {"depthwise_s2_rows_right_pad_past_first_block", 1, 2, 6, 20, 2, 3, 3,
      2, 2, 1, 1, 1, 30, 1, 1, 2,
      FusedActivation::None, 0, 0, true},
+    // Stride-1 depthwise on planes of the input's shape with rows of up to
+    // 32 (DepthwiseFlat.inc: flat vectors across rows, masked at the row
+    // ends, zero-extended copies at the plane's top and bottom): widths 7,
+    // 13, 14, 17, 28 and 31; planes of 16 floats exactly (one vector
+    // reading past both ends) and of 143 (a last vector overlapping the one
+    // before, over a residual the output overwrites); 5x5, dilated and
+    // asymmetric pads of the same shape; and stride 2 on the same widths.
+    {"dwflat_7x7_relu_res", 1, 5, 7, 7, 5, 3, 3,
+     1, 1, 1, 1, 1, 1, 1, 1, 5,
+     FusedActivation::Relu, 0, 0, true},
+    {"dwflat_13_wide_clip_res", 1, 4, 11, 13, 4, 3, 3,
+     1, 1, 1, 1, 1, 1, 1, 1, 4,
+     FusedActivation::Clip, 0.f, 6.f, true},
+    {"dwflat_14x14_silu_res", 2, 3, 14, 14, 3, 3, 3,
+     1, 1, 1, 1, 1, 1, 1, 1, 3,
+     FusedActivation::SiLU, 0, 0, true},
+    {"dwflat_17_wide_hswish", 1, 3, 9, 17, 3, 3, 3,
+     1, 1, 1, 1, 1, 1, 1, 1, 3,
+     FusedActivation::HardSwish, 1.f / 6, 0.5f, false},
+    {"dwflat_28x28_res", 1, 4, 28, 28, 4, 3, 3,
+     1, 1, 1, 1, 1, 1, 1, 1, 4,
+     FusedActivation::None, 0, 0, true},
+    {"dwflat_31_wide_5x5_leaky", 1, 3, 10, 31, 3, 5, 5,
+     1, 1, 2, 2, 2, 2, 1, 1, 3,
+     FusedActivation::LeakyRelu, 0.1f, 0, false},
+    {"dwflat_one_vector_plane", 1, 2, 4, 4, 2, 3, 3,
+     1, 1, 1, 1, 1, 1, 1, 1, 2,
+     FusedActivation::None, 0, 0, true},
+    {"dwflat_14_dilated_res", 1, 3, 14, 14, 3, 3, 3,
+     1, 1, 2, 2, 2, 2, 2, 2, 3,
+     FusedActivation::None, 0, 0, true},
+    {"dwflat_asym_pads_20_wide", 1, 2, 12, 20, 2, 3, 3,
+     1, 1, 2, 0, 0, 2, 1, 1, 2,
+     FusedActivation::Relu, 0, 0, false},
+    {"dwflat_7x7_5x5_sigmoid", 1, 3, 7, 7, 3, 5, 5,
+     1, 1, 2, 2, 2, 2, 1, 1, 3,
+     FusedActivation::Sigmoid, 0, 0, false},
+    {"dwflat_s2_13_wide", 1, 3, 13, 13, 3, 3, 3,
+     2, 2, 1, 1, 1, 1, 1, 1, 3,
+     FusedActivation::None, 0, 0, true},
+    {"dwflat_s2_31_wide_dilated", 1, 2, 17, 31, 2, 3, 3,
+     2, 2, 2, 2, 2, 2, 2, 2, 2,
+     FusedActivation::Relu, 0, 0, false},
     // Pixel-panel tasks that write their own patch panels (enough panels
     // for 8 chunks, one task per chunk): a stride-2 stem on 45x45 outputs
     // (31 panels and a 41-column tail, 10 channels = a full and a partial
