@@ -334,13 +334,16 @@ inline const ConvCase kConvCases[] = {
     {"depthwise_s2_rows_right_pad_past_first_block", 1, 2, 6, 20, 2, 3, 3,
      2, 2, 1, 1, 1, 30, 1, 1, 2,
      FusedActivation::None, 0, 0, true},
-    // Stride-1 depthwise on planes of the input's shape with rows of up to
-    // 32 (DepthwiseFlat.inc: flat vectors across rows, masked at the row
-    // ends, zero-extended copies at the plane's top and bottom): widths 7,
-    // 13, 14, 17, 28 and 31; planes of 16 floats exactly (one vector
-    // reading past both ends) and of 143 (a last vector overlapping the one
-    // before, over a residual the output overwrites); 5x5, dilated and
-    // asymmetric pads of the same shape; and stride 2 on the same widths.
+    // Stride-1 depthwise straight from the input rows (DepthwiseFlat.inc):
+    // whole vectors per row on rows of 16-64 outputs, flat vectors across
+    // rows masked by column (and by row near the plane's ends) on narrower
+    // planes of the input's shape; the tensor's first and last planes take
+    // the padded bands. Widths 7, 13, 14, 17, 28 and 31; planes of 16
+    // floats (one vector reading past both ends) and of 143 (a last vector
+    // overlapping the one before, over a residual the output overwrites);
+    // 5x5, dilated and asymmetric pads of the same shape; rows of 3 and 4
+    // vectors (56, 48 outputs of 50 unpadded columns, 64 dilated); and
+    // stride 2 on the same widths.
     {"dwflat_7x7_relu_res", 1, 5, 7, 7, 5, 3, 3,
      1, 1, 1, 1, 1, 1, 1, 1, 5,
      FusedActivation::Relu, 0, 0, true},
@@ -371,6 +374,15 @@ inline const ConvCase kConvCases[] = {
     {"dwflat_7x7_5x5_sigmoid", 1, 3, 7, 7, 3, 5, 5,
      1, 1, 2, 2, 2, 2, 1, 1, 3,
      FusedActivation::Sigmoid, 0, 0, false},
+    {"dwrows_56_silu_res", 1, 3, 9, 56, 3, 3, 3,
+     1, 1, 1, 1, 1, 1, 1, 1, 3,
+     FusedActivation::SiLU, 0, 0, true},
+    {"dwrows_48_valid_rows", 2, 2, 6, 50, 2, 3, 3,
+     1, 1, 0, 0, 0, 0, 1, 1, 2,
+     FusedActivation::None, 0, 0, false},
+    {"dwrows_64_dilated_res", 1, 3, 8, 64, 3, 3, 3,
+     1, 1, 2, 2, 2, 2, 2, 2, 3,
+     FusedActivation::Relu, 0, 0, true},
     {"dwflat_s2_13_wide", 1, 3, 13, 13, 3, 3, 3,
      2, 2, 1, 1, 1, 1, 1, 1, 3,
      FusedActivation::None, 0, 0, true},
