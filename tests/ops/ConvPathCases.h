@@ -335,15 +335,18 @@ inline const ConvCase kConvCases[] = {
      2, 2, 1, 1, 1, 30, 1, 1, 2,
      FusedActivation::None, 0, 0, true},
     // Stride-1 depthwise straight from the input rows (DepthwiseFlat.inc):
-    // whole vectors per row on rows of 16-64 outputs, flat vectors across
+    // whole vectors per row on rows of 16 outputs or more (in blocks of 64
+    // columns, the last block 16-79 wide), flat vectors across
     // rows masked by column (and by row near the plane's ends) on narrower
     // planes of the input's shape; the tensor's first and last planes take
     // the padded bands. Widths 7, 13, 14, 17, 28 and 31; planes of 16
     // floats (one vector reading past both ends) and of 143 (a last vector
     // overlapping the one before, over a residual the output overwrites);
     // 5x5, dilated and asymmetric pads of the same shape; rows of 3 and 4
-    // vectors (56, 48 outputs of 50 unpadded columns, 64 dilated); and
-    // stride 2 on the same widths.
+    // vectors (56, 48 outputs of 50 unpadded columns, 64 dilated), of a
+    // 64-column block and a 5-vector tail (143), of blocks of which the
+    // middle one reads no padding (150, dilated); and stride 2 on the same
+    // widths.
     {"dwflat_7x7_relu_res", 1, 5, 7, 7, 5, 3, 3,
      1, 1, 1, 1, 1, 1, 1, 1, 5,
      FusedActivation::Relu, 0, 0, true},
@@ -383,6 +386,12 @@ inline const ConvCase kConvCases[] = {
     {"dwrows_64_dilated_res", 1, 3, 8, 64, 3, 3, 3,
      1, 1, 2, 2, 2, 2, 2, 2, 3,
      FusedActivation::Relu, 0, 0, true},
+    {"dwrows_143_five_vector_tail_res", 1, 3, 5, 143, 3, 3, 3,
+     1, 1, 1, 1, 1, 1, 1, 1, 3,
+     FusedActivation::Clip, -0.5f, 0.5f, true},
+    {"dwrows_150_dilated_blocks", 2, 2, 7, 150, 2, 3, 3,
+     1, 1, 2, 2, 2, 2, 2, 2, 2,
+     FusedActivation::None, 0, 0, true},
     {"dwflat_s2_13_wide", 1, 3, 13, 13, 3, 3, 3,
      2, 2, 1, 1, 1, 1, 1, 1, 3,
      FusedActivation::None, 0, 0, true},
