@@ -156,8 +156,8 @@ static Kernel lowerDepthwisePlanes(const DwSpec &spec, const MemoryPlan &plan) {
     args.push_back(valArg(k.constInt(v)));
   args.push_back(valArg(k.constFloat(spec.alpha)));
   args.push_back(valArg(k.constFloat(spec.beta)));
-  // The input floats before and after the plane: the flat stride-1 path
-  // reads a little into its neighbours (libjit's DepthwiseFlat.inc).
+  // The input floats before and after the plane: the direct stride-1
+  // paths read a little into its neighbours (libjit's DepthwiseFlat.inc).
   args.push_back(valArg(k.mul(k.var(e), HW)));
   args.push_back(valArg(k.mul(
       k.binary(kir::BinOp::Sub, k.constInt(g.N * g.C - 1), k.var(e)), HW)));
