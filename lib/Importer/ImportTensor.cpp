@@ -39,9 +39,10 @@ llvm::Error importShape(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(int64_t start, attrs.getInt("start", 0));
   TRY(int64_t end, attrs.getInt("end", r));
   start = std::clamp<int64_t>(start < 0 ? start + r : start, 0, r);
-  end = std::clamp<int64_t>(end < 0 ? end + r : end, 0, r);
-  if (end <= start)
-    return fail(node, "selects no dimension (empty tensors are unsupported)");
+  end = std::clamp<int64_t>(std::max(end < 0 ? end + r : end, start), 0, r);
+  // A scalar's shape (or an empty range) is an empty list: shape arithmetic
+  // and ConstantOfShape take it; other consumers refuse empty data
+  // (checkEmptyInputs).
   return ctx.setOutput(
       node,
       intConstant(ctx, node, Ints(d.begin() + start, d.begin() + end), false));
