@@ -134,6 +134,23 @@ llvm::Expected<int64_t> keptAxis(ImportContext &ctx,
   return -1;
 }
 
+/// Split along another axis keeps the extent in every output: torch's
+/// `torch.where(mask)` is NonZero, Transpose, then Split of the [K, rank]
+/// rows into one column per dim (and Squeeze).
+llvm::Error splitExtents(ImportContext &ctx, const onnx::NodeProto &node,
+                         const ImportContext::Extent &e,
+                         llvm::function_ref<llvm::Error(const char *)> refuse) {
+  TRY(int64_t axis, AttrReader(node).getInt("axis", 0));
+  TRY(NodeValue x, ctx.input(node, 0));
+  TRY(axis, normAxis(node, axis, x.dims().size()));
+  if (axis == int64_t(e.axis))
+    return refuse("Split divides that axis");
+  for (const std::string &out : node.output())
+    if (!out.empty())
+      ctx.setExtent(out, e);
+  return llvm::Error::success();
+}
+
 } // namespace
 
 llvm::Error ember::propagateExtents(ImportContext &ctx,
@@ -153,6 +170,8 @@ llvm::Error ember::propagateExtents(ImportContext &ctx,
                             "the model does not declare); " +
                             why + " (docs/RuntimeInputs.md)");
     };
+    if (node.op_type() == "Split" && i == 0)
+      return splitExtents(ctx, node, *e, refuse);
     if (node.output_size() != 1 || !ctx.isBound(node.output(0)))
       return refuse("this op does not keep it");
     TRY(NodeValue x, ctx.input(node, i));

@@ -84,3 +84,20 @@ write("test_compress_runtime",
       [vi("x", F, [2, 5]), vi("c", B, [5])], [vi("y", F, [2, "n"])], {},
       [[rng.standard_normal((2, 5)).astype(np.float32),
         rng.random(5) < p] for p in (.5, 1.0, 0.0)])
+# torch.where(x > 0.5): NonZero, Transpose, Split into one column per dim
+# (the split axis is not the counted one), Squeeze; torchvision's
+# remove_small_boxes writes it.
+write("test_where_split",
+      [helper.make_node("Greater", ["x", "h"], ["m"]),
+       helper.make_node("NonZero", ["m"], ["i"]),
+       helper.make_node("Transpose", ["i"], ["t"], perm=[1, 0]),
+       helper.make_node("Split", ["t"], ["r1", "c1"], axis=1),
+       helper.make_node("Squeeze", ["r1", "a1"], ["r"]),
+       helper.make_node("Squeeze", ["c1", "a1"], ["c"]),
+       helper.make_node("Gather", ["w", "c"], ["y"], axis=0)],
+      [vi("x", F, [3, 4])],
+      [vi("r", I64, ["k"]), vi("y", F, ["k", 2])],
+      {"h": np.array(0.5, np.float32), "a1": np.array([1], np.int64),
+       "w": rng.standard_normal((4, 2)).astype(np.float32)},
+      [[sparse((3, 4), 0)], [sparse((3, 4), .5)],
+       [-np.ones((3, 4), np.float32)]])
