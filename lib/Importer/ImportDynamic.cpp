@@ -116,20 +116,34 @@ llvm::Expected<int64_t> keptAxis(ImportContext &ctx,
                                      [&](int64_t m) { return m < a; }));
   }
   if (op == "Slice" && in == 0) {
-    TRY(Ints starts, optionalInts(ctx, node, 1, Ints{}));
-    TRY(Ints axes, optionalInts(ctx, node, 3, Ints{}));
-    TRY(Ints steps, optionalInts(ctx, node, 4, Ints(starts.size(), 1)));
+    // Before opset 10 the lists are attributes.
+    bool attr = ctx.opset() < 10;
+    Ints starts, ends, axes, steps;
+    if (attr) {
+      TRY(starts, attrs.getInts("starts", Ints{}));
+      TRY(ends, attrs.getInts("ends", Ints{}));
+      TRY(axes, attrs.getInts("axes", Ints{}));
+    } else {
+      TRY(starts, optionalInts(ctx, node, 1, Ints{}));
+      TRY(ends, optionalInts(ctx, node, 2, Ints{}));
+      TRY(axes, optionalInts(ctx, node, 3, Ints{}));
+      TRY(steps, optionalInts(ctx, node, 4, Ints{}));
+    }
+    if (steps.empty())
+      steps.assign(starts.size(), 1);
     if (axes.empty())
       for (size_t i = 0; i < starts.size(); ++i)
         axes.push_back(i);
+    if (ends.size() != starts.size() || steps.size() != starts.size())
+      return -1;
+    // A negative end counts from the bound, not from the actual extent.
     for (size_t i = 0; i < axes.size() && i < starts.size(); ++i) {
       TRY(int64_t at, normAxis(node, axes[i], r));
-      if (at == a && (starts[i] != 0 || steps[i] != 1))
+      if (at == a && (starts[i] != 0 || steps[i] != 1 || ends[i] < 0))
         return -1;
     }
-    TRY(NodeValue x, ctx.input(node, 0));
-    TRY(NodeValue y, ctx.get(node.output(0)));
-    return y.dims()[a] == x.dims()[a] ? a : -1;
+    // The axis is untouched or cut to a prefix (sliceExtents).
+    return a;
   }
   return -1;
 }
@@ -148,6 +162,28 @@ llvm::Error splitExtents(ImportContext &ctx, const onnx::NodeProto &node,
   for (const std::string &out : node.output())
     if (!out.empty())
       ctx.setExtent(out, e);
+  return llvm::Error::success();
+}
+
+/// Slice of input 0 keeps the extent axis untouched or cut to a prefix
+/// (start 0, step 1: `keep[:k]` after NonMaxSuppression, as torchvision's
+/// detectors keep their best detections): a prefix of E entries holds
+/// min(count, E) of them.
+llvm::Error sliceExtents(ImportContext &ctx, const onnx::NodeProto &node,
+                         const ImportContext::Extent &e,
+                         llvm::function_ref<llvm::Error(const char *)> refuse) {
+  TRY(NodeValue x, ctx.input(node, 0));
+  TRY(NodeValue y, ctx.get(node.output(0)));
+  TRY(int64_t a,
+      keptAxis(ctx, node, 0, e.axis, x.dims().size(), y.dims().size()));
+  if (a < 0)
+    return refuse("this op does not keep that axis");
+  ImportContext::Extent out = e;
+  if (y.dims()[a] < x.dims()[e.axis]) {
+    NodeValue cut = constantOf(ctx, node, ElemKind::Int64, {1}, y.dims()[a]);
+    TRY(out.count, binary(ctx, node, OpKind::Min, e.count, cut));
+  }
+  ctx.setExtent(node.output(0), out);
   return llvm::Error::success();
 }
 
@@ -172,6 +208,8 @@ llvm::Error ember::propagateExtents(ImportContext &ctx,
     };
     if (node.op_type() == "Split" && i == 0)
       return splitExtents(ctx, node, *e, refuse);
+    if (node.op_type() == "Slice" && i == 0 && ctx.isBound(node.output(0)))
+      return sliceExtents(ctx, node, *e, refuse);
     if (node.output_size() != 1 || !ctx.isBound(node.output(0)))
       return refuse("this op does not keep it");
     TRY(NodeValue x, ctx.input(node, i));

@@ -101,3 +101,23 @@ write("test_where_split",
        "w": rng.standard_normal((4, 2)).astype(np.float32)},
       [[sparse((3, 4), 0)], [sparse((3, 4), .5)],
        [-np.ones((3, 4), np.float32)]])
+# boxes[nms(...)[:2]]: a prefix of the selected rows (min(count, 2) of them),
+# as torchvision's detectors keep their best detections.
+write("test_nms_prefix",
+      [helper.make_node("Unsqueeze", ["bx", "a0"], ["b3"]),
+       helper.make_node("Unsqueeze", ["s", "a01"], ["s3"]),
+       helper.make_node("NonMaxSuppression", ["b3", "s3", "mo", "iou", "st"],
+                        ["sel"]),
+       helper.make_node("Gather", ["sel", "two"], ["k1"], axis=1),
+       helper.make_node("Squeeze", ["k1", "a1"], ["k"]),
+       helper.make_node("Slice", ["k", "z", "e2", "a0"], ["kp"]),
+       helper.make_node("Gather", ["bx", "kp"], ["y"], axis=0)],
+      [vi("s", F, [6])], [vi("y", F, ["unk__0", 4])],
+      {"bx": boxes, "a0": np.array([0], np.int64),
+       "a01": np.array([0, 1], np.int64), "mo": np.array([10], np.int64),
+       "iou": np.array([.3], np.float32), "st": np.array([.4], np.float32),
+       "two": np.array([2], np.int64), "a1": np.array([1], np.int64),
+       "z": np.array([0], np.int64), "e2": np.array([2], np.int64)},
+      [[rng.random(6).astype(np.float32)] for _ in range(2)] +
+      [[np.array([.9, .1, .1, .1, .1, .1], np.float32)],
+       [np.zeros(6, np.float32)]])
