@@ -211,6 +211,13 @@ llvm::Error finishRuntimeInputs(ImportContext &ctx, const onnx::NodeProto &node,
 /// node (ImportDynamic.cpp, docs/RuntimeInputs.md).
 llvm::Error propagateExtents(ImportContext &ctx, const onnx::NodeProto &node);
 
+/// Indices \p idx of a Gather along \p axis of input 0 of \p node: where
+/// that input has a data-dependent extent there, negative indices count
+/// from the extent, not from the bound (ImportDynamic.cpp).
+llvm::Expected<NodeValue> indicesFromExtent(ImportContext &ctx,
+                                            const onnx::NodeProto &node,
+                                            NodeValue idx, int64_t axis);
+
 /// Graph output \p name computed as \p v, saved to \p p: when \p v has a
 /// data-dependent extent, the entries past it are zeroed and the count is
 /// saved to a hidden output linked to \p p in the Module.

@@ -187,7 +187,42 @@ llvm::Error sliceExtents(ImportContext &ctx, const onnx::NodeProto &node,
   return llvm::Error::success();
 }
 
+/// Inputs whose extent the op's importer took into account, so that the
+/// output's extent (if any) comes from elsewhere: the data of a Gather
+/// along that axis (valid indices lie within the extent; negative ones
+/// count from it, indicesFromExtent) and NonMaxSuppression's boxes and
+/// scores (boxes past the extent are no candidates, ImportNMS.cpp).
+llvm::Expected<bool> consumesExtent(ImportContext &ctx,
+                                    const onnx::NodeProto &node, int i,
+                                    const ImportContext::Extent &e) {
+  if (node.op_type() == "NonMaxSuppression")
+    return i < 2;
+  if (node.op_type() != "Gather" || i != 0)
+    return false;
+  TRY(int64_t axis, AttrReader(node).getInt("axis", 0));
+  TRY(NodeValue x, ctx.input(node, 0));
+  TRY(axis, normAxis(node, axis, x.dims().size()));
+  return axis == int64_t(e.axis);
+}
+
 } // namespace
+
+llvm::Expected<NodeValue> ember::indicesFromExtent(ImportContext &ctx,
+                                                   const onnx::NodeProto &node,
+                                                   NodeValue idx,
+                                                   int64_t axis) {
+  const ImportContext::Extent *e = ctx.extentOf(node.input(0));
+  if (!e || int64_t(e->axis) != axis)
+    return idx;
+  int64_t r = idx.dims().size();
+  TRY(NodeValue count, reshapeTo(ctx, node, e->count, Ints(r, 1)));
+  TRY(count, castTo(ctx, node, count, idx.getElemKind()));
+  NodeValue zero = constantOf(ctx, node, idx.getElemKind(),
+                              llvm::SmallVector<dim_t, 6>(r, 1), 0);
+  TRY(NodeValue neg, binary(ctx, node, OpKind::Less, idx, zero));
+  TRY(NodeValue wrapped, binary(ctx, node, OpKind::Add, idx, count));
+  return make(ctx, node, OpKind::Where, {neg, wrapped, idx});
+}
 
 llvm::Error ember::propagateExtents(ImportContext &ctx,
                                     const onnx::NodeProto &node) {
@@ -208,6 +243,9 @@ llvm::Error ember::propagateExtents(ImportContext &ctx,
     };
     if (node.op_type() == "Split" && i == 0)
       return splitExtents(ctx, node, *e, refuse);
+    TRY(bool consumed, consumesExtent(ctx, node, i, *e));
+    if (consumed)
+      continue;
     if (node.op_type() == "Slice" && i == 0 && ctx.isBound(node.output(0)))
       return sliceExtents(ctx, node, *e, refuse);
     if (node.output_size() != 1 || !ctx.isBound(node.output(0)))

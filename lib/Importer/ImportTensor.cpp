@@ -174,6 +174,7 @@ llvm::Error importGather(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(int64_t axis, AttrReader(node).getInt("axis", 0));
   TRY(axis, normAxis(node, axis, x.dims().size()));
   EMBER_RETURN_IF_ERR(checkAxisIndices(ctx, node, x, idx, axis));
+  TRY(idx, indicesFromExtent(ctx, node, idx, axis));
   TRY(NodeValue y,
       make(ctx, node, OpKind::Gather, {x, idx}, {Attr::makeInt(axis)}));
   return ctx.setOutput(node, y);

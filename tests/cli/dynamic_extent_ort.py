@@ -154,10 +154,12 @@ def errors():
     add = model([h.make_node("NonZero", ["x"], ["i"]),
                  h.make_node("Add", ["i", "b"], ["y"], name="add")],
                 x, {"b": np.zeros((2, 12), np.int64)}, 13, out_type=I64)
-    gat = model([h.make_node("NonZero", ["x"], ["i"]),
-                 h.make_node("Gather", ["i", "k"], ["y"], axis=1,
-                             name="pick")],
-                x, {"k": np.array([0], np.int64)}, 13, out_type=I64)
+    # Concat along the counted axis (Gather along it takes indices within
+    # the count: handmade test_mask_last).
+    cat = model([h.make_node("NonZero", ["x"], ["i"]),
+                 h.make_node("Concat", ["i", "i"], ["y"], axis=1,
+                             name="cat")],
+                x, {}, 13, out_type=I64)
     # A negative end counts from the bound; before opset 10 the lists are
     # attributes (start 1 is not a prefix).
     def cut(opset, end, **attrs):
@@ -176,7 +178,7 @@ def errors():
             ("err_shape", shp, "node 'shape' (Shape): input 'i' " + why),
             ("err_add_span", add, "node 'add' (Add): input 'b' spans a "
              "data-dependent extent"),
-            ("err_gather_axis", gat, "node 'pick' (Gather): input 'i' " + why),
+            ("err_concat_axis", cat, "node 'cat' (Concat): input 'i' " + why),
             ("err_slice_negative_end", neg, why0),
             ("err_slice_attr_start", v9, why0)]
 

@@ -121,3 +121,42 @@ write("test_nms_prefix",
       [[rng.random(6).astype(np.float32)] for _ in range(2)] +
       [[np.array([.9, .1, .1, .1, .1, .1], np.float32)],
        [np.zeros(6, np.float32)]])
+# The detectors' post-processing: a score filter, then NonMaxSuppression
+# (no score threshold) of the kept boxes, then the boxes it selects. Rows
+# past the filter's count are not candidates (here they would be copies of
+# row 0, which the filter may have dropped), and the boxes are gathered
+# along their counted axis by indices within it.
+write("test_filter_nms",
+      [helper.make_node("Greater", ["s", "h"], ["m"]),
+       helper.make_node("NonZero", ["m"], ["i"]),
+       helper.make_node("Squeeze", ["i", "a0"], ["keep"]),
+       helper.make_node("Gather", ["bx", "keep"], ["b"], axis=0),
+       helper.make_node("Gather", ["s", "keep"], ["sk"], axis=0),
+       helper.make_node("Unsqueeze", ["b", "a0"], ["b3"]),
+       helper.make_node("Unsqueeze", ["sk", "a01"], ["s3"]),
+       helper.make_node("NonMaxSuppression", ["b3", "s3", "mo", "iou"],
+                        ["sel"]),
+       helper.make_node("Gather", ["sel", "two"], ["k1"], axis=1),
+       helper.make_node("Squeeze", ["k1", "a1"], ["k"]),
+       helper.make_node("Gather", ["b", "k"], ["y"], axis=0)],
+      [vi("s", F, [6])], [vi("y", F, ["unk__0", 4])],
+      {"bx": boxes, "h": np.array(.3, np.float32),
+       "a0": np.array([0], np.int64), "a01": np.array([0, 1], np.int64),
+       "mo": np.array([10], np.int64), "iou": np.array([.3], np.float32),
+       "two": np.array([2], np.int64), "a1": np.array([1], np.int64)},
+      [[rng.random(6).astype(np.float32)] for _ in range(2)] +
+      [[np.array([.1, .9, .2, .8, .1, .1], np.float32)],
+       [np.array([.1, .2, .2, .1, .1, .1], np.float32)]])
+# x[x > 0][-1]: a negative index counts from the count, not the bound.
+write("test_mask_last",
+      [helper.make_node("Greater", ["x", "z"], ["m"]),
+       helper.make_node("NonZero", ["m"], ["i"]),
+       helper.make_node("Squeeze", ["i", "a0"], ["keep"]),
+       helper.make_node("Gather", ["x", "keep"], ["p"], axis=0),
+       helper.make_node("Gather", ["p", "last"], ["y"], axis=0)],
+      [vi("x", F, [8])], [vi("y", F, [1])],
+      {"z": np.array(0, np.float32), "a0": np.array([0], np.int64),
+       "last": np.array([-1], np.int64)},
+      [[np.abs(rng.standard_normal(8)).astype(np.float32) *
+        (rng.random(8) < p)] for p in (.5, .9)] +
+      [[np.array([0, 3, 0, 0, 0, 0, 0, 0], np.float32)]])
