@@ -218,6 +218,12 @@ llvm::Expected<NodeValue> indicesFromExtent(ImportContext &ctx,
                                             const onnx::NodeProto &node,
                                             NodeValue idx, int64_t axis);
 
+/// \p v (value \p name, read by \p node) with the entries past its
+/// data-dependent extent zeroed; \p v itself when it has none.
+llvm::Expected<NodeValue> zeroPastExtent(ImportContext &ctx,
+                                         const onnx::NodeProto &node,
+                                         NodeValue v, const std::string &name);
+
 /// Graph output \p name computed as \p v, saved to \p p: when \p v has a
 /// data-dependent extent, the entries past it are zeroed and the count is
 /// saved to a hidden output linked to \p p in the Module.

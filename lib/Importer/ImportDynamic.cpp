@@ -188,7 +188,8 @@ llvm::Error sliceExtents(ImportContext &ctx, const onnx::NodeProto &node,
 }
 
 /// Inputs whose extent the op's importer took into account, so that the
-/// output's extent (if any) comes from elsewhere: the data of a Gather
+/// output's extent (if any) comes from elsewhere: NonZero's input (zeroed
+/// past the count first, zeroPastExtent), the data of a Gather
 /// along that axis (valid indices lie within the extent; negative ones
 /// count from it, indicesFromExtent) and NonMaxSuppression's boxes and
 /// scores (boxes past the extent are no candidates, ImportNMS.cpp).
@@ -197,6 +198,8 @@ llvm::Expected<bool> consumesExtent(ImportContext &ctx,
                                     const ImportContext::Extent &e) {
   if (node.op_type() == "NonMaxSuppression")
     return i < 2;
+  if (node.op_type() == "NonZero")
+    return true;
   if (node.op_type() != "Gather" || i != 0)
     return false;
   TRY(int64_t axis, AttrReader(node).getInt("axis", 0));
@@ -286,15 +289,13 @@ llvm::Error ember::propagateExtents(ImportContext &ctx,
   return llvm::Error::success();
 }
 
-llvm::Expected<NodeValue> ember::finishDynamicOutput(ImportContext &ctx,
-                                                     const std::string &name,
-                                                     NodeValue v) {
+llvm::Expected<NodeValue> ember::zeroPastExtent(ImportContext &ctx,
+                                                const onnx::NodeProto &node,
+                                                NodeValue v,
+                                                const std::string &name) {
   const ImportContext::Extent *e = ctx.extentOf(name);
   if (!e)
     return v;
-  onnx::NodeProto node;
-  node.set_name("output." + name);
-  node.set_op_type("Output");
   int64_t r = v.dims().size(), n = v.dims()[e->axis];
   Ints ones(r, 1), at(r, 1);
   at[e->axis] = n;
@@ -308,6 +309,15 @@ llvm::Expected<NodeValue> ember::finishDynamicOutput(ImportContext &ctx,
                               llvm::SmallVector<dim_t, 6>(r, 1), 0);
   TRY(zero, ctx.broadcastTo(node, zero, v.dims()));
   return make(ctx, node, OpKind::Where, {keep, v, zero});
+}
+
+llvm::Expected<NodeValue> ember::finishDynamicOutput(ImportContext &ctx,
+                                                     const std::string &name,
+                                                     NodeValue v) {
+  onnx::NodeProto node;
+  node.set_name("output." + name);
+  node.set_op_type("Output");
+  return zeroPastExtent(ctx, node, v, name);
 }
 
 void ember::linkDynamicOutput(ImportContext &ctx, const std::string &name,

@@ -616,6 +616,8 @@ llvm::Error importCompress(ImportContext &ctx, const onnx::NodeProto &node) {
 llvm::Error importNonZero(ImportContext &ctx, const onnx::NodeProto &node) {
   if (isRunTime(ctx, node, 0)) {
     TRY(NodeValue x, ctx.input(node, 0));
+    // Entries past a data-dependent extent are not part of the value.
+    TRY(x, zeroPastExtent(ctx, node, x, node.input(0)));
     return onnximport::importRuntimeNonZero(ctx, node, x);
   }
   TRY(const Tensor *t, ctx.constantInput(node, 0));

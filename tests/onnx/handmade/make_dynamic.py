@@ -160,3 +160,21 @@ write("test_mask_last",
       [[np.abs(rng.standard_normal(8)).astype(np.float32) *
         (rng.random(8) < p)] for p in (.5, .9)] +
       [[np.array([0, 3, 0, 0, 0, 0, 0, 0], np.float32)]])
+# Two filters in a row, p = x[x > 0]; p[p < 0.5]: the second NonZero
+# counts only rows within the first count (past it, copies of x[0], which
+# is negative in the last two data sets and so below 0.5 but filtered out).
+write("test_filter_twice",
+      [helper.make_node("Greater", ["x", "z"], ["m"]),
+       helper.make_node("NonZero", ["m"], ["i"]),
+       helper.make_node("Squeeze", ["i", "a0"], ["keep"]),
+       helper.make_node("Gather", ["x", "keep"], ["p"], axis=0),
+       helper.make_node("Less", ["p", "h"], ["m2"]),
+       helper.make_node("NonZero", ["m2"], ["i2"]),
+       helper.make_node("Squeeze", ["i2", "a0"], ["k2"]),
+       helper.make_node("Gather", ["p", "k2"], ["y"], axis=0)],
+      [vi("x", F, [8])], [vi("y", F, ["n"])],
+      {"z": np.array(0, np.float32), "h": np.array(.5, np.float32),
+       "a0": np.array([0], np.int64)},
+      [[rng.standard_normal(8).astype(np.float32)],
+       [np.array([-1, .2, .9, .3, -2, .7, .1, 0], np.float32)],
+       [np.array([-1, .9, .8, -3, 0, 0, 0, 0], np.float32)]])
