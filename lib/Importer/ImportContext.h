@@ -218,6 +218,13 @@ llvm::Expected<NodeValue> indicesFromExtent(ImportContext &ctx,
                                             const onnx::NodeProto &node,
                                             NodeValue idx, int64_t axis);
 
+/// The dims \p dims (Int64, those of input 0 of Shape \p node from dim
+/// \p start on) with the data-dependent extent of that input, computed in
+/// the graph, in place of its bound; \p dims itself when it has none.
+llvm::Expected<NodeValue> withExtentDim(ImportContext &ctx,
+                                        const onnx::NodeProto &node,
+                                        NodeValue dims, int64_t start);
+
 /// \p v (value \p name, read by \p node) with the entries past its
 /// data-dependent extent zeroed; \p v itself when it has none.
 llvm::Expected<NodeValue> zeroPastExtent(ImportContext &ctx,

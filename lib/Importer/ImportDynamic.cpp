@@ -188,8 +188,9 @@ llvm::Error sliceExtents(ImportContext &ctx, const onnx::NodeProto &node,
 }
 
 /// Inputs whose extent the op's importer took into account, so that the
-/// output's extent (if any) comes from elsewhere: NonZero's input (zeroed
-/// past the count first, zeroPastExtent), the data of a Gather
+/// output's extent (if any) comes from elsewhere: Shape's (the extent in
+/// place of the bound, withExtentDim), NonZero's input (zeroed past the
+/// count first, zeroPastExtent), the data of a Gather
 /// along that axis (valid indices lie within the extent; negative ones
 /// count from it, indicesFromExtent) and NonMaxSuppression's boxes and
 /// scores (boxes past the extent are no candidates, ImportNMS.cpp).
@@ -198,7 +199,7 @@ llvm::Expected<bool> consumesExtent(ImportContext &ctx,
                                     const ImportContext::Extent &e) {
   if (node.op_type() == "NonMaxSuppression")
     return i < 2;
-  if (node.op_type() == "NonZero")
+  if (node.op_type() == "NonZero" || node.op_type() == "Shape")
     return true;
   if (node.op_type() != "Gather" || i != 0)
     return false;
@@ -287,6 +288,20 @@ llvm::Error ember::propagateExtents(ImportContext &ctx,
   }
   ctx.setExtent(node.output(0), {unsigned(outAxis), found->count});
   return llvm::Error::success();
+}
+
+llvm::Expected<NodeValue> ember::withExtentDim(ImportContext &ctx,
+                                               const onnx::NodeProto &node,
+                                               NodeValue dims, int64_t start) {
+  const ImportContext::Extent *e = ctx.extentOf(node.input(0));
+  int64_t n = dims.dims()[0], at = int64_t(e ? e->axis : 0) - start;
+  if (!e || at < 0 || at >= n)
+    return dims;
+  TRY(NodeValue iota, iotaConstant(ctx, node, n, {dim_t(n)}));
+  NodeValue axis = constantOf(ctx, node, ElemKind::Int64, {1}, double(at));
+  TRY(NodeValue here, binary(ctx, node, OpKind::Equal, iota, axis));
+  TRY(NodeValue count, ctx.broadcastTo(node, e->count, {dim_t(n)}));
+  return make(ctx, node, OpKind::Where, {here, count, dims});
 }
 
 llvm::Expected<NodeValue> ember::zeroPastExtent(ImportContext &ctx,

@@ -43,9 +43,10 @@ llvm::Error importShape(ImportContext &ctx, const onnx::NodeProto &node) {
   // A scalar's shape (or an empty range) is an empty list: shape arithmetic
   // and ConstantOfShape take it; other consumers refuse empty data
   // (checkEmptyInputs).
-  return ctx.setOutput(
-      node,
-      intConstant(ctx, node, Ints(d.begin() + start, d.begin() + end), false));
+  NodeValue dims =
+      intConstant(ctx, node, Ints(d.begin() + start, d.begin() + end), false);
+  TRY(dims, withExtentDim(ctx, node, dims, start));
+  return ctx.setOutput(node, dims);
 }
 
 llvm::Error importSize(ImportContext &ctx, const onnx::NodeProto &node) {

@@ -147,8 +147,9 @@ def errors():
     red = model([h.make_node("NonZero", ["x"], ["i"]),
                  h.make_node("ReduceSum", ["i"], ["y"], name="sum")],
                 x, {}, 13, out_type=I64)
+    # (Shape holds the count: handmade test_shape_of_count.)
     shp = model([h.make_node("NonZero", ["x"], ["i"]),
-                 h.make_node("Shape", ["i"], ["y"], name="shape")],
+                 h.make_node("Size", ["i"], ["y"], name="size")],
                 x, {}, 13, out_type=I64)
     # The other operand spans the dynamic axis with 4 entries.
     add = model([h.make_node("NonZero", ["x"], ["i"]),
@@ -175,7 +176,7 @@ def errors():
     why = "has a data-dependent extent on axis 1"
     why0 = "node 'cut' (Slice): input 't' has a data-dependent extent on axis 0"
     return [("err_reducesum", red, "node 'sum' (ReduceSum): input 'i' " + why),
-            ("err_shape", shp, "node 'shape' (Shape): input 'i' " + why),
+            ("err_size", shp, "node 'size' (Size): input 'i' " + why),
             ("err_add_span", add, "node 'add' (Add): input 'b' spans a "
              "data-dependent extent"),
             ("err_concat_axis", cat, "node 'cat' (Concat): input 'i' " + why),

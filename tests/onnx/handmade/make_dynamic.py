@@ -178,3 +178,16 @@ write("test_filter_twice",
       [[rng.standard_normal(8).astype(np.float32)],
        [np.array([-1, .2, .9, .3, -2, .7, .1, 0], np.float32)],
        [np.array([-1, .9, .8, -3, 0, 0, 0, 0], np.float32)]])
+# The Shape of a counted value holds the count (torchvision's detectors
+# take min(count, k) for their TopK from it).
+write("test_shape_of_count",
+      [helper.make_node("Greater", ["x", "z"], ["m"]),
+       helper.make_node("NonZero", ["m"], ["i"]),
+       helper.make_node("Transpose", ["i"], ["t"], perm=[1, 0]),
+       helper.make_node("Shape", ["t"], ["s"]),
+       helper.make_node("Shape", ["t"], ["n"], end=1),
+       helper.make_node("Concat", ["n", "k"], ["nk"], axis=0),
+       helper.make_node("ReduceMin", ["nk"], ["y"], keepdims=0)],
+      [vi("x", F, [3, 4])], [vi("s", I64, [2]), vi("y", I64, [])],
+      {"z": np.array(0, np.float32), "k": np.array([5], np.int64)},
+      [[sparse((3, 4), f)] for f in (.5, .1, 1.0)], opset=15)
