@@ -226,10 +226,11 @@ llvm::Expected<NodeValue> withExtentDim(ImportContext &ctx,
                                         NodeValue dims, int64_t start);
 
 /// \p v (value \p name, read by \p node) with the entries past its
-/// data-dependent extent zeroed; \p v itself when it has none.
+/// data-dependent extent set to \p fill; \p v itself when it has none.
 llvm::Expected<NodeValue> zeroPastExtent(ImportContext &ctx,
                                          const onnx::NodeProto &node,
-                                         NodeValue v, const std::string &name);
+                                         NodeValue v, const std::string &name,
+                                         double fill = 0);
 
 /// Graph output \p name computed as \p v, saved to \p p: when \p v has a
 /// data-dependent extent, the entries past it are zeroed and the count is

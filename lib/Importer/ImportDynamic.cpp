@@ -190,7 +190,8 @@ llvm::Error sliceExtents(ImportContext &ctx, const onnx::NodeProto &node,
 /// Inputs whose extent the op's importer took into account, so that the
 /// output's extent (if any) comes from elsewhere: Shape's (the extent in
 /// place of the bound, withExtentDim), NonZero's input (zeroed past the
-/// count first, zeroPastExtent), the data of a Gather
+/// count first, zeroPastExtent), TopK's along its axis (ranked last,
+/// importTopK), the data of a Gather
 /// along that axis (valid indices lie within the extent; negative ones
 /// count from it, indicesFromExtent) and NonMaxSuppression's boxes and
 /// scores (boxes past the extent are no candidates, ImportNMS.cpp).
@@ -199,6 +200,12 @@ llvm::Expected<bool> consumesExtent(ImportContext &ctx,
                                     const ImportContext::Extent &e) {
   if (node.op_type() == "NonMaxSuppression")
     return i < 2;
+  if (node.op_type() == "TopK" && i == 0) {
+    TRY(int64_t axis, AttrReader(node).getInt("axis", -1));
+    TRY(NodeValue x, ctx.input(node, 0));
+    TRY(axis, normAxis(node, axis, x.dims().size()));
+    return axis == int64_t(e.axis);
+  }
   if (node.op_type() == "NonZero" || node.op_type() == "Shape")
     return true;
   if (node.op_type() != "Gather" || i != 0)
@@ -304,10 +311,9 @@ llvm::Expected<NodeValue> ember::withExtentDim(ImportContext &ctx,
   return make(ctx, node, OpKind::Where, {here, count, dims});
 }
 
-llvm::Expected<NodeValue> ember::zeroPastExtent(ImportContext &ctx,
-                                                const onnx::NodeProto &node,
-                                                NodeValue v,
-                                                const std::string &name) {
+llvm::Expected<NodeValue>
+ember::zeroPastExtent(ImportContext &ctx, const onnx::NodeProto &node,
+                      NodeValue v, const std::string &name, double fill) {
   const ImportContext::Extent *e = ctx.extentOf(name);
   if (!e)
     return v;
@@ -321,7 +327,7 @@ llvm::Expected<NodeValue> ember::zeroPastExtent(ImportContext &ctx,
   TRY(NodeValue keep, binary(ctx, node, OpKind::Less, iota, count));
   TRY(keep, ctx.broadcastTo(node, keep, v.dims()));
   NodeValue zero = constantOf(ctx, node, v.getElemKind(),
-                              llvm::SmallVector<dim_t, 6>(r, 1), 0);
+                              llvm::SmallVector<dim_t, 6>(r, 1), fill);
   TRY(zero, ctx.broadcastTo(node, zero, v.dims()));
   return make(ctx, node, OpKind::Where, {keep, v, zero});
 }

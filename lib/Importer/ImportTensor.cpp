@@ -14,6 +14,7 @@
 #include "ember/Base/ElemAccess.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace ember;
 using namespace ember::onnximport;
@@ -522,6 +523,27 @@ bool dynamicK(ImportContext &ctx, const onnx::NodeProto &node) {
   return !llvm::isa<Constant>(kv.getNode());
 }
 
+/// TopK along the data-dependent extent of \p x: the entries past it are
+/// ranked last (set to -inf for the largest, +inf for the smallest), and
+/// the outputs hold min(K, count) valid entries (\p count, the K extent,
+/// becomes that; a constant \p k gives one).
+llvm::Expected<NodeValue> rankExtentLast(ImportContext &ctx,
+                                         const onnx::NodeProto &node,
+                                         NodeValue x, int64_t axis, int64_t k,
+                                         bool largest, NodeValue &count) {
+  const ImportContext::Extent *e = ctx.extentOf(node.input(0));
+  if (!e || int64_t(e->axis) != axis)
+    return x;
+  if (!isFloatKind(x.getElemKind()))
+    return fail(node, "integer values with a data-dependent extent on the "
+                      "ranked axis are not supported (docs/RuntimeInputs.md)");
+  double inf = std::numeric_limits<double>::infinity();
+  TRY(x, zeroPastExtent(ctx, node, x, node.input(0), largest ? -inf : inf));
+  NodeValue kc = count ? count : int64Constant(ctx, node, "k", {1}, {k});
+  TRY(count, binary(ctx, node, OpKind::Min, kc, e->count));
+  return x;
+}
+
 llvm::Error importTopK(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(NodeValue x, ctx.input(node, 0));
   AttrReader attrs(node);
@@ -551,6 +573,7 @@ llvm::Error importTopK(ImportContext &ctx, const onnx::NodeProto &node) {
     TRY(count, binary(ctx, node, OpKind::Max, count,
                       int64Constant(ctx, node, "zero", {1}, {0})));
   }
+  TRY(x, rankExtentLast(ctx, node, x, axis, k, largest != 0, count));
   AttrList a = {Attr::makeInt(k), Attr::makeInt(axis), Attr::makeInt(largest)};
   TRY(NodeValue v, make(ctx, node, OpKind::TopK, {x}, a, 0));
   bindOutput(ctx, node, 0, v);

@@ -191,3 +191,25 @@ write("test_shape_of_count",
       [vi("x", F, [3, 4])], [vi("s", I64, [2]), vi("y", I64, [])],
       {"z": np.array(0, np.float32), "k": np.array([5], np.int64)},
       [[sparse((3, 4), f)] for f in (.5, .1, 1.0)], opset=15)
+# TopK of a counted value, K = min(count, 3) from its Shape (as the
+# detectors rank each class's filtered scores), and the smallest 2 with a
+# constant K: the rows past the count (copies of x[0], which the filter
+# dropped) rank last.
+write("test_topk_of_count",
+      [helper.make_node("Greater", ["x", "z"], ["m"]),
+       helper.make_node("NonZero", ["m"], ["i"]),
+       helper.make_node("Squeeze", ["i", "a0"], ["keep"]),
+       helper.make_node("Gather", ["x", "keep"], ["p"], axis=0),
+       helper.make_node("Shape", ["p"], ["n"]),
+       helper.make_node("Concat", ["n", "three"], ["nk"], axis=0),
+       helper.make_node("ReduceMin", ["nk"], ["k"], keepdims=1),
+       helper.make_node("TopK", ["p", "k"], ["y", "yi"]),
+       helper.make_node("TopK", ["p", "two"], ["s", "si"], largest=0)],
+      [vi("x", F, [8])],
+      [vi("y", F, ["k"]), vi("yi", I64, ["k"]), vi("s", F, ["m"]),
+       vi("si", I64, ["m"])],
+      {"z": np.array(0, np.float32), "a0": np.array([0], np.int64),
+       "three": np.array([3], np.int64), "two": np.array([2], np.int64)},
+      [[np.array([-1, .2, .9, .3, -2, .7, .1, 0], np.float32)],
+       [np.array([-5, .9, .8, -3, 0, 0, 0, 0], np.float32)],
+       [np.array([5, 1, 2, 3, 4, -1, 7, 6], np.float32)]])
