@@ -211,6 +211,27 @@ llvm::Error finishRuntimeInputs(ImportContext &ctx, const onnx::NodeProto &node,
 /// node (ImportDynamic.cpp, docs/RuntimeInputs.md).
 llvm::Error propagateExtents(ImportContext &ctx, const onnx::NodeProto &node);
 
+/// Indices \p idx of a Gather along \p axis of input 0 of \p node: where
+/// that input has a data-dependent extent there, negative indices count
+/// from the extent, not from the bound (ImportDynamic.cpp).
+llvm::Expected<NodeValue> indicesFromExtent(ImportContext &ctx,
+                                            const onnx::NodeProto &node,
+                                            NodeValue idx, int64_t axis);
+
+/// The dims \p dims (Int64, those of input 0 of Shape \p node from dim
+/// \p start on) with the data-dependent extent of that input, computed in
+/// the graph, in place of its bound; \p dims itself when it has none.
+llvm::Expected<NodeValue> withExtentDim(ImportContext &ctx,
+                                        const onnx::NodeProto &node,
+                                        NodeValue dims, int64_t start);
+
+/// \p v (value \p name, read by \p node) with the entries past its
+/// data-dependent extent set to \p fill; \p v itself when it has none.
+llvm::Expected<NodeValue> zeroPastExtent(ImportContext &ctx,
+                                         const onnx::NodeProto &node,
+                                         NodeValue v, const std::string &name,
+                                         double fill = 0);
+
 /// Graph output \p name computed as \p v, saved to \p p: when \p v has a
 /// data-dependent extent, the entries past it are zeroed and the count is
 /// saved to a hidden output linked to \p p in the Module.

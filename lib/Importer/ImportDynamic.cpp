@@ -116,25 +116,124 @@ llvm::Expected<int64_t> keptAxis(ImportContext &ctx,
                                      [&](int64_t m) { return m < a; }));
   }
   if (op == "Slice" && in == 0) {
-    TRY(Ints starts, optionalInts(ctx, node, 1, Ints{}));
-    TRY(Ints axes, optionalInts(ctx, node, 3, Ints{}));
-    TRY(Ints steps, optionalInts(ctx, node, 4, Ints(starts.size(), 1)));
+    // Before opset 10 the lists are attributes.
+    bool attr = ctx.opset() < 10;
+    Ints starts, ends, axes, steps;
+    if (attr) {
+      TRY(starts, attrs.getInts("starts", Ints{}));
+      TRY(ends, attrs.getInts("ends", Ints{}));
+      TRY(axes, attrs.getInts("axes", Ints{}));
+    } else {
+      TRY(starts, optionalInts(ctx, node, 1, Ints{}));
+      TRY(ends, optionalInts(ctx, node, 2, Ints{}));
+      TRY(axes, optionalInts(ctx, node, 3, Ints{}));
+      TRY(steps, optionalInts(ctx, node, 4, Ints{}));
+    }
+    if (steps.empty())
+      steps.assign(starts.size(), 1);
     if (axes.empty())
       for (size_t i = 0; i < starts.size(); ++i)
         axes.push_back(i);
+    if (ends.size() != starts.size() || steps.size() != starts.size())
+      return -1;
+    // A negative end counts from the bound, not from the actual extent.
     for (size_t i = 0; i < axes.size() && i < starts.size(); ++i) {
       TRY(int64_t at, normAxis(node, axes[i], r));
-      if (at == a && (starts[i] != 0 || steps[i] != 1))
+      if (at == a && (starts[i] != 0 || steps[i] != 1 || ends[i] < 0))
         return -1;
     }
-    TRY(NodeValue x, ctx.input(node, 0));
-    TRY(NodeValue y, ctx.get(node.output(0)));
-    return y.dims()[a] == x.dims()[a] ? a : -1;
+    // The axis is untouched or cut to a prefix (sliceExtents).
+    return a;
   }
   return -1;
 }
 
+/// Split along another axis keeps the extent in every output: torch's
+/// `torch.where(mask)` is NonZero, Transpose, then Split of the [K, rank]
+/// rows into one column per dim (and Squeeze).
+llvm::Error splitExtents(ImportContext &ctx, const onnx::NodeProto &node,
+                         const ImportContext::Extent &e,
+                         llvm::function_ref<llvm::Error(const char *)> refuse) {
+  TRY(int64_t axis, AttrReader(node).getInt("axis", 0));
+  TRY(NodeValue x, ctx.input(node, 0));
+  TRY(axis, normAxis(node, axis, x.dims().size()));
+  if (axis == int64_t(e.axis))
+    return refuse("Split divides that axis");
+  for (const std::string &out : node.output())
+    if (!out.empty())
+      ctx.setExtent(out, e);
+  return llvm::Error::success();
+}
+
+/// Slice of input 0 keeps the extent axis untouched or cut to a prefix
+/// (start 0, step 1: `keep[:k]` after NonMaxSuppression, as torchvision's
+/// detectors keep their best detections): a prefix of E entries holds
+/// min(count, E) of them.
+llvm::Error sliceExtents(ImportContext &ctx, const onnx::NodeProto &node,
+                         const ImportContext::Extent &e,
+                         llvm::function_ref<llvm::Error(const char *)> refuse) {
+  TRY(NodeValue x, ctx.input(node, 0));
+  TRY(NodeValue y, ctx.get(node.output(0)));
+  TRY(int64_t a,
+      keptAxis(ctx, node, 0, e.axis, x.dims().size(), y.dims().size()));
+  if (a < 0)
+    return refuse("this op does not keep that axis");
+  ImportContext::Extent out = e;
+  if (y.dims()[a] < x.dims()[e.axis]) {
+    NodeValue cut = constantOf(ctx, node, ElemKind::Int64, {1}, y.dims()[a]);
+    TRY(out.count, binary(ctx, node, OpKind::Min, e.count, cut));
+  }
+  ctx.setExtent(node.output(0), out);
+  return llvm::Error::success();
+}
+
+/// Inputs whose extent the op's importer took into account, so that the
+/// output's extent (if any) comes from elsewhere: Shape's (the extent in
+/// place of the bound, withExtentDim), NonZero's input (zeroed past the
+/// count first, zeroPastExtent), TopK's along its axis (ranked last,
+/// importTopK), the data of a Gather
+/// along that axis (valid indices lie within the extent; negative ones
+/// count from it, indicesFromExtent) and NonMaxSuppression's boxes and
+/// scores (boxes past the extent are no candidates, ImportNMS.cpp).
+llvm::Expected<bool> consumesExtent(ImportContext &ctx,
+                                    const onnx::NodeProto &node, int i,
+                                    const ImportContext::Extent &e) {
+  if (node.op_type() == "NonMaxSuppression")
+    return i < 2;
+  if (node.op_type() == "TopK" && i == 0) {
+    TRY(int64_t axis, AttrReader(node).getInt("axis", -1));
+    TRY(NodeValue x, ctx.input(node, 0));
+    TRY(axis, normAxis(node, axis, x.dims().size()));
+    return axis == int64_t(e.axis);
+  }
+  if (node.op_type() == "NonZero" || node.op_type() == "Shape")
+    return true;
+  if (node.op_type() != "Gather" || i != 0)
+    return false;
+  TRY(int64_t axis, AttrReader(node).getInt("axis", 0));
+  TRY(NodeValue x, ctx.input(node, 0));
+  TRY(axis, normAxis(node, axis, x.dims().size()));
+  return axis == int64_t(e.axis);
+}
+
 } // namespace
+
+llvm::Expected<NodeValue> ember::indicesFromExtent(ImportContext &ctx,
+                                                   const onnx::NodeProto &node,
+                                                   NodeValue idx,
+                                                   int64_t axis) {
+  const ImportContext::Extent *e = ctx.extentOf(node.input(0));
+  if (!e || int64_t(e->axis) != axis)
+    return idx;
+  int64_t r = idx.dims().size();
+  TRY(NodeValue count, reshapeTo(ctx, node, e->count, Ints(r, 1)));
+  TRY(count, castTo(ctx, node, count, idx.getElemKind()));
+  NodeValue zero = constantOf(ctx, node, idx.getElemKind(),
+                              llvm::SmallVector<dim_t, 6>(r, 1), 0);
+  TRY(NodeValue neg, binary(ctx, node, OpKind::Less, idx, zero));
+  TRY(NodeValue wrapped, binary(ctx, node, OpKind::Add, idx, count));
+  return make(ctx, node, OpKind::Where, {neg, wrapped, idx});
+}
 
 llvm::Error ember::propagateExtents(ImportContext &ctx,
                                     const onnx::NodeProto &node) {
@@ -153,6 +252,13 @@ llvm::Error ember::propagateExtents(ImportContext &ctx,
                             "the model does not declare); " +
                             why + " (docs/RuntimeInputs.md)");
     };
+    if (node.op_type() == "Split" && i == 0)
+      return splitExtents(ctx, node, *e, refuse);
+    TRY(bool consumed, consumesExtent(ctx, node, i, *e));
+    if (consumed)
+      continue;
+    if (node.op_type() == "Slice" && i == 0 && ctx.isBound(node.output(0)))
+      return sliceExtents(ctx, node, *e, refuse);
     if (node.output_size() != 1 || !ctx.isBound(node.output(0)))
       return refuse("this op does not keep it");
     TRY(NodeValue x, ctx.input(node, i));
@@ -191,15 +297,26 @@ llvm::Error ember::propagateExtents(ImportContext &ctx,
   return llvm::Error::success();
 }
 
-llvm::Expected<NodeValue> ember::finishDynamicOutput(ImportContext &ctx,
-                                                     const std::string &name,
-                                                     NodeValue v) {
+llvm::Expected<NodeValue> ember::withExtentDim(ImportContext &ctx,
+                                               const onnx::NodeProto &node,
+                                               NodeValue dims, int64_t start) {
+  const ImportContext::Extent *e = ctx.extentOf(node.input(0));
+  int64_t n = dims.dims()[0], at = int64_t(e ? e->axis : 0) - start;
+  if (!e || at < 0 || at >= n)
+    return dims;
+  TRY(NodeValue iota, iotaConstant(ctx, node, n, {dim_t(n)}));
+  NodeValue axis = constantOf(ctx, node, ElemKind::Int64, {1}, double(at));
+  TRY(NodeValue here, binary(ctx, node, OpKind::Equal, iota, axis));
+  TRY(NodeValue count, ctx.broadcastTo(node, e->count, {dim_t(n)}));
+  return make(ctx, node, OpKind::Where, {here, count, dims});
+}
+
+llvm::Expected<NodeValue>
+ember::zeroPastExtent(ImportContext &ctx, const onnx::NodeProto &node,
+                      NodeValue v, const std::string &name, double fill) {
   const ImportContext::Extent *e = ctx.extentOf(name);
   if (!e)
     return v;
-  onnx::NodeProto node;
-  node.set_name("output." + name);
-  node.set_op_type("Output");
   int64_t r = v.dims().size(), n = v.dims()[e->axis];
   Ints ones(r, 1), at(r, 1);
   at[e->axis] = n;
@@ -210,9 +327,18 @@ llvm::Expected<NodeValue> ember::finishDynamicOutput(ImportContext &ctx,
   TRY(NodeValue keep, binary(ctx, node, OpKind::Less, iota, count));
   TRY(keep, ctx.broadcastTo(node, keep, v.dims()));
   NodeValue zero = constantOf(ctx, node, v.getElemKind(),
-                              llvm::SmallVector<dim_t, 6>(r, 1), 0);
+                              llvm::SmallVector<dim_t, 6>(r, 1), fill);
   TRY(zero, ctx.broadcastTo(node, zero, v.dims()));
   return make(ctx, node, OpKind::Where, {keep, v, zero});
+}
+
+llvm::Expected<NodeValue> ember::finishDynamicOutput(ImportContext &ctx,
+                                                     const std::string &name,
+                                                     NodeValue v) {
+  onnx::NodeProto node;
+  node.set_name("output." + name);
+  node.set_op_type("Output");
+  return zeroPastExtent(ctx, node, v, name);
 }
 
 void ember::linkDynamicOutput(ImportContext &ctx, const std::string &name,

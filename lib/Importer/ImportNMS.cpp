@@ -244,6 +244,30 @@ llvm::Expected<int64_t> selectedBound(ImportContext &ctx,
   return classes * per;
 }
 
+/// \p cand without the boxes past a data-dependent extent of the boxes
+/// (axis 1) or scores (axis 2), as `boxes[keep]` after a score filter
+/// gives them: their sorted slots hold an \p order at or past the count.
+/// Not being candidates, they neither are kept nor suppress others.
+llvm::Expected<NodeValue> candidatesInExtent(ImportContext &ctx,
+                                             const onnx::NodeProto &node,
+                                             NMSGraph &g, NodeValue order,
+                                             NodeValue cand) {
+  const ImportContext::Extent *eb = ctx.extentOf(node.input(0));
+  const ImportContext::Extent *es = ctx.extentOf(node.input(1));
+  if (!eb && !es)
+    return cand;
+  if ((eb && eb->axis != 1) || (es && es->axis != 2) ||
+      (eb && es && eb->count != es->count))
+    return fail(node, "a data-dependent extent is supported on the boxes' "
+                      "axis 1 and the scores' axis 2, the same for both "
+                      "(docs/RuntimeInputs.md)");
+  NodeValue count = (eb ? eb : es)->count;
+  TRY(count, castTo(ctx, node, count, order.getElemKind()));
+  TRY(NodeValue in, binary(ctx, node, OpKind::Less, order, count));
+  TRY(NodeValue inF, g.toFloat(in));
+  return g.op(OpKind::Mul, cand, inF);
+}
+
 llvm::Error importRuntimeNMS(ImportContext &ctx, const onnx::NodeProto &node,
                              bool center) {
   const std::vector<int64_t> *d =
@@ -278,6 +302,7 @@ llvm::Error importRuntimeNMS(ImportContext &ctx, const onnx::NodeProto &node,
     TRY(NodeValue above, g.op(OpKind::Greater, sorted, thr));
     TRY(cand, g.toFloat(above));
   }
+  TRY(cand, candidatesInExtent(ctx, node, g, order, cand));
   NodeValue keep = cand;
   for (int64_t round = 1; round < nb; ++round) {
     TRY(NodeValue k, reshapeTo(ctx, node, keep, {n, nc, 1, nb}));

@@ -194,6 +194,12 @@ sliceEntries(ImportContext &ctx, const onnx::NodeProto &node, int64_t r) {
   if (starts.dims().size() != 1)
     return fail(node, "starts must be 1-D");
   int64_t k = starts.dims()[0];
+  // The axes are distinct (ONNX), so at most one entry per data dim; the
+  // check also bounds the entries built below.
+  if (k > r)
+    return fail(node, "starts holds " + llvm::Twine(k) +
+                          " entries, more than the data's rank " +
+                          llvm::Twine(r));
   TRY(starts, sliceParam(ctx, node, 1, k, 0, false));
   TRY(NodeValue axes, sliceParam(ctx, node, 3, k, 0, true));
   TRY(NodeValue steps, sliceParam(ctx, node, 4, k, 1, false));

@@ -14,6 +14,7 @@
 #include "ember/Base/ElemAccess.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace ember;
 using namespace ember::onnximport;
@@ -39,12 +40,14 @@ llvm::Error importShape(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(int64_t start, attrs.getInt("start", 0));
   TRY(int64_t end, attrs.getInt("end", r));
   start = std::clamp<int64_t>(start < 0 ? start + r : start, 0, r);
-  end = std::clamp<int64_t>(end < 0 ? end + r : end, 0, r);
-  if (end <= start)
-    return fail(node, "selects no dimension (empty tensors are unsupported)");
-  return ctx.setOutput(
-      node,
-      intConstant(ctx, node, Ints(d.begin() + start, d.begin() + end), false));
+  end = std::clamp<int64_t>(std::max(end < 0 ? end + r : end, start), 0, r);
+  // A scalar's shape (or an empty range) is an empty list: shape arithmetic
+  // and ConstantOfShape take it; other consumers refuse empty data
+  // (checkEmptyInputs).
+  NodeValue dims =
+      intConstant(ctx, node, Ints(d.begin() + start, d.begin() + end), false);
+  TRY(dims, withExtentDim(ctx, node, dims, start));
+  return ctx.setOutput(node, dims);
 }
 
 llvm::Error importSize(ImportContext &ctx, const onnx::NodeProto &node) {
@@ -173,6 +176,7 @@ llvm::Error importGather(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(int64_t axis, AttrReader(node).getInt("axis", 0));
   TRY(axis, normAxis(node, axis, x.dims().size()));
   EMBER_RETURN_IF_ERR(checkAxisIndices(ctx, node, x, idx, axis));
+  TRY(idx, indicesFromExtent(ctx, node, idx, axis));
   TRY(NodeValue y,
       make(ctx, node, OpKind::Gather, {x, idx}, {Attr::makeInt(axis)}));
   return ctx.setOutput(node, y);
@@ -519,6 +523,27 @@ bool dynamicK(ImportContext &ctx, const onnx::NodeProto &node) {
   return !llvm::isa<Constant>(kv.getNode());
 }
 
+/// TopK along the data-dependent extent of \p x: the entries past it are
+/// ranked last (set to -inf for the largest, +inf for the smallest), and
+/// the outputs hold min(K, count) valid entries (\p count, the K extent,
+/// becomes that; a constant \p k gives one).
+llvm::Expected<NodeValue> rankExtentLast(ImportContext &ctx,
+                                         const onnx::NodeProto &node,
+                                         NodeValue x, int64_t axis, int64_t k,
+                                         bool largest, NodeValue &count) {
+  const ImportContext::Extent *e = ctx.extentOf(node.input(0));
+  if (!e || int64_t(e->axis) != axis)
+    return x;
+  if (!isFloatKind(x.getElemKind()))
+    return fail(node, "integer values with a data-dependent extent on the "
+                      "ranked axis are not supported (docs/RuntimeInputs.md)");
+  double inf = std::numeric_limits<double>::infinity();
+  TRY(x, zeroPastExtent(ctx, node, x, node.input(0), largest ? -inf : inf));
+  NodeValue kc = count ? count : int64Constant(ctx, node, "k", {1}, {k});
+  TRY(count, binary(ctx, node, OpKind::Min, kc, e->count));
+  return x;
+}
+
 llvm::Error importTopK(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(NodeValue x, ctx.input(node, 0));
   AttrReader attrs(node);
@@ -548,6 +573,7 @@ llvm::Error importTopK(ImportContext &ctx, const onnx::NodeProto &node) {
     TRY(count, binary(ctx, node, OpKind::Max, count,
                       int64Constant(ctx, node, "zero", {1}, {0})));
   }
+  TRY(x, rankExtentLast(ctx, node, x, axis, k, largest != 0, count));
   AttrList a = {Attr::makeInt(k), Attr::makeInt(axis), Attr::makeInt(largest)};
   TRY(NodeValue v, make(ctx, node, OpKind::TopK, {x}, a, 0));
   bindOutput(ctx, node, 0, v);
@@ -614,6 +640,8 @@ llvm::Error importCompress(ImportContext &ctx, const onnx::NodeProto &node) {
 llvm::Error importNonZero(ImportContext &ctx, const onnx::NodeProto &node) {
   if (isRunTime(ctx, node, 0)) {
     TRY(NodeValue x, ctx.input(node, 0));
+    // Entries past a data-dependent extent are not part of the value.
+    TRY(x, zeroPastExtent(ctx, node, x, node.input(0)));
     return onnximport::importRuntimeNonZero(ctx, node, x);
   }
   TRY(const Tensor *t, ctx.constantInput(node, 0));

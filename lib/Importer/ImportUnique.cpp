@@ -185,6 +185,12 @@ llvm::Error importRuntimeUnique(ImportContext &ctx, const onnx::NodeProto &node,
   bool dynamic = k < 0;
   if (dynamic)
     k = n;
+  // At most n rows can be unique: a larger declared count is wrong, and
+  // would size the constants below.
+  if (k > n)
+    return fail(node, "the outputs declare " + llvm::Twine(k) +
+                          " unique rows, more than the " + llvm::Twine(n) +
+                          " rows the input holds");
   if (n > kMaxUniqueRows)
     return fail(node, llvm::Twine(n) + " rows fed at run time; the limit is " +
                           llvm::Twine(kMaxUniqueRows) +

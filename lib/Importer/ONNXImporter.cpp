@@ -196,10 +196,12 @@ llvm::Expected<Type> valueType(const onnx::ValueInfoProto &vi,
 
 /// Empty tensors (only ever constants) may feed parameter inputs (axes,
 /// shapes, roi, ...) and the shape ops; as data of any other op they are a
-/// clean error rather than a node with an empty type.
+/// clean error rather than a node with an empty type. ConstantOfShape's
+/// input 0 is a shape: empty, it makes a scalar (torch writes this for
+/// every `torch.tensor(python_number)`, e.g. in torchvision's detectors).
 llvm::Error checkEmptyInputs(ImportContext &ctx, const onnx::NodeProto &node) {
-  static const std::set<std::string> kShapeOps = {"Shape", "Size", "Concat",
-                                                  "Identity"};
+  static const std::set<std::string> kShapeOps = {
+      "Shape", "Size", "Concat", "Identity", "ConstantOfShape"};
   if (kShapeOps.count(node.op_type()) || node.input_size() == 0 ||
       node.input(0).empty() || !ctx.isBound(node.input(0)))
     return llvm::Error::success();

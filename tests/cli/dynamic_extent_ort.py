@@ -56,7 +56,16 @@ def nonzero_models():
                {"x": sparse((2, 3, 2), .5)},
                {"b": np.array([[10.], [20.], [30.]], np.float32),
                 "a": np.array([0], np.int64)}, 13)
+    # keep[:3]: a prefix of the counted axis holds min(count, 3) rows.
+    prefix = model([h.make_node("NonZero", ["x"], ["i"]),
+                    h.make_node("Transpose", ["i"], ["t"], perm=[1, 0]),
+                    h.make_node("Slice", ["t", "s0", "e3", "a0"], ["y"])],
+                   {"x": sparse((4, 3), .5)},
+                   {"s0": np.array([0], np.int64),
+                    "e3": np.array([3], np.int64),
+                    "a0": np.array([0], np.int64)}, 13, out_type=I64)
     return [("nonzero", nz, (3, 5)), ("nonzero_transpose", nzt, (4, 3)),
+            ("nonzero_prefix", prefix, (4, 3)),
             ("nonzero_gather", chain, (4, 3)), ("mask_gathernd", mask, (3, 4)),
             ("nonzero_cast_add", ew, (2, 3, 2))]
 
@@ -138,23 +147,41 @@ def errors():
     red = model([h.make_node("NonZero", ["x"], ["i"]),
                  h.make_node("ReduceSum", ["i"], ["y"], name="sum")],
                 x, {}, 13, out_type=I64)
+    # (Shape holds the count: handmade test_shape_of_count.)
     shp = model([h.make_node("NonZero", ["x"], ["i"]),
-                 h.make_node("Shape", ["i"], ["y"], name="shape")],
+                 h.make_node("Size", ["i"], ["y"], name="size")],
                 x, {}, 13, out_type=I64)
     # The other operand spans the dynamic axis with 4 entries.
     add = model([h.make_node("NonZero", ["x"], ["i"]),
                  h.make_node("Add", ["i", "b"], ["y"], name="add")],
                 x, {"b": np.zeros((2, 12), np.int64)}, 13, out_type=I64)
-    gat = model([h.make_node("NonZero", ["x"], ["i"]),
-                 h.make_node("Gather", ["i", "k"], ["y"], axis=1,
-                             name="pick")],
-                x, {"k": np.array([0], np.int64)}, 13, out_type=I64)
+    # Concat along the counted axis (Gather along it takes indices within
+    # the count: handmade test_mask_last).
+    cat = model([h.make_node("NonZero", ["x"], ["i"]),
+                 h.make_node("Concat", ["i", "i"], ["y"], axis=1,
+                             name="cat")],
+                x, {}, 13, out_type=I64)
+    # A negative end counts from the bound; before opset 10 the lists are
+    # attributes (start 1 is not a prefix).
+    def cut(opset, end, **attrs):
+        ins = ["t"] if attrs else ["t", "s0", "e", "a0"]
+        return model([h.make_node("NonZero", ["x"], ["i"]),
+                      h.make_node("Transpose", ["i"], ["t"], perm=[1, 0]),
+                      h.make_node("Slice", ins, ["y"], name="cut", **attrs)],
+                     x, {} if attrs else
+                     {"s0": np.array([0], np.int64), "e": np.array(end),
+                      "a0": np.array([0], np.int64)}, opset, out_type=I64)
+    neg = cut(13, [-1])
+    v9 = cut(9, None, starts=[1], ends=[10], axes=[0])
     why = "has a data-dependent extent on axis 1"
+    why0 = "node 'cut' (Slice): input 't' has a data-dependent extent on axis 0"
     return [("err_reducesum", red, "node 'sum' (ReduceSum): input 'i' " + why),
-            ("err_shape", shp, "node 'shape' (Shape): input 'i' " + why),
+            ("err_size", shp, "node 'size' (Size): input 'i' " + why),
             ("err_add_span", add, "node 'add' (Add): input 'b' spans a "
              "data-dependent extent"),
-            ("err_gather_axis", gat, "node 'pick' (Gather): input 'i' " + why)]
+            ("err_concat_axis", cat, "node 'cat' (Concat): input 'i' " + why),
+            ("err_slice_negative_end", neg, why0),
+            ("err_slice_attr_start", v9, why0)]
 
 
 def main():

@@ -1,8 +1,9 @@
 """Writes the extremes sweep of ember-fuzz-model: for every ONNX node-test
 model, hand-made model and model seed, one copy per integer or float
 attribute (or element of an ints / floats attribute, up to four),
-graph-input dim (up to four per input), or element of a small integer or
-float initializer or Constant value, with that one number set to an
+graph-input or graph-output dim (up to four per value), or element of a
+small integer or float initializer or Constant value, with that one
+number set to an
 extreme: the int32 and int64 limits, -1, 0, 2^40; NaN, infinities, 1e30;
 and one copy per graph input and element type it could be declared with
 instead. The fuzzer's mutator reaches these at random; the sweep reaches each
@@ -79,15 +80,20 @@ def sweep_attributes(w, m):
 
 
 def sweep_dims(w, m, ops):
-    for ii, inp in enumerate(m.graph.input):
-        dims = inp.type.tensor_type.shape.dim
-        for di in range(min(len(dims), 4)):
-            if not w.fresh(('dim', ops, ii, di, len(dims))):
-                continue
-            for v in DIM_VALUES:
-                c = copy(m)
-                c.graph.input[ii].type.tensor_type.shape.dim[di].dim_value = v
-                w.save(c, 'dim-' + ops)
+    """Graph-input dims, and the declared output and value_info dims that
+    the importer reads as the sizes of data-dependent results (Unique,
+    NonZero...) and of operands fed at run time."""
+    for kind in ('input', 'output', 'value_info'):
+        for ii, value in enumerate(getattr(m.graph, kind)):
+            dims = value.type.tensor_type.shape.dim
+            for di in range(min(len(dims), 4)):
+                if not w.fresh(('dim', kind, ops, ii, di, len(dims))):
+                    continue
+                for v in DIM_VALUES:
+                    c = copy(m)
+                    target = getattr(c.graph, kind)[ii]
+                    target.type.tensor_type.shape.dim[di].dim_value = v
+                    w.save(c, 'dim-%s-%s' % (kind, ops))
 
 
 def sweep_elem_types(w, m, ops):

@@ -183,6 +183,15 @@ const Regression kRegressions[] = {
     // output of 2^30: constants of the declared count were built.
     {"compress-declared-count-huge.onnx",
      "(Compress): the output declares 1073741824 entries, more than the 4"},
+    // Unique whose declared output length (2^27) sized an [n, K] constant:
+    // the model smoke timed out filling it (CI, 2026-12-07).
+    {"unique-declared-count-huge.onnx",
+     "(Unique): the outputs declare 134217728 unique rows, more than the 6"},
+    // A run-time Slice whose starts input declares 2^31 - 1 entries and
+    // no axes: the default axes, a 16 GiB constant, ran out of memory
+    // (model target, 2026-12-07).
+    {"slice-runtime-starts-huge.onnx",
+     "(Slice): starts holds 2147483647 entries, more than the data's rank 1"},
     // Hardmax over an axis of 2^31: its iota (16 GiB) was built at import.
     {"hardmax-huge-axis.onnx",
      "(Hardmax): needs the positions 0 .. 2147483647 along one dim"},

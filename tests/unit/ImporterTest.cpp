@@ -146,6 +146,45 @@ TEST(Importer, ReshapeFlattenTransposeAndConstant) {
              0);
 }
 
+// ConstantOfShape of an empty shape is a scalar (ONNX); torch writes it for
+// `torch.tensor(number)`, as torchvision's anchor generator does, from a
+// Constant node of an empty int64 tensor, and feeds its Shape (empty again)
+// to a second ConstantOfShape. Both were refused as empty data.
+TEST(Importer, ConstantOfShapeOfEmptyShapeIsScalar) {
+  ONNXBuilder b;
+  b.input("x", {2, 3});
+  auto &k = b.node("Constant", {}, {"k"});
+  auto *kv = k.add_attribute();
+  kv->set_name("value");
+  kv->set_type(onnx::AttributeProto::TENSOR);
+  kv->mutable_t()->set_data_type(onnx::TensorProto::INT64);
+  kv->mutable_t()->add_dims(0);
+  auto valued = [&](const std::string &shape, const std::string &out, float v) {
+    auto &n = b.node("ConstantOfShape", {shape}, {out});
+    auto *a = n.add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    a->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+    a->mutable_t()->add_dims(1);
+    a->mutable_t()->add_float_data(v);
+  };
+  valued("k", "s", 2.5f);
+  b.node("Shape", {"s"}, {"e"});
+  valued("e", "s2", 1.5f);
+  b.node("Add", {"x", "s"}, {"a"});
+  b.node("Add", {"a", "s2"}, {"y"});
+  b.output("y");
+  for (const char *backend : {"Interpreter", "CPU"}) {
+    Module M;
+    auto F = importONNXBuffer(b.serialize(), "m", M);
+    ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
+    auto out = compileAndRun(M, **F, backend,
+                             tensors(makeTensor({2, 3}, {1, 2, 3, 4, 5, 6})));
+    ASSERT_EQ(out.size(), 1u);
+    expectNear(out[0], makeTensor({2, 3}, {5, 6, 7, 8, 9, 10}), 0);
+  }
+}
+
 TEST(Importer, SoftmaxBeforeOpset13CoercesTo2D) {
   ONNXBuilder b(11);
   b.input("x", {1, 2, 2});

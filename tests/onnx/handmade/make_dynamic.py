@@ -84,3 +84,132 @@ write("test_compress_runtime",
       [vi("x", F, [2, 5]), vi("c", B, [5])], [vi("y", F, [2, "n"])], {},
       [[rng.standard_normal((2, 5)).astype(np.float32),
         rng.random(5) < p] for p in (.5, 1.0, 0.0)])
+# torch.where(x > 0.5): NonZero, Transpose, Split into one column per dim
+# (the split axis is not the counted one), Squeeze; torchvision's
+# remove_small_boxes writes it.
+write("test_where_split",
+      [helper.make_node("Greater", ["x", "h"], ["m"]),
+       helper.make_node("NonZero", ["m"], ["i"]),
+       helper.make_node("Transpose", ["i"], ["t"], perm=[1, 0]),
+       helper.make_node("Split", ["t"], ["r1", "c1"], axis=1),
+       helper.make_node("Squeeze", ["r1", "a1"], ["r"]),
+       helper.make_node("Squeeze", ["c1", "a1"], ["c"]),
+       helper.make_node("Gather", ["w", "c"], ["y"], axis=0)],
+      [vi("x", F, [3, 4])],
+      [vi("r", I64, ["k"]), vi("y", F, ["k", 2])],
+      {"h": np.array(0.5, np.float32), "a1": np.array([1], np.int64),
+       "w": rng.standard_normal((4, 2)).astype(np.float32)},
+      [[sparse((3, 4), 0)], [sparse((3, 4), .5)],
+       [-np.ones((3, 4), np.float32)]])
+# boxes[nms(...)[:2]]: a prefix of the selected rows (min(count, 2) of them),
+# as torchvision's detectors keep their best detections.
+write("test_nms_prefix",
+      [helper.make_node("Unsqueeze", ["bx", "a0"], ["b3"]),
+       helper.make_node("Unsqueeze", ["s", "a01"], ["s3"]),
+       helper.make_node("NonMaxSuppression", ["b3", "s3", "mo", "iou", "st"],
+                        ["sel"]),
+       helper.make_node("Gather", ["sel", "two"], ["k1"], axis=1),
+       helper.make_node("Squeeze", ["k1", "a1"], ["k"]),
+       helper.make_node("Slice", ["k", "z", "e2", "a0"], ["kp"]),
+       helper.make_node("Gather", ["bx", "kp"], ["y"], axis=0)],
+      [vi("s", F, [6])], [vi("y", F, ["unk__0", 4])],
+      {"bx": boxes, "a0": np.array([0], np.int64),
+       "a01": np.array([0, 1], np.int64), "mo": np.array([10], np.int64),
+       "iou": np.array([.3], np.float32), "st": np.array([.4], np.float32),
+       "two": np.array([2], np.int64), "a1": np.array([1], np.int64),
+       "z": np.array([0], np.int64), "e2": np.array([2], np.int64)},
+      [[rng.random(6).astype(np.float32)] for _ in range(2)] +
+      [[np.array([.9, .1, .1, .1, .1, .1], np.float32)],
+       [np.zeros(6, np.float32)]])
+# The detectors' post-processing: a score filter, then NonMaxSuppression
+# (no score threshold) of the kept boxes, then the boxes it selects. Rows
+# past the filter's count are not candidates (here they would be copies of
+# row 0, which the filter may have dropped), and the boxes are gathered
+# along their counted axis by indices within it.
+write("test_filter_nms",
+      [helper.make_node("Greater", ["s", "h"], ["m"]),
+       helper.make_node("NonZero", ["m"], ["i"]),
+       helper.make_node("Squeeze", ["i", "a0"], ["keep"]),
+       helper.make_node("Gather", ["bx", "keep"], ["b"], axis=0),
+       helper.make_node("Gather", ["s", "keep"], ["sk"], axis=0),
+       helper.make_node("Unsqueeze", ["b", "a0"], ["b3"]),
+       helper.make_node("Unsqueeze", ["sk", "a01"], ["s3"]),
+       helper.make_node("NonMaxSuppression", ["b3", "s3", "mo", "iou"],
+                        ["sel"]),
+       helper.make_node("Gather", ["sel", "two"], ["k1"], axis=1),
+       helper.make_node("Squeeze", ["k1", "a1"], ["k"]),
+       helper.make_node("Gather", ["b", "k"], ["y"], axis=0)],
+      [vi("s", F, [6])], [vi("y", F, ["unk__0", 4])],
+      {"bx": boxes, "h": np.array(.3, np.float32),
+       "a0": np.array([0], np.int64), "a01": np.array([0, 1], np.int64),
+       "mo": np.array([10], np.int64), "iou": np.array([.3], np.float32),
+       "two": np.array([2], np.int64), "a1": np.array([1], np.int64)},
+      [[rng.random(6).astype(np.float32)] for _ in range(2)] +
+      [[np.array([.1, .9, .2, .8, .1, .1], np.float32)],
+       [np.array([.1, .2, .2, .1, .1, .1], np.float32)]])
+# x[x > 0][-1]: a negative index counts from the count, not the bound.
+write("test_mask_last",
+      [helper.make_node("Greater", ["x", "z"], ["m"]),
+       helper.make_node("NonZero", ["m"], ["i"]),
+       helper.make_node("Squeeze", ["i", "a0"], ["keep"]),
+       helper.make_node("Gather", ["x", "keep"], ["p"], axis=0),
+       helper.make_node("Gather", ["p", "last"], ["y"], axis=0)],
+      [vi("x", F, [8])], [vi("y", F, [1])],
+      {"z": np.array(0, np.float32), "a0": np.array([0], np.int64),
+       "last": np.array([-1], np.int64)},
+      [[np.abs(rng.standard_normal(8)).astype(np.float32) *
+        (rng.random(8) < p)] for p in (.5, .9)] +
+      [[np.array([0, 3, 0, 0, 0, 0, 0, 0], np.float32)]])
+# Two filters in a row, p = x[x > 0]; p[p < 0.5]: the second NonZero
+# counts only rows within the first count (past it, copies of x[0], which
+# is negative in the last two data sets and so below 0.5 but filtered out).
+write("test_filter_twice",
+      [helper.make_node("Greater", ["x", "z"], ["m"]),
+       helper.make_node("NonZero", ["m"], ["i"]),
+       helper.make_node("Squeeze", ["i", "a0"], ["keep"]),
+       helper.make_node("Gather", ["x", "keep"], ["p"], axis=0),
+       helper.make_node("Less", ["p", "h"], ["m2"]),
+       helper.make_node("NonZero", ["m2"], ["i2"]),
+       helper.make_node("Squeeze", ["i2", "a0"], ["k2"]),
+       helper.make_node("Gather", ["p", "k2"], ["y"], axis=0)],
+      [vi("x", F, [8])], [vi("y", F, ["n"])],
+      {"z": np.array(0, np.float32), "h": np.array(.5, np.float32),
+       "a0": np.array([0], np.int64)},
+      [[rng.standard_normal(8).astype(np.float32)],
+       [np.array([-1, .2, .9, .3, -2, .7, .1, 0], np.float32)],
+       [np.array([-1, .9, .8, -3, 0, 0, 0, 0], np.float32)]])
+# The Shape of a counted value holds the count (torchvision's detectors
+# take min(count, k) for their TopK from it).
+write("test_shape_of_count",
+      [helper.make_node("Greater", ["x", "z"], ["m"]),
+       helper.make_node("NonZero", ["m"], ["i"]),
+       helper.make_node("Transpose", ["i"], ["t"], perm=[1, 0]),
+       helper.make_node("Shape", ["t"], ["s"]),
+       helper.make_node("Shape", ["t"], ["n"], end=1),
+       helper.make_node("Concat", ["n", "k"], ["nk"], axis=0),
+       helper.make_node("ReduceMin", ["nk"], ["y"], keepdims=0)],
+      [vi("x", F, [3, 4])], [vi("s", I64, [2]), vi("y", I64, [])],
+      {"z": np.array(0, np.float32), "k": np.array([5], np.int64)},
+      [[sparse((3, 4), f)] for f in (.5, .1, 1.0)], opset=15)
+# TopK of a counted value, K = min(count, 3) from its Shape (as the
+# detectors rank each class's filtered scores), and the smallest 2 with a
+# constant K: the rows past the count (copies of x[0], which the filter
+# dropped) rank last.
+write("test_topk_of_count",
+      [helper.make_node("Greater", ["x", "z"], ["m"]),
+       helper.make_node("NonZero", ["m"], ["i"]),
+       helper.make_node("Squeeze", ["i", "a0"], ["keep"]),
+       helper.make_node("Gather", ["x", "keep"], ["p"], axis=0),
+       helper.make_node("Shape", ["p"], ["n"]),
+       helper.make_node("Concat", ["n", "three"], ["nk"], axis=0),
+       helper.make_node("ReduceMin", ["nk"], ["k"], keepdims=1),
+       helper.make_node("TopK", ["p", "k"], ["y", "yi"]),
+       helper.make_node("TopK", ["p", "two"], ["s", "si"], largest=0)],
+      [vi("x", F, [8])],
+      [vi("y", F, ["k"]), vi("yi", I64, ["k"]), vi("s", F, ["m"]),
+       vi("si", I64, ["m"])],
+      {"z": np.array(0, np.float32), "a0": np.array([0], np.int64),
+       "three": np.array([3], np.int64), "two": np.array([2], np.int64)},
+      [[np.array([-1, .2, .9, .3, -2, .7, .1, 0], np.float32)],
+       [np.array([-5, .9, .8, -3, 0, 0, 0, 0], np.float32)],
+       [np.array([5, 1, 2, 3, 4, -1, 7, 6], np.float32)]])
