@@ -149,6 +149,14 @@ llvm::Expected<int64_t> keptAxis(ImportContext &ctx,
     return a - int64_t(std::count_if(moved.begin(), moved.end(),
                                      [&](int64_t m) { return m < a; }));
   }
+  if (op == "Flatten" && in == 0) {
+    // [d0, ..., dk-1 | dk, ...] to 2-D: the counted axis survives as the
+    // leading dim when it is the only one before the split (torchvision's
+    // per-level boxes, [K, 4] after Flatten(axis=1)).
+    TRY(int64_t axis, attrs.getInt("axis", 1));
+    TRY(axis, normAxis(node, axis, r + 1));
+    return a == 0 && axis == 1 ? 0 : -1;
+  }
   if (op == "Concat") {
     TRY(int64_t axis, attrs.getInt("axis", 0));
     TRY(axis, normAxis(node, axis, r));
