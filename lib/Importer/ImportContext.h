@@ -135,6 +135,23 @@ public:
     return it == extents_.end() ? nullptr : &it->second;
   }
 
+  /// A shape (Int64 [n], Shape of a value with a data-dependent extent)
+  /// whose entry \p at is that extent \p count, computed in the graph, in
+  /// place of the bound \p bound[at]: ConstantOfShape and Expand size their
+  /// result for \p bound and carry the count.
+  struct ShapeExtent {
+    std::vector<int64_t> bound;
+    unsigned at;
+    NodeValue count;
+  };
+  void setShapeExtent(const std::string &name, ShapeExtent e) {
+    shapeExtents_[name] = std::move(e);
+  }
+  const ShapeExtent *shapeExtentOf(const std::string &name) const {
+    auto it = shapeExtents_.find(name);
+    return it == shapeExtents_.end() ? nullptr : &it->second;
+  }
+
   /// "node 'name' (OpType)" for messages.
   static std::string describe(const onnx::NodeProto &node);
   /// Prefixes \p err with the node description.
@@ -151,6 +168,7 @@ private:
   std::map<std::string, std::vector<int64_t>> suggested_;
   std::vector<RuntimeInput> runtimeInputs_;
   std::map<std::string, Extent> extents_;
+  std::map<std::string, ShapeExtent> shapeExtents_;
 
 public:
   /// Secondary outputs (e.g. Dropout's mask) that no importer produces, with
@@ -231,6 +249,26 @@ llvm::Expected<NodeValue> zeroPastExtent(ImportContext &ctx,
                                          const onnx::NodeProto &node,
                                          NodeValue v, const std::string &name,
                                          double fill = 0);
+
+/// Shape input \p i of ConstantOfShape or Expand \p node (output rank
+/// \p rank, 0 for the shape's own): its constant values, or for the Shape
+/// of a value with a data-dependent extent its bound, and then output 0 of
+/// \p node gets that extent (ImportDynamic.cpp).
+llvm::Expected<std::vector<int64_t>>
+shapeWithExtent(ImportContext &ctx, const onnx::NodeProto &node, int i,
+                int64_t rank);
+
+/// Input \p x of reduction \p node (Reduce*, ArgMax, ArgMin) with the
+/// entries past a data-dependent extent on a reduced axis set to the
+/// reduction's identity; \p x itself otherwise.
+llvm::Expected<NodeValue>
+maskForReduction(ImportContext &ctx, const onnx::NodeProto &node, NodeValue x);
+
+/// ReduceMean \p node's result \p y (of \p x masked by maskForReduction)
+/// divided by the data-dependent extent it reduced rather than its bound.
+llvm::Expected<NodeValue> meanOverExtent(ImportContext &ctx,
+                                         const onnx::NodeProto &node,
+                                         NodeValue x, NodeValue y);
 
 /// Graph output \p name computed as \p v, saved to \p p: when \p v has a
 /// data-dependent extent, the entries past it are zeroed and the count is

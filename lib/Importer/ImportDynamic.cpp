@@ -12,6 +12,8 @@
 //===----------------------------------------------------------------------===//
 #include "ImportHelpers.h"
 
+#include <cmath>
+#include <limits>
 #include <set>
 
 using namespace ember;
@@ -51,6 +53,38 @@ const std::set<std::string> kBroadcast = {"Add",
                                           "Where",
                                           "Xor"};
 
+/// Reductions (and ArgMax/ArgMin) over the axes reductionAxes names.
+bool isReduction(const std::string &op) {
+  return op.rfind("Reduce", 0) == 0 || op == "ArgMax" || op == "ArgMin";
+}
+
+/// The axes (normalized for rank \p r) that reduction \p node reduces, or
+/// nullopt for none (noop_with_empty_axes with no axes).
+llvm::Expected<std::optional<std::set<int64_t>>>
+reductionAxes(ImportContext &ctx, const onnx::NodeProto &node, int64_t r) {
+  AttrReader attrs(node);
+  Ints axes;
+  if (node.op_type() == "ArgMax" || node.op_type() == "ArgMin") {
+    TRY(int64_t axis, attrs.getInt("axis", 0));
+    axes.push_back(axis);
+  } else if (attrs.has("axes")) {
+    TRY(axes, attrs.getInts("axes", std::nullopt));
+  } else if (ImportContext::hasInput(node, 1)) {
+    TRY(axes, ctx.constantInts(node, 1));
+  }
+  TRY(int64_t noop, attrs.getInt("noop_with_empty_axes", 0));
+  if (axes.empty() && noop)
+    return std::optional<std::set<int64_t>>();
+  std::set<int64_t> out;
+  for (int64_t i = 0; axes.empty() && i < r; ++i)
+    out.insert(i);
+  for (int64_t x : axes) {
+    TRY(int64_t m, normAxis(node, x, r));
+    out.insert(m);
+  }
+  return std::optional<std::set<int64_t>>(out);
+}
+
 /// Axis \p a of input \p in (rank \p r) in output 0 of \p node (rank \p R),
 /// or -1 when the op does not keep it.
 llvm::Expected<int64_t> keptAxis(ImportContext &ctx,
@@ -60,7 +94,7 @@ llvm::Expected<int64_t> keptAxis(ImportContext &ctx,
   AttrReader attrs(node);
   if (kSameShape.count(op))
     return in == 0 && r == R ? a : -1;
-  if (kBroadcast.count(op))
+  if (kBroadcast.count(op) || (op == "Expand" && in == 0))
     return a + R - r;
   if (op == "Transpose") {
     Ints rev(r);
@@ -115,6 +149,28 @@ llvm::Expected<int64_t> keptAxis(ImportContext &ctx,
     return a - int64_t(std::count_if(moved.begin(), moved.end(),
                                      [&](int64_t m) { return m < a; }));
   }
+  if (op == "Flatten" && in == 0) {
+    // [d0, ..., dk-1 | dk, ...] to 2-D: the counted axis survives as the
+    // leading dim when it is the only one before the split (torchvision's
+    // per-level boxes, [K, 4] after Flatten(axis=1)).
+    TRY(int64_t axis, attrs.getInt("axis", 1));
+    TRY(axis, normAxis(node, axis, r + 1));
+    return a == 0 && axis == 1 ? 0 : -1;
+  }
+  if (op == "Concat") {
+    TRY(int64_t axis, attrs.getInt("axis", 0));
+    TRY(axis, normAxis(node, axis, r));
+    return a == axis ? -1 : a;
+  }
+  if (in == 0 && isReduction(op)) {
+    TRY(std::optional<std::set<int64_t>> axes, reductionAxes(ctx, node, r));
+    if (!axes || axes->count(a))
+      return axes ? -1 : a;
+    TRY(int64_t keep, attrs.getInt("keepdims", 1));
+    return keep ? a
+                : a - int64_t(std::count_if(axes->begin(), axes->end(),
+                                            [&](int64_t m) { return m < a; }));
+  }
   if (op == "Slice" && in == 0) {
     // Before opset 10 the lists are attributes.
     bool attr = ctx.opset() < 10;
@@ -165,6 +221,61 @@ llvm::Error splitExtents(ImportContext &ctx, const onnx::NodeProto &node,
   return llvm::Error::success();
 }
 
+/// The Int64 [1] count of Concat operand \p i along \p axis: its extent
+/// there, or its static size.
+llvm::Expected<NodeValue> operandCount(ImportContext &ctx,
+                                       const onnx::NodeProto &node, int i,
+                                       int64_t axis) {
+  const ImportContext::Extent *e = ctx.extentOf(node.input(i));
+  if (e && int64_t(e->axis) == axis)
+    return e->count;
+  if (e)
+    return fail(node, "input '" + node.input(i) +
+                          "' has a data-dependent extent on another axis "
+                          "than the Concat's (docs/RuntimeInputs.md)");
+  TRY(NodeValue x, ctx.input(node, i));
+  return constantOf(ctx, node, ElemKind::Int64, {1}, x.dims()[axis]);
+}
+
+/// Concat along the counted axis: the result's bound is the sum of the
+/// operands' bounds, its count the sum of their counts, and its entries
+/// compacted: output row j comes from operand k where j lies in
+/// [o_k, o_k + c_k) (o_k the running sum of the counts), i.e. from row
+/// j + sum over m < k of (B_m - c_m) of the bound-sized concatenation.
+llvm::Error concatExtents(ImportContext &ctx, const onnx::NodeProto &node,
+                          int64_t axis) {
+  TRY(NodeValue cat, ctx.get(node.output(0)));
+  int64_t n = cat.dims()[axis];
+  llvm::SmallVector<dim_t, 1> flat = {dim_t(n)};
+  TRY(NodeValue j, iotaConstant(ctx, node, n, flat));
+  NodeValue zero = constantOf(ctx, node, ElemKind::Int64, flat, 0);
+  NodeValue src = j, total, unused;
+  for (int i = 0; i < node.input_size(); ++i) {
+    TRY(NodeValue c, operandCount(ctx, node, i, axis));
+    TRY(NodeValue x, ctx.input(node, i));
+    if (i > 0) {
+      // Rows from o_i on skip the unused tail of operand i - 1.
+      TRY(NodeValue past, binary(ctx, node, OpKind::GreaterOrEqual, j, total));
+      TRY(NodeValue skip, ctx.broadcastTo(node, unused, flat));
+      TRY(skip, make(ctx, node, OpKind::Where, {past, skip, zero}));
+      TRY(src, binary(ctx, node, OpKind::Add, src, skip));
+      TRY(total, binary(ctx, node, OpKind::Add, total, c));
+    } else {
+      total = c;
+    }
+    NodeValue b = constantOf(ctx, node, ElemKind::Int64, {1}, x.dims()[axis]);
+    TRY(unused, binary(ctx, node, OpKind::Sub, b, c));
+  }
+  // Rows past the total count read any valid row.
+  NodeValue last = constantOf(ctx, node, ElemKind::Int64, {1}, n - 1);
+  TRY(src, binary(ctx, node, OpKind::Min, src, last));
+  TRY(NodeValue y,
+      make(ctx, node, OpKind::Gather, {cat, src}, {Attr::makeInt(axis)}));
+  ctx.bind(node.output(0), y);
+  ctx.setExtent(node.output(0), {unsigned(axis), total});
+  return llvm::Error::success();
+}
+
 /// Slice of input 0 keeps the extent axis untouched or cut to a prefix
 /// (start 0, step 1: `keep[:k]` after NonMaxSuppression, as torchvision's
 /// detectors keep their best detections): a prefix of E entries holds
@@ -208,6 +319,13 @@ llvm::Expected<bool> consumesExtent(ImportContext &ctx,
   }
   if (node.op_type() == "NonZero" || node.op_type() == "Shape")
     return true;
+  if (isReduction(node.op_type()) && i == 0) {
+    // Masked past the count by the importer (maskForReduction).
+    TRY(NodeValue x, ctx.input(node, 0));
+    TRY(std::optional<std::set<int64_t>> axes,
+        reductionAxes(ctx, node, x.dims().size()));
+    return axes && axes->count(e.axis);
+  }
   if (node.op_type() != "Gather" || i != 0)
     return false;
   TRY(int64_t axis, AttrReader(node).getInt("axis", 0));
@@ -254,6 +372,13 @@ llvm::Error ember::propagateExtents(ImportContext &ctx,
     };
     if (node.op_type() == "Split" && i == 0)
       return splitExtents(ctx, node, *e, refuse);
+    if (node.op_type() == "Concat" && ctx.isBound(node.output(0))) {
+      TRY(int64_t axis, AttrReader(node).getInt("axis", 0));
+      TRY(NodeValue y, ctx.get(node.output(0)));
+      TRY(axis, normAxis(node, axis, y.dims().size()));
+      if (axis == int64_t(e->axis))
+        return concatExtents(ctx, node, axis);
+    }
     TRY(bool consumed, consumesExtent(ctx, node, i, *e));
     if (consumed)
       continue;
@@ -304,6 +429,10 @@ llvm::Expected<NodeValue> ember::withExtentDim(ImportContext &ctx,
   int64_t n = dims.dims()[0], at = int64_t(e ? e->axis : 0) - start;
   if (!e || at < 0 || at >= n)
     return dims;
+  TRY(NodeValue x, ctx.input(node, 0));
+  ctx.setShapeExtent(node.output(0), {Ints(x.dims().begin() + start,
+                                           x.dims().begin() + start + n),
+                                      unsigned(at), e->count});
   TRY(NodeValue iota, iotaConstant(ctx, node, n, {dim_t(n)}));
   NodeValue axis = constantOf(ctx, node, ElemKind::Int64, {1}, double(at));
   TRY(NodeValue here, binary(ctx, node, OpKind::Equal, iota, axis));
@@ -330,6 +459,69 @@ ember::zeroPastExtent(ImportContext &ctx, const onnx::NodeProto &node,
                               llvm::SmallVector<dim_t, 6>(r, 1), fill);
   TRY(zero, ctx.broadcastTo(node, zero, v.dims()));
   return make(ctx, node, OpKind::Where, {keep, v, zero});
+}
+
+llvm::Expected<Ints> ember::shapeWithExtent(ImportContext &ctx,
+                                            const onnx::NodeProto &node, int i,
+                                            int64_t rank) {
+  const ImportContext::ShapeExtent *s = ctx.shapeExtentOf(node.input(i));
+  if (!s)
+    return ctx.constantInts(node, i);
+  // The result is counted on the shape's entry, sized for its bound.
+  int64_t n = s->bound.size();
+  ctx.setExtent(node.output(0),
+                {unsigned(s->at + std::max<int64_t>(rank - n, 0)), s->count});
+  return s->bound;
+}
+
+llvm::Expected<NodeValue> ember::maskForReduction(ImportContext &ctx,
+                                                  const onnx::NodeProto &node,
+                                                  NodeValue x) {
+  const ImportContext::Extent *e = ctx.extentOf(node.input(0));
+  if (!e)
+    return x;
+  TRY(std::optional<std::set<int64_t>> axes,
+      reductionAxes(ctx, node, x.dims().size()));
+  if (!axes || !axes->count(e->axis))
+    return x;
+  // The entries past the count take the reduction's identity.
+  const std::string &op = node.op_type();
+  double inf = std::numeric_limits<double>::infinity(), fill = 0;
+  if (op == "ReduceMax" || op == "ArgMax" || op == "ReduceLogSumExp")
+    fill = -inf;
+  else if (op == "ReduceMin" || op == "ArgMin")
+    fill = inf;
+  else if (op == "ReduceProd")
+    fill = 1;
+  if (std::isinf(fill) && !isFloatKind(x.getElemKind()))
+    return fail(node, "integer values reduced over a data-dependent extent "
+                      "are supported for Sum, Mean and Prod only "
+                      "(docs/RuntimeInputs.md)");
+  return zeroPastExtent(ctx, node, x, node.input(0), fill);
+}
+
+llvm::Expected<NodeValue> ember::meanOverExtent(ImportContext &ctx,
+                                                const onnx::NodeProto &node,
+                                                NodeValue x, NodeValue y) {
+  const ImportContext::Extent *e = ctx.extentOf(node.input(0));
+  if (!e || node.op_type() != "ReduceMean")
+    return y;
+  TRY(std::optional<std::set<int64_t>> axes,
+      reductionAxes(ctx, node, x.dims().size()));
+  if (!axes || !axes->count(e->axis))
+    return y;
+  // The mean over the bound times bound / count.
+  int64_t r = y.dims().size();
+  NodeValue bound =
+      constantOf(ctx, node, y.getElemKind(), llvm::SmallVector<dim_t, 6>(r, 1),
+                 double(x.dims()[e->axis]));
+  TRY(NodeValue count, reshapeTo(ctx, node, e->count, Ints(r, 1)));
+  // No entries: the sum is 0 and so is the mean, as onnxruntime gives.
+  NodeValue one = constantOf(ctx, node, ElemKind::Int64, Ints(r, 1), 1);
+  TRY(count, binary(ctx, node, OpKind::Max, count, one));
+  TRY(count, castTo(ctx, node, count, y.getElemKind()));
+  TRY(y, binary(ctx, node, OpKind::Mul, y, bound));
+  return binary(ctx, node, OpKind::Div, y, count);
 }
 
 llvm::Expected<NodeValue> ember::finishDynamicOutput(ImportContext &ctx,

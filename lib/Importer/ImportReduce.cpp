@@ -156,7 +156,9 @@ llvm::Error importReduce(ImportContext &ctx, const onnx::NodeProto &node) {
       return importRuntimeAxesReduce<K, C>(ctx, node, x, p);
   }
   TRY(std::optional<Ints> axes, reducedAxes(ctx, node, x, axesAsInput));
-  TRY(NodeValue y, (reduceOver<K, C>(ctx, node, x, axes, keep)));
+  TRY(NodeValue in, maskForReduction(ctx, node, x));
+  TRY(NodeValue y, (reduceOver<K, C>(ctx, node, in, axes, keep)));
+  TRY(y, meanOverExtent(ctx, node, x, y));
   return ctx.setOutput(node, y);
 }
 
@@ -168,6 +170,7 @@ llvm::Error importArgReduce(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(axis, normAxis(node, axis, x.dims().size()));
   TRY(int64_t keep, attrs.getInt("keepdims", 1));
   TRY(int64_t last, attrs.getInt("select_last_index", 0));
+  TRY(x, maskForReduction(ctx, node, x));
   TRY(NodeValue y,
       make(ctx, node, K, {x},
            {Attr::makeInt(axis), Attr::makeInt(keep), Attr::makeInt(last)}));

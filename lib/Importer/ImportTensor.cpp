@@ -312,7 +312,7 @@ llvm::Error importTile(ImportContext &ctx, const onnx::NodeProto &node) {
 
 llvm::Error importExpand(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(NodeValue x, ctx.input(node, 0));
-  TRY(Ints shape, ctx.constantInts(node, 1));
+  TRY(Ints shape, shapeWithExtent(ctx, node, 1, x.dims().size()));
   // Bidirectional: the result is the broadcast of both shapes.
   Ints xd = dimsOf(x);
   size_t r = std::max(xd.size(), shape.size());
@@ -331,7 +331,7 @@ llvm::Error importExpand(ImportContext &ctx, const onnx::NodeProto &node) {
 
 llvm::Error importConstantOfShape(ImportContext &ctx,
                                   const onnx::NodeProto &node) {
-  TRY(Ints shape, ctx.constantInts(node, 0));
+  TRY(Ints shape, shapeWithExtent(ctx, node, 0, 0));
   ElemKind kind = ElemKind::Float32;
   double v = 0;
   if (const auto *a = AttrReader(node).find("value")) {

@@ -144,8 +144,10 @@ def cases():
 
 def errors():
     x = {"x": sparse((3, 4), .5)}
+    # Reductions over the counted axis mask the entries past it with their
+    # identity (handmade test_reduce_count); integers have no -inf for Max.
     red = model([h.make_node("NonZero", ["x"], ["i"]),
-                 h.make_node("ReduceSum", ["i"], ["y"], name="sum")],
+                 h.make_node("ReduceMax", ["i"], ["y"], name="max")],
                 x, {}, 13, out_type=I64)
     # (Shape holds the count: handmade test_shape_of_count.)
     shp = model([h.make_node("NonZero", ["x"], ["i"]),
@@ -155,10 +157,12 @@ def errors():
     add = model([h.make_node("NonZero", ["x"], ["i"]),
                  h.make_node("Add", ["i", "b"], ["y"], name="add")],
                 x, {"b": np.zeros((2, 12), np.int64)}, 13, out_type=I64)
-    # Concat along the counted axis (Gather along it takes indices within
-    # the count: handmade test_mask_last).
+    # Concat along another axis than the counted one of values counted by
+    # two sources (along it: handmade test_concat_counts).
     cat = model([h.make_node("NonZero", ["x"], ["i"]),
-                 h.make_node("Concat", ["i", "i"], ["y"], axis=1,
+                 h.make_node("Neg", ["x"], ["n"]),
+                 h.make_node("NonZero", ["n"], ["j"]),
+                 h.make_node("Concat", ["i", "j"], ["y"], axis=0,
                              name="cat")],
                 x, {}, 13, out_type=I64)
     # A negative end counts from the bound; before opset 10 the lists are
@@ -175,11 +179,14 @@ def errors():
     v9 = cut(9, None, starts=[1], ends=[10], axes=[0])
     why = "has a data-dependent extent on axis 1"
     why0 = "node 'cut' (Slice): input 't' has a data-dependent extent on axis 0"
-    return [("err_reducesum", red, "node 'sum' (ReduceSum): input 'i' " + why),
+    return [("err_reducemax_int", red,
+             "node 'max' (ReduceMax): integer values reduced over a "
+             "data-dependent extent"),
             ("err_size", shp, "node 'size' (Size): input 'i' " + why),
             ("err_add_span", add, "node 'add' (Add): input 'b' spans a "
              "data-dependent extent"),
-            ("err_concat_axis", cat, "node 'cat' (Concat): input 'i' " + why),
+            ("err_concat_counts", cat,
+             "node 'cat' (Concat): input 'j' " + why),
             ("err_slice_negative_end", neg, why0),
             ("err_slice_attr_start", v9, why0)]
 

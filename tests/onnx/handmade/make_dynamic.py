@@ -213,3 +213,88 @@ write("test_topk_of_count",
       [[np.array([-1, .2, .9, .3, -2, .7, .1, 0], np.float32)],
        [np.array([-5, .9, .8, -3, 0, 0, 0, 0], np.float32)],
        [np.array([5, 1, 2, 3, 4, -1, 7, 6], np.float32)]])
+
+
+def filtered(x, out, op, c):
+    """x[x OP c] for a 1-D x: Compare, NonZero, Squeeze, Gather."""
+    return [helper.make_node(op, [x, c], [out + "_m"]),
+            helper.make_node("NonZero", [out + "_m"], [out + "_i"]),
+            helper.make_node("Squeeze", [out + "_i", "a0"], [out + "_k"]),
+            helper.make_node("Gather", [x, out + "_k"], [out])]
+
+
+# Concat along the counted axis of two counted values and a static one
+# (retinanet's per-level detections): the entries compacted, the count the
+# sum; Concat along another axis of values with the same count.
+write("test_concat_counts",
+      filtered("x", "p", "Greater", "h") + filtered("x", "q", "Less", "l") +
+      [helper.make_node("Concat", ["p", "q", "c"], ["y"], axis=0),
+       helper.make_node("Unsqueeze", ["p", "a1"], ["p1"]),
+       helper.make_node("Neg", ["p1"], ["n1"]),
+       helper.make_node("Concat", ["p1", "n1"], ["z"], axis=1),
+       helper.make_node("Unsqueeze", ["z", "a1"], ["z3"]),
+       helper.make_node("Flatten", ["z3"], ["f"], axis=1)],
+      [vi("x", F, [8])],
+      [vi("y", F, ["u"]), vi("z", F, ["v", 2]), vi("f", F, ["v", 2])],
+      {"h": np.array(.5, np.float32), "l": np.array(-.5, np.float32),
+       "a0": np.array([0], np.int64), "a1": np.array([1], np.int64),
+       "c": np.array([7, 8, 9], np.float32)},
+      [[np.array([-1, .2, .9, .3, -2, .7, .1, 0], np.float32)],
+       [np.array([.6, .9, .8, .7, .55, .6, 1, 2], np.float32)],
+       [np.zeros(8, np.float32)]])
+# Reductions over the counted axis of rows P = X[x > 0.5] (Faster R-CNN's
+# boxes.max() before its batched NMS): the rows past the count take no
+# part; over another axis the count stays. Sum, Mean and Prod of no rows
+# are 0, 0 (as onnxruntime gives) and 1; Max, Min and ArgMax need a row
+# (test_reduce_count_max).
+rows = filtered("x", "p", "Greater", "h")[:3] + [
+    helper.make_node("Gather", ["X", "p_k"], ["P"])]
+write("test_reduce_count",
+      rows +
+      [helper.make_node("ReduceSum", ["P"], ["s"], keepdims=0),
+       helper.make_node("ReduceMean", ["P"], ["m"], axes=[0], keepdims=0),
+       helper.make_node("ReduceProd", ["P"], ["r"], axes=[0], keepdims=1),
+       helper.make_node("ReduceSum", ["P", "a1"], ["t"], keepdims=0)],
+      [vi("x", F, [8]), vi("X", F, [8, 3])],
+      [vi("s", F, []), vi("m", F, [3]), vi("r", F, [1, 3]),
+       vi("t", F, ["u"])],
+      {"h": np.array(.5, np.float32), "a0": np.array([0], np.int64),
+       "a1": np.array([1], np.int64)},
+      [[np.array([-1, .2, .9, .3, -2, .7, .1, 0], np.float32),
+        rng.standard_normal((8, 3)).astype(np.float32)],
+       [np.array([.6, .9, .8, .7, .55, .6, 1, 2], np.float32),
+        rng.uniform(.5, 1.5, (8, 3)).astype(np.float32)],
+       [np.zeros(8, np.float32), np.ones((8, 3), np.float32)]])
+write("test_reduce_count_max",
+      rows +
+      [helper.make_node("ReduceMax", ["P"], ["mx"], keepdims=0),
+       helper.make_node("ReduceMin", ["P"], ["mn"], axes=[0], keepdims=0),
+       helper.make_node("ArgMax", ["P"], ["am"], axis=0, keepdims=0),
+       helper.make_node("ArgMin", ["P"], ["an"], axis=1, keepdims=1)],
+      [vi("x", F, [8]), vi("X", F, [8, 3])],
+      [vi("mx", F, []), vi("mn", F, [3]), vi("am", I64, [3]),
+       vi("an", I64, ["u", 1])],
+      {"h": np.array(.5, np.float32), "a0": np.array([0], np.int64)},
+      [[np.array([-1, .2, .9, .3, -2, .7, .1, 0], np.float32),
+        -np.abs(rng.standard_normal((8, 3))).astype(np.float32)],
+       [np.array([.6, .9, .8, .7, .55, .6, 1, 2], np.float32),
+        rng.standard_normal((8, 3)).astype(np.float32)],
+       [np.array([-1, 0, 0, 0, 0, 0, 0, .7], np.float32),
+        np.abs(rng.standard_normal((8, 3))).astype(np.float32) + 1]])
+# ConstantOfShape and Expand of the Shape of a counted value (ssdlite's
+# per-class labels, torch.full_like(scores, label)) are counted with it.
+write("test_shape_fill",
+      rows +
+      [helper.make_node("Shape", ["P"], ["S"]),
+       helper.make_node("ConstantOfShape", ["S"], ["y"],
+                        value=numpy_helper.from_array(
+                            np.array([3], np.int64))),
+       helper.make_node("Shape", ["p_k"], ["s1"]),
+       helper.make_node("Expand", ["v", "s1"], ["e"])],
+      [vi("x", F, [8]), vi("X", F, [8, 3])],
+      [vi("y", I64, ["u", 3]), vi("e", F, ["u"])],
+      {"h": np.array(.5, np.float32), "v": np.array([2.5], np.float32),
+       "a0": np.array([0], np.int64)},
+      [[np.array([-1, .2, .9, .3, -2, .7, .1, 0], np.float32),
+        rng.standard_normal((8, 3)).astype(np.float32)],
+       [np.zeros(8, np.float32), np.ones((8, 3), np.float32)]])
