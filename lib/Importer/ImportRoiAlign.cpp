@@ -108,18 +108,21 @@ llvm::Expected<NodeValue> RoiAligner::points(NodeValue rois, int lo,
     TRY(extent, op(OpKind::Max, extent, 1.0));
   }
   TRY(NodeValue bin, op(OpKind::Div, extent, double(bins)));
-  // Offsets in bins of each point, in the order [oh, ratio, ow, ratio].
-  Tensor g(ElemKind::Float32, {1, dim_t(p_)});
+  // Offsets in bins of each point, in the order [oh, ratio, ow, ratio]:
+  // the vertical ones vary over the first two only, the horizontal over
+  // the last two, so each is a constant of oh x ratio (ow x ratio)
+  // broadcast over the others rather than P floats built at import.
+  int64_t n = a_.ratio, rows = a_.oh * n, cols = a_.ow * n;
+  Tensor g(ElemKind::Float32,
+           {1, dim_t(vertical ? rows : 1), dim_t(vertical ? 1 : cols)});
   auto *gp = reinterpret_cast<float *>(g.data());
-  int64_t n = a_.ratio, i = 0;
-  for (int64_t ph = 0; ph < a_.oh; ++ph)
-    for (int64_t iy = 0; iy < n; ++iy)
-      for (int64_t pw = 0; pw < a_.ow; ++pw)
-        for (int64_t ix = 0; ix < n; ++ix, ++i)
-          gp[i] = vertical ? float(ph + (iy + 0.5) / n)
-                           : float(pw + (ix + 0.5) / n);
+  for (int64_t b = 0; b < bins; ++b)
+    for (int64_t k = 0; k < n; ++k)
+      gp[b * n + k] = float(b + (k + 0.5) / n);
   NodeValue grid = ctx_.module().createConstant(
       nameOf(node_) + (vertical ? ".grid_y" : ".grid_x"), std::move(g));
+  TRY(grid, ctx_.broadcastTo(node_, grid, {1, rows, cols}));
+  TRY(grid, reshapeTo(ctx_, node_, grid, {1, p_}));
   TRY(NodeValue p, op(OpKind::Mul, bin, grid));
   return op(OpKind::Add, c[0], p);
 }
