@@ -56,15 +56,21 @@ write("test_unique_sorted",
        vi("c", I64, ["u"])], {},
       [[rng.integers(0, k, 8).astype(np.float32)] for k in (3, 8, 1)],
       opset=11)
+def nms_box_indices():
+    """Nodes giving k: the box indices NonMaxSuppression selects from the
+    boxes bx and scores s of one batch and class."""
+    return [helper.make_node("Unsqueeze", ["bx", "a0"], ["b3"]),
+            helper.make_node("Unsqueeze", ["s", "a01"], ["s3"]),
+            helper.make_node("NonMaxSuppression",
+                             ["b3", "s3", "mo", "iou", "st"], ["sel"]),
+            helper.make_node("Gather", ["sel", "two"], ["k1"], axis=1),
+            helper.make_node("Squeeze", ["k1", "a1"], ["k"])]
+
+
 xy = (rng.random((6, 2)) * 3).astype(np.float32)
 boxes = np.concatenate([xy, xy + 1], 1)
 write("test_nms_gather_boxes",
-      [helper.make_node("Unsqueeze", ["bx", "a0"], ["b3"]),
-       helper.make_node("Unsqueeze", ["s", "a01"], ["s3"]),
-       helper.make_node("NonMaxSuppression", ["b3", "s3", "mo", "iou", "st"],
-                        ["sel"]),
-       helper.make_node("Gather", ["sel", "two"], ["k1"], axis=1),
-       helper.make_node("Squeeze", ["k1", "a1"], ["k"]),
+      nms_box_indices() + [
        helper.make_node("Gather", ["bx", "k"], ["y"], axis=0)],
       [vi("s", F, [6])], [vi("y", F, ["unk__0", 4])],
       {"bx": boxes, "a0": np.array([0], np.int64),
@@ -104,12 +110,7 @@ write("test_where_split",
 # boxes[nms(...)[:2]]: a prefix of the selected rows (min(count, 2) of them),
 # as torchvision's detectors keep their best detections.
 write("test_nms_prefix",
-      [helper.make_node("Unsqueeze", ["bx", "a0"], ["b3"]),
-       helper.make_node("Unsqueeze", ["s", "a01"], ["s3"]),
-       helper.make_node("NonMaxSuppression", ["b3", "s3", "mo", "iou", "st"],
-                        ["sel"]),
-       helper.make_node("Gather", ["sel", "two"], ["k1"], axis=1),
-       helper.make_node("Squeeze", ["k1", "a1"], ["k"]),
+      nms_box_indices() + [
        helper.make_node("Slice", ["k", "z", "e2", "a0"], ["kp"]),
        helper.make_node("Gather", ["bx", "kp"], ["y"], axis=0)],
       [vi("s", F, [6])], [vi("y", F, ["unk__0", 4])],
