@@ -156,10 +156,15 @@ static int64_t intMod(int64_t a, int64_t b, bool fmod) {
 static int64_t intPow(int64_t a, int64_t b) {
   if (b < 0)
     return a == 1 ? 1 : (a == -1 ? (b % 2 ? -1 : 1) : 0);
-  int64_t r = 1;
-  for (int64_t i = 0; i < b; ++i)
-    r *= a;
-  return r;
+  // Wrapping (two's complement, as the other integer ops), and by squaring:
+  // an exponent of 2^62 takes 62 steps, not 2^62 multiplications.
+  uint64_t r = 1, base = uint64_t(a);
+  for (uint64_t e = uint64_t(b); e; e >>= 1) {
+    if (e & 1)
+      r *= base;
+    base *= base;
+  }
+  return int64_t(r);
 }
 
 /// And, Or, Xor and Not on integers: bitwise (on Bool, predicate() and
