@@ -85,6 +85,19 @@ reductionAxes(ImportContext &ctx, const onnx::NodeProto &node, int64_t r) {
   return std::optional<std::set<int64_t>>(out);
 }
 
+/// The data-dependent extent of input 0 (rank \p r) of reduction \p node
+/// when the reduction reduces its axis, else null.
+llvm::Expected<const ImportContext::Extent *>
+reducedExtent(ImportContext &ctx, const onnx::NodeProto &node, int64_t r) {
+  const ImportContext::Extent *e = ctx.extentOf(node.input(0));
+  if (!e)
+    return nullptr;
+  TRY(std::optional<std::set<int64_t>> axes, reductionAxes(ctx, node, r));
+  if (!axes || !axes->count(e->axis))
+    return nullptr;
+  return e;
+}
+
 /// Axis \p a of input \p in (rank \p r) in output 0 of \p node (rank \p R),
 /// or -1 when the op does not keep it.
 llvm::Expected<int64_t> keptAxis(ImportContext &ctx,
@@ -322,9 +335,9 @@ llvm::Expected<bool> consumesExtent(ImportContext &ctx,
   if (isReduction(node.op_type()) && i == 0) {
     // Masked past the count by the importer (maskForReduction).
     TRY(NodeValue x, ctx.input(node, 0));
-    TRY(std::optional<std::set<int64_t>> axes,
-        reductionAxes(ctx, node, x.dims().size()));
-    return axes && axes->count(e.axis);
+    TRY(const ImportContext::Extent *reduced,
+        reducedExtent(ctx, node, x.dims().size()));
+    return reduced != nullptr;
   }
   if (node.op_type() != "Gather" || i != 0)
     return false;
@@ -477,12 +490,9 @@ llvm::Expected<Ints> ember::shapeWithExtent(ImportContext &ctx,
 llvm::Expected<NodeValue> ember::maskForReduction(ImportContext &ctx,
                                                   const onnx::NodeProto &node,
                                                   NodeValue x) {
-  const ImportContext::Extent *e = ctx.extentOf(node.input(0));
+  TRY(const ImportContext::Extent *e,
+      reducedExtent(ctx, node, x.dims().size()));
   if (!e)
-    return x;
-  TRY(std::optional<std::set<int64_t>> axes,
-      reductionAxes(ctx, node, x.dims().size()));
-  if (!axes || !axes->count(e->axis))
     return x;
   // The entries past the count take the reduction's identity.
   const std::string &op = node.op_type();
@@ -503,12 +513,11 @@ llvm::Expected<NodeValue> ember::maskForReduction(ImportContext &ctx,
 llvm::Expected<NodeValue> ember::meanOverExtent(ImportContext &ctx,
                                                 const onnx::NodeProto &node,
                                                 NodeValue x, NodeValue y) {
-  const ImportContext::Extent *e = ctx.extentOf(node.input(0));
-  if (!e || node.op_type() != "ReduceMean")
+  if (node.op_type() != "ReduceMean")
     return y;
-  TRY(std::optional<std::set<int64_t>> axes,
-      reductionAxes(ctx, node, x.dims().size()));
-  if (!axes || !axes->count(e->axis))
+  TRY(const ImportContext::Extent *e,
+      reducedExtent(ctx, node, x.dims().size()));
+  if (!e)
     return y;
   // The mean over the bound times bound / count.
   int64_t r = y.dims().size();
