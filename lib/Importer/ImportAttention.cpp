@@ -377,15 +377,6 @@ llvm::Expected<AttentionOperands> attentionOperands(ImportContext &ctx,
   return o;
 }
 
-/// A MatMul without epilogue.
-llvm::Expected<NodeValue> matMul(ImportContext &ctx,
-                                 const onnx::NodeProto &node, NodeValue a,
-                                 NodeValue b) {
-  return make(ctx, node, OpKind::MatMul, {a, b},
-              {Attr::makeInt(0), Attr::makeInt(int64_t(FusedActivation::None)),
-               Attr::makeFloat(0.f), Attr::makeFloat(0.f)});
-}
-
 /// softmax(softcap(Q Kᵀ scale) + mask, hidden keys at -inf) V, with the
 /// value qk_matmul_output_mode names bound to output 3.
 llvm::Error importAttention(ImportContext &ctx, const onnx::NodeProto &node) {
@@ -396,7 +387,7 @@ llvm::Error importAttention(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(NodeValue v, repeatHeads(ctx, node, o.v, groups));
   TRY(k,
       make(ctx, node, OpKind::Transpose, {k}, {Attr::makeInts({0, 1, 3, 2})}));
-  TRY(NodeValue s, matMul(ctx, node, o.q, k));
+  TRY(NodeValue s, plainMatMul(ctx, node, o.q, k));
   float scale =
       a.scale ? *a.scale : float(1 / std::sqrt(double(o.q.dims()[3])));
   TRY(s, make(ctx, node, OpKind::Mul, {s, constantLike(ctx, node, s, scale)}));
@@ -429,7 +420,7 @@ llvm::Error importAttention(ImportContext &ctx, const onnx::NodeProto &node) {
   if (a.mode == 3) {
     TRY(stage[3], zeroRows(ctx, node, s, empty, dimsOf(s)));
   }
-  TRY(NodeValue y, matMul(ctx, node, s, v));
+  TRY(NodeValue y, plainMatMul(ctx, node, s, v));
   Ints d = dimsOf(y);
   if (o.splitInput) {
     TRY(y, make(ctx, node, OpKind::Transpose, {y},

@@ -138,6 +138,14 @@ llvm::Expected<NodeValue> onnximport::unary(ImportContext &ctx,
   return make(ctx, node, kind, {x});
 }
 
+llvm::Expected<NodeValue> onnximport::plainMatMul(ImportContext &ctx,
+                                                  const onnx::NodeProto &node,
+                                                  NodeValue a, NodeValue b) {
+  return make(ctx, node, OpKind::MatMul, {a, b},
+              {Attr::makeInt(0), Attr::makeInt(int64_t(FusedActivation::None)),
+               Attr::makeFloat(0.f), Attr::makeFloat(0.f)});
+}
+
 llvm::Expected<NodeValue> onnximport::reshapeTo(ImportContext &ctx,
                                                 const onnx::NodeProto &node,
                                                 NodeValue x,

@@ -77,6 +77,11 @@ llvm::Expected<NodeValue> binary(ImportContext &ctx,
                                  const onnx::NodeProto &node, OpKind kind,
                                  NodeValue a, NodeValue b);
 
+/// A 2-D or batched MatMul of \p a by \p b without transposed operand or
+/// fused epilogue.
+llvm::Expected<NodeValue> plainMatMul(ImportContext &ctx,
+                                      const onnx::NodeProto &node, NodeValue a,
+                                      NodeValue b);
 /// A unary op.
 llvm::Expected<NodeValue> unary(ImportContext &ctx, const onnx::NodeProto &node,
                                 OpKind kind, NodeValue x);
@@ -189,6 +194,8 @@ RuleList getNMSImportRules();
 RuleList getUniqueImportRules();
 RuleList getSequenceImportRules();
 RuleList getEinsumImportRules();
+/// TfIdfVectorizer over integer pools (ImportTfIdf.cpp).
+RuleList getTfIdfImportRules();
 RuleList getNormalizationImportRules();
 RuleList getAttentionImportRules();
 /// RandomUniform/Normal(Like) and Bernoulli, drawn at compile time

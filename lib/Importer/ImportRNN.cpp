@@ -93,12 +93,6 @@ struct DirWeights {
   OpKind f, g, h;
 };
 
-/// The attributes of a MatMul without TransB or epilogue.
-AttrList plainMatMul() {
-  return {Attr::makeInt(0), Attr::makeInt(int64_t(FusedActivation::None)),
-          Attr::makeFloat(0), Attr::makeFloat(0)};
-}
-
 /// Runs one direction over time; returns per-step H (in time order), and
 /// the final H and C.
 llvm::Error runDirection(ImportContext &ctx, const onnx::NodeProto &node,
@@ -111,11 +105,9 @@ llvm::Error runDirection(ImportContext &ctx, const onnx::NodeProto &node,
   for (int64_t step = 0; step < s.seq; ++step) {
     int64_t t = reverse ? s.seq - 1 - step : step;
     TRY(NodeValue xt, perDir(ctx, node, x, t)); // [batch, input]
-    TRY(NodeValue xw,
-        make(ctx, node, OpKind::MatMul, {xt, w.wT}, plainMatMul()));
+    TRY(NodeValue xw, plainMatMul(ctx, node, xt, w.wT));
     TRY(xw, add(ctx, node, xw, w.wb));
-    TRY(NodeValue hr,
-        make(ctx, node, OpKind::MatMul, {h, w.rT}, plainMatMul()));
+    TRY(NodeValue hr, plainMatMul(ctx, node, h, w.rT));
     TRY(hr, add(ctx, node, hr, w.rb));
     auto gate = [&](NodeValue v, int64_t i) {
       return sliceAxis(ctx, node, v, 1, i * H, H);
@@ -167,7 +159,7 @@ llvm::Error runDirection(ImportContext &ctx, const onnx::NodeProto &node,
       } else {
         TRY(NodeValue rh, mul(ctx, node, r, h));
         TRY(NodeValue rT, sliceAxis(ctx, node, w.rT, 1, 2 * H, H));
-        TRY(hh, make(ctx, node, OpKind::MatMul, {rh, rT}, plainMatMul()));
+        TRY(hh, plainMatMul(ctx, node, rh, rT));
         TRY(NodeValue rbh, sliceAxis(ctx, node, w.rb, 1, 2 * H, H));
         TRY(hh, add(ctx, node, hh, rbh));
       }

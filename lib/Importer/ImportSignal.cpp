@@ -129,10 +129,7 @@ llvm::Error importDFT(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(NodeValue flat, reshapeTo(ctx, node, NodeValue(*t), {rows, n * comps}));
   NodeValue w = ctx.module().createConstant(
       nameOf(node) + ".dft", dftMatrix(n, comps, bins, len, inverse));
-  AttrList plain = {Attr::makeInt(0),
-                    Attr::makeInt(int64_t(FusedActivation::None)),
-                    Attr::makeFloat(0), Attr::makeFloat(0)};
-  TRY(NodeValue y, make(ctx, node, OpKind::MatMul, {flat, w}, plain));
+  TRY(NodeValue y, plainMatMul(ctx, node, flat, w));
   mid.push_back(bins);
   mid.push_back(2);
   TRY(y, reshapeTo(ctx, node, y, mid));
@@ -199,9 +196,7 @@ llvm::Error importSTFT(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(y, reshapeTo(ctx, node, y, {b * frames, len * comps}));
   NodeValue w = ctx.module().createConstant(
       nameOf(node) + ".dft", dftMatrix(len, comps, bins, len, false));
-  TRY(y, make(ctx, node, OpKind::MatMul, {y, w},
-              {Attr::makeInt(0), Attr::makeInt(int64_t(FusedActivation::None)),
-               Attr::makeFloat(0), Attr::makeFloat(0)}));
+  TRY(y, plainMatMul(ctx, node, y, w));
   TRY(y, reshapeTo(ctx, node, y, {b, frames, bins, 2}));
   return ctx.setOutput(node, y);
 }

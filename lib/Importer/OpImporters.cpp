@@ -280,6 +280,7 @@ llvm::ArrayRef<ImportRule> ember::getImportRules() {
                        onnximport::getUniqueImportRules(),
                        onnximport::getSequenceImportRules(),
                        onnximport::getEinsumImportRules(),
+                       onnximport::getTfIdfImportRules(),
                        onnximport::getNormalizationImportRules(),
                        onnximport::getAttentionImportRules(),
                        onnximport::getRandomImportRules(),

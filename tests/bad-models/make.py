@@ -385,6 +385,23 @@ case("rotary-odd-dim", "node 'rot1' (RotaryEmbedding): rotary_embedding_dim "
          [helper.make_tensor(n, F, [1, 3, 1], [1.0] * 3) for n in "cs"],
          opsets=(("", 23),)))
 
+
+def tfidf(**attrs):
+    n = helper.make_node("TfIdfVectorizer", ["x"], ["y"], name="tf1",
+                         min_gram_length=1, max_gram_length=2,
+                         max_skip_count=0, mode="TF", **attrs)
+    return model([n], [vi("x", [2, 5], TensorProto.INT64)], [vi("y", None)],
+                 opsets=(("", 9),))
+
+
+case("tfidf-string-pool", "node 'tf1' (TfIdfVectorizer): string n-gram "
+     "pools (pool_strings) are not supported",
+     tfidf(ngram_counts=[0, 1], ngram_indexes=[0, 1],
+           pool_strings=["a", "b", "c"]))
+case("tfidf-ragged-pool", "node 'tf1' (TfIdfVectorizer): the pool's 2-grams "
+     "hold 3 items, not a multiple of 2",
+     tfidf(ngram_counts=[0, 1], ngram_indexes=[0, 1], pool_int64s=[1, 2, 3, 4]))
+
 # --- Bad input tensors (for model-runner -input, with digits.onnx) ---------
 INPUTS = os.path.join(OUT, "inputs")
 os.makedirs(INPUTS, exist_ok=True)
