@@ -57,7 +57,8 @@ static llvm::Error checkRule(const OpInfo &info, const VerifyRule &r,
 
 llvm::Expected<llvm::SmallVector<Type, 1>>
 ember::checkAndInfer(OpKind kind, llvm::StringRef what,
-                     llvm::ArrayRef<TypeRef> inputs, const AttrList &attrs) {
+                     llvm::ArrayRef<TypeRef> inputs, const AttrList &attrs,
+                     bool allowEmpty) {
   const OpInfo &info = getOpInfo(kind);
   // A variadic tail may be empty; inference checks what it needs.
   size_t fixed = info.inputs.size() - (info.variadic ? 1 : 0);
@@ -83,7 +84,7 @@ ember::checkAndInfer(OpKind kind, llvm::StringRef what,
       return makeErrorF("{0} ({1}): result rank {2} exceeds the maximum {3}",
                         what, info.name, t.rank(), kMaxRank);
     for (dim_t d : t.dims())
-      if (d <= 0)
+      if (d < 0 || (d == 0 && !allowEmpty))
         return makeErrorF("{0} ({1}): result type {2} has a non-positive "
                           "dimension",
                           what, info.name, t.toString());

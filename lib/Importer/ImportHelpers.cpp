@@ -23,6 +23,28 @@ llvm::Error onnximport::fail(const onnx::NodeProto &node,
   return ImportContext::nodeError(node, msg);
 }
 
+/// \p kind applied to \p ins, one of them empty: an empty Constant when
+/// result \p resNo is empty too, else an error (an empty input may only
+/// give an empty result).
+static llvm::Expected<NodeValue>
+emptyResult(ImportContext &ctx, const onnx::NodeProto &node, OpKind kind,
+            llvm::ArrayRef<NodeValue> ins, const AttrList &attrs,
+            unsigned resNo) {
+  llvm::SmallVector<TypeRef, 4> types;
+  for (NodeValue v : ins)
+    types.push_back(v.getType());
+  auto res = checkAndInfer(kind, nameOf(node), types, attrs,
+                           /*allowEmpty=*/true);
+  if (!res)
+    return fail(node, errorToString(res.takeError()));
+  if (resNo >= res->size() || (*res)[resNo].size() != 0)
+    return fail(node, "an empty input gives a non-empty result here "
+                      "(unsupported)");
+  const Type &t = (*res)[resNo];
+  return emptyConstant(ctx, node, t.getElemKind(),
+                       Ints(t.dims().begin(), t.dims().end()));
+}
+
 llvm::Expected<NodeValue> onnximport::make(ImportContext &ctx,
                                            const onnx::NodeProto &node,
                                            OpKind kind,
@@ -33,6 +55,8 @@ llvm::Expected<NodeValue> onnximport::make(ImportContext &ctx,
   for (size_t i = 0; i < ins.size(); ++i)
     if (!ins[i])
       return fail(node, "operand " + llvm::Twine(i) + " is missing");
+  if (llvm::any_of(ins, [](NodeValue v) { return v.getType()->size() == 0; }))
+    return emptyResult(ctx, node, kind, ins, attrs, resNo);
   auto n = ctx.fn().tryCreateNode(kind, nameOf(node), ins, std::move(attrs));
   if (!n)
     return fail(node, errorToString(n.takeError()));
@@ -152,6 +176,9 @@ llvm::Expected<NodeValue> onnximport::reshapeTo(ImportContext &ctx,
                                                 llvm::ArrayRef<int64_t> dims) {
   if (x.dims() == dims)
     return x;
+  if (x.getType()->size() == 0 && llvm::is_contained(dims, 0) &&
+      llvm::all_of(dims, [](int64_t d) { return d >= 0; }))
+    return emptyConstant(ctx, node, x.getElemKind(), Ints(dims));
   auto r = ctx.fn().tryCreateReshape(nameOf(node), x, dims);
   if (!r)
     return fail(node, errorToString(r.takeError()));
@@ -235,11 +262,12 @@ void onnximport::bindOutput(ImportContext &ctx, const onnx::NodeProto &node,
     ctx.bind(node.output(i), v);
 }
 
-/// \p counts with negative entries clamped to 0.
-static Ints emptyDims(Ints counts) {
-  for (int64_t &c : counts)
-    c = std::max<int64_t>(c, 0);
-  return counts;
+NodeValue onnximport::emptyConstant(ImportContext &ctx,
+                                    const onnx::NodeProto &node, ElemKind kind,
+                                    Ints dims) {
+  for (int64_t &d : dims)
+    d = std::max<int64_t>(d, 0);
+  return ctx.module().createConstant(nameOf(node), Tensor(kind, dims));
 }
 
 llvm::Expected<NodeValue> onnximport::sliceNode(ImportContext &ctx,
@@ -251,9 +279,8 @@ llvm::Expected<NodeValue> onnximport::sliceNode(ImportContext &ctx,
       std::all_of(steps.begin(), steps.end(), [](int64_t s) { return s == 1; }))
     return x;
   for (int64_t c : counts)
-    if (c <= 0) // An empty constant: it holds no values to compute.
-      return NodeValue(ctx.module().createConstant(
-          nameOf(node), Tensor(x.getElemKind(), emptyDims(counts))));
+    if (c <= 0)
+      return emptyConstant(ctx, node, x.getElemKind(), counts);
   return make(
       ctx, node, OpKind::Slice, {x},
       {Attr::makeInts(starts), Attr::makeInts(steps), Attr::makeInts(counts)});

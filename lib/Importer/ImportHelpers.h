@@ -130,6 +130,10 @@ llvm::Expected<NodeValue> sliceNode(ImportContext &ctx,
                                     const Ints &starts, const Ints &steps,
                                     const Ints &counts);
 
+/// An empty Constant of \p kind and \p dims (negative dims clamped to 0):
+/// a result with no elements holds nothing to compute.
+NodeValue emptyConstant(ImportContext &ctx, const onnx::NodeProto &node,
+                        ElemKind kind, Ints dims);
 /// Binds output \p i of \p node (empty names are skipped).
 void bindOutput(ImportContext &ctx, const onnx::NodeProto &node, int i,
                 NodeValue v);

@@ -261,7 +261,7 @@ llvm::Error onnximport::importRuntimeSlice(ImportContext &ctx,
   NodeValue y = x;
   for (int64_t a = 0; a < r; ++a) {
     if ((*d)[a] < 1)
-      return fail(node, "the result is empty (unsupported)");
+      return ctx.setOutput(node, emptyConstant(ctx, node, x.getElemKind(), *d));
     TRY(auto bs, startAndStep(ctx, node, entries, a, x.dims()[a]));
     TRY(NodeValue iota, iotaConstant(ctx, node, (*d)[a], {dim_t((*d)[a])}));
     TRY(NodeValue off, binary(ctx, node, OpKind::Mul, iota, bs.second));
@@ -341,7 +341,7 @@ llvm::Error onnximport::importRuntimePad(ImportContext &ctx,
   for (int64_t a = 0; a < r; ++a) {
     int64_t n = x.dims()[a];
     if ((*d)[a] < 1)
-      return fail(node, "the result is empty (unsupported)");
+      return ctx.setOutput(node, emptyConstant(ctx, node, x.getElemKind(), *d));
     TRY(NodeValue before, elementAt(ctx, node, pads, a));
     TRY(NodeValue idx, padSource(ctx, node, before, (*d)[a], n, mode));
     TRY(y, make(ctx, node, OpKind::Gather, {y, idx}, {Attr::makeInt(a)}));
@@ -546,7 +546,7 @@ llvm::Error onnximport::importRuntimeResize(ImportContext &ctx,
   TRY(NodeValue y, castTo(ctx, node, x, ElemKind::Float32));
   for (int64_t a = 0; a < r; ++a) {
     if ((*d)[a] < 1)
-      return fail(node, "the result is empty (unsupported)");
+      return ctx.setOutput(node, emptyConstant(ctx, node, x.getElemKind(), *d));
     TRY(NodeValue s, elementAt(ctx, node, scales, a));
     TRY(NodeValue c, resizeCoord(ctx, node, s, x.dims()[a], (*d)[a], coord));
     TRY(y, resizeDim(ctx, node, y, c, a, mode, nearest));

@@ -366,7 +366,8 @@ llvm::Error importRange(ImportContext &ctx, const onnx::NodeProto &node) {
                           " elements (it is computed at import)");
   int64_t n = int64_t(std::max(count, 0.0));
   if (n == 0)
-    return fail(node, "the result is empty (unsupported)");
+    return ctx.setOutput(node,
+                         emptyConstant(ctx, node, t0->getElemKind(), {0}));
   Tensor t(t0->getElemKind(), {n});
   for (int64_t i = 0; i < n; ++i)
     storeElement(t.data(), t.getElemKind(), i, start + i * delta);
@@ -442,6 +443,8 @@ llvm::Error importTrilu(ImportContext &ctx, const onnx::NodeProto &node) {
   size_t r = x.dims().size();
   if (r < 2)
     return fail(node, "input must have rank >= 2");
+  if (x.getType()->size() == 0) // Empty in, empty out.
+    return ctx.setOutput(node, x);
   int64_t n = x.dims()[r - 2], m = x.dims()[r - 1];
   // A broadcast zero: a Constant of x's shape would grow with it.
   NodeValue zero = constantOf(ctx, node, x.getElemKind(), Ints(r, 1), 0);
@@ -628,8 +631,11 @@ llvm::Error importCompress(ImportContext &ctx, const onnx::NodeProto &node) {
   for (int64_t i = 0; i < cond->size() && i < x.dims()[axis]; ++i)
     if (cond->elementAsDouble(i) != 0)
       sel.push_back(i);
-  if (sel.empty())
-    return fail(node, "the result is empty (unsupported)");
+  if (sel.empty()) {
+    Ints dims = dimsOf(x);
+    dims[axis] = 0;
+    return ctx.setOutput(node, emptyConstant(ctx, node, x.getElemKind(), dims));
+  }
   NodeValue idx = intConstant(ctx, node, sel, false);
   TRY(NodeValue y,
       make(ctx, node, OpKind::Gather, {x, idx}, {Attr::makeInt(axis)}));
@@ -650,9 +656,10 @@ llvm::Error importNonZero(ImportContext &ctx, const onnx::NodeProto &node) {
   for (int64_t i = 0; i < t->size(); ++i)
     if (t->elementAsDouble(i) != 0)
       flat.push_back(i);
-  if (flat.empty())
-    return fail(node, "the result is empty (unsupported)");
   int64_t r = std::max<size_t>(d.size(), 1), n = flat.size();
+  if (flat.empty())
+    return ctx.setOutput(node,
+                         emptyConstant(ctx, node, ElemKind::Int64, {r, 0}));
   Tensor out(ElemKind::Int64, {r, n});
   for (int64_t j = 0; j < n; ++j) {
     int64_t f = flat[j];

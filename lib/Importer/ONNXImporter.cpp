@@ -195,14 +195,19 @@ llvm::Expected<Type> valueType(const onnx::ValueInfoProto &vi,
 }
 
 /// Empty tensors (only ever constants) may feed parameter inputs (axes,
-/// shapes, roi, ...) and the shape ops; as data of any other op they are a
+/// shapes, roi, ...), the shape ops, and the ops that move or relabel data
+/// (an empty input gives them an empty result, which
+/// bindEmptyResults makes a constant); as data of any other op they are a
 /// clean error rather than a node with an empty type. ConstantOfShape's
 /// input 0 is a shape: empty, it makes a scalar (torch writes this for
 /// every `torch.tensor(python_number)`, e.g. in torchvision's detectors).
 llvm::Error checkEmptyInputs(ImportContext &ctx, const onnx::NodeProto &node) {
-  static const std::set<std::string> kShapeOps = {
-      "Shape", "Size", "Concat", "Identity", "ConstantOfShape"};
-  if (kShapeOps.count(node.op_type()) || node.input_size() == 0 ||
+  static const std::set<std::string> kEmptyInputOps = {
+      "Shape",   "Size",    "Concat",  "Identity",  "ConstantOfShape",
+      "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose",
+      "Slice",   "Split",   "Trilu",   "Cast",      "CastLike",
+      "Neg",     "Abs",     "Relu",    "Sigmoid",   "Tanh"};
+  if (kEmptyInputOps.count(node.op_type()) || node.input_size() == 0 ||
       node.input(0).empty() || !ctx.isBound(node.input(0)))
     return llvm::Error::success();
   NodeValue v = llvm::cantFail(ctx.get(node.input(0)));
@@ -212,7 +217,22 @@ llvm::Error checkEmptyInputs(ImportContext &ctx, const onnx::NodeProto &node) {
                                             "' is empty " +
                                             v.getType()->toString() +
                                             "; empty tensors are supported "
-                                            "only in shape arithmetic");
+                                            "only in shape arithmetic and "
+                                            "the ops that move data");
+}
+
+/// A result with no elements has one possible value: each output of
+/// \p node that holds none becomes an empty Constant, so no kernel ever
+/// runs on an empty buffer (an empty graph output is a buffer of 0 bytes).
+void bindEmptyResults(ImportContext &ctx, const onnx::NodeProto &node) {
+  for (const std::string &out : node.output()) {
+    if (out.empty() || !ctx.isBound(out))
+      continue;
+    NodeValue v = llvm::cantFail(ctx.get(out));
+    if (v.getType()->size() != 0 || llvm::isa<Constant>(v.getNode()))
+      continue;
+    ctx.bind(out, ctx.module().createConstant(out, Tensor(*v.getType())));
+  }
 }
 
 /// Replaces the outputs of \p node by Constants when all its inputs are
@@ -316,6 +336,7 @@ llvm::Error ember::importNodes(ImportContext &ctx, const onnx::GraphProto &g,
     EMBER_RETURN_IF_ERR(checkEmptyInputs(ctx, node));
     EMBER_RETURN_IF_ERR(rule->fn(ctx, node));
     EMBER_RETURN_IF_ERR(finishRuntimeInputs(ctx, node, rule->fn));
+    bindEmptyResults(ctx, node);
     EMBER_RETURN_IF_ERR(propagateExtents(ctx, node));
     foldNode(ctx, node, opts);
   }

@@ -186,13 +186,18 @@ llvm::Error importReshape(ImportContext &ctx, const onnx::NodeProto &node) {
       if (inferAt >= 0)
         return ImportContext::nodeError(node, "more than one -1 in shape");
       inferAt = i;
-    } else if (shape[i] <= 0 || known > kMaxTensorElements / shape[i]) {
+    } else if (shape[i] < 0 || (shape[i] == 0 && x.getType()->size()) ||
+               (shape[i] && known > kMaxTensorElements / shape[i])) {
       return ImportContext::nodeError(node,
                                       "invalid shape " + dimsToString(shape));
     } else {
       known *= shape[i];
     }
   }
+  if (inferAt >= 0 && known == 0)
+    return ImportContext::nodeError(node, "cannot infer -1 in shape " +
+                                              dimsToString(shape) +
+                                              " (it holds a 0)");
   if (inferAt >= 0) {
     if (x.getType()->size() % known)
       return ImportContext::nodeError(node, "cannot infer -1 in shape " +
@@ -209,6 +214,18 @@ llvm::Error importTranspose(ImportContext &ctx, const onnx::NodeProto &node) {
   std::iota(rev.rbegin(), rev.rend(), 0);
   ASSIGN_OR_RETURN(std::vector<int64_t> perm,
                    AttrReader(node).getInts("perm", rev));
+  if (x.getType()->size() == 0) {
+    std::vector<int64_t> sorted = perm, dims;
+    std::sort(sorted.begin(), sorted.end());
+    std::vector<int64_t> ids(rev.rbegin(), rev.rend());
+    if (sorted != ids)
+      return ImportContext::nodeError(node, "perm " + dimsToString(perm) +
+                                                " is no permutation of the "
+                                                "input's dims");
+    for (int64_t p : perm)
+      dims.push_back(x.dims()[p]);
+    return ctx.setOutput(node, emptyConstant(ctx, node, x.getElemKind(), dims));
+  }
   ASSIGN_OR_RETURN(
       auto *t, wrap(node, ctx.fn().tryCreateTranspose(nameOf(node), x, perm)));
   return ctx.setOutput(node, t);

@@ -124,9 +124,12 @@ std::optional<OpKind> lookupOpKind(llvm::StringRef name);
 
 /// Checks the declarative rules and operand count of \p kind, then runs its
 /// inference. \p what names the node or instruction for error messages.
+/// Result dims must be positive unless \p allowEmpty (the importer asks
+/// whether an op on an empty tensor gives an empty result, which it binds
+/// to a constant: no node ever has an empty type).
 llvm::Expected<llvm::SmallVector<Type, 1>>
 checkAndInfer(OpKind kind, llvm::StringRef what, llvm::ArrayRef<TypeRef> inputs,
-              const AttrList &attrs);
+              const AttrList &attrs, bool allowEmpty = false);
 
 } // namespace ember
 
