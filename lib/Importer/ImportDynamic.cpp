@@ -217,6 +217,41 @@ llvm::Expected<int64_t> keptAxis(ImportContext &ctx,
   return -1;
 }
 
+/// True when counts \p a and \p b are provably equal: the same value, equal
+/// constants, or the same op on pairwise equal operands (a Concat's summed
+/// counts, a Slice's min, a count gathered twice from one source), the
+/// pairs already compared in \p seen. Graph nodes are pure, so equal
+/// inputs give equal results.
+bool equalCounts(NodeValue a, NodeValue b,
+                 std::set<std::pair<const Node *, const Node *>> &seen) {
+  if (a == b)
+    return true;
+  const Node *x = a.getNode(), *y = b.getNode();
+  if (a.getResNo() != b.getResNo() || x->getKind() != y->getKind() ||
+      x->getNumResults() != y->getNumResults() ||
+      x->getInputs().size() != y->getInputs().size() ||
+      x->getAttrs().size() != y->getAttrs().size())
+    return false;
+  if (auto *cx = llvm::dyn_cast<Constant>(x))
+    return cx->getType()->isEqual(*y->getType()) &&
+           cx->getPayload().isBitwiseEqual(
+               llvm::cast<Constant>(y)->getPayload());
+  if (!isTableOp(x->getKind()))
+    return false; // a Placeholder or other storage: only itself
+  for (unsigned i = 0; i < x->getNumResults(); ++i)
+    if (x->getType(i) != y->getType(i))
+      return false;
+  for (unsigned i = 0; i < x->getAttrs().size(); ++i)
+    if (x->attr(i) != y->attr(i))
+      return false;
+  if (!seen.insert({x, y}).second)
+    return true; // already found equal (an unequal pair ends the walk)
+  for (unsigned i = 0; i < x->getInputs().size(); ++i)
+    if (!equalCounts(x->getInputs()[i], y->getInputs()[i], seen))
+      return false;
+  return true;
+}
+
 /// Split along another axis keeps the extent in every output: torch's
 /// `torch.where(mask)` is NonZero, Transpose, then Split of the [K, rank]
 /// rows into one column per dim (and Squeeze).
@@ -312,7 +347,8 @@ llvm::Error sliceExtents(ImportContext &ctx, const onnx::NodeProto &node,
 }
 
 /// Inputs whose extent the op's importer took into account, so that the
-/// output's extent (if any) comes from elsewhere: Shape's (the extent in
+/// output's extent (if any) comes from elsewhere: Reshape's data
+/// (reshapeExtent), Shape's (the extent in
 /// place of the bound, withExtentDim), NonZero's input (zeroed past the
 /// count first, zeroPastExtent), TopK's along its axis (ranked last,
 /// importTopK), the data of a Gather
@@ -330,7 +366,9 @@ llvm::Expected<bool> consumesExtent(ImportContext &ctx,
     TRY(axis, normAxis(node, axis, x.dims().size()));
     return axis == int64_t(e.axis);
   }
-  if (node.op_type() == "NonZero" || node.op_type() == "Shape")
+  // Reshape's importer keeps the count (reshapeExtent).
+  if (node.op_type() == "NonZero" || node.op_type() == "Shape" ||
+      (node.op_type() == "Reshape" && i == 0))
     return true;
   if (isReduction(node.op_type()) && i == 0) {
     // Masked past the count by the importer (maskForReduction).
@@ -348,6 +386,11 @@ llvm::Expected<bool> consumesExtent(ImportContext &ctx,
 }
 
 } // namespace
+
+bool ember::sameCount(NodeValue a, NodeValue b) {
+  std::set<std::pair<const Node *, const Node *>> seen;
+  return equalCounts(a, b, seen);
+}
 
 llvm::Expected<NodeValue> ember::indicesFromExtent(ImportContext &ctx,
                                                    const onnx::NodeProto &node,
@@ -368,6 +411,7 @@ llvm::Expected<NodeValue> ember::indicesFromExtent(ImportContext &ctx,
 
 llvm::Error ember::propagateExtents(ImportContext &ctx,
                                     const onnx::NodeProto &node) {
+  EMBER_RETURN_IF_ERR(propagateShapeExtents(ctx, node));
   const ImportContext::Extent *found = nullptr;
   int64_t outAxis = -1;
   for (int i = 0; i < node.input_size(); ++i) {
@@ -406,7 +450,7 @@ llvm::Error ember::propagateExtents(ImportContext &ctx,
     if (a < 0 || a >= int64_t(y.dims().size()) ||
         y.dims()[a] != x.dims()[e->axis])
       return refuse("this op does not keep that axis");
-    if (found && (found->count != e->count || outAxis != a))
+    if (found && (outAxis != a || !sameCount(found->count, e->count)))
       return refuse("another input has another data-dependent extent");
     found = e;
     outAxis = a;

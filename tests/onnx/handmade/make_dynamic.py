@@ -299,3 +299,84 @@ write("test_shape_fill",
       [[np.array([-1, .2, .9, .3, -2, .7, .1, 0], np.float32),
         rng.standard_normal((8, 3)).astype(np.float32)],
        [np.zeros(8, np.float32), np.ones((8, 3), np.float32)]])
+
+
+def nms_boxes(n, center, flip):
+    """n boxes in clusters (so that many overlap), as corners y1, x1, y2, x2
+    (some given in the other order when flip) or centers x, y, w, h."""
+    c = rng.random((n, 2)).astype(np.float32) * 8
+    c = c[rng.integers(0, n // 10, n)] + rng.standard_normal((n, 2)) * .3
+    wh = rng.uniform(.5, 2, (n, 2))
+    if center:
+        return np.concatenate([c, wh], 1).astype(np.float32)
+    b = np.concatenate([c[:, ::-1] - wh[:, ::-1] / 2,
+                        c[:, ::-1] + wh[:, ::-1] / 2], 1)
+    if flip:
+        b[::3] = b[::3][:, [2, 3, 0, 1]]
+    return b.astype(np.float32)
+
+
+# NonMaxSuppression over more boxes than the unrolled graph took (256):
+# one NMSKeep instruction per graph. Two batches, two classes, a score
+# threshold, at most 130 per class (some classes select fewer); scores
+# rounded to 0.05 so that ties are ordered by the lower box index (as
+# onnxruntime orders them).
+for center in (0, 1):
+    write("test_nms_many_boxes%s" % ("_center" if center else ""),
+          [helper.make_node("NonMaxSuppression",
+                            ["b", "s", "mo", "iou", "st"], ["y"],
+                            center_point_box=center)],
+          [vi("b", F, [2, 300, 4]), vi("s", F, [2, 2, 300])],
+          [vi("y", I64, ["n", 3])],
+          {"mo": np.array([130], np.int64), "iou": np.array([.4], np.float32),
+           "st": np.array([.1], np.float32)},
+          [[np.stack([nms_boxes(300, center, True) for _ in range(2)]),
+            np.round(rng.random((2, 2, 300)) * 20).astype(np.float32) / 20]
+           for _ in range(2)] +
+          [[np.stack([nms_boxes(300, center, False)] * 2),
+            np.zeros((2, 2, 300), np.float32)]])
+# Two counts equal by construction (ssdlite's batched NMS offsets): the
+# boxes of two filters concatenated, and the per-row fills of their Shapes
+# concatenated the same way, are added; Concat sums the counts separately
+# for each, and the sums are the same computation on the same counts.
+write("test_equal_counts",
+      filtered("x", "p", "Greater", "h") + filtered("x", "q", "Less", "l") +
+      [helper.make_node("Concat", ["p", "q"], ["pq"], axis=0),
+       helper.make_node("Shape", ["p"], ["sp"]),
+       helper.make_node("Shape", ["q"], ["sq"]),
+       helper.make_node("ConstantOfShape", ["sp"], ["fp"],
+                        value=numpy_helper.from_array(
+                            np.array([10], np.float32))),
+       helper.make_node("ConstantOfShape", ["sq"], ["fq"],
+                        value=numpy_helper.from_array(
+                            np.array([20], np.float32))),
+       helper.make_node("Concat", ["fp", "fq"], ["f"], axis=0),
+       helper.make_node("Add", ["pq", "f"], ["y"])],
+      [vi("x", F, [8])], [vi("y", F, ["u"])],
+      {"h": np.array(.5, np.float32), "l": np.array(-.5, np.float32),
+       "a0": np.array([0], np.int64)},
+      [[np.array([-1, .2, .9, .3, -2, .7, .1, 0], np.float32)],
+       [np.array([.6, .9, .8, .7, .55, .6, 1, 2], np.float32)],
+       [np.zeros(8, np.float32)]])
+# Reshape of counted rows to a shape rebuilt from their Shape (retinanet's
+# boxes after clipping: Gather of each entry, Unsqueeze, Concat), and to a
+# constant shape with -1 at the counted axis: the rows keep their count.
+write("test_reshape_shape_of_count",
+      rows +
+      [helper.make_node("Reshape", ["P", "m13"], ["T"]),
+       helper.make_node("Shape", ["P"], ["S"]),
+       helper.make_node("Gather", ["S", "i0"], ["s0"], axis=0),
+       helper.make_node("Gather", ["S", "i1"], ["s1"], axis=0),
+       helper.make_node("Unsqueeze", ["s0", "a0"], ["u0"]),
+       helper.make_node("Unsqueeze", ["s1", "a0"], ["u1"]),
+       helper.make_node("Concat", ["u0", "u1"], ["shp"], axis=0),
+       helper.make_node("Reshape", ["T", "shp"], ["R"]),
+       helper.make_node("Add", ["R", "P"], ["y"])],
+      [vi("x", F, [8]), vi("X", F, [8, 3])],
+      [vi("T", F, ["u", 1, 3]), vi("y", F, ["u", 3])],
+      {"h": np.array(.5, np.float32), "a0": np.array([0], np.int64),
+       "m13": np.array([-1, 1, 3], np.int64),
+       "i0": np.array(0, np.int64), "i1": np.array(1, np.int64)},
+      [[np.array([-1, .2, .9, .3, -2, .7, .1, 0], np.float32),
+        rng.standard_normal((8, 3)).astype(np.float32)],
+       [np.zeros(8, np.float32), np.ones((8, 3), np.float32)]])
