@@ -380,3 +380,25 @@ write("test_reshape_shape_of_count",
       [[np.array([-1, .2, .9, .3, -2, .7, .1, 0], np.float32),
         rng.standard_normal((8, 3)).astype(np.float32)],
        [np.zeros(8, np.float32), np.ones((8, 3), np.float32)]])
+# If with a run-time condition whose branches give an empty result and a
+# counted one (torchvision's batched NMS: nothing when there are no boxes),
+# or two counted ones of one bound: the count is selected with the data.
+empty = numpy_helper.from_array(np.zeros(0, np.int64))
+then_g = helper.make_graph(
+    [helper.make_node("Constant", [], ["e"], value=empty)] +
+    filtered("x", "lo", "Less", "h"), "then", [],
+    [vi("e", I64, [0]), vi("lo", F, ["a"])])
+else_g = helper.make_graph(
+    filtered("x", "hi", "Greater", "h"), "else", [],
+    [vi("hi_k", I64, ["b"]), vi("hi", F, ["c"])])
+write("test_if_counted",
+      [helper.make_node("ReduceSum", ["x"], ["t"], keepdims=0),
+       helper.make_node("Less", ["t", "z"], ["c"]),
+       helper.make_node("If", ["c"], ["y", "v"], then_branch=then_g,
+                        else_branch=else_g)],
+      [vi("x", F, [8])], [vi("y", I64, ["n"]), vi("v", F, ["m"])],
+      {"h": np.array(.5, np.float32), "z": np.array(0, np.float32),
+       "a0": np.array([0], np.int64)},
+      [[np.array([-1, .2, .9, .3, -2, .7, .1, 0], np.float32)],
+       [np.array([.6, .9, .8, .7, .55, .6, 1, 2], np.float32)],
+       [np.array([-.6, .9, -.8, .7, -.55, .6, 1, 2], np.float32)]])
