@@ -175,6 +175,9 @@ llvm::Expected<int64_t> keptAxis(ImportContext &ctx,
     TRY(axis, normAxis(node, axis, r));
     return a == axis ? -1 : a;
   }
+  if (op == "RoiAlign")
+    // The regions (and their batch indices) are the output's leading dim.
+    return (in == 1 || in == 2) && a == 0 ? 0 : -1;
   if (in == 0 && isReduction(op)) {
     TRY(std::optional<std::set<int64_t>> axes, reductionAxes(ctx, node, r));
     if (!axes || axes->count(a))
