@@ -175,6 +175,25 @@ llvm::Expected<int64_t> keptAxis(ImportContext &ctx,
     TRY(axis, normAxis(node, axis, r));
     return a == axis ? -1 : a;
   }
+  if ((op == "Softmax" || op == "LogSoftmax" || op == "Hardmax") && in == 0) {
+    // Before opset 13 the dims from axis on are one row.
+    bool rows = ctx.opset() < 13;
+    TRY(int64_t axis, attrs.getInt("axis", rows ? 1 : -1));
+    TRY(axis, normAxis(node, axis, r));
+    return (rows ? a < axis : a != axis) ? a : -1;
+  }
+  if (op == "Gemm" && in == 0) {
+    // The rows of A (the columns when transposed) are the result's rows.
+    TRY(int64_t transA, attrs.getInt("transA", 0));
+    return a == (transA ? 1 : 0) ? 0 : -1;
+  }
+  if (op == "MatMul")
+    // LHS rows and batch dims, RHS columns.
+    return in == 0 && a < r - 1    ? a + R - r
+           : in == 1 && a == r - 1 ? R - 1
+                                   : -1;
+  if (op == "ScatterElements" || op == "ScatterND")
+    return in == 0 ? a : -1;
   if (op == "RoiAlign")
     // The regions (and their batch indices) are the output's leading dim.
     return (in == 1 || in == 2) && a == 0 ? 0 : -1;
@@ -197,7 +216,12 @@ llvm::Expected<int64_t> keptAxis(ImportContext &ctx,
       TRY(axes, attrs.getInts("axes", Ints{}));
     } else {
       TRY(starts, optionalInts(ctx, node, 1, Ints{}));
-      TRY(ends, optionalInts(ctx, node, 2, Ints{}));
+      if (const ImportContext::ShapeExtent *se =
+              ctx.shapeExtentOf(node.input(2)))
+        ends = se->bound; // at the bound (importSlice)
+      else {
+        TRY(ends, optionalInts(ctx, node, 2, Ints{}));
+      }
       TRY(axes, optionalInts(ctx, node, 3, Ints{}));
       TRY(steps, optionalInts(ctx, node, 4, Ints{}));
     }
@@ -345,13 +369,22 @@ llvm::Error sliceExtents(ImportContext &ctx, const onnx::NodeProto &node,
     NodeValue cut = constantOf(ctx, node, ElemKind::Int64, {1}, y.dims()[a]);
     TRY(out.count, binary(ctx, node, OpKind::Min, e.count, cut));
   }
+  // An end from a count (importSlice checked that it cuts this axis).
+  const ImportContext::ShapeExtent *se =
+      ctx.opset() >= 10 && node.input_size() > 2
+          ? ctx.shapeExtentOf(node.input(2))
+          : nullptr;
+  if (se && !sameCount(se->count, out.count)) {
+    TRY(out.count, binary(ctx, node, OpKind::Min, out.count, se->count));
+  }
   ctx.setExtent(node.output(0), out);
   return llvm::Error::success();
 }
 
 /// Inputs whose extent the op's importer took into account, so that the
 /// output's extent (if any) comes from elsewhere: Reshape's data
-/// (reshapeExtent), Shape's (the extent in
+/// (reshapeExtent), ScatterElements' indices and updates (masked past the
+/// count, importScatterElements), Shape's (the extent in
 /// place of the bound, withExtentDim), NonZero's input (zeroed past the
 /// count first, zeroPastExtent), TopK's along its axis (ranked last,
 /// importTopK), the data of a Gather
@@ -363,6 +396,16 @@ llvm::Expected<bool> consumesExtent(ImportContext &ctx,
                                     const ImportContext::Extent &e) {
   if (node.op_type() == "NonMaxSuppression")
     return i < 2;
+  if (node.op_type() == "ScatterElements" && i > 0) {
+    // Indices past their count scatter nothing (importScatterElements);
+    // the updates must be counted with them.
+    const ImportContext::Extent *idx = ctx.extentOf(node.input(1));
+    if (i == 2 &&
+        (!idx || idx->axis != e.axis || !sameCount(idx->count, e.count)))
+      return fail(node, "the updates have a data-dependent extent the "
+                        "indices do not share (docs/RuntimeInputs.md)");
+    return true;
+  }
   if (node.op_type() == "TopK" && i == 0) {
     TRY(int64_t axis, AttrReader(node).getInt("axis", -1));
     TRY(NodeValue x, ctx.input(node, 0));

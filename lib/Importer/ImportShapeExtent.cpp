@@ -3,12 +3,13 @@
 // The Shape of a value with a data-dependent extent is computed in the
 // graph (withExtentDim) and recorded as a ShapeExtent: its static bound
 // with the counted entry. Models rebuild shapes from it by picking entries
-// (Gather), changing rank (Unsqueeze, Squeeze) and joining lists (Concat)
-// before a Reshape, ConstantOfShape or Expand, which need the shape at
-// import. Here those ops carry the record: an entry list without the
-// counted entry is static, and becomes a Constant; one with it keeps the
-// count. Reshape then sizes its result for the bound and keeps the count on
-// the axis whose rows it keeps (reshapeExtent).
+// (Gather), changing rank (Unsqueeze, Squeeze), joining lists (Concat) and
+// replacing -1 (Equal, Where), adding 0 (Add, Sub) before a Reshape,
+// ConstantOfShape or Expand, which need the shape at import. Here those ops
+// carry the record: an entry list without the counted entry is static, and
+// becomes a Constant; one with it keeps the count. Reshape then sizes its
+// result for the bound and keeps the count on the axis whose rows it keeps
+// (reshapeExtent).
 //
 //===----------------------------------------------------------------------===//
 #include "ImportHelpers.h"
@@ -52,6 +53,75 @@ std::optional<ShapeVals> shapeVals(ImportContext &ctx,
   ShapeVals out;
   for (dim_t j = 0; j < c->getPayload().size(); ++j)
     out.v.push_back(int64_t(c->getPayload().elementAsDouble(j)));
+  return out;
+}
+
+/// Equal and Where on shape entries, as torch writes expand(-1, ...):
+/// `Where(shape == -1, 1, shape)`. A count is never negative, so it equals
+/// no negative constant; a Where keeps the count where it picks it.
+std::optional<ShapeVals> selectedEntries(ImportContext &ctx,
+                                         const onnx::NodeProto &node) {
+  std::vector<ShapeVals> in;
+  for (int i = 0; i < node.input_size(); ++i) {
+    std::optional<ShapeVals> v = shapeVals(ctx, node, i);
+    if (!v)
+      return std::nullopt;
+    in.push_back(*v);
+  }
+  size_t n = 1;
+  for (const ShapeVals &v : in)
+    n = std::max(n, v.v.size());
+  for (const ShapeVals &v : in)
+    if (v.v.size() != n && v.v.size() != 1)
+      return std::nullopt;
+  auto at = [&](const ShapeVals &v, size_t j) {
+    return v.v.size() == 1 ? v.v[0] : v.v[j];
+  };
+  auto counted = [&](const ShapeVals &v, size_t j) {
+    return v.at >= 0 && (v.v.size() == 1 || size_t(v.at) == j);
+  };
+  ShapeVals out;
+  for (size_t j = 0; j < n; ++j) {
+    if (node.op_type() == "Equal") {
+      if (in.size() != 2)
+        return std::nullopt;
+      bool c0 = counted(in[0], j), c1 = counted(in[1], j);
+      if (c0 && c1)
+        return std::nullopt;
+      if ((c0 && at(in[1], j) >= 0) || (c1 && at(in[0], j) >= 0))
+        return std::nullopt; // the count may equal it
+      out.v.push_back(!c0 && !c1 && at(in[0], j) == at(in[1], j));
+      continue;
+    }
+    if (in.size() != 3 || counted(in[0], j))
+      return std::nullopt;
+    const ShapeVals &pick = at(in[0], j) ? in[1] : in[2];
+    if (counted(pick, j)) {
+      if (out.at >= 0)
+        return std::nullopt;
+      out.at = j;
+      out.count = pick.count;
+    }
+    out.v.push_back(at(pick, j));
+  }
+  return out;
+}
+
+/// Add or Sub of static entries, 0 at the counted one (torch's `0 + n` for
+/// a slice end): the count stays.
+std::optional<ShapeVals> offsetEntries(ImportContext &ctx,
+                                       const onnx::NodeProto &node) {
+  std::optional<ShapeVals> a = shapeVals(ctx, node, 0);
+  std::optional<ShapeVals> b = shapeVals(ctx, node, 1);
+  if (!a || !b || a->v.size() != b->v.size() || (a->at >= 0 && b->at >= 0) ||
+      (node.op_type() == "Sub" && b->at >= 0))
+    return std::nullopt;
+  ShapeVals out = a->at >= 0 ? *a : *b;
+  const ShapeVals &other = a->at >= 0 ? *b : *a;
+  if (other.v[out.at] != 0)
+    return std::nullopt;
+  for (size_t j = 0; j < out.v.size(); ++j)
+    out.v[j] = node.op_type() == "Add" ? a->v[j] + b->v[j] : a->v[j] - b->v[j];
   return out;
 }
 
@@ -100,6 +170,10 @@ std::optional<ShapeVals> movedEntries(ImportContext &ctx,
     }
     return out;
   }
+  if (op == "Equal" || op == "Where")
+    return selectedEntries(ctx, node);
+  if (op == "Add" || op == "Sub")
+    return offsetEntries(ctx, node);
   if (op == "Concat") {
     ShapeVals out;
     for (int i = 0; i < node.input_size(); ++i) {

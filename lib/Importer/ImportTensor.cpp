@@ -227,6 +227,10 @@ llvm::Error importScatterElements(ImportContext &ctx,
   TRY(axis, normAxis(node, axis, x.dims().size()));
   TRY(int64_t red, reductionOf(node));
   EMBER_RETURN_IF_ERR(checkAxisIndices(ctx, node, x, idx, axis));
+  // Index entries past a data-dependent extent do not exist: out of range,
+  // they scatter nothing (torchvision's per-level RoiAlign results).
+  TRY(idx,
+      zeroPastExtent(ctx, node, idx, node.input(1), double(x.dims()[axis])));
   TRY(NodeValue y, make(ctx, node, OpKind::ScatterElements, {x, idx, upd},
                         {Attr::makeInt(axis), Attr::makeInt(red)}));
   return ctx.setOutput(node, y);
@@ -266,11 +270,25 @@ llvm::Error importSlice(ImportContext &ctx, const onnx::NodeProto &node) {
         return importRuntimeSlice(ctx, node, x);
     }
     TRY(starts, ctx.constantInts(node, 1));
-    TRY(ends, ctx.constantInts(node, 2));
+    // Ends computed from a data-dependent count (`x[:n]` of a counted x)
+    // are taken at their bound; the count then cuts (sliceExtents).
+    const ImportContext::ShapeExtent *se = ctx.shapeExtentOf(node.input(2));
+    if (se) {
+      ends = se->bound;
+    } else {
+      TRY(ends, ctx.constantInts(node, 2));
+    }
     Ints all(starts.size());
     std::iota(all.begin(), all.end(), 0);
     TRY(axes, optionalInts(ctx, node, 3, all));
     TRY(steps, optionalInts(ctx, node, 4, Ints(starts.size(), 1)));
+    const ImportContext::Extent *e = ctx.extentOf(node.input(0));
+    if (se &&
+        (se->at >= axes.size() || !e ||
+         int64_t(e->axis) != (axes[se->at] + r) % std::max<int64_t>(r, 1)))
+      return fail(node,
+                  "an end computed from a data-dependent count must "
+                  "cut the axis that count sizes (docs/RuntimeInputs.md)");
   }
   if (steps.empty())
     steps.assign(starts.size(), 1);

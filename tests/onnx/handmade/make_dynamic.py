@@ -402,3 +402,25 @@ write("test_if_counted",
       [[np.array([-1, .2, .9, .3, -2, .7, .1, 0], np.float32)],
        [np.array([.6, .9, .8, .7, .55, .6, 1, 2], np.float32)],
        [np.array([-.6, .9, -.8, .7, -.55, .6, 1, 2], np.float32)]])
+# x[:n] with n = 0 + the count of x from its Shape (Faster R-CNN's split of
+# the proposals per image), and x[:n] with n the count of a smaller filter:
+# the rows are cut to the end's count.
+write("test_slice_to_count",
+      rows + filtered("x", "q", "Greater", "h2") +
+      [helper.make_node("Shape", ["P"], ["S"]),
+       helper.make_node("Gather", ["S", "i0"], ["s0"], axis=0),
+       helper.make_node("Unsqueeze", ["s0", "a0"], ["u0"]),
+       helper.make_node("Add", ["z1", "u0"], ["end"]),
+       helper.make_node("Slice", ["P", "z1", "end", "z1"], ["y"]),
+       helper.make_node("Shape", ["q"], ["Q"]),
+       helper.make_node("Slice", ["P", "z1", "Q", "z1"], ["w"])],
+      [vi("x", F, [8]), vi("X", F, [8, 3])],
+      [vi("y", F, ["u", 3]), vi("w", F, ["v", 3])],
+      {"h": np.array(.5, np.float32), "h2": np.array(.8, np.float32),
+       "a0": np.array([0], np.int64), "z1": np.array([0], np.int64),
+       "i0": np.array(0, np.int64)},
+      [[np.array([-1, .2, .9, .3, -2, .7, .1, 0], np.float32),
+        rng.standard_normal((8, 3)).astype(np.float32)],
+       [np.array([.6, .9, .8, .7, .55, .6, 1, 2], np.float32),
+        rng.standard_normal((8, 3)).astype(np.float32)],
+       [np.zeros(8, np.float32), np.ones((8, 3), np.float32)]])
