@@ -121,7 +121,8 @@ selectCounted(ImportContext &ctx, const onnx::NodeProto &node, NodeValue cond,
   const std::string &na = thenG.output(int(i)).name(),
                     &nb = elseG.output(int(i)).name();
   const ImportContext::Extent *ea = ctx.extentOf(na), *eb = ctx.extentOf(nb);
-  int64_t r = a.dims().size(), axis = ea ? ea->axis : eb ? eb->axis : -1;
+  int64_t r = a.dims().size();
+  int64_t axis = ea ? int64_t(ea->axis) : eb ? int64_t(eb->axis) : -1;
   bool ok = a.getElemKind() == b.getElemKind() && int64_t(b.dims().size()) == r;
   for (int64_t d = 0; ok && d < r; ++d)
     if (a.dims()[d] != b.dims()[d]) {

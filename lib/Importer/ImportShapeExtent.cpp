@@ -230,21 +230,32 @@ llvm::Error ember::reshapeExtent(ImportContext &ctx,
   if (!e)
     return fail(node, "the shape holds a data-dependent count "
                       "(docs/RuntimeInputs.md) but the data has none");
-  // The output axis whose entries are the input's counted rows: the same
-  // number of elements before it and the bound there.
-  int64_t before = 1, at = -1;
+  // The output axis whose entries are the input's counted rows, each row
+  // possibly merged with the \p m entries of the dims after it (`x.view(-1,
+  // 4)` of [K, C, 4]): the same number of elements before it and the bound
+  // times m there. The rows past the count stay a suffix, m entries each.
+  int64_t before = 1, at = -1, m = 1, bound = x.dims()[e->axis];
   for (unsigned a = 0; a < e->axis; ++a)
     before *= x.dims()[a];
   for (int64_t o = 0, p = 1; o < int64_t(shape.size()) && at < 0; ++o) {
-    if (p == before && shape[o] == int64_t(x.dims()[e->axis]))
-      at = o;
+    int64_t merged = 1;
+    for (size_t a = e->axis + 1; p == before && a <= x.dims().size(); ++a) {
+      if (shape[o] == bound * merged) {
+        at = o;
+        m = merged;
+        break;
+      }
+      if (a < x.dims().size())
+        merged *= x.dims()[a];
+    }
     p *= shape[o];
   }
   // That entry must follow the count: computed from it, -1, or 0 (copied
   // from the counted axis); a constant would fix the actual size.
   bool follows =
-      at >= 0 && (s ? int64_t(s->at) == at && sameCount(s->count, e->count)
-                    : raw[at] == -1 || (raw[at] == 0 && at == e->axis));
+      at >= 0 &&
+      (s ? int64_t(s->at) == at && m == 1 && sameCount(s->count, e->count)
+         : raw[at] == -1 || (raw[at] == 0 && at == e->axis && m == 1));
   if (!follows)
     return fail(node, "input '" + node.input(0) +
                           "' has a data-dependent extent on axis " +
@@ -252,6 +263,11 @@ llvm::Error ember::reshapeExtent(ImportContext &ctx,
                           "; the Reshape keeps its rows only on an axis that "
                           "the shape computes from that count, or -1 there "
                           "(docs/RuntimeInputs.md)");
-  ctx.setExtent(node.output(0), {unsigned(at), e->count});
+  NodeValue count = e->count;
+  if (m > 1) {
+    NodeValue times = constantOf(ctx, node, ElemKind::Int64, {1}, double(m));
+    TRY(count, binary(ctx, node, OpKind::Mul, count, times));
+  }
+  ctx.setExtent(node.output(0), {unsigned(at), count});
   return llvm::Error::success();
 }
