@@ -424,3 +424,53 @@ write("test_slice_to_count",
        [np.array([.6, .9, .8, .7, .55, .6, 1, 2], np.float32),
         rng.standard_normal((8, 3)).astype(np.float32)],
        [np.zeros(8, np.float32), np.ones((8, 3), np.float32)]])
+# Faster R-CNN's second stage on counted rows P = X[x > 0.5]: Softmax over
+# the row, Gemm and MatMul of the rows, Reshape to [-1, 2, 2] and then
+# merging the rows with the next dim ([-1, 2]: the count doubles), and
+# MultiScaleRoIAlign's scatter: rows r with P[r, 0] > 0 written back by
+# index into zeros shaped like P, the index column expanded with torch's
+# expand(-1, 3) (Where(shape == -1, 1, shape) on [count, 3]).
+one3 = numpy_helper.from_array(np.array([1], np.int64))
+write("test_count_rows_ops",
+      rows +
+      [helper.make_node("Softmax", ["P"], ["sm"], axis=1),
+       helper.make_node("Gemm", ["P", "W", "c2"], ["g"]),
+       helper.make_node("MatMul", ["P", "W4"], ["mm"]),
+       helper.make_node("Reshape", ["mm", "s22"], ["R"]),
+       helper.make_node("Reshape", ["R", "s2"], ["M"]),
+       helper.make_node("Shape", ["P"], ["S"]),
+       helper.make_node("ConstantOfShape", ["S"], ["zero"]),
+       helper.make_node("Gather", ["P", "i0"], ["col"], axis=1),
+       helper.make_node("Greater", ["col", "z"], ["pos"]),
+       helper.make_node("NonZero", ["pos"], ["nz"]),
+       helper.make_node("Reshape", ["nz", "m11"], ["q"]),
+       helper.make_node("Shape", ["q"], ["Q"]),
+       helper.make_node("Gather", ["Q", "i0"], ["q0"], axis=0),
+       helper.make_node("Unsqueeze", ["q0", "a0"], ["qu"]),
+       helper.make_node("Concat", ["qu", "three"], ["shp"], axis=0),
+       helper.make_node("ConstantOfShape", ["two"], ["ones"], value=one3),
+       helper.make_node("Mul", ["ones", "m1"], ["neg"]),
+       helper.make_node("Equal", ["shp", "neg"], ["isneg"]),
+       helper.make_node("Where", ["isneg", "ones", "shp"], ["shp2"]),
+       helper.make_node("Expand", ["q", "shp2"], ["idx"]),
+       helper.make_node("Squeeze", ["q", "a1"], ["qs"]),
+       helper.make_node("Gather", ["P", "qs"], ["upd"], axis=0),
+       helper.make_node("ScatterElements", ["zero", "idx", "upd"], ["sc"],
+                        axis=0)],
+      [vi("x", F, [8]), vi("X", F, [8, 3])],
+      [vi("sm", F, ["u", 3]), vi("g", F, ["u", 2]), vi("M", F, ["w", 2]),
+       vi("sc", F, ["u", 3])],
+      {"h": np.array(.5, np.float32), "a0": np.array([0], np.int64),
+       "a1": np.array([1], np.int64), "z": np.array(0, np.float32),
+       "W": rng.standard_normal((3, 2)).astype(np.float32),
+       "c2": rng.standard_normal(2).astype(np.float32),
+       "W4": rng.standard_normal((3, 4)).astype(np.float32),
+       "s22": np.array([-1, 2, 2], np.int64),
+       "s2": np.array([-1, 2], np.int64), "i0": np.array(0, np.int64),
+       "m11": np.array([-1, 1], np.int64), "m1": np.array([-1], np.int64),
+       "two": np.array([2], np.int64), "three": np.array([3], np.int64)},
+      [[np.array([-1, .2, .9, .3, -2, .7, .1, 0], np.float32),
+        rng.standard_normal((8, 3)).astype(np.float32)],
+       [np.array([.6, .9, .8, .7, .55, .6, 1, 2], np.float32),
+        rng.standard_normal((8, 3)).astype(np.float32)],
+       [np.zeros(8, np.float32), np.ones((8, 3), np.float32)]])
