@@ -363,7 +363,49 @@ llvm::Error importConstantOfShape(ImportContext &ctx,
   return ctx.setOutput(node, constantOf(ctx, node, kind, ty.dims(), v));
 }
 
+/// Range to a limit that is a data-dependent count (the Shape of a counted
+/// value: `torch.arange(len(boxes))`) with a constant start and delta > 0:
+/// the values up to the bound, counted by ceil((count - start) / delta).
+llvm::Error rangeToCount(ImportContext &ctx, const onnx::NodeProto &node,
+                         const ImportContext::ShapeExtent &limit) {
+  TRY(const Tensor *t0, ctx.constantInput(node, 0));
+  TRY(double start, constantScalar(ctx, node, 0));
+  TRY(double delta, constantScalar(ctx, node, 2));
+  if (!(delta > 0) || limit.bound.size() != 1)
+    return fail(node, "a limit from a data-dependent count needs a constant "
+                      "start and a positive constant delta "
+                      "(docs/RuntimeInputs.md)");
+  double bound = std::ceil((double(limit.bound[0]) - start) / delta);
+  if (!(bound >= 1 && bound <= double(kMaxFoldElements)))
+    return fail(node, "the result's bound is empty or has more than " +
+                          llvm::Twine(kMaxFoldElements) + " elements");
+  int64_t n = int64_t(bound);
+  Tensor t(t0->getElemKind(), {n});
+  for (int64_t i = 0; i < n; ++i)
+    storeElement(t.data(), t.getElemKind(), i, start + i * delta);
+  EMBER_RETURN_IF_ERR(ctx.setOutput(
+      node, ctx.module().createConstant(nameOf(node), std::move(t))));
+  if (start == 0 && delta == 1) { // the count itself, one with its source's
+    ctx.setExtent(node.output(0), {0, limit.count});
+    return llvm::Error::success();
+  }
+  // The count in float (exact below 2^24, as the positions elsewhere).
+  TRY(NodeValue c, castTo(ctx, node, limit.count, ElemKind::Float32));
+  NodeValue s = constantOf(ctx, node, ElemKind::Float32, {1}, start);
+  NodeValue d = constantOf(ctx, node, ElemKind::Float32, {1}, delta);
+  TRY(c, binary(ctx, node, OpKind::Sub, c, s));
+  TRY(c, binary(ctx, node, OpKind::Div, c, d));
+  TRY(c, unary(ctx, node, OpKind::Ceil, c));
+  NodeValue zero = constantOf(ctx, node, ElemKind::Float32, {1}, 0);
+  TRY(c, binary(ctx, node, OpKind::Max, c, zero));
+  TRY(c, castTo(ctx, node, c, ElemKind::Int64));
+  ctx.setExtent(node.output(0), {0, c});
+  return llvm::Error::success();
+}
+
 llvm::Error importRange(ImportContext &ctx, const onnx::NodeProto &node) {
+  if (const ImportContext::ShapeExtent *se = ctx.shapeExtentOf(node.input(1)))
+    return rangeToCount(ctx, node, *se);
   for (int i = 0; i < 3; ++i) {
     TRY(NodeValue v, ctx.input(node, i));
     if (!llvm::isa<Constant>(v.getNode()))

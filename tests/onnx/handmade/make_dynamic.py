@@ -474,3 +474,24 @@ write("test_count_rows_ops",
        [np.array([.6, .9, .8, .7, .55, .6, 1, 2], np.float32),
         rng.standard_normal((8, 3)).astype(np.float32)],
        [np.zeros(8, np.float32), np.ones((8, 3), np.float32)]])
+# Range to the count of counted rows (torch.arange(len(boxes))), from 0 by
+# 1 and from 1 by 2, and the first added to a column of the rows.
+write("test_range_to_count",
+      rows +
+      [helper.make_node("Shape", ["P"], ["S"]),
+       helper.make_node("Gather", ["S", "i0"], ["n"], axis=0),
+       helper.make_node("Range", ["zero", "n", "one"], ["r"]),
+       helper.make_node("Range", ["one", "n", "two"], ["r2"]),
+       helper.make_node("Cast", ["r"], ["rf"], to=F),
+       helper.make_node("Gather", ["P", "i0"], ["col"], axis=1),
+       helper.make_node("Add", ["rf", "col"], ["y"])],
+      [vi("x", F, [8]), vi("X", F, [8, 3])],
+      [vi("r", I64, ["u"]), vi("r2", I64, ["v"]), vi("y", F, ["u"])],
+      {"h": np.array(.5, np.float32), "a0": np.array([0], np.int64),
+       "i0": np.array(0, np.int64), "zero": np.array(0, np.int64),
+       "one": np.array(1, np.int64), "two": np.array(2, np.int64)},
+      [[np.array([-1, .2, .9, .3, -2, .7, .1, 0], np.float32),
+        rng.standard_normal((8, 3)).astype(np.float32)],
+       [np.array([.6, .9, .8, .7, .55, .6, 1, 2], np.float32),
+        rng.standard_normal((8, 3)).astype(np.float32)],
+       [np.zeros(8, np.float32), np.ones((8, 3), np.float32)]])
