@@ -1,7 +1,8 @@
-//===- Reduce.cpp - Reductions, ArgMax/ArgMin and TopK kernels ------------===//
+//===- Reduce.cpp - Reductions, ArgMax/ArgMin, TopK and NMSKeep ----------===//
 #include "Generic.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numeric>
 
@@ -97,6 +98,46 @@ static void topK(const TopKInst &I, const ExecContext &ctx) {
     }
 }
 
+/// ONNX NonMaxSuppression's overlap test in Float32, as onnxruntime makes
+/// it: a positive intersection, positive areas and IoU > \p thr.
+static bool overlaps(const float *a, const float *b, float thr) {
+  float iw = std::min(a[2], b[2]) - std::max(a[0], b[0]);
+  float ih = std::min(a[3], b[3]) - std::max(a[1], b[1]);
+  if (iw <= 0 || ih <= 0)
+    return false;
+  float inter = iw * ih, areaA = (a[2] - a[0]) * (a[3] - a[1]),
+        areaB = (b[2] - b[0]) * (b[3] - b[1]), uni = areaA + areaB - inter;
+  if (inter <= 0 || areaA <= 0 || areaB <= 0 || uni <= 0)
+    return false;
+  return inter / uni > thr;
+}
+
+/// Greedy selection per row: each candidate in order is kept unless a
+/// kept box overlaps it, until MaxOut are kept.
+static void nmsKeep(const NMSKeepInst &I, const ExecContext &ctx) {
+  Buf keep(ctx, I.getDestKeep()), slots(ctx, I.getDestSlots()),
+      cand(ctx, I.getCandidates()), corners(ctx, I.getCorners());
+  float thr = float(Buf(ctx, I.getIoUThreshold()).ld(0));
+  double maxOut = Buf(ctx, I.getMaxOut()).ld(0);
+  dim_t rows = cand.dims()[0], n = cand.dims()[1];
+  std::vector<std::array<float, 4>> box(n);
+  for (dim_t r = 0; r < rows; ++r) {
+    std::vector<dim_t> kept;
+    for (dim_t i = 0; i < n; ++i) {
+      for (int c = 0; c < 4; ++c)
+        box[i][c] = float(corners.ld((r * n + i) * 4 + c));
+      bool ok = cand.ld(r * n + i) != 0 && double(kept.size()) < maxOut &&
+                std::none_of(kept.begin(), kept.end(), [&](dim_t j) {
+                  return overlaps(box[i].data(), box[j].data(), thr);
+                });
+      keep.st(r * n + i, ok ? 1.0 : 0.0);
+      slots.st(r * n + i, 0);
+      if (ok)
+        kept.push_back(i);
+    }
+  }
+}
+
 /// Every row along the last axis normalized, in double: the reference for
 /// the one-pass kernels.
 static void layerNorm(const LayerNormInst &I, const ExecContext &ctx) {
@@ -135,6 +176,9 @@ bool interp::executeReduce(const Instruction &I, const ExecContext &ctx) {
     return true;
   case OpKind::TopK:
     topK(llvm::cast<TopKInst>(I), ctx);
+    return true;
+  case OpKind::NMSKeep:
+    nmsKeep(llvm::cast<NMSKeepInst>(I), ctx);
     return true;
   case OpKind::LayerNorm:
     layerNorm(llvm::cast<LayerNormInst>(I), ctx);

@@ -1,4 +1,4 @@
-//===- InferReduce.cpp - Reductions, ArgMax/ArgMin, TopK ------------------===//
+//===- InferReduce.cpp - Reductions, ArgMax/ArgMin, TopK, NMSKeep -------===//
 #include "Infer.h"
 
 #include "ember/Base/Error.h"
@@ -60,4 +60,21 @@ InferResult ember::inferTopK(llvm::ArrayRef<TypeRef> in,
   Dims d(x.dims().begin(), x.dims().end());
   d[axis] = k;
   return Types{x.withDims(d), Type(ElemKind::Int64, d)};
+}
+
+InferResult ember::inferNMSKeep(llvm::ArrayRef<TypeRef> in, const AttrList &) {
+  const Type &cand = *in[0], &corners = *in[1];
+  if (cand.rank() != 2 || corners.rank() != 3 ||
+      corners.dims()[0] != cand.dims()[0] ||
+      corners.dims()[1] != cand.dims()[1] || corners.dims()[2] != 4 ||
+      corners.getElemKind() != cand.getElemKind())
+    return makeErrorF("expects candidates [R, B] and corners [R, B, 4] of "
+                      "one kind, got {0} and {1}",
+                      cand.toString(), corners.toString());
+  for (unsigned i = 2; i < 4; ++i)
+    if (in[i]->size() != 1 || in[i]->getElemKind() != cand.getElemKind())
+      return makeErrorF("operand {0} must hold one value of the candidates' "
+                        "kind, got {1}",
+                        i, in[i]->toString());
+  return Types{cand, Type(ElemKind::Int64, cand.dims())};
 }

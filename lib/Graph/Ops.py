@@ -259,6 +259,19 @@ op("TopK", ["Input"], [("K", "int"), ("Axis", "int"), ("Largest", "int")],
    doc="The K largest (Largest=1) or smallest elements along Axis, sorted, "
        "ties broken by the lower index; Indices are Int64.")
 
+# Greedy non-maximum suppression in one instruction (ImportNMS.cpp builds
+# its operands): O(boxes x kept) box tests, no size limit but memory.
+op("NMSKeep", ["Candidates", "Corners", "IoUThreshold", "MaxOut"],
+   infer="NMSKeep", results=["Keep", "Slots"],
+   rules=[("float", "Candidates")],
+   doc="Per row r of Candidates [R, B] (boxes in score order, 1 where a "
+       "box may be selected) and Corners [R, B, 4] (x min, y min, x max, "
+       "y max), Keep [R, B] is 1 where the box is selected: a candidate that "
+       "no earlier selected box overlaps with IoU > IoUThreshold [1], while "
+       "fewer than MaxOut [1] are selected (ONNX NonMaxSuppression's test, "
+       "in Float32). Slots [R, B] (Int64) holds the selected boxes' "
+       "positions, first to last, as scratch.")
+
 op("CumSum", ["Input"], [("Axis", "int"), ("Exclusive", "int"),
                          ("Reverse", "int")],
    doc="Running sum along Axis, optionally exclusive and/or reversed.")
@@ -496,7 +509,7 @@ kernel(["PoolND"], "numeric", when="averageIsFloat")
 kernel(["Resize"], "float", when="resizeCoordModeHasKernel")
 # Windows and the portable fallbacks; quantized models pool their bytes.
 kernel(["MaxPool"], "f32_or_bytes")
-kernel(["AvgPool", "Softmax", "MatMul", "LayerNorm"], "f32")
+kernel(["AvgPool", "Softmax", "MatMul", "LayerNorm", "NMSKeep"], "f32")
 
 interpreter(["Transpose", "Broadcast", "Concat", "ChannelShuffle"], "any")
 # Lowered before the Interpreter runs, or not an instruction.
@@ -506,7 +519,7 @@ interpreter(["Gemm", "BatchNorm", "Reshape", "Save", "Quantize", "Dequantize",
 interpreter(["Cast"], "plain_or_bf16")  # BFloat16 rounds to nearest even
 interpreter(["MaxPool"], "f32_or_bytes")
 interpreter(["MatMul", "Conv", "ConvNHWC", "AvgPool", "Softmax",
-             "ScaledSoftmax", "Attention"], "f32")
+             "ScaledSoftmax", "Attention", "NMSKeep"], "f32")
 
 
 # lowering(fn, names): the shared kernel lowering builds the kernels of the
@@ -540,6 +553,7 @@ lowering("lowerTile", ["Tile"])
 lowering("lowerArgReduce", ["ArgMax", "ArgMin"])
 lowering("lowerCumSum", ["CumSum"])
 lowering("lowerTopK", ["TopK"])
+lowering("lowerNMSKeep", ["NMSKeep"])  # NMS.cpp
 lowering("lowerPoolND", ["PoolND"])  # Windows.cpp
 lowering("lowerConvTranspose", ["ConvTranspose"])
 lowering("lowerResize", ["Resize"])

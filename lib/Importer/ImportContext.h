@@ -229,6 +229,25 @@ llvm::Error finishRuntimeInputs(ImportContext &ctx, const onnx::NodeProto &node,
 /// node (ImportDynamic.cpp, docs/RuntimeInputs.md).
 llvm::Error propagateExtents(ImportContext &ctx, const onnx::NodeProto &node);
 
+/// Carries the shape extent of a Shape's result through the ops that
+/// move its entries (Gather, Unsqueeze, Squeeze, Concat, Identity, Cast to
+/// integers), or binds their result to a Constant when the counted entry
+/// is left out (ImportShapeExtent.cpp).
+llvm::Error propagateShapeExtents(ImportContext &ctx,
+                                  const onnx::NodeProto &node);
+
+/// After Reshape \p node of \p x to \p shape (\p raw: the entries before
+/// 0 and -1 were resolved): the data-dependent extent of \p x kept on the
+/// output axis of the same rows, which the shape computes from the count
+/// (or holds -1 at); else an error naming the node.
+llvm::Error reshapeExtent(ImportContext &ctx, const onnx::NodeProto &node,
+                          NodeValue x, llvm::ArrayRef<int64_t> raw,
+                          llvm::ArrayRef<int64_t> shape);
+
+/// True when data-dependent counts \p a and \p b are provably equal: one
+/// value, or the same computation on equal operands (ImportDynamic.cpp).
+bool sameCount(NodeValue a, NodeValue b);
+
 /// Indices \p idx of a Gather along \p axis of input 0 of \p node: where
 /// that input has a data-dependent extent there, negative indices count
 /// from the extent, not from the bound (ImportDynamic.cpp).

@@ -77,9 +77,83 @@ llvm::Error bindOutputs(ImportContext &ctx, const onnx::NodeProto &node,
   return llvm::Error::success();
 }
 
+/// Branch output \p v (graph output \p name of a branch) with its count
+/// along \p axis: its data-dependent extent there, else its static size.
+llvm::Expected<NodeValue> branchCount(ImportContext &ctx,
+                                      const onnx::NodeProto &node,
+                                      const std::string &name, NodeValue v,
+                                      int64_t axis) {
+  const ImportContext::Extent *e = ctx.extentOf(name);
+  if (e && int64_t(e->axis) == axis)
+    return e->count;
+  if (e)
+    return fail(node, "branch output '" + name +
+                          "' has a data-dependent extent on another axis "
+                          "than where the branches differ "
+                          "(docs/RuntimeInputs.md)");
+  return constantOf(ctx, node, ElemKind::Int64, {1}, double(v.dims()[axis]));
+}
+
+/// \p v extended with zeros along \p axis to \p bound entries.
+llvm::Expected<NodeValue> padTo(ImportContext &ctx, const onnx::NodeProto &node,
+                                NodeValue v, int64_t axis, int64_t bound) {
+  int64_t have = v.dims()[axis];
+  if (have == bound)
+    return v;
+  Ints d(v.dims().begin(), v.dims().end());
+  d[axis] = bound - have;
+  NodeValue zeros =
+      constantOf(ctx, node, v.getElemKind(),
+                 llvm::SmallVector<dim_t, kMaxRank>(d.begin(), d.end()), 0);
+  if (have == 0)
+    return zeros;
+  return make(ctx, node, OpKind::Concat, {v, zeros}, {Attr::makeInt(axis)});
+}
+
+/// Output \p i of an If with a run-time condition where a branch output
+/// has a data-dependent extent, or the two differ in one dim (torchvision's
+/// batched NMS: an empty result when there are no boxes, else the counted
+/// selection): both sized for the larger, the count selected with them.
+llvm::Expected<NodeValue>
+selectCounted(ImportContext &ctx, const onnx::NodeProto &node, NodeValue cond,
+              const onnx::GraphProto &thenG, const onnx::GraphProto &elseG,
+              size_t i, NodeValue a, NodeValue b) {
+  const std::string &na = thenG.output(int(i)).name(),
+                    &nb = elseG.output(int(i)).name();
+  const ImportContext::Extent *ea = ctx.extentOf(na), *eb = ctx.extentOf(nb);
+  int64_t r = a.dims().size();
+  int64_t axis = ea ? int64_t(ea->axis) : eb ? int64_t(eb->axis) : -1;
+  bool ok = a.getElemKind() == b.getElemKind() && int64_t(b.dims().size()) == r;
+  for (int64_t d = 0; ok && d < r; ++d)
+    if (a.dims()[d] != b.dims()[d]) {
+      ok = axis < 0 || axis == d;
+      axis = d;
+    }
+  if (!ok || axis < 0)
+    return fail(node, "with a run-time condition both branches must give "
+                      "outputs of one type, or differ in the one dim a "
+                      "data-dependent extent counts; output " +
+                          llvm::Twine(i) + " is " + a.getType()->toString() +
+                          " in then_branch and " + b.getType()->toString() +
+                          " in else_branch");
+  TRY(NodeValue ca, branchCount(ctx, node, na, a, axis));
+  TRY(NodeValue cb, branchCount(ctx, node, nb, b, axis));
+  int64_t bound = std::max(a.dims()[axis], b.dims()[axis]);
+  TRY(a, padTo(ctx, node, a, axis, bound));
+  TRY(b, padTo(ctx, node, b, axis, bound));
+  TRY(NodeValue c, ctx.broadcastTo(node, cond, a.dims()));
+  TRY(NodeValue y, make(ctx, node, OpKind::Where, {c, a, b}));
+  TRY(NodeValue c1, reshapeTo(ctx, node, cond, {1}));
+  TRY(NodeValue count, make(ctx, node, OpKind::Where, {c1, ca, cb}));
+  if (!node.output(int(i)).empty())
+    ctx.setExtent(node.output(int(i)), {unsigned(axis), count});
+  return y;
+}
+
 /// If: a constant condition imports the taken branch only; a run-time one
 /// imports both and selects each output with Where, which needs the two
-/// branches' outputs to have one type.
+/// branches' outputs to have one type or to differ in a counted dim
+/// (selectCounted).
 llvm::Error importIf(ImportContext &ctx, const onnx::NodeProto &node,
                      const ImportOptions &opts) {
   TRY(NodeValue cond, ctx.input(node, 0));
@@ -101,12 +175,13 @@ llvm::Error importIf(ImportContext &ctx, const onnx::NodeProto &node,
   std::vector<NodeValue> outs;
   for (size_t i = 0; i < thenOuts.size(); ++i) {
     const Type &a = *thenOuts[i].getType(), &b = *elseOuts[i].getType();
-    if (!(a == b))
-      return fail(node, "with a run-time condition both branches must give "
-                        "outputs of one type; output " +
-                            llvm::Twine(i) + " is " + a.toString() +
-                            " in then_branch and " + b.toString() +
-                            " in else_branch");
+    if (!(a == b) || ctx.extentOf(thenG->output(int(i)).name()) ||
+        ctx.extentOf(elseG->output(int(i)).name())) {
+      TRY(NodeValue y, selectCounted(ctx, node, cond, *thenG, *elseG, i,
+                                     thenOuts[i], elseOuts[i]));
+      outs.push_back(y);
+      continue;
+    }
     TRY(NodeValue c, ctx.broadcastTo(node, cond, a.dims()));
     TRY(NodeValue y,
         make(ctx, node, OpKind::Where, {c, thenOuts[i], elseOuts[i]}));

@@ -175,6 +175,28 @@ llvm::Expected<int64_t> keptAxis(ImportContext &ctx,
     TRY(axis, normAxis(node, axis, r));
     return a == axis ? -1 : a;
   }
+  if ((op == "Softmax" || op == "LogSoftmax" || op == "Hardmax") && in == 0) {
+    // Before opset 13 the dims from axis on are one row.
+    bool rows = ctx.opset() < 13;
+    TRY(int64_t axis, attrs.getInt("axis", rows ? 1 : -1));
+    TRY(axis, normAxis(node, axis, r));
+    return (rows ? a < axis : a != axis) ? a : -1;
+  }
+  if (op == "Gemm" && in == 0) {
+    // The rows of A (the columns when transposed) are the result's rows.
+    TRY(int64_t transA, attrs.getInt("transA", 0));
+    return a == (transA ? 1 : 0) ? 0 : -1;
+  }
+  if (op == "MatMul")
+    // LHS rows and batch dims, RHS columns.
+    return in == 0 && a < r - 1    ? a + R - r
+           : in == 1 && a == r - 1 ? R - 1
+                                   : -1;
+  if (op == "ScatterElements" || op == "ScatterND")
+    return in == 0 ? a : -1;
+  if (op == "RoiAlign")
+    // The regions (and their batch indices) are the output's leading dim.
+    return (in == 1 || in == 2) && a == 0 ? 0 : -1;
   if (in == 0 && isReduction(op)) {
     TRY(std::optional<std::set<int64_t>> axes, reductionAxes(ctx, node, r));
     if (!axes || axes->count(a))
@@ -194,7 +216,12 @@ llvm::Expected<int64_t> keptAxis(ImportContext &ctx,
       TRY(axes, attrs.getInts("axes", Ints{}));
     } else {
       TRY(starts, optionalInts(ctx, node, 1, Ints{}));
-      TRY(ends, optionalInts(ctx, node, 2, Ints{}));
+      if (const ImportContext::ShapeExtent *se =
+              ctx.shapeExtentOf(node.input(2)))
+        ends = se->bound; // at the bound (importSlice)
+      else {
+        TRY(ends, optionalInts(ctx, node, 2, Ints{}));
+      }
       TRY(axes, optionalInts(ctx, node, 3, Ints{}));
       TRY(steps, optionalInts(ctx, node, 4, Ints{}));
     }
@@ -215,6 +242,41 @@ llvm::Expected<int64_t> keptAxis(ImportContext &ctx,
     return a;
   }
   return -1;
+}
+
+/// True when counts \p a and \p b are provably equal: the same value, equal
+/// constants, or the same op on pairwise equal operands (a Concat's summed
+/// counts, a Slice's min, a count gathered twice from one source), the
+/// pairs already compared in \p seen. Graph nodes are pure, so equal
+/// inputs give equal results.
+bool equalCounts(NodeValue a, NodeValue b,
+                 std::set<std::pair<const Node *, const Node *>> &seen) {
+  if (a == b)
+    return true;
+  const Node *x = a.getNode(), *y = b.getNode();
+  if (a.getResNo() != b.getResNo() || x->getKind() != y->getKind() ||
+      x->getNumResults() != y->getNumResults() ||
+      x->getInputs().size() != y->getInputs().size() ||
+      x->getAttrs().size() != y->getAttrs().size())
+    return false;
+  if (auto *cx = llvm::dyn_cast<Constant>(x))
+    return cx->getType()->isEqual(*y->getType()) &&
+           cx->getPayload().isBitwiseEqual(
+               llvm::cast<Constant>(y)->getPayload());
+  if (!isTableOp(x->getKind()))
+    return false; // a Placeholder or other storage: only itself
+  for (unsigned i = 0; i < x->getNumResults(); ++i)
+    if (x->getType(i) != y->getType(i))
+      return false;
+  for (unsigned i = 0; i < x->getAttrs().size(); ++i)
+    if (x->attr(i) != y->attr(i))
+      return false;
+  if (!seen.insert({x, y}).second)
+    return true; // already found equal (an unequal pair ends the walk)
+  for (unsigned i = 0; i < x->getInputs().size(); ++i)
+    if (!equalCounts(x->getInputs()[i], y->getInputs()[i], seen))
+      return false;
+  return true;
 }
 
 /// Split along another axis keeps the extent in every output: torch's
@@ -307,12 +369,22 @@ llvm::Error sliceExtents(ImportContext &ctx, const onnx::NodeProto &node,
     NodeValue cut = constantOf(ctx, node, ElemKind::Int64, {1}, y.dims()[a]);
     TRY(out.count, binary(ctx, node, OpKind::Min, e.count, cut));
   }
+  // An end from a count (importSlice checked that it cuts this axis).
+  const ImportContext::ShapeExtent *se =
+      ctx.opset() >= 10 && node.input_size() > 2
+          ? ctx.shapeExtentOf(node.input(2))
+          : nullptr;
+  if (se && !sameCount(se->count, out.count)) {
+    TRY(out.count, binary(ctx, node, OpKind::Min, out.count, se->count));
+  }
   ctx.setExtent(node.output(0), out);
   return llvm::Error::success();
 }
 
 /// Inputs whose extent the op's importer took into account, so that the
-/// output's extent (if any) comes from elsewhere: Shape's (the extent in
+/// output's extent (if any) comes from elsewhere: Reshape's data
+/// (reshapeExtent), ScatterElements' indices and updates (masked past the
+/// count, importScatterElements), Shape's (the extent in
 /// place of the bound, withExtentDim), NonZero's input (zeroed past the
 /// count first, zeroPastExtent), TopK's along its axis (ranked last,
 /// importTopK), the data of a Gather
@@ -324,13 +396,25 @@ llvm::Expected<bool> consumesExtent(ImportContext &ctx,
                                     const ImportContext::Extent &e) {
   if (node.op_type() == "NonMaxSuppression")
     return i < 2;
+  if (node.op_type() == "ScatterElements" && i > 0) {
+    // Indices past their count scatter nothing (importScatterElements);
+    // the updates must be counted with them.
+    const ImportContext::Extent *idx = ctx.extentOf(node.input(1));
+    if (i == 2 &&
+        (!idx || idx->axis != e.axis || !sameCount(idx->count, e.count)))
+      return fail(node, "the updates have a data-dependent extent the "
+                        "indices do not share (docs/RuntimeInputs.md)");
+    return true;
+  }
   if (node.op_type() == "TopK" && i == 0) {
     TRY(int64_t axis, AttrReader(node).getInt("axis", -1));
     TRY(NodeValue x, ctx.input(node, 0));
     TRY(axis, normAxis(node, axis, x.dims().size()));
     return axis == int64_t(e.axis);
   }
-  if (node.op_type() == "NonZero" || node.op_type() == "Shape")
+  // Reshape's importer keeps the count (reshapeExtent).
+  if (node.op_type() == "NonZero" || node.op_type() == "Shape" ||
+      (node.op_type() == "Reshape" && i == 0))
     return true;
   if (isReduction(node.op_type()) && i == 0) {
     // Masked past the count by the importer (maskForReduction).
@@ -348,6 +432,11 @@ llvm::Expected<bool> consumesExtent(ImportContext &ctx,
 }
 
 } // namespace
+
+bool ember::sameCount(NodeValue a, NodeValue b) {
+  std::set<std::pair<const Node *, const Node *>> seen;
+  return equalCounts(a, b, seen);
+}
 
 llvm::Expected<NodeValue> ember::indicesFromExtent(ImportContext &ctx,
                                                    const onnx::NodeProto &node,
@@ -368,6 +457,7 @@ llvm::Expected<NodeValue> ember::indicesFromExtent(ImportContext &ctx,
 
 llvm::Error ember::propagateExtents(ImportContext &ctx,
                                     const onnx::NodeProto &node) {
+  EMBER_RETURN_IF_ERR(propagateShapeExtents(ctx, node));
   const ImportContext::Extent *found = nullptr;
   int64_t outAxis = -1;
   for (int i = 0; i < node.input_size(); ++i) {
@@ -406,7 +496,7 @@ llvm::Error ember::propagateExtents(ImportContext &ctx,
     if (a < 0 || a >= int64_t(y.dims().size()) ||
         y.dims()[a] != x.dims()[e->axis])
       return refuse("this op does not keep that axis");
-    if (found && (found->count != e->count || outAxis != a))
+    if (found && (outAxis != a || !sameCount(found->count, e->count)))
       return refuse("another input has another data-dependent extent");
     found = e;
     outAxis = a;

@@ -2,16 +2,15 @@
 //
 // NonMaxSuppression's result size depends on the data. With constant
 // operands it is computed here (the ONNX rules, below) and becomes a
-// Constant. With operands fed at run time the model must declare the
-// output [K, 3]: the graph sorts each class's boxes by score (TopK),
-// computes which sorted box suppresses which (IoU > threshold, earlier in
-// the order), and finds the greedy selection as the fixed point of
-// keep_i = candidate_i and no kept j < i suppresses i: entry i is final
-// after i rounds, so B - 1 rounds for B boxes (unrolled, hence the box
-// limit). The first max_output_boxes_per_class kept boxes of each class
-// are selected and the first K selected, in (batch, class, score) order,
-// gathered as in Compress. Before each run the node is imported again with
-// the actual operands, and the call fails unless that selects K boxes
+// Constant. With operands fed at run time the graph sorts each class's
+// boxes by score (TopK, ties by the lower index as onnxruntime orders
+// them), takes their corners in that order, and one NMSKeep instruction
+// makes the greedy selection (O(boxes x kept) box tests; no limit on the
+// boxes but memory). The selected boxes, in (batch, class, score) order,
+// are gathered as in Compress: K rows when the model declares the output
+// [K, 3] (before each run the node is imported again with the actual
+// operands, and the call fails unless that selects K boxes), else the
+// most that can be selected, with the count as the output's extent
 // (docs/RuntimeInputs.md).
 //
 //===----------------------------------------------------------------------===//
@@ -26,9 +25,6 @@ using namespace ember::onnximport;
 #define TRY EMBER_ASSIGN_OR_RETURN
 
 namespace {
-
-/// Unrolled rounds are one per box.
-constexpr int64_t kMaxNMSBoxes = 256;
 
 using Box = std::array<double, 4>; // x min, y min, x max, y max
 
@@ -138,8 +134,6 @@ struct NMSGraph {
   }
   llvm::Expected<std::array<NodeValue, 4>>
   sortedCorners(NodeValue boxes, NodeValue order, bool center);
-  llvm::Expected<NodeValue> suppression(const std::array<NodeValue, 4> &c,
-                                        NodeValue iouThr);
 };
 
 /// The corners [N, C, B] of the boxes in each class's score order.
@@ -169,58 +163,6 @@ NMSGraph::sortedCorners(NodeValue boxes, NodeValue order, bool center) {
   TRY(c[2], op(OpKind::Max, raw[1], raw[3]));
   TRY(c[3], op(OpKind::Max, raw[0], raw[2]));
   return c;
-}
-
-/// S [N, C, B, B] as float: 1 where sorted box j < i suppresses box i.
-llvm::Expected<NodeValue>
-NMSGraph::suppression(const std::array<NodeValue, 4> &c, NodeValue iouThr) {
-  int64_t n = c[0].dims()[0], nc = c[0].dims()[1], nb = c[0].dims()[2];
-  std::array<NodeValue, 4> ci, cj;
-  for (int k = 0; k < 4; ++k) {
-    TRY(ci[k], reshapeTo(ctx, node, c[k], {n, nc, nb, 1}));
-    TRY(cj[k], reshapeTo(ctx, node, c[k], {n, nc, 1, nb}));
-  }
-  auto extent = [&](int lo, int hi) -> llvm::Expected<NodeValue> {
-    TRY(NodeValue a, op(OpKind::Min, ci[hi], cj[hi]));
-    TRY(NodeValue b, op(OpKind::Max, ci[lo], cj[lo]));
-    return op(OpKind::Sub, a, b);
-  };
-  auto area = [&](std::array<NodeValue, 4> &v) -> llvm::Expected<NodeValue> {
-    TRY(NodeValue w, op(OpKind::Sub, v[2], v[0]));
-    TRY(NodeValue h, op(OpKind::Sub, v[3], v[1]));
-    return op(OpKind::Mul, w, h);
-  };
-  TRY(NodeValue iw, extent(0, 2));
-  TRY(NodeValue ih, extent(1, 3));
-  TRY(NodeValue ai, area(ci));
-  TRY(NodeValue aj, area(cj));
-  TRY(NodeValue inter, op(OpKind::Mul, iw, ih));
-  TRY(NodeValue uni, op(OpKind::Add, ai, aj));
-  TRY(uni, op(OpKind::Sub, uni, inter));
-  // Every factor of ONNX's test must be positive; the ratio is taken
-  // where the union is (elsewhere of 1, and masked).
-  NodeValue ok;
-  for (NodeValue v : {iw, ih, inter, ai, aj, uni}) {
-    TRY(NodeValue pos, op(OpKind::Greater, v, 0.0));
-    if (!ok) {
-      ok = pos;
-    } else {
-      TRY(ok, op(OpKind::And, ok, pos));
-    }
-  }
-  TRY(NodeValue safe, make(ctx, node, OpKind::Where,
-                           {ok, uni, constantLike(ctx, node, uni, 1)}));
-  TRY(NodeValue iou, op(OpKind::Div, inter, safe));
-  TRY(NodeValue over, op(OpKind::Greater, iou, iouThr));
-  TRY(ok, op(OpKind::And, ok, over));
-  Tensor lower(ElemKind::Float32, {nb, nb});
-  for (int64_t i = 0; i < nb; ++i)
-    for (int64_t j = 0; j < nb; ++j)
-      lower.getHandle<float>().raw(i * nb + j) = j < i ? 1.f : 0.f;
-  TRY(NodeValue s, toFloat(ok));
-  return op(
-      OpKind::Mul, s,
-      ctx.module().createConstant(nameOf(node) + ".earlier", std::move(lower)));
 }
 
 /// The rows of the output: the declared K, or when the model declares none
@@ -257,7 +199,7 @@ llvm::Expected<NodeValue> candidatesInExtent(ImportContext &ctx,
   if (!eb && !es)
     return cand;
   if ((eb && eb->axis != 1) || (es && es->axis != 2) ||
-      (eb && es && eb->count != es->count))
+      (eb && es && !sameCount(eb->count, es->count)))
     return fail(node, "a data-dependent extent is supported on the boxes' "
                       "axis 1 and the scores' axis 2, the same for both "
                       "(docs/RuntimeInputs.md)");
@@ -284,18 +226,10 @@ llvm::Error importRuntimeNMS(ImportContext &ctx, const onnx::NodeProto &node,
   TRY(boxes, g.toFloat(boxes));
   TRY(scores, g.toFloat(scores));
   int64_t n = scores.dims()[0], nc = scores.dims()[1], nb = scores.dims()[2];
-  if (nb > kMaxNMSBoxes)
-    return fail(node, llvm::Twine(nb) +
-                          " boxes per class fed at run time; "
-                          "the limit is " +
-                          llvm::Twine(kMaxNMSBoxes) +
-                          " (one unrolled round per box)");
   AttrList topk = {Attr::makeInt(nb), Attr::makeInt(2), Attr::makeInt(1)};
   TRY(NodeValue sorted, make(ctx, node, OpKind::TopK, {scores}, topk, 0));
   NodeValue order(sorted.getNode(), 1);
   TRY(auto c, g.sortedCorners(boxes, order, center));
-  TRY(NodeValue iouThr, g.scalar(3, 0));
-  TRY(NodeValue sup, g.suppression(c, iouThr));
   NodeValue cand = constantOf(ctx, node, ElemKind::Float32, {n, nc, nb}, 1);
   if (ctx.hasInput(node, 4)) {
     TRY(NodeValue thr, g.scalar(4, 0));
@@ -303,23 +237,20 @@ llvm::Error importRuntimeNMS(ImportContext &ctx, const onnx::NodeProto &node,
     TRY(cand, g.toFloat(above));
   }
   TRY(cand, candidatesInExtent(ctx, node, g, order, cand));
-  NodeValue keep = cand;
-  for (int64_t round = 1; round < nb; ++round) {
-    TRY(NodeValue k, reshapeTo(ctx, node, keep, {n, nc, 1, nb}));
-    TRY(NodeValue hits, g.op(OpKind::Mul, sup, k));
-    TRY(hits, reduce(ctx, node, OpKind::ReduceSum, hits, {3}, false));
-    TRY(NodeValue free, g.op(OpKind::Less, hits, 0.5));
-    TRY(NodeValue freeF, g.toFloat(free));
-    TRY(keep, g.op(OpKind::Mul, cand, freeF));
+  TRY(cand, reshapeTo(ctx, node, cand, {n * nc, nb}));
+  std::vector<NodeValue> parts;
+  for (NodeValue v : c) {
+    TRY(v, reshapeTo(ctx, node, v, {n * nc, nb, 1}));
+    parts.push_back(v);
   }
-  // The first max_output_boxes_per_class kept boxes of each class.
-  TRY(NodeValue rank,
-      make(ctx, node, OpKind::CumSum, {keep},
-           {Attr::makeInt(2), Attr::makeInt(0), Attr::makeInt(0)}));
+  TRY(NodeValue corners,
+      make(ctx, node, OpKind::Concat, parts, {Attr::makeInt(2)}));
+  TRY(NodeValue iouThr, g.scalar(3, 0));
+  TRY(iouThr, reshapeTo(ctx, node, iouThr, {1}));
   TRY(NodeValue maxOut, g.scalar(2, 0));
-  TRY(NodeValue within, g.op(OpKind::LessOrEqual, rank, maxOut));
-  TRY(NodeValue withinF, g.toFloat(within));
-  TRY(NodeValue sel, g.op(OpKind::Mul, keep, withinF));
+  TRY(maxOut, reshapeTo(ctx, node, maxOut, {1}));
+  TRY(NodeValue sel,
+      make(ctx, node, OpKind::NMSKeep, {cand, corners, iouThr, maxOut}, {}, 0));
   TRY(sel, reshapeTo(ctx, node, sel, {n * nc * nb}));
   TRY(int64_t k, selectedBound(ctx, node, n * nc, nb, d));
   TRY(NodeValue pos, firstTruePositions(ctx, node, sel, k));

@@ -579,26 +579,29 @@ llvm::Expected<NodeValue> truePositions(ImportContext &ctx,
     TRY(cond, make(ctx, node, OpKind::Not, {zero}));
   }
   TRY(NodeValue c, castTo(ctx, node, cond, ElemKind::Float32));
-  TRY(NodeValue count,
+  TRY(NodeValue rank,
       make(ctx, node, OpKind::CumSum, {c},
            {Attr::makeInt(0), Attr::makeInt(0), Attr::makeInt(0)}));
-  Tensor rank(ElemKind::Float32, {k, 1}), iota(ElemKind::Float32, {1, n});
-  for (int64_t j = 0; j < k; ++j)
-    rank.getHandle<float>().raw(j) = float(j + 1);
+  // Entry i goes to slot rank - 1 when true and within k, else to a spare
+  // slot k dropped after: O(n), no [k, n] table.
+  NodeValue kf = constantOf(ctx, node, ElemKind::Float32, {1}, double(k));
+  TRY(NodeValue within, binary(ctx, node, OpKind::LessOrEqual, rank, kf));
+  TRY(NodeValue take, binary(ctx, node, OpKind::And, cond, within));
+  NodeValue one = constantOf(ctx, node, ElemKind::Float32, {1}, 1);
+  TRY(NodeValue before, binary(ctx, node, OpKind::Sub, rank, one));
+  TRY(NodeValue spare, ctx.broadcastTo(node, kf, {dim_t(n)}));
+  TRY(NodeValue slot, make(ctx, node, OpKind::Where, {take, before, spare}));
+  TRY(slot, castTo(ctx, node, slot, ElemKind::Int64));
+  Tensor iota(ElemKind::Float32, {n});
   for (int64_t i = 0; i < n; ++i)
     iota.getHandle<float>().raw(i) = float(i);
-  NodeValue ranks =
-      ctx.module().createConstant(nameOf(node) + ".rank", std::move(rank));
   NodeValue at =
       ctx.module().createConstant(nameOf(node) + ".iota", std::move(iota));
-  TRY(count, reshapeTo(ctx, node, count, {1, n}));
-  TRY(c, reshapeTo(ctx, node, c, {1, n}));
-  TRY(auto pair, ctx.broadcastPair(node, count, ranks));
-  TRY(NodeValue is, make(ctx, node, OpKind::Equal, {pair.first, pair.second}));
-  TRY(NodeValue isF, castTo(ctx, node, is, ElemKind::Float32));
-  TRY(NodeValue m, binary(ctx, node, OpKind::Mul, isF, c));
-  TRY(m, binary(ctx, node, OpKind::Mul, m, at));
-  return reduce(ctx, node, OpKind::ReduceSum, m, {1}, false);
+  NodeValue zeros = constantOf(ctx, node, ElemKind::Float32, {k + 1}, 0);
+  TRY(NodeValue pos, make(ctx, node, OpKind::ScatterElements, {zeros, slot, at},
+                          {Attr::makeInt(0), Attr::makeInt(0)}));
+  return make(ctx, node, OpKind::Slice, {pos},
+              {Attr::makeInts({0}), Attr::makeInts({1}), Attr::makeInts({k})});
 }
 
 /// The number of nonzero entries of \p cond [n] as an Int64 [1] (the

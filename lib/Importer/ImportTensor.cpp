@@ -227,6 +227,10 @@ llvm::Error importScatterElements(ImportContext &ctx,
   TRY(axis, normAxis(node, axis, x.dims().size()));
   TRY(int64_t red, reductionOf(node));
   EMBER_RETURN_IF_ERR(checkAxisIndices(ctx, node, x, idx, axis));
+  // Index entries past a data-dependent extent do not exist: out of range,
+  // they scatter nothing (torchvision's per-level RoiAlign results).
+  TRY(idx,
+      zeroPastExtent(ctx, node, idx, node.input(1), double(x.dims()[axis])));
   TRY(NodeValue y, make(ctx, node, OpKind::ScatterElements, {x, idx, upd},
                         {Attr::makeInt(axis), Attr::makeInt(red)}));
   return ctx.setOutput(node, y);
@@ -266,11 +270,25 @@ llvm::Error importSlice(ImportContext &ctx, const onnx::NodeProto &node) {
         return importRuntimeSlice(ctx, node, x);
     }
     TRY(starts, ctx.constantInts(node, 1));
-    TRY(ends, ctx.constantInts(node, 2));
+    // Ends computed from a data-dependent count (`x[:n]` of a counted x)
+    // are taken at their bound; the count then cuts (sliceExtents).
+    const ImportContext::ShapeExtent *se = ctx.shapeExtentOf(node.input(2));
+    if (se) {
+      ends = se->bound;
+    } else {
+      TRY(ends, ctx.constantInts(node, 2));
+    }
     Ints all(starts.size());
     std::iota(all.begin(), all.end(), 0);
     TRY(axes, optionalInts(ctx, node, 3, all));
     TRY(steps, optionalInts(ctx, node, 4, Ints(starts.size(), 1)));
+    const ImportContext::Extent *e = ctx.extentOf(node.input(0));
+    if (se &&
+        (se->at >= axes.size() || !e ||
+         int64_t(e->axis) != (axes[se->at] + r) % std::max<int64_t>(r, 1)))
+      return fail(node,
+                  "an end computed from a data-dependent count must "
+                  "cut the axis that count sizes (docs/RuntimeInputs.md)");
   }
   if (steps.empty())
     steps.assign(starts.size(), 1);
@@ -345,7 +363,49 @@ llvm::Error importConstantOfShape(ImportContext &ctx,
   return ctx.setOutput(node, constantOf(ctx, node, kind, ty.dims(), v));
 }
 
+/// Range to a limit that is a data-dependent count (the Shape of a counted
+/// value: `torch.arange(len(boxes))`) with a constant start and delta > 0:
+/// the values up to the bound, counted by ceil((count - start) / delta).
+llvm::Error rangeToCount(ImportContext &ctx, const onnx::NodeProto &node,
+                         const ImportContext::ShapeExtent &limit) {
+  TRY(const Tensor *t0, ctx.constantInput(node, 0));
+  TRY(double start, constantScalar(ctx, node, 0));
+  TRY(double delta, constantScalar(ctx, node, 2));
+  if (!(delta > 0) || limit.bound.size() != 1)
+    return fail(node, "a limit from a data-dependent count needs a constant "
+                      "start and a positive constant delta "
+                      "(docs/RuntimeInputs.md)");
+  double bound = std::ceil((double(limit.bound[0]) - start) / delta);
+  if (!(bound >= 1 && bound <= double(kMaxFoldElements)))
+    return fail(node, "the result's bound is empty or has more than " +
+                          llvm::Twine(kMaxFoldElements) + " elements");
+  int64_t n = int64_t(bound);
+  Tensor t(t0->getElemKind(), {n});
+  for (int64_t i = 0; i < n; ++i)
+    storeElement(t.data(), t.getElemKind(), i, start + i * delta);
+  EMBER_RETURN_IF_ERR(ctx.setOutput(
+      node, ctx.module().createConstant(nameOf(node), std::move(t))));
+  if (start == 0 && delta == 1) { // the count itself, one with its source's
+    ctx.setExtent(node.output(0), {0, limit.count});
+    return llvm::Error::success();
+  }
+  // The count in float (exact below 2^24, as the positions elsewhere).
+  TRY(NodeValue c, castTo(ctx, node, limit.count, ElemKind::Float32));
+  NodeValue s = constantOf(ctx, node, ElemKind::Float32, {1}, start);
+  NodeValue d = constantOf(ctx, node, ElemKind::Float32, {1}, delta);
+  TRY(c, binary(ctx, node, OpKind::Sub, c, s));
+  TRY(c, binary(ctx, node, OpKind::Div, c, d));
+  TRY(c, unary(ctx, node, OpKind::Ceil, c));
+  NodeValue zero = constantOf(ctx, node, ElemKind::Float32, {1}, 0);
+  TRY(c, binary(ctx, node, OpKind::Max, c, zero));
+  TRY(c, castTo(ctx, node, c, ElemKind::Int64));
+  ctx.setExtent(node.output(0), {0, c});
+  return llvm::Error::success();
+}
+
 llvm::Error importRange(ImportContext &ctx, const onnx::NodeProto &node) {
+  if (const ImportContext::ShapeExtent *se = ctx.shapeExtentOf(node.input(1)))
+    return rangeToCount(ctx, node, *se);
   for (int i = 0; i < 3; ++i) {
     TRY(NodeValue v, ctx.input(node, i));
     if (!llvm::isa<Constant>(v.getNode()))

@@ -172,8 +172,15 @@ llvm::Error importReshape(ImportContext &ctx, const onnx::NodeProto &node) {
   if (ctx.opset() < 5) {
     ASSIGN_OR_RETURN(shape, attrs.getInts("shape", std::nullopt));
   } else {
-    ASSIGN_OR_RETURN(shape, ctx.constantInts(node, 1));
+    // A shape computed from a data-dependent count is sized for its bound.
+    const ImportContext::ShapeExtent *se = ctx.shapeExtentOf(node.input(1));
+    if (se) {
+      shape = se->bound;
+    } else {
+      ASSIGN_OR_RETURN(shape, ctx.constantInts(node, 1));
+    }
   }
+  std::vector<int64_t> raw = shape;
   ASSIGN_OR_RETURN(int64_t allowZero, attrs.getInt("allowzero", 0));
   int64_t known = 1, inferAt = -1;
   for (size_t i = 0; i < shape.size(); ++i) {
@@ -205,7 +212,8 @@ llvm::Error importReshape(ImportContext &ctx, const onnx::NodeProto &node) {
     shape[inferAt] = x.getType()->size() / known;
   }
   ASSIGN_OR_RETURN(NodeValue y, reshapeTo(ctx, node, x, shape));
-  return ctx.setOutput(node, y);
+  EMBER_RETURN_IF_ERR(ctx.setOutput(node, y));
+  return reshapeExtent(ctx, node, x, raw, shape);
 }
 
 llvm::Error importTranspose(ImportContext &ctx, const onnx::NodeProto &node) {

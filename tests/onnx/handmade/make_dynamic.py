@@ -299,3 +299,199 @@ write("test_shape_fill",
       [[np.array([-1, .2, .9, .3, -2, .7, .1, 0], np.float32),
         rng.standard_normal((8, 3)).astype(np.float32)],
        [np.zeros(8, np.float32), np.ones((8, 3), np.float32)]])
+
+
+def nms_boxes(n, center, flip):
+    """n boxes in clusters (so that many overlap), as corners y1, x1, y2, x2
+    (some given in the other order when flip) or centers x, y, w, h."""
+    c = rng.random((n, 2)).astype(np.float32) * 8
+    c = c[rng.integers(0, n // 10, n)] + rng.standard_normal((n, 2)) * .3
+    wh = rng.uniform(.5, 2, (n, 2))
+    if center:
+        return np.concatenate([c, wh], 1).astype(np.float32)
+    b = np.concatenate([c[:, ::-1] - wh[:, ::-1] / 2,
+                        c[:, ::-1] + wh[:, ::-1] / 2], 1)
+    if flip:
+        b[::3] = b[::3][:, [2, 3, 0, 1]]
+    return b.astype(np.float32)
+
+
+# NonMaxSuppression over more boxes than the unrolled graph took (256):
+# one NMSKeep instruction per graph. Two batches, two classes, a score
+# threshold, at most 130 per class (some classes select fewer); scores
+# rounded to 0.05 so that ties are ordered by the lower box index (as
+# onnxruntime orders them).
+for center in (0, 1):
+    write("test_nms_many_boxes%s" % ("_center" if center else ""),
+          [helper.make_node("NonMaxSuppression",
+                            ["b", "s", "mo", "iou", "st"], ["y"],
+                            center_point_box=center)],
+          [vi("b", F, [2, 300, 4]), vi("s", F, [2, 2, 300])],
+          [vi("y", I64, ["n", 3])],
+          {"mo": np.array([130], np.int64), "iou": np.array([.4], np.float32),
+           "st": np.array([.1], np.float32)},
+          [[np.stack([nms_boxes(300, center, True) for _ in range(2)]),
+            np.round(rng.random((2, 2, 300)) * 20).astype(np.float32) / 20]
+           for _ in range(2)] +
+          [[np.stack([nms_boxes(300, center, False)] * 2),
+            np.zeros((2, 2, 300), np.float32)]])
+# Two counts equal by construction (ssdlite's batched NMS offsets): the
+# boxes of two filters concatenated, and the per-row fills of their Shapes
+# concatenated the same way, are added; Concat sums the counts separately
+# for each, and the sums are the same computation on the same counts.
+write("test_equal_counts",
+      filtered("x", "p", "Greater", "h") + filtered("x", "q", "Less", "l") +
+      [helper.make_node("Concat", ["p", "q"], ["pq"], axis=0),
+       helper.make_node("Shape", ["p"], ["sp"]),
+       helper.make_node("Shape", ["q"], ["sq"]),
+       helper.make_node("ConstantOfShape", ["sp"], ["fp"],
+                        value=numpy_helper.from_array(
+                            np.array([10], np.float32))),
+       helper.make_node("ConstantOfShape", ["sq"], ["fq"],
+                        value=numpy_helper.from_array(
+                            np.array([20], np.float32))),
+       helper.make_node("Concat", ["fp", "fq"], ["f"], axis=0),
+       helper.make_node("Add", ["pq", "f"], ["y"])],
+      [vi("x", F, [8])], [vi("y", F, ["u"])],
+      {"h": np.array(.5, np.float32), "l": np.array(-.5, np.float32),
+       "a0": np.array([0], np.int64)},
+      [[np.array([-1, .2, .9, .3, -2, .7, .1, 0], np.float32)],
+       [np.array([.6, .9, .8, .7, .55, .6, 1, 2], np.float32)],
+       [np.zeros(8, np.float32)]])
+# Reshape of counted rows to a shape rebuilt from their Shape (retinanet's
+# boxes after clipping: Gather of each entry, Unsqueeze, Concat), and to a
+# constant shape with -1 at the counted axis: the rows keep their count.
+write("test_reshape_shape_of_count",
+      rows +
+      [helper.make_node("Reshape", ["P", "m13"], ["T"]),
+       helper.make_node("Shape", ["P"], ["S"]),
+       helper.make_node("Gather", ["S", "i0"], ["s0"], axis=0),
+       helper.make_node("Gather", ["S", "i1"], ["s1"], axis=0),
+       helper.make_node("Unsqueeze", ["s0", "a0"], ["u0"]),
+       helper.make_node("Unsqueeze", ["s1", "a0"], ["u1"]),
+       helper.make_node("Concat", ["u0", "u1"], ["shp"], axis=0),
+       helper.make_node("Reshape", ["T", "shp"], ["R"]),
+       helper.make_node("Add", ["R", "P"], ["y"])],
+      [vi("x", F, [8]), vi("X", F, [8, 3])],
+      [vi("T", F, ["u", 1, 3]), vi("y", F, ["u", 3])],
+      {"h": np.array(.5, np.float32), "a0": np.array([0], np.int64),
+       "m13": np.array([-1, 1, 3], np.int64),
+       "i0": np.array(0, np.int64), "i1": np.array(1, np.int64)},
+      [[np.array([-1, .2, .9, .3, -2, .7, .1, 0], np.float32),
+        rng.standard_normal((8, 3)).astype(np.float32)],
+       [np.zeros(8, np.float32), np.ones((8, 3), np.float32)]])
+# If with a run-time condition whose branches give an empty result and a
+# counted one (torchvision's batched NMS: nothing when there are no boxes),
+# or two counted ones of one bound: the count is selected with the data.
+empty = numpy_helper.from_array(np.zeros(0, np.int64))
+then_g = helper.make_graph(
+    [helper.make_node("Constant", [], ["e"], value=empty)] +
+    filtered("x", "lo", "Less", "h"), "then", [],
+    [vi("e", I64, [0]), vi("lo", F, ["a"])])
+else_g = helper.make_graph(
+    filtered("x", "hi", "Greater", "h"), "else", [],
+    [vi("hi_k", I64, ["b"]), vi("hi", F, ["c"])])
+write("test_if_counted",
+      [helper.make_node("ReduceSum", ["x"], ["t"], keepdims=0),
+       helper.make_node("Less", ["t", "z"], ["c"]),
+       helper.make_node("If", ["c"], ["y", "v"], then_branch=then_g,
+                        else_branch=else_g)],
+      [vi("x", F, [8])], [vi("y", I64, ["n"]), vi("v", F, ["m"])],
+      {"h": np.array(.5, np.float32), "z": np.array(0, np.float32),
+       "a0": np.array([0], np.int64)},
+      [[np.array([-1, .2, .9, .3, -2, .7, .1, 0], np.float32)],
+       [np.array([.6, .9, .8, .7, .55, .6, 1, 2], np.float32)],
+       [np.array([-.6, .9, -.8, .7, -.55, .6, 1, 2], np.float32)]])
+# x[:n] with n = 0 + the count of x from its Shape (Faster R-CNN's split of
+# the proposals per image), and x[:n] with n the count of a smaller filter:
+# the rows are cut to the end's count.
+write("test_slice_to_count",
+      rows + filtered("x", "q", "Greater", "h2") +
+      [helper.make_node("Shape", ["P"], ["S"]),
+       helper.make_node("Gather", ["S", "i0"], ["s0"], axis=0),
+       helper.make_node("Unsqueeze", ["s0", "a0"], ["u0"]),
+       helper.make_node("Add", ["z1", "u0"], ["end"]),
+       helper.make_node("Slice", ["P", "z1", "end", "z1"], ["y"]),
+       helper.make_node("Shape", ["q"], ["Q"]),
+       helper.make_node("Slice", ["P", "z1", "Q", "z1"], ["w"])],
+      [vi("x", F, [8]), vi("X", F, [8, 3])],
+      [vi("y", F, ["u", 3]), vi("w", F, ["v", 3])],
+      {"h": np.array(.5, np.float32), "h2": np.array(.8, np.float32),
+       "a0": np.array([0], np.int64), "z1": np.array([0], np.int64),
+       "i0": np.array(0, np.int64)},
+      [[np.array([-1, .2, .9, .3, -2, .7, .1, 0], np.float32),
+        rng.standard_normal((8, 3)).astype(np.float32)],
+       [np.array([.6, .9, .8, .7, .55, .6, 1, 2], np.float32),
+        rng.standard_normal((8, 3)).astype(np.float32)],
+       [np.zeros(8, np.float32), np.ones((8, 3), np.float32)]])
+# Faster R-CNN's second stage on counted rows P = X[x > 0.5]: Softmax over
+# the row, Gemm and MatMul of the rows, Reshape to [-1, 2, 2] and then
+# merging the rows with the next dim ([-1, 2]: the count doubles), and
+# MultiScaleRoIAlign's scatter: rows r with P[r, 0] > 0 written back by
+# index into zeros shaped like P, the index column expanded with torch's
+# expand(-1, 3) (Where(shape == -1, 1, shape) on [count, 3]).
+one3 = numpy_helper.from_array(np.array([1], np.int64))
+write("test_count_rows_ops",
+      rows +
+      [helper.make_node("Softmax", ["P"], ["sm"], axis=1),
+       helper.make_node("Gemm", ["P", "W", "c2"], ["g"]),
+       helper.make_node("MatMul", ["P", "W4"], ["mm"]),
+       helper.make_node("Reshape", ["mm", "s22"], ["R"]),
+       helper.make_node("Reshape", ["R", "s2"], ["M"]),
+       helper.make_node("Shape", ["P"], ["S"]),
+       helper.make_node("ConstantOfShape", ["S"], ["zero"]),
+       helper.make_node("Gather", ["P", "i0"], ["col"], axis=1),
+       helper.make_node("Greater", ["col", "z"], ["pos"]),
+       helper.make_node("NonZero", ["pos"], ["nz"]),
+       helper.make_node("Reshape", ["nz", "m11"], ["q"]),
+       helper.make_node("Shape", ["q"], ["Q"]),
+       helper.make_node("Gather", ["Q", "i0"], ["q0"], axis=0),
+       helper.make_node("Unsqueeze", ["q0", "a0"], ["qu"]),
+       helper.make_node("Concat", ["qu", "three"], ["shp"], axis=0),
+       helper.make_node("ConstantOfShape", ["two"], ["ones"], value=one3),
+       helper.make_node("Mul", ["ones", "m1"], ["neg"]),
+       helper.make_node("Equal", ["shp", "neg"], ["isneg"]),
+       helper.make_node("Where", ["isneg", "ones", "shp"], ["shp2"]),
+       helper.make_node("Expand", ["q", "shp2"], ["idx"]),
+       helper.make_node("Squeeze", ["q", "a1"], ["qs"]),
+       helper.make_node("Gather", ["P", "qs"], ["upd"], axis=0),
+       helper.make_node("ScatterElements", ["zero", "idx", "upd"], ["sc"],
+                        axis=0)],
+      [vi("x", F, [8]), vi("X", F, [8, 3])],
+      [vi("sm", F, ["u", 3]), vi("g", F, ["u", 2]), vi("M", F, ["w", 2]),
+       vi("sc", F, ["u", 3])],
+      {"h": np.array(.5, np.float32), "a0": np.array([0], np.int64),
+       "a1": np.array([1], np.int64), "z": np.array(0, np.float32),
+       "W": rng.standard_normal((3, 2)).astype(np.float32),
+       "c2": rng.standard_normal(2).astype(np.float32),
+       "W4": rng.standard_normal((3, 4)).astype(np.float32),
+       "s22": np.array([-1, 2, 2], np.int64),
+       "s2": np.array([-1, 2], np.int64), "i0": np.array(0, np.int64),
+       "m11": np.array([-1, 1], np.int64), "m1": np.array([-1], np.int64),
+       "two": np.array([2], np.int64), "three": np.array([3], np.int64)},
+      [[np.array([-1, .2, .9, .3, -2, .7, .1, 0], np.float32),
+        rng.standard_normal((8, 3)).astype(np.float32)],
+       [np.array([.6, .9, .8, .7, .55, .6, 1, 2], np.float32),
+        rng.standard_normal((8, 3)).astype(np.float32)],
+       [np.zeros(8, np.float32), np.ones((8, 3), np.float32)]])
+# Range to the count of counted rows (torch.arange(len(boxes))), from 0 by
+# 1 and from 1 by 2, and the first added to a column of the rows.
+write("test_range_to_count",
+      rows +
+      [helper.make_node("Shape", ["P"], ["S"]),
+       helper.make_node("Gather", ["S", "i0"], ["n"], axis=0),
+       helper.make_node("Range", ["zero", "n", "one"], ["r"]),
+       helper.make_node("Range", ["one", "n", "two"], ["r2"]),
+       helper.make_node("Cast", ["r"], ["rf"], to=F),
+       helper.make_node("Gather", ["P", "i0"], ["col"], axis=1),
+       helper.make_node("Add", ["rf", "col"], ["y"])],
+      [vi("x", F, [8]), vi("X", F, [8, 3])],
+      [vi("r", I64, ["u"]), vi("r2", I64, ["v"]), vi("y", F, ["u"])],
+      {"h": np.array(.5, np.float32), "a0": np.array([0], np.int64),
+       "i0": np.array(0, np.int64), "zero": np.array(0, np.int64),
+       "one": np.array(1, np.int64), "two": np.array(2, np.int64)},
+      [[np.array([-1, .2, .9, .3, -2, .7, .1, 0], np.float32),
+        rng.standard_normal((8, 3)).astype(np.float32)],
+       [np.array([.6, .9, .8, .7, .55, .6, 1, 2], np.float32),
+        rng.standard_normal((8, 3)).astype(np.float32)],
+       [np.zeros(8, np.float32), np.ones((8, 3), np.float32)]])
