@@ -55,6 +55,11 @@ std::optional<kir::Kernel> lowerResizePlanes(const Instruction &I,
                                              const MemoryPlan &plan,
                                              std::vector<uint8_t> &constants);
 
+/// TopK \p I of float32 along its input's last axis as one libjit call per
+/// row (TopK.inc), or none for any other instruction (TopKLowering.cpp).
+std::optional<kir::Kernel> lowerTopKRows(const Instruction &I,
+                                         const MemoryPlan &plan);
+
 /// ScaledSoftmax \p I as one libjit call per row, or none for any other
 /// instruction (AttentionLowering.cpp).
 std::optional<kir::Kernel> lowerScaledSoftmaxRows(const Instruction &I,

@@ -107,6 +107,10 @@ bool CPULowering::lowerOwn(const Instruction &I, std::vector<Kernel> &out) {
     out.push_back(std::move(*k));
     return true;
   }
+  if (auto k = lowerTopKRows(I, plan_)) {
+    out.push_back(std::move(*k));
+    return true;
+  }
   if (auto k = lowerScaledSoftmaxRows(I, plan_)) {
     out.push_back(std::move(*k));
     return true;

@@ -485,6 +485,27 @@ TEST_P(KernelCoverageTest, IntegerPowAndTopK) {
         "topk " + elemKindName(k).str());
 }
 
+// The CPU's last-axis float32 TopK is a heap per row (TopK.inc): long rows
+// with many ties (ties go to the lower index), K from 1 to the whole row,
+// both orders, against the Interpreter's stable sort.
+TEST_P(KernelCoverageTest, TopKLongRowsWithTies) {
+  check(
+      {{ElemKind::Float32,
+        {3, 1000},
+        [](dim_t i) {
+          return double((i * 7919) % 61) - 30 + (i % 1000 == 999 ? 100 : 0);
+        }}},
+      [](Function &F, auto x, auto save) {
+        for (int64_t k : {1, 17, 500, 1000})
+          for (int64_t largest : {0, 1}) {
+            auto *t = F.createTopK("top", x[0], k, 1, largest);
+            save(t->getNthResult(0));
+            save(t->getNthResult(1));
+          }
+      },
+      "topk long rows");
+}
+
 TEST_P(KernelCoverageTest, ConvTransposeStridedGroupedDilated) {
   // x [1, 4, 3, 4], w [4, 3, 2, 3] (group 2: M = 6), bias [6].
   check(

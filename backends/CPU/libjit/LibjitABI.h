@@ -297,6 +297,9 @@ void ember_sum_f32(float *y, const float *x, int64_t n, float div);
 void ember_sum_i32(int32_t *y, const int32_t *x, int64_t n);
 void ember_minmax_f32(float *y, const float *x, int64_t n, int64_t isMax);
 void ember_softmax_f32(float *y, const float *x, int64_t n);
+/// The k first of a row in TopK's order, best first (TopK.inc).
+void ember_topk_f32(float *vals, int64_t *idxs, const float *x, int64_t n,
+                    int64_t k, int64_t largest);
 /// One plane of a Resize of the last two dims (Resize.inc).
 void ember_resize_plane_f32(float *y, const float *x, const int64_t *rowAt,
                             const double *rowW, const int64_t *colAt,

@@ -207,6 +207,7 @@ EMBER_HELPER void transpose16(v16 (&r)[16]) {
 #include "Reduce.inc"
 #include "Resize.inc"
 #include "Softmax.inc"
+#include "TopK.inc"
 #include "Attention.inc"
 #include "Winograd.inc"
 
