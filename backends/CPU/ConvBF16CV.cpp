@@ -163,7 +163,7 @@ void cpu::lowerConvBF16CV(const ConvInst &I, const ConvBF16CV &cv,
     ExprRef t0 = k.mul(k.div(k.var(e), cv.pixelTasks), cv.panelsPerTask);
     ExprRef n0 = k.mul(k.rem(k.var(e), cv.pixelTasks), cv.pixelsPerTask);
     std::vector<CallArg> args =
-        preparedInputArgs(I, k, ctx.plan, filter, rows, img * cv.M * cv.N);
+        preparedInputArgs(I, k, ctx, filter, rows, img * cv.M * cv.N);
     for (int64_t v : {cv.kp, cv.kc, cv.nr, cv.M, cv.N})
       args.push_back(valArg(k.constInt(v)));
     appendFusedActivation(k, I, args);
