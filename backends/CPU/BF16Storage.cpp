@@ -1,6 +1,7 @@
 //===- BF16Storage.cpp - Activations stored in BFloat16 on the CPU --------===//
 #include "BF16Storage.h"
 
+#include "ConvBF16.h"
 #include "ConvBF16Direct.h"
 #include "ConvPlan.h"
 #include "MatMulBF16.h"
@@ -24,7 +25,9 @@ static bool bf16Conv(const ConvInst &I, const TargetDesc &T,
 
 bool cpu::takesBF16Input(const ConvInst &I, const TargetDesc &T) {
   auto d = chooseConvBF16Direct(I, T);
-  return d && d->kernel != BF16MatMulKernel::AMX;
+  if (d)
+    return d->kernel != BF16MatMulKernel::AMX;
+  return usesConvBF16CV(I, T);
 }
 
 kir::Buffer cpu::bf16Buffer(Value *v, const MemoryPlan &plan) {

@@ -50,8 +50,10 @@ private:
 
 /// True if BFloat16 convolution \p I, as lowered for \p T, reads its input
 /// through a kernel that takes BFloat16 values as well as Float32 ones:
-/// today the direct kernels' padded copy (ember_conv_bf16_pad and
-/// _pad_phases). The patch GEMMs' packs and the AMX kernels keep Float32.
+/// the direct kernels' padded copy (ember_conv_bf16_pad and _pad_phases)
+/// and the channel-vector GEMM's transposed patch rows
+/// (ember_conv_bf16_cv_pack). The pixel-panel patch GEMM's pack and the
+/// AMX kernels keep Float32.
 bool takesBF16Input(const ConvInst &I, const TargetDesc &T);
 
 /// The buffer of \p v (stored in BFloat16) as BFloat16 elements.

@@ -49,6 +49,11 @@ channelVector(const ConvInst &I, const TargetDesc &T, bool direct) {
   return chooseConvBF16CV(I, T, laneUse(GemmShape(I).N, t.panels * t.nr));
 }
 
+bool cpu::usesConvBF16CV(const ConvInst &I, const TargetDesc &T) {
+  return channelVector(I, T, chooseConvBF16Direct(I, T).has_value())
+      .has_value();
+}
+
 LibKernel ConvBF16Tiling::entry() const {
   switch (plan.kernel) {
   case BF16MatMulKernel::AMX:

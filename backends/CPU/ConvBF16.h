@@ -49,6 +49,10 @@ struct ConvBF16Tiling {
 /// filter is the larger operand and the panels fit.
 ConvBF16Tiling chooseConvBF16(const ConvInst &I, const TargetDesc &T);
 
+/// True if \p I is lowered by lowerConvBF16CV (output channels in the
+/// lanes, transposed patch rows packed by ember_conv_bf16_cv_pack).
+bool usesConvBF16CV(const ConvInst &I, const TargetDesc &T);
+
 /// The plan planConv reports for \p I (the direct one where
 /// chooseConvBF16Direct applies, else the channel-vector one where
 /// chooseConvBF16CV does).

@@ -124,11 +124,10 @@ static Kernel packKernel(const ConvInst &I, const ConvBF16CV &cv,
   int64_t groups = ceilDiv(cv.N, kPixelGroup);
   Kernel k((I.getName() + ".pack").str());
   unsigned p = k.addBuffer(rows);
-  unsigned x = k.addBuffer(kir::bufferFor(I.getInput(), ctx.plan));
   unsigned e = k.newVar();
-  std::vector<CallArg> args = {
-      bufArg(p, k.constInt(0)),
-      bufArg(x, k.constInt(img * int64_t(xd[1] * xd[2] * xd[3])))};
+  std::vector<CallArg> args = {bufArg(p, k.constInt(0))};
+  appendConvInput(I, k, ctx, k.constInt(img * int64_t(xd[1] * xd[2] * xd[3])),
+                  args);
   for (int64_t v : {cv.K, cv.N, cv.kp})
     args.push_back(valArg(k.constInt(v)));
   appendConvGeometry(I, k, args);

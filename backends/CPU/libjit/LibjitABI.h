@@ -227,11 +227,11 @@ void ember_conv_bf16_pack(uint16_t *panels, const float *x, int64_t K,
                           int64_t dh, int64_t dw, int64_t t0, int64_t t1);
 /// Channel-vector BFloat16 convolution (ConvBF16CV.inc): the transposed
 /// patch rows of one image, then panels of output channels times pixels.
-void ember_conv_bf16_cv_pack(uint16_t *xt, const float *x, int64_t K, int64_t N,
-                             int64_t kp, int64_t H, int64_t W, int64_t KH,
-                             int64_t KW, int64_t OW, int64_t sh, int64_t sw,
-                             int64_t pt, int64_t pl, int64_t dh, int64_t dw,
-                             int64_t n0, int64_t n1);
+void ember_conv_bf16_cv_pack(uint16_t *xt, const float *x, const uint16_t *xb,
+                             int64_t K, int64_t N, int64_t kp, int64_t H,
+                             int64_t W, int64_t KH, int64_t KW, int64_t OW,
+                             int64_t sh, int64_t sw, int64_t pt, int64_t pl,
+                             int64_t dh, int64_t dw, int64_t n0, int64_t n1);
 void ember_conv_bf16_cv_dp(float *y, uint16_t *yb, const uint16_t *w,
                            const uint16_t *xt, const float *bias,
                            const float *res, int64_t kp, int64_t kc, int64_t nr,
