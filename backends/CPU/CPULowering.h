@@ -69,7 +69,8 @@ private:
   BF16Storage bf16_; ///< Activations stored in BFloat16 (BF16Storage.h).
 
   DepthwiseContext dwContext() {
-    return {plan_, prog_.constants, opts_.convPath, target_};
+    return {plan_,   prog_.constants, opts_.convPath, target_,
+            nullptr, nullptr,         &bf16_};
   }
 };
 
