@@ -4,7 +4,6 @@
 #include "ConvBF16.h"
 #include "ConvBF16Direct.h"
 #include "ConvPlan.h"
-#include "Depthwise.h"
 #include "MatMulBF16.h"
 
 #include "ember/Kernel/LowerToKernel.h"
@@ -29,18 +28,6 @@ bool cpu::takesBF16Input(const ConvInst &I, const TargetDesc &T) {
   if (d)
     return d->kernel != BF16MatMulKernel::AMX;
   return usesConvBF16CV(I, T);
-}
-
-/// True if \p I is a Float32 depthwise convolution (-precision=bf16 keeps
-/// them Float32) whose kernel widens a BFloat16 input plane
-/// (depthwiseTakesBF16Input): it then reads its input rounded to BFloat16.
-/// Only where BFloat16 products run on vdpbf16ps (AVX512-BF16), as for the
-/// other readers: the widening targets store nothing.
-static bool depthwiseReadsBF16(const ConvInst &I, const TargetDesc &T,
-                               const CPUCodegenOptions &opts) {
-  return chooseBF16MatMul(T, 1).kernel == BF16MatMulKernel::DotProduct &&
-         planConv(I, T, opts).path == ConvPathKind::Depthwise &&
-         depthwiseTakesBF16Input(I, T, opts.convPath);
 }
 
 kir::Buffer cpu::bf16Buffer(Value *v, const MemoryPlan &plan) {
@@ -79,8 +66,6 @@ BF16Storage::BF16Storage(const IRFunction &F, const TargetDesc &T,
       if (conv && i == 0 && !u.producer && c->getResidual().empty())
         u.producer = c;
       else if (conv && i == 1 && takesBF16Input(*c, T))
-        ++u.readers;
-      else if (c && v == origin && i == 1 && depthwiseReadsBF16(*c, T, opts))
         ++u.readers;
       else
         u.ok = false;

@@ -69,8 +69,7 @@ private:
   BF16Storage bf16_; ///< Activations stored in BFloat16 (BF16Storage.h).
 
   DepthwiseContext dwContext() {
-    return {plan_,   prog_.constants, opts_.convPath, target_,
-            nullptr, nullptr,         &bf16_};
+    return {plan_, prog_.constants, opts_.convPath, target_};
   }
 };
 

@@ -119,8 +119,7 @@ static void setTargetAttrs(llvm::Module &M, const llvm::TargetMachine &TM) {
 /// libjit kernels written with explicit vectors (v16 / v8): the loop
 /// vectorizer's width does not concern them.
 static bool isHandVectorized(llvm::StringRef name) {
-  return name.starts_with("ember_") && name != "ember_dwconv_f32" &&
-         name != "ember_dwconv_bf16x_f32";
+  return name.starts_with("ember_") && name != "ember_dwconv_f32";
 }
 
 /// Lets the loop vectorizer use 512-bit vectors in kernels whose loops it

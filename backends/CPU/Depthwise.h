@@ -7,8 +7,6 @@
 namespace ember {
 namespace cpu {
 
-class BF16Storage;
-
 /// What the depthwise and max-pool lowerings need of the CPU lowering.
 struct DepthwiseContext {
   const MemoryPlan &plan;
@@ -22,16 +20,7 @@ struct DepthwiseContext {
   /// convolution's own.
   WeightVar *narrow = nullptr;
   std::vector<kir::Kernel> *pre = nullptr;
-  /// The activations stored in BFloat16, or null (none).
-  const BF16Storage *bf16 = nullptr;
 };
-
-/// True if depthwise convolution \p I (Float32) runs, as lowered for \p T
-/// under \p path, on the per-plane kernel with an input plane small enough
-/// for its BFloat16 form (ember_dwconv_bf16x_f32's stack copy): then its
-/// input may be stored in BFloat16 (BF16Storage.h).
-bool depthwiseTakesBF16Input(const ConvInst &I, const TargetDesc &T,
-                             ConvPath path);
 
 /// The kernel of depthwise convolution \p I: per channel plane (vectors
 /// along rows), or per 16 channels (channels as vector lanes) on narrow

@@ -12,13 +12,10 @@
 // kernel lowering.
 //
 //===----------------------------------------------------------------------===//
-#include "BF16Storage.h"
 #include "Depthwise.h"
 #include "LibCall.h"
 #include "NarrowWeights.h"
 #include "ember/Kernel/LowerToKernel.h"
-
-#include "glog/logging.h"
 
 #include <algorithm>
 #include <cstring>
@@ -35,9 +32,6 @@ namespace {
 /// pixels per channel of a band (kDwCVBand, kDwCVOut).
 constexpr int64_t kDwCVBlock = 16, kDwCVBandVectors = 640,
                   kDwCVBandPixels = 512;
-/// Floats of ember_dwconv_bf16x_f32's stack copy of a BFloat16 input plane
-/// and its margins (libjit's Depthwise.inc, kDwBF16Plane).
-constexpr int64_t kDwBF16Plane = 16384;
 } // namespace
 
 /// The window geometry of a channel-vector depthwise convolution or max
@@ -133,9 +127,6 @@ struct DwSpec {
   const ConvInst *conv;
   int64_t act;
   float alpha, beta;
-  /// Zeros around the widened plane when x is stored in BFloat16
-  /// (per-plane kernel only).
-  int64_t margin = 0;
 
   CallArg residual(Kernel &k, const MemoryPlan &plan, ExprRef off) const {
     return conv ? convResidualArg(k, *conv, plan, off) : valArg(k.constInt(0));
@@ -165,13 +156,6 @@ static Kernel lowerDepthwisePlanes(const DwSpec &spec, const MemoryPlan &plan) {
     args.push_back(valArg(k.constInt(v)));
   args.push_back(valArg(k.constFloat(spec.alpha)));
   args.push_back(valArg(k.constFloat(spec.beta)));
-  if (spec.x.kind == ElemKind::BFloat16) {
-    args.push_back(valArg(k.constInt(spec.margin)));
-    k.body() = {
-        Kernel::loop(e, g.N * g.C, /*parallel=*/true,
-                     {EMBER_LIBJIT_CALL(k, ember_dwconv_bf16x_f32, args)})};
-    return k;
-  }
   // The input floats before and after the plane: the direct stride-1
   // paths read a little into its neighbours (libjit's DepthwiseFlat.inc).
   args.push_back(valArg(k.mul(k.var(e), HW)));
@@ -302,36 +286,6 @@ static kir::Buffer packDepthwiseTaps(const ConvInst &I,
   return dst;
 }
 
-/// True when depthwise window \p g takes the channel-vector kernel under
-/// \p path, its taps packable at compile time.
-static bool takesDepthwiseCV(const CVWindow &g, const TargetDesc &T,
-                             ConvPath path) {
-  bool wide = useWideKernels(T);
-  return g.bandRows() > 0 &&
-         (path == ConvPath::Channels ||
-          (path == ConvPath::Auto && preferDepthwiseCV(g, wide) &&
-           !takesPlaneStride2(g, wide)));
-}
-
-/// The zeros ember_dwconv_bf16x_f32 puts on each side of the widened
-/// plane: what ember_dwconv_f32's paths read around a plane (libjit's
-/// dwFlatPlane and dwRowVectors), rounded up to a vector.
-static int64_t bf16PlaneMargin(const CVWindow &g) {
-  int64_t maxD = (g.KW - 1) * g.dw - g.pl;
-  int64_t m =
-      std::max({int64_t(0), g.pt * g.W + g.pl,
-                ((g.KH - 1) * g.dh - g.pt) * g.W + maxD, g.OW + maxD - g.W});
-  return (m + 15) / 16 * 16;
-}
-
-bool cpu::depthwiseTakesBF16Input(const ConvInst &I, const TargetDesc &T,
-                                  ConvPath path) {
-  CVWindow g = CVWindow::of(I);
-  return I.getInput()->getType()->getElemKind() == ElemKind::Float32 &&
-         !takesDepthwiseCV(g, T, path) &&
-         g.H * g.W + 2 * bf16PlaneMargin(g) <= kDwBF16Plane;
-}
-
 Kernel cpu::lowerDepthwiseConv(const ConvInst &I, const DepthwiseContext &ctx) {
   CVWindow g = CVWindow::of(I);
   // The channel-vector kernel reads taps packed at compile time; taps
@@ -341,23 +295,22 @@ Kernel cpu::lowerDepthwiseConv(const ConvInst &I, const DepthwiseContext &ctx) {
   bool packable =
       hasConstantFilter(I) ||
       (ctx.narrow && uint64_t(packedTapsFloats(I)) * 4 <= filter.size);
-  bool cv = packable && takesDepthwiseCV(g, ctx.target, ctx.path);
-  // BF16Storage stores the input in BFloat16 only for the per-plane kernel.
-  bool bf16x = ctx.bf16 && ctx.bf16->stored(I.getInput());
-  CHECK(!(bf16x && cv)) << "a BFloat16 input on the channel-vector kernel";
+  bool cv = packable && g.bandRows() > 0 &&
+            (ctx.path == ConvPath::Channels ||
+             (ctx.path == ConvPath::Auto &&
+              preferDepthwiseCV(g, useWideKernels(ctx.target)) &&
+              !takesPlaneStride2(g, useWideKernels(ctx.target))));
   DwSpec spec{I.getName(),
               g,
               kir::bufferFor(I.getDest(), ctx.plan),
-              bf16x ? bf16Buffer(I.getInput(), ctx.plan)
-                    : kir::bufferFor(I.getInput(), ctx.plan),
+              kir::bufferFor(I.getInput(), ctx.plan),
               cv ? packDepthwiseTaps(I, ctx) : filter,
               kir::bufferFor(I.getBias(), ctx.plan),
               /*shared=*/false,
               &I,
               int64_t(I.getFusedActivation()),
               I.getFusedAlpha(),
-              I.getFusedBeta(),
-              bf16x ? bf16PlaneMargin(g) : 0};
+              I.getFusedBeta()};
   // The per-plane kernel reads the filter as the absorbed Cast wrote it.
   if (!cv && ctx.narrow)
     ctx.pre->push_back(widenKernel((I.getName() + ".widen").str(),
@@ -405,8 +358,7 @@ std::optional<Kernel> cpu::lowerAvgPoolDepthwise(const AvgPoolInst &I,
               nullptr,
               int64_t(FusedActivation::None),
               0.f,
-              0.f,
-              /*margin=*/0};
+              0.f};
   return cv ? lowerDepthwiseCV(spec, ctx.plan)
             : lowerDepthwisePlanes(spec, ctx.plan);
 }

@@ -18,16 +18,6 @@
 //    and rounding two values that close to BFloat16 moves them apart by at
 //    most one BFloat16 spacing of the larger, 2^-7 |a| (8 significant
 //    bits); so d_k = 2 gamma(KA + 2) (1 + 2 KA) + 2^-7 (|a_k| + 1e-30).
-// A depthwise B (Float32 taps: -precision=bf16 keeps depthwise convolutions
-// Float32) reads A's output stored in BFloat16, rounded by A's epilogue,
-// where Float32 storage would give it unrounded, so:
-//  - exact: the stored chain's B equals, within its own Float32 sum
-//    gamma(KB^2 + 2) (|b| + sum_k |w_k| |r(a_k)|), B evaluated in double on
-//    the observed chain's A rounded to BFloat16 (r), the values A's
-//    epilogue stores;
-//  - against the Interpreter: within 2 gamma(KB^2 + 2) TB + sum_k |w_k| d_k,
-//    TB = |b| + sum_k |w_k| |a_k|, d_k as above (A's difference and one
-//    rounding, at most half a BFloat16 spacing, bounded by the spacing).
 // The rule itself is checked on parsed IR for a target without AMX.
 //
 //===----------------------------------------------------------------------===//
@@ -54,8 +44,6 @@ struct StorageCase {
   int64_t sB;
   FusedActivation actA;
   bool twoReaders;
-  /// B is depthwise (MB == M, group M, Float32 taps).
-  bool dwB;
 };
 
 // clang-format off
@@ -63,38 +51,23 @@ const StorageCase kCases[] = {
     // ResNet-50's pattern: 1x1 with Relu, then 3x3 stride 1; odd plane
     // (row tails of the bf16 copy), 24 channels of A's output.
     {"pointwise_relu_then_3x3", 1, 20, 13, 19, 24, 1, 32, 3, 1,
-     FusedActivation::Relu, false, false},
+     FusedActivation::Relu, false},
     // Stride 2 after the stored value (the phase-split copy), two images,
     // odd channels (a half pair), rows of 40 (whole 32-value runs).
     {"pointwise_then_3x3_s2_batch2", 2, 16, 10, 40, 27, 1, 40, 3, 2,
-     FusedActivation::Clip, false, false},
+     FusedActivation::Clip, false},
     // A 3x3 producer (the direct kernel's epilogue) read by two 3x3
     // convolutions, no activation (negative values).
     {"3x3_two_readers", 1, 18, 16, 17, 32, 3, 20, 3, 1,
-     FusedActivation::None, true, false},
+     FusedActivation::None, true},
     // ResNet-50's 3x3 -> 1x1 on 7x7: the 1x1 has output channels in the
     // lanes (ember_conv_bf16_cv_pack reads the stored value), 49 pixels
     // (a lone one in the last group of 16), 37 channels (a half pair).
     {"3x3_then_pointwise_cv", 1, 30, 7, 7, 37, 3, 200, 1, 1,
-     FusedActivation::Relu, false, false},
+     FusedActivation::Relu, false},
     // The same with stride 2 (pixels read lane by lane), two images.
     {"3x3_then_pointwise_cv_s2", 2, 24, 14, 14, 64, 3, 128, 1, 2,
-     FusedActivation::None, false, false},
-    // MobileNet-V2's expand -> depthwise: 1x1 with Clip (ReLU6), then a
-    // 3x3 depthwise on rows of 37 (ember_dwconv_f32's row vectors, their
-    // reads past the plane in the widened copy's margins).
-    {"pointwise_then_dw3x3", 1, 16, 20, 37, 24, 1, 24, 3, 1,
-     FusedActivation::Clip, false, true},
-    // Rows of 112 as MobileNet-V2's first blocks (a 112 x 112 plane is
-    // the largest it widens), no activation (negative values).
-    {"pointwise_then_dw3x3_wide", 1, 8, 9, 112, 16, 1, 16, 3, 1,
-     FusedActivation::None, false, true},
-    // Stride 2 on 28 x 28 (the plane kernel's stride-2 rows), two images.
-    {"pointwise_then_dw3x3_s2_batch2", 2, 12, 28, 28, 40, 1, 40, 3, 2,
-     FusedActivation::Relu, false, true},
-    // Stride 2 from 14 x 14 to 7 x 7, odd channel count.
-    {"pointwise_then_dw3x3_s2_narrow", 1, 24, 14, 14, 33, 1, 33, 3, 2,
-     FusedActivation::Clip, false, true},
+     FusedActivation::None, false},
 };
 // clang-format on
 
@@ -108,7 +81,7 @@ struct Operands {
     x = Tensor(ElemKind::Float32, {c.N, c.C, c.H, c.W});
     wa = Tensor(ElemKind::Float32, {c.M, c.C, c.KA, c.KA});
     ba = Tensor(ElemKind::Float32, {c.M});
-    wb = Tensor(ElemKind::Float32, {c.MB, c.dwB ? 1 : c.M, c.KB, c.KB});
+    wb = Tensor(ElemKind::Float32, {c.MB, c.M, c.KB, c.KB});
     bb = Tensor(ElemKind::Float32, {c.MB});
     wc = Tensor(ElemKind::Float32, {c.MB, c.M, 3, 3});
     bc = Tensor(ElemKind::Float32, {c.MB});
@@ -138,7 +111,7 @@ std::vector<Tensor> runChain(const StorageCase &c, llvm::StringRef backend,
   save("yb",
        F->createConv("b", a, M.createConstant("wb", o.wb.clone()),
                      M.createConstant("bb", o.bb.clone()), {}, {c.sB, c.sB},
-                     {pb, pb, pb, pb}, {1, 1}, c.dwB ? c.M : 1, 0, 0.f, 0.f));
+                     {pb, pb, pb, pb}, {1, 1}, 1, 0, 0.f, 0.f));
   if (c.twoReaders)
     save("yc", F->createConv("c", a, M.createConstant("wc", o.wc.clone()),
                              M.createConstant("bc", o.bc.clone()), {}, {1, 1},
@@ -195,64 +168,6 @@ std::vector<double> chainBound(const StorageCase &c, const Tensor &a,
   return bound;
 }
 
-/// Per element of depthwise B (taps \p w [M][1][KB][KB], Float32) on A's
-/// output \p a: B in double on \p a rounded to BFloat16 when \p rounded
-/// (the exact check), else on \p a; and the bound on \p a of the file
-/// comment (\p rounded: the exact one).
-struct DwReference {
-  std::vector<double> y, bound;
-};
-DwReference dwReference(const StorageCase &c, const Tensor &a, const Tensor &w,
-                        const Tensor &bias, bool rounded) {
-  int64_t k = int64_t(c.KB), s = c.sB, H = int64_t(c.H), W = int64_t(c.W);
-  int64_t OH = (H - 1) / s + 1, OW = (W - 1) / s + 1;
-  double g = gamma(dim_t(k * k + 2)), gA = gamma(c.C * c.KA * c.KA + 2);
-  double dA = 2 * gA * (1 + 2 * double(c.C * c.KA * c.KA));
-  DwReference r;
-  for (dim_t n = 0; n < c.N; ++n)
-    for (dim_t m = 0; m < c.M; ++m)
-      for (int64_t oh = 0; oh < OH; ++oh)
-        for (int64_t ow = 0; ow < OW; ++ow) {
-          double b = bias.elementAsDouble(m), y = b, t = std::fabs(b);
-          double shift = 0;
-          for (int64_t kh = 0; kh < k; ++kh)
-            for (int64_t kw = 0; kw < k; ++kw) {
-              int64_t ih = oh * s - k / 2 + kh, iw = ow * s - k / 2 + kw;
-              if (ih < 0 || ih >= H || iw < 0 || iw >= W)
-                continue;
-              double av = a.elementAsDouble(((n * c.M + m) * H + ih) * W + iw);
-              double x = rounded ? roundBF16(av) : av;
-              double wv = w.elementAsDouble((m * k + kh) * k + kw);
-              y += wv * x;
-              t += std::fabs(wv * x);
-              shift +=
-                  std::fabs(wv) * (dA + std::ldexp(std::fabs(av) + 1e-30, -7));
-            }
-          r.y.push_back(y);
-          r.bound.push_back(rounded ? g * t : 2 * g * t + shift);
-        }
-  return r;
-}
-
-/// A depthwise case: the stored chain against B on the observed chain's A,
-/// rounded, and against the Interpreter (file comment).
-void checkDepthwise(const StorageCase &c, const Tensor &stored,
-                    const std::vector<Tensor> &observed,
-                    const std::vector<Tensor> &ref) {
-  Operands o(c);
-  DwReference exact = dwReference(c, observed[1], o.wb, o.bb, true);
-  DwReference loose = dwReference(c, ref[1], o.wb, o.bb, false);
-  ASSERT_EQ(exact.y.size(), size_t(stored.size()));
-  for (size_t i = 0; i < exact.y.size(); ++i) {
-    double v = stored.elementAsDouble(i), e = ref[0].elementAsDouble(i);
-    ASSERT_LE(std::fabs(v - exact.y[i]), exact.bound[i])
-        << "element " << i << ": " << v << " vs " << exact.y[i]
-        << " (B on A rounded to BFloat16)";
-    ASSERT_LE(std::fabs(v - e), loose.bound[i])
-        << "element " << i << ": " << v << " vs " << e << " (Interpreter)";
-  }
-}
-
 class BF16StoragePathTest : public ::testing::TestWithParam<StorageCase> {};
 } // namespace
 
@@ -265,8 +180,6 @@ TEST_P(BF16StoragePathTest, CPUMatchesInterpreter) {
   ASSERT_EQ(stored.size(), outs);
   ASSERT_EQ(observed.size(), outs + 1);
   ASSERT_EQ(ref.size(), outs + 1);
-  if (c.dwB)
-    return checkDepthwise(c, stored[0], observed, ref);
   Operands o(c);
   const Tensor *ws[] = {&o.wb, &o.wc}, *bs[] = {&o.bb, &o.bc};
   for (size_t r = 0; r < outs; ++r) {
@@ -295,9 +208,7 @@ namespace {
 /// Convolutions with BFloat16 filters: %a (1x1) read by a 3x3 only; %b
 /// read by a 3x3 and a Relu; %c read by a 1x1 on 56x56 (the pixel-panel
 /// patch GEMM, whose pack reads Float32); %d has a residual; %e read by a
-/// 1x1 on 7x7 to 256 channels (channel-vector GEMM); %f read by a Float32
-/// 3x3 depthwise on 28x28 (the per-plane kernel, which widens BFloat16);
-/// %g by one on 7x7 (the channel-vector depthwise kernel, Float32 only).
+/// 1x1 on 7x7 to 256 channels (channel-vector GEMM).
 constexpr const char *kRuleIR = R"(function rule
 declare {
   %x = weight float<1 x 64 x 28 x 28> mutable input
@@ -314,9 +225,6 @@ declare {
   %y3 = weight float<1 x 64 x 28 x 28> mutable output
   %y4 = weight float<1 x 64 x 56 x 56> mutable output
   %y5 = weight float<1 x 64 x 28 x 28> mutable output
-  %wd = weight float<64 x 1 x 3 x 3> const
-  %y7 = weight float<1 x 64 x 28 x 28> mutable output
-  %y8 = weight float<1 x 64 x 7 x 7> mutable output
 }
 code {
   %a = allocactivation float<1 x 64 x 28 x 28>
@@ -340,14 +248,6 @@ code {
   %e.conv = conv @out %e, @in %x7, @in %w1, @in %bias {Strides=[1, 1], Pads=[0, 0, 0, 0], Dilations=[1, 1], Group=1, FusedActivation=0, FusedAlpha=0, FusedBeta=0}
   %e.read = conv @out %y6, @in %e, @in %w256, @in %b256 {Strides=[1, 1], Pads=[0, 0, 0, 0], Dilations=[1, 1], Group=1, FusedActivation=0, FusedAlpha=0, FusedBeta=0}
   deallocactivation @out %e
-  %f = allocactivation float<1 x 64 x 28 x 28>
-  %f.conv = conv @out %f, @in %x, @in %w1, @in %bias {Strides=[1, 1], Pads=[0, 0, 0, 0], Dilations=[1, 1], Group=1, FusedActivation=0, FusedAlpha=0, FusedBeta=0}
-  %f.read = conv @out %y7, @in %f, @in %wd, @in %bias {Strides=[1, 1], Pads=[1, 1, 1, 1], Dilations=[1, 1], Group=64, FusedActivation=0, FusedAlpha=0, FusedBeta=0}
-  deallocactivation @out %f
-  %g = allocactivation float<1 x 64 x 7 x 7>
-  %g.conv = conv @out %g, @in %x7, @in %w1, @in %bias {Strides=[1, 1], Pads=[0, 0, 0, 0], Dilations=[1, 1], Group=1, FusedActivation=0, FusedAlpha=0, FusedBeta=0}
-  %g.read = conv @out %y8, @in %g, @in %wd, @in %bias {Strides=[1, 1], Pads=[1, 1, 1, 1], Dilations=[1, 1], Group=64, FusedActivation=0, FusedAlpha=0, FusedBeta=0}
-  deallocactivation @out %g
 }
 )";
 
@@ -360,7 +260,7 @@ const Value *valueNamed(const IRFunction &F, llvm::StringRef name) {
 }
 } // namespace
 
-// Stored in BFloat16: %a, %e and %f. On a target without AVX512-BF16 (the
+// Stored in BFloat16: %a and %e. On a target without AVX512-BF16 (the
 // widening kernel, no direct kernel to read BFloat16) nothing is.
 TEST(BF16Storage, AsksEachReadersKernel) {
   auto parsed = parseIR(kRuleIR, "rule.ir");
@@ -375,10 +275,9 @@ TEST(BF16Storage, AsksEachReadersKernel) {
   cpu::BF16Storage s(F, T, CPUCodegenOptions());
   EXPECT_TRUE(s.stored(valueNamed(F, "a")));
   EXPECT_TRUE(s.stored(valueNamed(F, "e")));
-  EXPECT_TRUE(s.stored(valueNamed(F, "f")));
-  for (const char *v : {"b", "c", "d", "g"})
+  for (const char *v : {"b", "c", "d"})
     EXPECT_FALSE(s.stored(valueNamed(F, v))) << v;
-  EXPECT_EQ(s.size(), 3u);
+  EXPECT_EQ(s.size(), 2u);
   T.extensions = 0;
   EXPECT_EQ(cpu::BF16Storage(F, T, CPUCodegenOptions()).size(), 0u);
 }

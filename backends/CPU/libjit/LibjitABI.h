@@ -130,12 +130,6 @@ void ember_dwconv_f32(float *y, const float *x, const float *w,
                       int64_t sh, int64_t sw, int64_t pt, int64_t pl,
                       int64_t dh, int64_t dw, int64_t act, float alpha,
                       float beta, int64_t before, int64_t after);
-void ember_dwconv_bf16x_f32(float *y, const uint16_t *xb, const float *w,
-                            const float *bias, const float *res, int64_t H,
-                            int64_t W, int64_t KH, int64_t KW, int64_t OH,
-                            int64_t OW, int64_t sh, int64_t sw, int64_t pt,
-                            int64_t pl, int64_t dh, int64_t dw, int64_t act,
-                            float alpha, float beta, int64_t margin);
 void ember_dwconv_cv_f32(float *y, const float *x, const float *w,
                          const float *bias, const float *res, int64_t nc,
                          int64_t H, int64_t W, int64_t KH, int64_t KW,
