@@ -49,7 +49,7 @@ CPULowering::CPULowering(const IRFunction &F, const MemoryPlan &plan,
                          const TargetDesc &target,
                          const CPUCodegenOptions &opts)
     : F_(F), plan_(plan), readers_(countReaders(F)), narrow_(F, readers_),
-      target_(target), opts_(opts), folds_(F, plan) {
+      target_(target), opts_(opts), folds_(F, plan), bf16_(F, target, opts) {
   // Room for copies of small broadcast sources (see lowerToKernels).
   for (auto &I : F.getInstrs())
     if (auto *b = llvm::dyn_cast<BroadcastInst>(I.get()))

@@ -10,6 +10,7 @@
 #ifndef EMBER_BACKENDS_CPU_CPULOWERING_H
 #define EMBER_BACKENDS_CPU_CPULOWERING_H
 
+#include "BF16Storage.h"
 #include "CPU.h"
 #include "Depthwise.h"
 #include "MatMulOperands.h"
@@ -65,6 +66,7 @@ private:
   const TargetDesc &target_;      ///< The kernel target (see lowerForCPU).
   const CPUCodegenOptions &opts_; ///< Forced paths.
   TransposeFolds folds_;          ///< Transposes MatMuls read through strides.
+  BF16Storage bf16_; ///< Activations stored in BFloat16 (BF16Storage.h).
 
   DepthwiseContext dwContext() {
     return {plan_, prog_.constants, opts_.convPath, target_};

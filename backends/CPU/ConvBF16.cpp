@@ -1,6 +1,7 @@
 //===- ConvBF16.cpp - Convolutions with a BFloat16 filter on the CPU ------===//
 #include "ConvBF16.h"
 
+#include "BF16Storage.h"
 #include "CPU.h"
 #include "ConvBF16CV.h"
 #include "ConvBF16Direct.h"
@@ -46,6 +47,11 @@ channelVector(const ConvInst &I, const TargetDesc &T, bool direct) {
     return std::nullopt;
   ConvBF16Tiling t = chooseConvBF16(I, T);
   return chooseConvBF16CV(I, T, laneUse(GemmShape(I).N, t.panels * t.nr));
+}
+
+bool cpu::usesConvBF16CV(const ConvInst &I, const TargetDesc &T) {
+  return channelVector(I, T, chooseConvBF16Direct(I, T).has_value())
+      .has_value();
 }
 
 LibKernel ConvBF16Tiling::entry() const {
@@ -180,18 +186,51 @@ void cpu::appendConvGeometry(const ConvInst &I, Kernel &k,
     args.push_back(valArg(k.constInt(v)));
 }
 
+void cpu::appendConvOutputs(const ConvInst &I, Kernel &k,
+                            const MatMulBF16Context &ctx, ExprRef yOffset,
+                            std::vector<CallArg> &args) {
+  CallArg none = valArg(k.constInt(0));
+  if (ctx.storage && ctx.storage->stored(I.getDest())) {
+    args.push_back(none);
+    args.push_back(
+        bufArg(k.addBuffer(bf16Buffer(I.getDest(), ctx.plan)), yOffset));
+    return;
+  }
+  args.push_back(
+      bufArg(k.addBuffer(kir::bufferFor(I.getDest(), ctx.plan)), yOffset));
+  args.push_back(none);
+}
+
+void cpu::appendConvInput(const ConvInst &I, Kernel &k,
+                          const MatMulBF16Context &ctx, ExprRef xOffset,
+                          std::vector<CallArg> &args) {
+  CallArg none = valArg(k.constInt(0));
+  if (ctx.storage && ctx.storage->stored(I.getInput())) {
+    args.push_back(none);
+    args.push_back(
+        bufArg(k.addBuffer(bf16Buffer(I.getInput(), ctx.plan)), xOffset));
+    return;
+  }
+  args.push_back(
+      bufArg(k.addBuffer(kir::bufferFor(I.getInput(), ctx.plan)), xOffset));
+  args.push_back(none);
+}
+
 std::vector<CallArg> cpu::preparedInputArgs(const ConvInst &I, Kernel &k,
-                                            const MemoryPlan &plan,
+                                            const MatMulBF16Context &ctx,
                                             const kir::Buffer &filter,
                                             const kir::Buffer &prepared,
                                             int64_t yOffset) {
-  unsigned y = k.addBuffer(kir::bufferFor(I.getDest(), plan));
+  ExprRef yOff = k.constInt(yOffset);
+  std::vector<CallArg> args;
+  appendConvOutputs(I, k, ctx, yOff, args);
   unsigned w = k.addBuffer(filter);
   unsigned p = k.addBuffer(prepared);
-  unsigned b = k.addBuffer(kir::bufferFor(I.getBias(), plan));
-  ExprRef yOff = k.constInt(yOffset);
-  return {bufArg(y, yOff), bufArg(w, k.constInt(0)), bufArg(p, k.constInt(0)),
-          bufArg(b, k.constInt(0)), convResidualArg(k, I, plan, yOff)};
+  unsigned b = k.addBuffer(kir::bufferFor(I.getBias(), ctx.plan));
+  args.insert(args.end(), {bufArg(w, k.constInt(0)), bufArg(p, k.constInt(0)),
+                           bufArg(b, k.constInt(0)),
+                           convResidualArg(k, I, ctx.plan, yOff)});
+  return args;
 }
 
 /// The kernel that writes image \p img's shared panels (one slot per
@@ -251,7 +290,6 @@ void cpu::lowerConvBF16(const ConvInst &I, const MatMulBF16Context &ctx,
     if (t.shared)
       out.push_back(packShared(I, t, ctx, slots, img));
     Kernel k(I.getName());
-    unsigned y = k.addBuffer(kir::bufferFor(I.getDest(), ctx.plan));
     unsigned w = k.addBuffer(filter);
     unsigned x = k.addBuffer(kir::bufferFor(I.getInput(), ctx.plan));
     unsigned b = k.addBuffer(kir::bufferFor(I.getBias(), ctx.plan));
@@ -266,13 +304,14 @@ void cpu::lowerConvBF16(const ConvInst &I, const MatMulBF16Context &ctx,
       return k.binary(kir::BinOp::Min, v, k.constInt(hi));
     };
     ExprRef m0 = k.mul(rt, t.rowsPerTask), t0 = k.mul(ch, t.panelsPerTask);
-    std::vector<CallArg> args = {
-        bufArg(y, yOff),
-        bufArg(w, k.mul(g, s.mPerG * t.lda)),
-        bufArg(x, k.add(k.constInt(img * C * plane), k.mul(g, cPerG * plane))),
-        bufArg(b, k.mul(g, s.mPerG)),
-        convResidualArg(k, I, ctx.plan, yOff),
-        bufArg(p, k.mul(t.shared ? g : k.var(e), t.slotBytes() / 2))};
+    std::vector<CallArg> args;
+    appendConvOutputs(I, k, ctx, yOff, args);
+    args.insert(
+        args.end(),
+        {bufArg(w, k.mul(g, s.mPerG * t.lda)),
+         bufArg(x, k.add(k.constInt(img * C * plane), k.mul(g, cPerG * plane))),
+         bufArg(b, k.mul(g, s.mPerG)), convResidualArg(k, I, ctx.plan, yOff),
+         bufArg(p, k.mul(t.shared ? g : k.var(e), t.slotBytes() / 2))});
     for (int64_t v : {s.K, t.lda, s.N, t.kp, t.kc, int64_t(!t.shared)})
       args.push_back(valArg(k.constInt(v)));
     appendConvGeometry(I, k, args);

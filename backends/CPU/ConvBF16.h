@@ -49,6 +49,10 @@ struct ConvBF16Tiling {
 /// filter is the larger operand and the panels fit.
 ConvBF16Tiling chooseConvBF16(const ConvInst &I, const TargetDesc &T);
 
+/// True if \p I is lowered by lowerConvBF16CV (output channels in the
+/// lanes, transposed patch rows packed by ember_conv_bf16_cv_pack).
+bool usesConvBF16CV(const ConvInst &I, const TargetDesc &T);
+
 /// The plan planConv reports for \p I (the direct one where
 /// chooseConvBF16Direct applies, else the channel-vector one where
 /// chooseConvBF16CV does).
@@ -64,12 +68,26 @@ const uint16_t *constantFilterBF16(const ConvInst &I,
 void appendConvGeometry(const ConvInst &I, kir::Kernel &k,
                         std::vector<kir::CallArg> &args);
 
+/// Appends the output arguments every bf16 convolution kernel starts with,
+/// y (Float32) and yb (BFloat16), at element \p yOffset: \p I's dest as
+/// one of them, a null pointer as the other (BF16Storage.h).
+void appendConvOutputs(const ConvInst &I, kir::Kernel &k,
+                       const MatMulBF16Context &ctx, kir::ExprRef yOffset,
+                       std::vector<kir::CallArg> &args);
+
+/// Appends the input arguments x (Float32) and xb (BFloat16) at element
+/// \p xOffset of a kernel that reads \p I's input either way
+/// (takesBF16Input): the input as one, a null pointer as the other.
+void appendConvInput(const ConvInst &I, kir::Kernel &k,
+                     const MatMulBF16Context &ctx, kir::ExprRef xOffset,
+                     std::vector<kir::CallArg> &args);
+
 /// Adds to \p k the buffers of a bf16 convolution kernel that reads a
 /// prepared copy of its input (\p prepared, in the scratch), and returns
-/// the arguments such kernels start with: the output and the residual at
-/// element \p yOffset, \p filter, the copy and the bias.
+/// the arguments such kernels start with: the outputs (appendConvOutputs)
+/// at element \p yOffset, \p filter, the copy, the bias and the residual.
 std::vector<kir::CallArg> preparedInputArgs(const ConvInst &I, kir::Kernel &k,
-                                            const MemoryPlan &plan,
+                                            const MatMulBF16Context &ctx,
                                             const kir::Buffer &filter,
                                             const kir::Buffer &prepared,
                                             int64_t yOffset);

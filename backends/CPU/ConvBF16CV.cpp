@@ -124,11 +124,10 @@ static Kernel packKernel(const ConvInst &I, const ConvBF16CV &cv,
   int64_t groups = ceilDiv(cv.N, kPixelGroup);
   Kernel k((I.getName() + ".pack").str());
   unsigned p = k.addBuffer(rows);
-  unsigned x = k.addBuffer(kir::bufferFor(I.getInput(), ctx.plan));
   unsigned e = k.newVar();
-  std::vector<CallArg> args = {
-      bufArg(p, k.constInt(0)),
-      bufArg(x, k.constInt(img * int64_t(xd[1] * xd[2] * xd[3])))};
+  std::vector<CallArg> args = {bufArg(p, k.constInt(0))};
+  appendConvInput(I, k, ctx, k.constInt(img * int64_t(xd[1] * xd[2] * xd[3])),
+                  args);
   for (int64_t v : {cv.K, cv.N, cv.kp})
     args.push_back(valArg(k.constInt(v)));
   appendConvGeometry(I, k, args);
@@ -163,7 +162,7 @@ void cpu::lowerConvBF16CV(const ConvInst &I, const ConvBF16CV &cv,
     ExprRef t0 = k.mul(k.div(k.var(e), cv.pixelTasks), cv.panelsPerTask);
     ExprRef n0 = k.mul(k.rem(k.var(e), cv.pixelTasks), cv.pixelsPerTask);
     std::vector<CallArg> args =
-        preparedInputArgs(I, k, ctx.plan, filter, rows, img * cv.M * cv.N);
+        preparedInputArgs(I, k, ctx, filter, rows, img * cv.M * cv.N);
     for (int64_t v : {cv.kp, cv.kc, cv.nr, cv.M, cv.N})
       args.push_back(valArg(k.constInt(v)));
     appendFusedActivation(k, I, args);

@@ -231,10 +231,9 @@ static Kernel padKernel(const ConvInst &I, const ConvBF16Direct &d,
   int64_t pairs = d.Cp / 2;
   Kernel k((I.getName() + ".pad").str());
   unsigned p = k.addBuffer(copy);
-  unsigned x = k.addBuffer(kir::bufferFor(I.getInput(), ctx.plan));
   unsigned e = k.newVar();
-  std::vector<CallArg> args = {bufArg(p, k.constInt(0)),
-                               bufArg(x, k.constInt(img * d.C * d.H * d.W))};
+  std::vector<CallArg> args = {bufArg(p, k.constInt(0))};
+  appendConvInput(I, k, ctx, k.constInt(img * d.C * d.H * d.W), args);
   bool phases = d.s > 1;
   std::vector<int64_t> geometry = {d.C, d.H, d.W, pads[0], pads[1]};
   if (phases)
@@ -274,7 +273,7 @@ void cpu::lowerConvBF16Direct(const ConvInst &I, const ConvBF16Direct &d,
       return k.binary(kir::BinOp::Min, v, k.constInt(hi));
     };
     std::vector<CallArg> args =
-        preparedInputArgs(I, k, ctx.plan, filter, copy, img * d.M * N);
+        preparedInputArgs(I, k, ctx, filter, copy, img * d.M * N);
     for (int64_t v : {d.lda, d.kc, d.KH, d.KW, d.Ws, d.S, d.OH, d.OW})
       args.push_back(valArg(k.constInt(v)));
     appendFusedActivation(k, I, args);

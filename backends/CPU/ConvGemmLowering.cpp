@@ -184,7 +184,9 @@ void CPULowering::lowerConv(const ConvInst &I, std::vector<Kernel> &out) {
     return;
   case ConvPathKind::BF16Gemm:
     lowerConvBF16(
-        I, {plan_, prog_.constants, target_, patchOffset(), scratchSize_}, out);
+        I,
+        {plan_, prog_.constants, target_, patchOffset(), scratchSize_, &bf16_},
+        out);
     return;
   case ConvPathKind::PixelPanels:
     lowerConvPanels(I, out);

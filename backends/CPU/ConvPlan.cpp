@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ConvPlan.h"
+#include "BF16Storage.h"
 
 #include "ConvBF16.h"
 #include "ConvTiling.h"
@@ -194,6 +195,7 @@ std::string cpu::describeConvPlan(const ConvPlan &P) {
 
 void cpu::printConvPlans(const IRFunction &F, const TargetDesc &T,
                          const CPUCodegenOptions &opts, llvm::raw_ostream &os) {
+  BF16Storage bf16(F, T, opts);
   for (auto &I : F.getInstrs()) {
     auto *c = llvm::dyn_cast<ConvInst>(I.get());
     if (!c)
@@ -204,6 +206,11 @@ void cpu::printConvPlans(const IRFunction &F, const TargetDesc &T,
        << dimsToString(c->getFilter()->getType()->dims()) << " stride " << st[0]
        << "x" << st[1] << " group " << c->getGroup() << " -> "
        << dimsToString(c->getDest()->getType()->dims()) << ": "
-       << describeConvPlan(planConv(*c, T, opts)) << "\n";
+       << describeConvPlan(planConv(*c, T, opts));
+    if (bf16.stored(c->getInput()))
+      os << "; input stored in BFloat16";
+    if (bf16.stored(c->getDest()))
+      os << "; output stored in BFloat16";
+    os << "\n";
   }
 }

@@ -58,6 +58,8 @@ struct BF16MatMulPlan {
 /// otherwise.
 BF16MatMulPlan chooseBF16MatMul(const TargetDesc &T, int64_t m);
 
+class BF16Storage;
+
 /// What lowerMatMulBF16 needs of the CPU lowering.
 struct MatMulBF16Context {
   const MemoryPlan &plan;
@@ -68,6 +70,8 @@ struct MatMulBF16Context {
   /// region, and the scratch size to raise to what it needs.
   size_t scratchOffset;
   size_t &scratchSize;
+  /// Activations stored in BFloat16 (convolutions only; null: none).
+  const BF16Storage *storage = nullptr;
 };
 
 /// Appends to \p out the kernels of BFloat16 MatMul \p I: the packing of a

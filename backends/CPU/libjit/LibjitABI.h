@@ -180,44 +180,46 @@ EMBER_MATMUL_BF16_DECL(ember_matmul_bf16_amx);
 /// A convolution with a BFloat16 filter (ConvBF16.inc): one entry per
 /// product kernel, all with these parameters.
 #define EMBER_CONV_BF16_DECL(name)                                             \
-  void name(float *y, const uint16_t *w, const float *x, const float *bias,    \
-            const float *res, uint16_t *panels, int64_t K, int64_t lda,        \
-            int64_t N, int64_t kp, int64_t kc, int64_t pack, int64_t H,        \
-            int64_t W, int64_t KH, int64_t KW, int64_t OW, int64_t sh,         \
-            int64_t sw, int64_t pt, int64_t pl, int64_t dh, int64_t dw,        \
-            int64_t act, float alpha, float beta, int64_t m0, int64_t m1,      \
-            int64_t t0, int64_t t1)
+  void name(float *y, uint16_t *yb, const uint16_t *w, const float *x,         \
+            const float *bias, const float *res, uint16_t *panels, int64_t K,  \
+            int64_t lda, int64_t N, int64_t kp, int64_t kc, int64_t pack,      \
+            int64_t H, int64_t W, int64_t KH, int64_t KW, int64_t OW,          \
+            int64_t sh, int64_t sw, int64_t pt, int64_t pl, int64_t dh,        \
+            int64_t dw, int64_t act, float alpha, float beta, int64_t m0,      \
+            int64_t m1, int64_t t0, int64_t t1)
 EMBER_CONV_BF16_DECL(ember_conv_bf16_widen);
 EMBER_CONV_BF16_DECL(ember_conv_bf16_dp);
 EMBER_CONV_BF16_DECL(ember_conv_bf16_amx);
 #undef EMBER_CONV_BF16_DECL
-void ember_conv_bf16_direct(float *y, const uint16_t *w, const uint16_t *p,
-                            const float *bias, const float *res, int64_t lda,
-                            int64_t cBlocks, int64_t KH, int64_t KW, int64_t Wp,
-                            int64_t S, int64_t OH, int64_t OW, int64_t act,
-                            float alpha, float beta, int64_t m0, int64_t m1,
-                            int64_t v0, int64_t v1);
-void ember_conv_bf16_direct_dp(float *y, const uint16_t *w, const uint16_t *p,
-                               const float *bias, const float *res, int64_t lda,
-                               int64_t kc, int64_t KH, int64_t KW, int64_t Wp,
-                               int64_t S, int64_t OH, int64_t OW, int64_t act,
-                               float alpha, float beta, int64_t m0, int64_t m1,
-                               int64_t v0, int64_t v1, int64_t s,
-                               int64_t phase);
-void ember_conv_bf16_direct_cv(float *y, const uint16_t *w, const uint16_t *p,
-                               const float *bias, const float *res, int64_t lda,
-                               int64_t kc, int64_t KH, int64_t KW, int64_t Wp,
-                               int64_t S, int64_t OH, int64_t OW, int64_t act,
-                               float alpha, float beta, int64_t m0, int64_t m1,
-                               int64_t n0, int64_t n1, int64_t s,
-                               int64_t phase);
-void ember_conv_bf16_pad(uint16_t *p, const float *x, int64_t C, int64_t H,
-                         int64_t W, int64_t pt, int64_t pl, int64_t Hp,
-                         int64_t Wp, int64_t S, int64_t q0, int64_t q1);
-void ember_conv_bf16_pad_phases(uint16_t *p, const float *x, int64_t C,
-                                int64_t H, int64_t W, int64_t pt, int64_t pl,
-                                int64_t s, int64_t Hs, int64_t Ws, int64_t S,
-                                int64_t q0, int64_t q1);
+void ember_conv_bf16_direct(float *y, uint16_t *yb, const uint16_t *w,
+                            const uint16_t *p, const float *bias,
+                            const float *res, int64_t lda, int64_t cBlocks,
+                            int64_t KH, int64_t KW, int64_t Wp, int64_t S,
+                            int64_t OH, int64_t OW, int64_t act, float alpha,
+                            float beta, int64_t m0, int64_t m1, int64_t v0,
+                            int64_t v1);
+void ember_conv_bf16_direct_dp(float *y, uint16_t *yb, const uint16_t *w,
+                               const uint16_t *p, const float *bias,
+                               const float *res, int64_t lda, int64_t kc,
+                               int64_t KH, int64_t KW, int64_t Wp, int64_t S,
+                               int64_t OH, int64_t OW, int64_t act, float alpha,
+                               float beta, int64_t m0, int64_t m1, int64_t v0,
+                               int64_t v1, int64_t s, int64_t phase);
+void ember_conv_bf16_direct_cv(float *y, uint16_t *yb, const uint16_t *w,
+                               const uint16_t *p, const float *bias,
+                               const float *res, int64_t lda, int64_t kc,
+                               int64_t KH, int64_t KW, int64_t Wp, int64_t S,
+                               int64_t OH, int64_t OW, int64_t act, float alpha,
+                               float beta, int64_t m0, int64_t m1, int64_t n0,
+                               int64_t n1, int64_t s, int64_t phase);
+void ember_conv_bf16_pad(uint16_t *p, const float *x, const uint16_t *xb,
+                         int64_t C, int64_t H, int64_t W, int64_t pt,
+                         int64_t pl, int64_t Hp, int64_t Wp, int64_t S,
+                         int64_t q0, int64_t q1);
+void ember_conv_bf16_pad_phases(uint16_t *p, const float *x, const uint16_t *xb,
+                                int64_t C, int64_t H, int64_t W, int64_t pt,
+                                int64_t pl, int64_t s, int64_t Hs, int64_t Ws,
+                                int64_t S, int64_t q0, int64_t q1);
 void ember_conv_bf16_pack(uint16_t *panels, const float *x, int64_t K,
                           int64_t N, int64_t nr, int64_t kp, int64_t H,
                           int64_t W, int64_t KH, int64_t KW, int64_t OW,
@@ -225,16 +227,17 @@ void ember_conv_bf16_pack(uint16_t *panels, const float *x, int64_t K,
                           int64_t dh, int64_t dw, int64_t t0, int64_t t1);
 /// Channel-vector BFloat16 convolution (ConvBF16CV.inc): the transposed
 /// patch rows of one image, then panels of output channels times pixels.
-void ember_conv_bf16_cv_pack(uint16_t *xt, const float *x, int64_t K, int64_t N,
-                             int64_t kp, int64_t H, int64_t W, int64_t KH,
-                             int64_t KW, int64_t OW, int64_t sh, int64_t sw,
-                             int64_t pt, int64_t pl, int64_t dh, int64_t dw,
-                             int64_t n0, int64_t n1);
-void ember_conv_bf16_cv_dp(float *y, const uint16_t *w, const uint16_t *xt,
-                           const float *bias, const float *res, int64_t kp,
-                           int64_t kc, int64_t nr, int64_t M, int64_t N,
-                           int64_t act, float alpha, float beta, int64_t t0,
-                           int64_t t1, int64_t n0, int64_t n1);
+void ember_conv_bf16_cv_pack(uint16_t *xt, const float *x, const uint16_t *xb,
+                             int64_t K, int64_t N, int64_t kp, int64_t H,
+                             int64_t W, int64_t KH, int64_t KW, int64_t OW,
+                             int64_t sh, int64_t sw, int64_t pt, int64_t pl,
+                             int64_t dh, int64_t dw, int64_t n0, int64_t n1);
+void ember_conv_bf16_cv_dp(float *y, uint16_t *yb, const uint16_t *w,
+                           const uint16_t *xt, const float *bias,
+                           const float *res, int64_t kp, int64_t kc, int64_t nr,
+                           int64_t M, int64_t N, int64_t act, float alpha,
+                           float beta, int64_t t0, int64_t t1, int64_t n0,
+                           int64_t n1);
 // One signature, several ISA variants (widen: AVX-512 BW, vnni, amx).
 ember::libjit::MatMulI8Fn ember_matmul_i8_widen, ember_matmul_i8_vnni,
     ember_matmul_i8_amx;
