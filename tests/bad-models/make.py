@@ -354,15 +354,32 @@ loop_body = helper.make_graph(
      helper.make_node("Relu", ["yi"], ["yo"])], "body",
     [vi("i", [], TensorProto.INT64), vi("ci", [], B1), vi("yi", [1, 4])],
     [vi("co", [], B1), vi("yo", [1, 4])])
-case("loop-runtime-trip-count", "node 'loop1' (Loop): the trip count 'm' "
-     "must be one constant value", model(
+scan_body = helper.make_graph(
+    [helper.make_node("Identity", ["ci"], ["co"]),
+     helper.make_node("Relu", ["yi"], ["yo"]),
+     helper.make_node("Identity", ["yo"], ["s"])], "body",
+    [vi("i", [], TensorProto.INT64), vi("ci", [], B1), vi("yi", [1, 4])],
+    [vi("co", [], B1), vi("yo", [1, 4]), vi("s", [1, 4])])
+case("loop-scan-no-bound", "node 'loop1' (Loop): scan output 'ys' has no "
+     "static bound", model(
+         [helper.make_node("Loop", ["m", "", "x"], ["y", "ys"], name="loop1",
+                           body=scan_body)],
+         [vi("m", [], TensorProto.INT64), X], [Y, vi("ys", None)]))
+grow_body = helper.make_graph(
+    [helper.make_node("Identity", ["ci"], ["co"]),
+     helper.make_node("Concat", ["yi", "yi"], ["yo"], axis=0)], "body",
+    [vi("i", [], TensorProto.INT64), vi("ci", [], B1), vi("yi", [1, 4])],
+    [vi("co", [], B1), vi("yo", [2, 4])])
+case("loop-carried-type-changes", "node 'loop1' (Loop): carried value 0 is "
+     "float<1 x 4> on entry but the body gives float<2 x 4>", model(
          [helper.make_node("Loop", ["m", "", "x"], ["y"], name="loop1",
-                           body=loop_body)],
-         [vi("m", [], TensorProto.INT64), X], [Y]))
-case("loop-unroll-limit", "would unroll to more than 4096 nodes", model(
+                           body=grow_body)],
+         [vi("m", [], TensorProto.INT64), X], [vi("y", None)]))
+case("loop-trip-count-limit", "a constant trip count of 100000000; the limit "
+     "is 1048576", model(
     [helper.make_node("Loop", ["m", "", "x"], ["y"], name="loop1",
                       body=loop_body)], [X], [Y],
-    [helper.make_tensor("m", TensorProto.INT64, [], [100000])]))
+    [helper.make_tensor("m", TensorProto.INT64, [], [100000000])]))
 # Ops new past opset 17: attributes the importers refuse.
 QKV = [vi(n, [1, 2, 3, 4]) for n in "qkv"]
 case("attention-softmax-precision", "node 'att1' (Attention): "

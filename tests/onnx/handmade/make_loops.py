@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""Writes the hand-made conformance set 'loops': Loops kept as loops in
+the instruction IR (a run-time trip count or condition, or a static trip
+count over the unrolling limit; docs/ControlFlow.md), in the layout of the
+ONNX node tests, the outputs computed by onnxruntime. Run with
+/work/main/.venv/bin/python from this directory; the generated files are
+committed, so ctest needs neither.
+"""
+import os
+import shutil
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+from handmade_io import vi, write_set
+
+F, B, I32, I64 = (TensorProto.FLOAT, TensorProto.BOOL, TensorProto.INT32,
+                  TensorProto.INT64)
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "loops")
+
+
+def const(name, value):
+    return helper.make_node("Constant", [], [name],
+                            value=numpy_helper.from_array(np.array(value)))
+
+
+def model(nodes, inputs, outputs, opset=13):
+    g = helper.make_graph(nodes, "g", inputs, outputs)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+
+
+rng = np.random.default_rng(11)
+
+# Run-time trip count, scan output bounded by its declared leading dim 6:
+# y = s * y + i, with s an outer-scope input; M = 0, 3 and 6 (the bound).
+body = helper.make_graph(
+    [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+     helper.make_node("Cast", ["i"], ["fi"], to=F),
+     helper.make_node("Mul", ["y_in", "s"], ["y2"]),
+     helper.make_node("Add", ["y2", "fi"], ["y_out"]),
+     helper.make_node("Identity", ["y_out"], ["scan"])],
+    "body", [vi("i", I64, []), vi("cond_in", B, []), vi("y_in", F, [3])],
+    [vi("cond_out", B, []), vi("y_out", F, [3]), vi("scan", F, [3])])
+y0 = rng.standard_normal(3).astype(np.float32)
+s = np.array(0.5, np.float32)
+write_set(ROOT, "test_loop_runtime_trip_count",
+          model([helper.make_node("Loop", ["m", "", "y0"], ["y", "ys"],
+                                  body=body)],
+                [vi("m", I64, []), vi("s", F, []), vi("y0", F, [3])],
+                [vi("y", F, [3]), vi("ys", F, [6, 3])]),
+          [[np.array(m, np.int64), s, y0] for m in (0, 3, 6)])
+# M = 9 above the bound 6: Ember's documented rule (docs/ControlFlow.md) is
+# that the loop stops at the bound, so the expected outputs are those of
+# M = 6 (onnxruntime would give 9 rows, which the declared [6, 3] excludes).
+d = os.path.join(ROOT, "test_loop_runtime_trip_count")
+shutil.copytree(os.path.join(d, "test_data_set_2"),
+                os.path.join(d, "test_data_set_3"))
+with open(os.path.join(d, "test_data_set_3", "input_0.pb"), "wb") as f:
+    f.write(numpy_helper.from_array(np.array(9, np.int64), "m")
+            .SerializeToString())
+
+# A while loop: no trip count, the condition computed from the data in the
+# body (halve y while its sum of magnitudes is above 1).
+body_w = helper.make_graph(
+    [const("half", np.float32(0.5)),
+     helper.make_node("Mul", ["y_in", "half"], ["y_out"]),
+     helper.make_node("Abs", ["y_out"], ["a"]),
+     helper.make_node("ReduceSum", ["a"], ["sa"], keepdims=0),
+     const("one", np.float32(1.0)),
+     helper.make_node("Greater", ["sa", "one"], ["cond_out"])],
+    "body", [vi("i", I64, []), vi("cond_in", B, []), vi("y_in", F, [4])],
+    [vi("cond_out", B, []), vi("y_out", F, [4])])
+write_set(ROOT, "test_loop_while_data_cond",
+          model([helper.make_node("Loop", ["", "c", "y0"], ["y"],
+                                  body=body_w)],
+                [vi("c", B, []), vi("y0", F, [4])], [vi("y", F, [4])]),
+          [[np.array(True), (rng.standard_normal(4) * 40).astype(np.float32)],
+           [np.array(False), rng.standard_normal(4).astype(np.float32)],
+           [np.array(True), (rng.standard_normal(4) * 3).astype(np.float32)]])
+
+# Both a trip count and a condition at run time: accumulate x into acc
+# while acc stays below the outer-scope limit, at most M times; the scan
+# output (bound 5) holds acc after each iteration.
+body_mc = helper.make_graph(
+    [helper.make_node("Add", ["acc_in", "x"], ["acc_out"]),
+     helper.make_node("ReduceSum", ["acc_out"], ["total"], keepdims=0),
+     helper.make_node("Less", ["total", "limit"], ["cond_out"]),
+     helper.make_node("Identity", ["acc_out"], ["scan"])],
+    "body", [vi("i", I64, []), vi("cond_in", B, []), vi("acc_in", F, [2])],
+    [vi("cond_out", B, []), vi("acc_out", F, [2]), vi("scan", F, [2])])
+x = np.array([1.0, 0.5], np.float32)
+write_set(ROOT, "test_loop_trip_count_and_cond",
+          model([helper.make_node("Loop", ["m", "c", "acc0"], ["acc", "accs"],
+                                  body=body_mc)],
+                [vi("m", I64, []), vi("c", B, []), vi("x", F, [2]),
+                 vi("limit", F, []), vi("acc0", F, [2])],
+                [vi("acc", F, [2]), vi("accs", F, [5, 2])]),
+          [[np.array(5, np.int64), np.array(True), x, np.array(4.0, np.float32),
+            np.zeros(2, np.float32)],
+           [np.array(2, np.int64), np.array(True), x,
+            np.array(100.0, np.float32), np.zeros(2, np.float32)],
+           [np.array(5, np.int64), np.array(False), x,
+            np.array(4.0, np.float32), np.zeros(2, np.float32)]])
+
+# A static trip count over the unrolling limit: 10,000 iterations of a
+# 3-node body (4096 / 3 would be the most unrolled), converging to 10.
+body_big = helper.make_graph(
+    [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+     helper.make_node("Mul", ["y_in", "k"], ["y1"]),
+     helper.make_node("Add", ["y1", "b"], ["y_out"])],
+    "body", [vi("i", I64, []), vi("cond_in", B, []), vi("y_in", F, [2])],
+    [vi("cond_out", B, []), vi("y_out", F, [2])])
+write_set(ROOT, "test_loop_static_over_limit",
+          model([const("m", np.int64(10000)), const("k", np.float32(0.999)),
+                 const("b", np.float32(0.01)),
+                 helper.make_node("Loop", ["m", "", "y0"], ["y"],
+                                  body=body_big)],
+                [vi("y0", F, [2])], [vi("y", F, [2])]),
+          [[np.array([-3.0, 25.0], np.float32)]])
+
+# Carried values of several types (int32, float, bool) and an int64 scan
+# output of the iteration number, run-time trip count (bound 4).
+body_t = helper.make_graph(
+    [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+     const("one", np.int32(1)),
+     helper.make_node("Add", ["n_in", "one"], ["n_out"]),
+     helper.make_node("Neg", ["f_in"], ["f_out"]),
+     helper.make_node("Not", ["b_in"], ["b_out"]),
+     helper.make_node("Identity", ["i"], ["iters"])],
+    "body", [vi("i", I64, []), vi("cond_in", B, []), vi("n_in", I32, []),
+             vi("f_in", F, [2, 2]), vi("b_in", B, [3])],
+    [vi("cond_out", B, []), vi("n_out", I32, []), vi("f_out", F, [2, 2]),
+     vi("b_out", B, [3]), vi("iters", I64, [])])
+write_set(ROOT, "test_loop_carried_types",
+          model([helper.make_node("Loop", ["m", "", "n0", "f0", "b0"],
+                                  ["n", "f", "b", "its"], body=body_t)],
+                [vi("m", I64, []), vi("n0", I32, []), vi("f0", F, [2, 2]),
+                 vi("b0", B, [3])],
+                [vi("n", I32, []), vi("f", F, [2, 2]), vi("b", B, [3]),
+                 vi("its", I64, [4])]),
+          [[np.array(m, np.int64), np.array(7, np.int32),
+            rng.standard_normal((2, 2)).astype(np.float32),
+            np.array([True, False, True])] for m in (1, 4)])
