@@ -234,8 +234,9 @@ llvm::Expected<int64_t> scanBound(ImportContext &ctx,
   return bound;
 }
 
-/// Set while a loop body is imported as a loop: loops do not nest.
-bool inLoopBody = false;
+/// Set while a loop body is imported as a loop: loops do not nest. Per
+/// thread, since tools import models on several threads.
+thread_local bool inLoopBody = false;
 
 /// A Loop kept as a loop (docs/ControlFlow.md "Loops kept as loops"): the
 /// body is imported once between LoopBegin and LoopEnd; carried values
