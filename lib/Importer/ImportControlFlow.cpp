@@ -429,6 +429,11 @@ struct ScanSpec {
   Ints inAxes, inReverse, outAxes, outReverse;
 };
 
+llvm::Expected<std::vector<NodeValue>>
+scanAsLoop(ImportContext &ctx, const onnx::NodeProto &node,
+           const onnx::GraphProto &body, const ScanSpec &s, int64_t trips,
+           const ImportOptions &opts);
+
 llvm::Expected<std::vector<NodeValue>> unrollScan(ImportContext &ctx,
                                                   const onnx::NodeProto &node,
                                                   const onnx::GraphProto &body,
@@ -446,7 +451,8 @@ llvm::Expected<std::vector<NodeValue>> unrollScan(ImportContext &ctx,
   }
   if (trips < 1)
     return fail(node, "a Scan needs at least one scan input");
-  EMBER_RETURN_IF_ERR(checkUnrollSize(node, body, trips));
+  if (trips > kMaxUnrolledNodes / std::max(1, body.node_size()))
+    return scanAsLoop(ctx, node, body, s, trips, opts);
   size_t n = s.states.size();
   if (size_t(body.output_size()) < n)
     return fail(node, "the body has " + std::to_string(body.output_size()) +
@@ -473,6 +479,113 @@ llvm::Expected<std::vector<NodeValue>> unrollScan(ImportContext &ctx,
     int64_t rank = int64_t(scans[j][0].dims().size()) + 1;
     int64_t axis = s.outAxes[j] < 0 ? s.outAxes[j] + rank : s.outAxes[j];
     TRY(NodeValue y, stack(ctx, node, scans[j], axis));
+    results.push_back(y);
+  }
+  return results;
+}
+
+/// \p x (a loop's [trips, ...] scan buffer) reversed along axis 0 when
+/// \p reverse, then with that axis moved to \p axis.
+llvm::Expected<NodeValue> placeScanAxis(ImportContext &ctx,
+                                        const onnx::NodeProto &node,
+                                        NodeValue x, int64_t trips,
+                                        bool reverse, int64_t axis) {
+  if (reverse) {
+    TRY(NodeValue iota, iotaConstant(ctx, node, trips, {dim_t(trips)}));
+    NodeValue last = constantOf(ctx, node, ElemKind::Int64, {1}, trips - 1);
+    TRY(NodeValue back, binary(ctx, node, OpKind::Sub, last, iota));
+    TRY(x, make(ctx, node, OpKind::Gather, {x, back}, {Attr::makeInt(0)}));
+  }
+  int64_t rank = int64_t(x.dims().size());
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis >= rank)
+    return fail(node, "scan output axis " + llvm::Twine(axis) +
+                          " is out of range for rank " + llvm::Twine(rank));
+  if (axis == 0)
+    return x;
+  Ints perm;
+  for (int64_t d = 1; d <= axis; ++d)
+    perm.push_back(d);
+  perm.push_back(0);
+  for (int64_t d = axis + 1; d < rank; ++d)
+    perm.push_back(d);
+  return make(ctx, node, OpKind::Transpose, {x}, {Attr::makeInts(perm)});
+}
+
+/// A Scan over the unrolling limit, kept as a loop of \p trips iterations
+/// (docs/ControlFlow.md): iteration t gathers element t (or trips - 1 - t)
+/// of each scan input along its axis, and the scan outputs are the loop's
+/// [trips, ...] buffers, reversed and moved to their axes afterwards.
+llvm::Expected<std::vector<NodeValue>>
+scanAsLoop(ImportContext &ctx, const onnx::NodeProto &node,
+           const onnx::GraphProto &body, const ScanSpec &s, int64_t trips,
+           const ImportOptions &opts) {
+  if (inLoopBody)
+    return fail(node, "a Scan kept as a loop inside a loop's body is not "
+                      "supported (only unrolled loops nest)");
+  if (trips > kMaxLoopTrips)
+    return fail(node, "a constant trip count of " + llvm::Twine(trips) +
+                          "; the limit is " + llvm::Twine(kMaxLoopTrips));
+  std::string name = nameOf(node);
+  Function &F = ctx.fn();
+  NodeValue m = constantOf(ctx, node, ElemKind::Int64, {1}, double(trips));
+  NodeValue condState = F.createLoopCarry(
+      name + ".cond", constantOf(ctx, node, ElemKind::Bool, {1}, 1));
+  std::vector<NodeValue> states, ins;
+  for (NodeValue v : s.states)
+    states.push_back(F.createLoopCarry(name + ".carry", v));
+  NodeValue counter =
+      F.createLoopBegin(name + ".begin", m, condState, states)->getCounter();
+  for (NodeValue st : states)
+    ins.push_back(F.createLoopParam(name + ".param", counter, st));
+  TRY(NodeValue t, reshapeTo(ctx, node, counter, {}));
+  NodeValue last = constantOf(ctx, node, ElemKind::Int64, {}, trips - 1);
+  TRY(NodeValue back, binary(ctx, node, OpKind::Sub, last, t));
+  for (size_t j = 0; j < s.inputs.size(); ++j) {
+    TRY(NodeValue x, make(ctx, node, OpKind::Gather,
+                          {s.inputs[j], s.inReverse[j] ? back : t},
+                          {Attr::makeInt(s.inAxes[j])}));
+    ins.push_back(x);
+  }
+  declareStaticShapes(ctx, body);
+  inLoopBody = true;
+  auto outs = importBody(ctx, node, body, ins, opts);
+  inLoopBody = false;
+  if (!outs)
+    return outs.takeError();
+  size_t n = states.size(), k = outs->size() - n;
+  std::vector<NodeValue> ops = {
+      condState, F.createLoopParam(name + ".param", counter, condState)};
+  ops.insert(ops.end(), states.begin(), states.end());
+  for (size_t j = 0; j < n; ++j) {
+    if (!(*(*outs)[j].getType() == *states[j].getType()))
+      return fail(node, "state " + llvm::Twine(j) + " is " +
+                            states[j].getType()->toString() +
+                            " on entry but the body gives " +
+                            (*outs)[j].getType()->toString());
+    ops.push_back((*outs)[j]);
+  }
+  std::vector<NodeValue> bufs;
+  for (size_t j = 0; j < k; ++j) {
+    NodeValue row = (*outs)[n + j];
+    Ints dims(row.dims().begin(), row.dims().end());
+    dims.insert(dims.begin(), trips);
+    bufs.push_back(F.createLoopCarry(
+        name + ".scan", constantOf(ctx, node, row.getElemKind(), dims, 0)));
+  }
+  ops.insert(ops.end(), bufs.begin(), bufs.end());
+  ops.insert(ops.end(), outs->begin() + n, outs->end());
+  TRY(Node * end, F.tryCreateLoopEnd(name + ".end", counter, ops, int64_t(n),
+                                     k ? trips : -1));
+  NodeValue count = end->getNthResult(0);
+  std::vector<NodeValue> results;
+  for (NodeValue st : states)
+    results.push_back(F.createLoopFinal(name + ".final", count, st));
+  for (size_t j = 0; j < k; ++j) {
+    NodeValue y = F.createLoopFinal(name + ".final", count, bufs[j]);
+    TRY(y,
+        placeScanAxis(ctx, node, y, trips, s.outReverse[j] != 0, s.outAxes[j]));
     results.push_back(y);
   }
   return results;

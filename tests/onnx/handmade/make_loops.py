@@ -141,3 +141,25 @@ write_set(ROOT, "test_loop_carried_types",
           [[np.array(m, np.int64), np.array(7, np.int32),
             rng.standard_normal((2, 2)).astype(np.float32),
             np.array([True, False, True])] for m in (1, 4)])
+
+# A Scan over the unrolling limit (3000 steps of a 2-node body), kept as a
+# loop: a running sum over axis 1 of a, b read in reverse along axis 0,
+# the per-step outputs stacked along axis 1, reversed.
+scan_body = helper.make_graph(
+    [helper.make_node("Add", ["s_in", "a_t"], ["s_out"]),
+     helper.make_node("Mul", ["s_out", "b_t"], ["o"])],
+    "body", [vi("s_in", F, [2]), vi("a_t", F, [2]), vi("b_t", F, [2])],
+    [vi("s_out", F, [2]), vi("o", F, [2])])
+write_set(ROOT, "test_scan_over_limit",
+          model([helper.make_node("Scan", ["s0", "a", "b"], ["s", "os"],
+                                  body=scan_body, num_scan_inputs=2,
+                                  scan_input_axes=[1, 0],
+                                  scan_input_directions=[0, 1],
+                                  scan_output_axes=[1],
+                                  scan_output_directions=[1])],
+                [vi("s0", F, [2]), vi("a", F, [2, 3000]),
+                 vi("b", F, [3000, 2])],
+                [vi("s", F, [2]), vi("os", F, [2, 3000])], 11),
+          [[rng.standard_normal(2).astype(np.float32),
+            (rng.standard_normal((2, 3000)) * 0.01).astype(np.float32),
+            rng.uniform(0.5, 1.5, (3000, 2)).astype(np.float32)]])
