@@ -265,6 +265,9 @@ llvm::Error importSlice(ImportContext &ctx, const onnx::NodeProto &node) {
       if (llvm::isa<Placeholder>(v.getNode()))
         return importRuntimeSlice(ctx, node, x);
     }
+    TRY(std::optional<FixedSlice> fixed, fixedSliceLengths(ctx, node, x));
+    if (fixed)
+      return importRuntimeSlice(ctx, node, x, &*fixed);
     TRY(starts, ctx.constantInts(node, 1));
     TRY(ends, ctx.constantInts(node, 2));
     Ints all(starts.size());

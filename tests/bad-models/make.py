@@ -380,6 +380,28 @@ case("loop-trip-count-limit", "a constant trip count of 100000000; the limit "
     [helper.make_node("Loop", ["m", "", "x"], ["y"], name="loop1",
                       body=loop_body)], [X], [Y],
     [helper.make_tensor("m", TensorProto.INT64, [], [100000000])]))
+# A Slice at [i, 2 i) in a loop body: ends - starts is not a constant (the
+# affine rule of docs/RuntimeInputs.md does not apply), so its length is
+# unknown at compile time: the importer's one-line refusal.
+I64 = TensorProto.INT64
+var_body = helper.make_graph(
+    [helper.make_node("Identity", ["ci"], ["co"]),
+     helper.make_node("Constant", [], ["tbl"], value=helper.make_tensor(
+         "tbl", F, [8], [float(v) for v in range(8)])),
+     helper.make_node("Constant", [], ["ax"], value=helper.make_tensor(
+         "ax", I64, [1], [0])),
+     helper.make_node("Unsqueeze", ["i", "ax"], ["st"]),
+     helper.make_node("Add", ["st", "st"], ["en"]),
+     helper.make_node("Slice", ["tbl", "st", "en"], ["w"], name="slice1"),
+     helper.make_node("ReduceSum", ["w"], ["sw"], keepdims=1),
+     helper.make_node("Add", ["yi", "sw"], ["yo"])], "body",
+    [vi("i", [], I64), vi("ci", [], B1), vi("yi", [1, 4])],
+    [vi("co", [], B1), vi("yo", [1, 4])])
+case("loop-slice-variable-length", "node 'slice1' (Slice): input 'st' must "
+     "be a constant", model(
+         [helper.make_node("Loop", ["m", "", "x"], ["y"], name="loop1",
+                           body=var_body)],
+         [vi("m", [], I64), X], [Y]))
 # Ops new past opset 17: attributes the importers refuse.
 QKV = [vi(n, [1, 2, 3, 4]) for n in "qkv"]
 case("attention-softmax-precision", "node 'att1' (Attention): "

@@ -163,3 +163,81 @@ write_set(ROOT, "test_scan_over_limit",
           [[rng.standard_normal(2).astype(np.float32),
             (rng.standard_normal((2, 3000)) * 0.01).astype(np.float32),
             rng.uniform(0.5, 1.5, (3000, 2)).astype(np.float32)]])
+
+# Slices at the iteration number (x[i:i+k], docs/RuntimeInputs.md): starts
+# and ends computed in the body, their difference a constant. A 2-D window
+# x[i:i+3, 1:3] (starts and ends built by Concat), and a backward one
+# x[i+4:i+1:-1] whose int32 start and end come through a Cast and a Sub;
+# the windows are scanned (bound 4) and summed into the carried value.
+xw = rng.standard_normal((8, 3)).astype(np.float32)
+body_s = helper.make_graph(
+    [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+     const("x", xw),
+     const("ax0", np.array([0], np.int64)),
+     const("three", np.array([3], np.int64)),
+     const("c1", np.array([1], np.int64)),
+     const("c3", np.array([3], np.int64)),
+     helper.make_node("Unsqueeze", ["i", "ax0"], ["iu"]),
+     helper.make_node("Add", ["iu", "three"], ["iu3"]),
+     helper.make_node("Concat", ["iu", "c1"], ["st"], axis=0),
+     helper.make_node("Concat", ["iu3", "c3"], ["en"], axis=0),
+     helper.make_node("Slice", ["x", "st", "en"], ["w"]),
+     helper.make_node("Cast", ["iu"], ["i32"], to=I32),
+     const("four", np.array([4], np.int32)),
+     helper.make_node("Add", ["i32", "four"], ["b_st"]),
+     const("three32", np.array([3], np.int32)),
+     helper.make_node("Sub", ["b_st", "three32"], ["b_en"]),
+     const("ax0_32", np.array([0], np.int32)),
+     const("back", np.array([-1], np.int32)),
+     helper.make_node("Slice", ["x", "b_st", "b_en", "ax0_32", "back"],
+                      ["wb"]),
+     helper.make_node("ReduceSum", ["w"], ["sw"], keepdims=0),
+     helper.make_node("ReduceSum", ["wb"], ["swb"], keepdims=0),
+     helper.make_node("Add", ["acc_in", "sw"], ["acc1"]),
+     helper.make_node("Add", ["acc1", "swb"], ["acc_out"]),
+     helper.make_node("Identity", ["w"], ["ws"]),
+     helper.make_node("Identity", ["wb"], ["wbs"])],
+    "body", [vi("i", I64, []), vi("cond_in", B, []), vi("acc_in", F, [])],
+    [vi("cond_out", B, []), vi("acc_out", F, []), vi("ws", F, [3, 2]),
+     vi("wbs", F, [3, 3])])
+write_set(ROOT, "test_loop_slice_window",
+          model([helper.make_node("Loop", ["m", "", "acc0"],
+                                  ["acc", "wss", "wbss"], body=body_s)],
+                [vi("m", I64, []), vi("acc0", F, [])],
+                [vi("acc", F, []), vi("wss", F, [4, 3, 2]),
+                 vi("wbss", F, [4, 3, 3])]),
+          [[np.array(m, np.int64), np.array(0.5, np.float32)]
+           for m in (1, 4)])
+
+# A window that runs off the data: acc += sum(x[i:i+3]) for i < M = 5 over
+# x of 5 entries. ONNX clamps the ends, so its last two windows hold 2 and
+# 1 entries; Ember's documented rule (docs/RuntimeInputs.md) keeps the
+# length 3 and moves the window inside, to x[2:5]. The expected outputs are
+# that rule's (onnxruntime's M = 3, where every window fits, plus the two
+# clamped windows), computed here.
+x5 = np.array([1, 2, 4, 8, 16], np.float32)
+body_c = helper.make_graph(
+    [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+     const("x", x5),
+     const("ax0", np.array([0], np.int64)),
+     const("three", np.array([3], np.int64)),
+     helper.make_node("Unsqueeze", ["i", "ax0"], ["st"]),
+     helper.make_node("Add", ["st", "three"], ["en"]),
+     helper.make_node("Slice", ["x", "st", "en"], ["w"]),
+     helper.make_node("ReduceSum", ["w"], ["sw"], keepdims=0),
+     helper.make_node("Add", ["acc_in", "sw"], ["acc_out"])],
+    "body", [vi("i", I64, []), vi("cond_in", B, []), vi("acc_in", F, [])],
+    [vi("cond_out", B, []), vi("acc_out", F, [])])
+write_set(ROOT, "test_loop_slice_window_clamped",
+          model([helper.make_node("Loop", ["m", "", "acc0"], ["acc"],
+                                  body=body_c)],
+                [vi("m", I64, []), vi("acc0", F, [])], [vi("acc", F, [])]),
+          [[np.array(3, np.int64), np.array(0, np.float32)]])
+d = os.path.join(ROOT, "test_loop_slice_window_clamped", "test_data_set_0")
+with open(os.path.join(d, "input_0.pb"), "wb") as f:
+    f.write(numpy_helper.from_array(np.array(5, np.int64), "m")
+            .SerializeToString())
+with open(os.path.join(d, "output_0.pb"), "wb") as f:
+    f.write(numpy_helper.from_array(
+        np.array(sum(x5[min(i, 2):min(i, 2) + 3].sum() for i in range(5)),
+                 np.float32), "acc").SerializeToString())
