@@ -241,3 +241,25 @@ with open(os.path.join(d, "output_0.pb"), "wb") as f:
     f.write(numpy_helper.from_array(
         np.array(sum(x5[min(i, 2):min(i, 2) + 3].sum() for i in range(5)),
                  np.float32), "acc").SerializeToString())
+
+# A body reading a value computed before the loop through a broadcast: t =
+# exp(relu(x)) of one element, added to the 64 carried values. The hoisted
+# broadcast of t was virtual on the CPU (read through t's buffer), and t's
+# buffer was free for the body to reuse: the snapshot taken inside the body
+# was retaken at every iteration from the overwritten buffer.
+body_b = helper.make_graph(
+    [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+     helper.make_node("Add", ["y_in", "t"], ["a"]),
+     helper.make_node("Mul", ["a", "a"], ["b"]),
+     helper.make_node("Sqrt", ["b"], ["y_out"])],
+    "body", [vi("i", I64, []), vi("cond_in", B, []), vi("y_in", F, [64])],
+    [vi("cond_out", B, []), vi("y_out", F, [64])])
+write_set(ROOT, "test_loop_outer_broadcast",
+          model([helper.make_node("Relu", ["x"], ["r"]),
+                 helper.make_node("Exp", ["r"], ["t"]),
+                 helper.make_node("Loop", ["m", "", "y0"], ["y"],
+                                  body=body_b)],
+                [vi("m", I64, []), vi("x", F, [1]), vi("y0", F, [64])],
+                [vi("y", F, [64])]),
+          [[np.array(5, np.int64), np.array([0.3], np.float32),
+            rng.random(64).astype(np.float32)]])
