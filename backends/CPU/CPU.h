@@ -13,10 +13,20 @@
 namespace ember {
 namespace cpu {
 
-/// A network ready for LLVM: its kernels and the constant region image
-/// (planned constants, with conv filters re-laid out for libjit).
+/// One loop kept as a loop (docs/ControlFlow.md): the indices of its
+/// loopbegin and loopend kernels, and the activation-region byte where
+/// both leave their test's answer (1: run the body again). The entries
+/// branch on it right after calling either kernel.
+struct CPULoop {
+  size_t begin, end;
+  uint64_t flagOffset;
+};
+
+/// A network ready for LLVM: its kernels, its loops and the constant region
+/// image (planned constants, with conv filters re-laid out for libjit).
 struct CPUProgram {
   std::vector<kir::Kernel> kernels;
+  std::vector<CPULoop> loops;
   std::vector<uint8_t> constants;
   size_t mutableSize = 0;
   size_t activationSize = 0;
@@ -95,6 +105,18 @@ kir::Buffer packMatMulLHS(const MatMulInst &I, const MatMulOperand &A,
 void appendMatMulEpilogue(kir::Kernel &k, const MatMulInst &I,
                           const MemoryPlan &plan, kir::ExprRef cOffset,
                           std::vector<kir::CallArg> &args);
+
+/// True for the loop ops' instructions (loopcarry ... loopfinal).
+bool isLoopInst(const Instruction &I);
+/// Loop op \p I as one sequential kernel: a copy for loopcarry, loopparam
+/// and loopfinal; the test for loopbegin (\p partner: its loopend) and
+/// the latch and test for loopend (\p partner: its loopbegin), writing the
+/// answer to \p flag (LoopLowering.cpp).
+kir::Kernel lowerLoopOp(const Instruction &I, const Instruction &partner,
+                        const MemoryPlan &plan, const kir::Buffer &flag);
+/// The loops of \p kernels, found by their loopbegin / loopend sources.
+std::vector<CPULoop> findKernelLoops(llvm::ArrayRef<kir::Kernel> kernels,
+                                     uint64_t flagOffset);
 
 /// True if the CPU backend can run node \p n.
 bool cpuSupports(const Node &n);

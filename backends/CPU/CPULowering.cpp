@@ -55,6 +55,13 @@ CPULowering::CPULowering(const IRFunction &F, const MemoryPlan &plan,
     if (auto *b = llvm::dyn_cast<BroadcastInst>(I.get()))
       if (b->getInput()->getType()->sizeInBytes() <= (1u << 16))
         snapshotReserve_ += alignTo64(b->getInput()->getType()->sizeInBytes());
+  std::vector<const Instruction *> order;
+  for (auto &I : F.getInstrs())
+    order.push_back(I.get());
+  for (const LoopSpan &l : findLoops(order)) {
+    loopPartner_[order[l.begin]] = order[l.end];
+    loopPartner_[order[l.end]] = order[l.begin];
+  }
 }
 
 /// Starts the constant image with the weights of F_, with address
@@ -77,6 +84,14 @@ void CPULowering::startConstantImage(const WeightCopied &weightCopied) {
 /// The CPU's own lowerings of \p I (convolutions, products, pools, ...),
 /// appended to \p out; false leaves \p I to the shared kernel lowering.
 bool CPULowering::lowerOwn(const Instruction &I, std::vector<Kernel> &out) {
+  if (isLoopInst(I)) {
+    const Instruction *partner = loopPartner_.lookup(&I);
+    kir::Buffer flag{Region::Activation, loopFlagOffset(), 1, ElemKind::Bool,
+                     "loop.flag"};
+    out.push_back(lowerLoopOp(I, partner ? *partner : I, plan_, flag));
+    scratchSize_ = std::max<size_t>(scratchSize_, 1);
+    return true;
+  }
   if (auto *c = llvm::dyn_cast<ConvInst>(&I)) {
     lowerConv(*c, out);
     return true;
@@ -210,6 +225,7 @@ llvm::Expected<CPUProgram> CPULowering::run(const WeightCopied &weightCopied) {
       VLOG(2) << os.str();
     }
   prog_.kernels = std::move(*kernels);
+  prog_.loops = findKernelLoops(prog_.kernels, loopFlagOffset());
   prog_.constants.resize(alignTo64(prog_.constants.size()), 0);
   kir::compactConstants(prog_.constants, prog_.kernels);
   size_t scratchEnd = patchOffset() + alignTo64(scratchSize_);

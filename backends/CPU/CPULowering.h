@@ -51,6 +51,10 @@ private:
                                   std::vector<kir::CallArg> &args);
   size_t scratchOffset() const { return alignTo64(plan_.activationSize); }
   size_t patchOffset() const { return scratchOffset() + snapshotReserve_; }
+  /// The loops' flag: the first scratch byte after the snapshots. The
+  /// entry reads it right after the loop kernel that writes it, so it may
+  /// share bytes with any other kernel's scratch.
+  size_t loopFlagOffset() const { return patchOffset(); }
   kir::Buffer packMatMulRHS(const MatMulInst &I, const MatMulOperand &B,
                             int64_t nr, bool b16,
                             std::vector<kir::Kernel> &out);
@@ -67,6 +71,8 @@ private:
   const CPUCodegenOptions &opts_; ///< Forced paths.
   TransposeFolds folds_;          ///< Transposes MatMuls read through strides.
   BF16Storage bf16_; ///< Activations stored in BFloat16 (BF16Storage.h).
+  /// Each loopbegin's loopend and each loopend's loopbegin.
+  llvm::DenseMap<const Instruction *, const Instruction *> loopPartner_;
 
   DepthwiseContext dwContext() {
     return {plan_, prog_.constants, opts_.convPath, target_};

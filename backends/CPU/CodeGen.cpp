@@ -147,9 +147,55 @@ static void preferWideVectors(llvm::ArrayRef<llvm::Function *> fns) {
   }
 }
 
+/// Where the entries jump after calling a loop's kernels: per kernel index,
+/// the block a jump lands on (the body's first kernel, the one after the
+/// loop), created on demand.
+class LoopBlocks {
+public:
+  LoopBlocks(const CPUProgram &prog, llvm::Function *fn) : prog_(prog) {
+    for (const CPULoop &l : prog.loops)
+      for (size_t t : {l.begin + 1, l.end + 1})
+        at_.try_emplace(t, llvm::BasicBlock::Create(fn->getContext(), "", fn));
+  }
+
+  /// Before kernel \p i: continues in its block if a jump lands there.
+  void enter(llvm::IRBuilder<> &b, size_t i) const {
+    auto it = at_.find(i);
+    if (it == at_.end())
+      return;
+    b.CreateBr(it->second);
+    b.SetInsertPoint(it->second);
+  }
+
+  /// After kernel \p i: a loopbegin whose test says no jumps past its
+  /// loop, a loopend whose test says yes back to the body's start.
+  void leave(llvm::IRBuilder<> &b, size_t i, llvm::Value *activations) {
+    for (const CPULoop &l : prog_.loops) {
+      if (i != l.begin && i != l.end)
+        continue;
+      llvm::Value *flag = b.CreateLoad(
+          b.getInt8Ty(),
+          b.CreateConstGEP1_64(b.getInt8Ty(), activations, l.flagOffset));
+      llvm::Value *more = b.CreateICmpNE(flag, b.getInt8(0));
+      auto *fall = llvm::BasicBlock::Create(b.getContext(), "",
+                                            b.GetInsertBlock()->getParent());
+      if (i == l.begin)
+        b.CreateCondBr(more, fall, at_.at(l.end + 1));
+      else
+        b.CreateCondBr(more, at_.at(l.begin + 1), fall);
+      b.SetInsertPoint(fall);
+    }
+  }
+
+private:
+  const CPUProgram &prog_;
+  std::map<size_t, llvm::BasicBlock *> at_;
+};
+
 /// Adds `i32 NAME(ptr, ptr, ptr)`, which calls every kernel over its whole
-/// range in order. With \p profile: `void NAME_profile(ptr, ptr, ptr,
-/// ptr hook, ptr ctx)`, which also calls hook(ctx, i) before kernel i and
+/// range in order, looping where prog.loops say. With \p profile:
+/// `void NAME_profile(ptr, ptr, ptr, ptr hook, ptr ctx)`, which also calls
+/// hook(ctx, i) before kernel i (again at each iteration of a loop) and
 /// hook(ctx, numKernels) after the last one.
 static void addEntry(llvm::Module &M, const CPUProgram &prog,
                      llvm::ArrayRef<llvm::Function *> fns,
@@ -165,6 +211,7 @@ static void addEntry(llvm::Module &M, const CPUProgram &prog,
   auto *fn = llvm::Function::Create(ft, llvm::GlobalValue::ExternalLinkage,
                                     profile ? name + "_profile" : name, M);
   b.SetInsertPoint(llvm::BasicBlock::Create(M.getContext(), "entry", fn));
+  LoopBlocks blocks(prog, fn);
   llvm::Value *c = fn->getArg(0);
   if (weights)
     c = b.CreateSelect(b.CreateIsNull(c), weights, c);
@@ -174,15 +221,47 @@ static void addEntry(llvm::Module &M, const CPUProgram &prog,
       b.CreateCall(hookTy, fn->getArg(3), {fn->getArg(4), b.getInt64(i)});
   };
   for (size_t i = 0; i < fns.size(); ++i) {
+    blocks.enter(b, i);
     tick(i);
     llvm::Value *ext = b.getInt64(kernelExtent(prog.kernels[i]));
     b.CreateCall(fns[i], {c, fn->getArg(1), fn->getArg(2), b.getInt64(0), ext});
+    blocks.leave(b, i, fn->getArg(2));
   }
+  blocks.enter(b, fns.size());
   tick(fns.size());
   if (profile)
     b.CreateRetVoid();
   else
     b.CreateRet(b.getInt32(0));
+}
+
+/// For a network with a loop: `NAME_mt` (and `NAME_mt_profile`) run the
+/// one-thread entry, ignoring the thread count. The team schedule waits
+/// on per-kernel-index counters that assume each kernel runs once per call
+/// (libjit/Runtime.cpp); a loop would run its body's kernels again.
+static void addSerialThreadedEntry(llvm::Module &M, llvm::StringRef name,
+                                   bool profile) {
+  llvm::IRBuilder<> b(M.getContext());
+  llvm::Type *ptr = b.getPtrTy();
+  llvm::SmallVector<llvm::Type *, 6> params = {ptr, ptr, ptr, b.getInt32Ty()};
+  if (profile)
+    params.append({ptr, ptr});
+  auto *ft = llvm::FunctionType::get(profile ? b.getVoidTy() : b.getInt32Ty(),
+                                     params, false);
+  auto *fn =
+      llvm::Function::Create(ft, llvm::GlobalValue::ExternalLinkage,
+                             name + (profile ? "_mt_profile" : "_mt"), M);
+  b.SetInsertPoint(llvm::BasicBlock::Create(M.getContext(), "entry", fn));
+  llvm::SmallVector<llvm::Value *, 5> args = {fn->getArg(0), fn->getArg(1),
+                                              fn->getArg(2)};
+  if (profile)
+    args.append({fn->getArg(4), fn->getArg(5)});
+  llvm::Value *rc = b.CreateCall(
+      M.getFunction((profile ? name + "_profile" : name).str()), args);
+  if (profile)
+    b.CreateRetVoid();
+  else
+    b.CreateRet(rc);
 }
 
 /// Adds the schedule `void NAME.schedule(ptr team, ptr, ptr, ptr, i64 tid,
@@ -453,13 +532,16 @@ cpu::buildModule(const CPUProgram &prog, llvm::LLVMContext &ctx,
                                        opts.name + "_weights");
     weights->setAlignment(llvm::Align(64));
   }
-  addEntry(*M, prog, fns, weights, opts.name, /*profile=*/false);
-  addThreadedEntry(*M, prog, fns, weights, opts.name, /*profile=*/false);
-  addThreadsRelease(*M, opts.name);
-  if (opts.profileEntry) {
-    addEntry(*M, prog, fns, weights, opts.name, /*profile=*/true);
-    addThreadedEntry(*M, prog, fns, weights, opts.name, /*profile=*/true);
+  for (bool profile : {false, true}) {
+    if (profile && !opts.profileEntry)
+      break;
+    addEntry(*M, prog, fns, weights, opts.name, profile);
+    if (prog.loops.empty())
+      addThreadedEntry(*M, prog, fns, weights, opts.name, profile);
+    else
+      addSerialThreadedEntry(*M, opts.name, profile);
   }
+  addThreadsRelease(*M, opts.name);
   EMBER_RETURN_IF_ERR(finishModule(*M, TM, loops, opts.wideKernels));
   for (size_t b = inMain; b < n; b += kKernelsPerPartition)
     EMBER_RETURN_IF_ERR(addPartition(

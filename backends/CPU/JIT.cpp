@@ -20,8 +20,7 @@ using namespace ember::cpu;
 namespace {
 using EntryFn = int (*)(uint8_t *, uint8_t *, uint8_t *);
 using Clock = std::chrono::steady_clock;
-/// NAME_profile's timer hook: ctx is a vector of time points, one per
-/// kernel boundary.
+/// NAME_profile's timer hook (recordTick): ctx is a KernelClock.
 using HookFn = void (*)(void *, int64_t);
 using ProfileFn = void (*)(uint8_t *, uint8_t *, uint8_t *, HookFn, void *);
 using EntryMtFn = int (*)(uint8_t *, uint8_t *, uint8_t *, int);
@@ -37,8 +36,22 @@ struct Entries {
   void (*threadsRelease)();
 };
 
+/// Seconds per kernel: each tick ends the kernel of the previous one. A
+/// kernel in a loop's body is ticked once per iteration, so its times add.
+struct KernelClock {
+  std::vector<double> seconds;
+  Clock::time_point last;
+  int64_t current = -1;
+};
+
 void recordTick(void *ctx, int64_t i) {
-  (*static_cast<std::vector<Clock::time_point> *>(ctx))[i] = Clock::now();
+  auto *clock = static_cast<KernelClock *>(ctx);
+  Clock::time_point now = Clock::now();
+  if (clock->current >= 0)
+    clock->seconds[clock->current] +=
+        std::chrono::duration<double>(now - clock->last).count();
+  clock->last = now;
+  clock->current = i;
 }
 
 /// A JIT-compiled network and its three regions.
@@ -76,19 +89,19 @@ public:
 
   llvm::Error runProfiled(Bindings &b, Profile &profile) override {
     EMBER_RETURN_IF_ERR(copyInputs(b));
-    std::vector<Clock::time_point> ticks(kernels_.size() + 1);
+    KernelClock clock;
+    clock.seconds.assign(kernels_.size() + 1, 0.0);
     if (threads_ > 1)
       entries_.profiledMt(constants(), mutables(), activations(), int(threads_),
-                          recordTick, &ticks);
+                          recordTick, &clock);
     else
       entries_.profiled(constants(), mutables(), activations(), recordTick,
-                        &ticks);
+                        &clock);
     copyOutputs(b);
     if (profile.kernels.empty())
       profile.kernels = kernels_;
     for (size_t i = 0; i < kernels_.size(); ++i)
-      profile.kernels[i].seconds +=
-          std::chrono::duration<double>(ticks[i + 1] - ticks[i]).count();
+      profile.kernels[i].seconds += clock.seconds[i];
     ++profile.runs;
     return llvm::Error::success();
   }

@@ -30,6 +30,8 @@ const LibraryOp kLibraryOps[] = {{OpKind::Conv, ElemKind::Float32},
 } // namespace
 
 bool cpu::cpuSupports(const Node &n) {
+  if (isTableOp(n.getKind()) && isLoopOp(toOpKind(n.getKind())))
+    return true; // lowerLoopOp
   if (keepsRequantProduct(n) || keepsInt8Elementwise(n))
     return true; // lowerIntProductCPU
   for (const LibraryOp &l : kLibraryOps)

@@ -45,12 +45,64 @@ void interp::executeOp(const Instruction &I, const ExecContext &ctx) {
 }
 
 namespace {
+/// The instructions of \p F in order, and for each loopbegin / loopend the
+/// position of its partner (the target of its jump).
+struct Program {
+  std::vector<const Instruction *> code;
+  std::vector<size_t> partner;
+  explicit Program(const IRFunction &F) {
+    for (auto &ip : F.getInstrs())
+      code.push_back(ip.get());
+    partner.assign(code.size(), 0);
+    for (const LoopSpan &l : findLoops(code)) {
+      partner[l.begin] = l.end;
+      partner[l.end] = l.begin;
+    }
+  }
+};
+
+/// Whether the loop of \p begin and \p end runs another iteration (ONNX
+/// Loop: i < M and cond, and i below the scan outputs' bound MaxTrips).
+/// When it does not, the loop's Count gets the iterations run.
+bool loopContinues(const Instruction &begin, const Instruction &end,
+                   const ExecContext &ctx) {
+  int64_t i = *ctx.ptr<int64_t>(end.getOperand(1).value);
+  int64_t m = *ctx.ptr<int64_t>(begin.getOperand(1).value);
+  bool cond = *ctx.ptr<bool>(end.getOperand(2).value);
+  int64_t maxTrips = end.attr(1).i;
+  bool more = i < m && cond && (maxTrips < 0 || i < maxTrips);
+  if (!more)
+    *ctx.ptr<int64_t>(end.getOperand(0).value) = i;
+  return more;
+}
+
+/// The end of one iteration: next values into the carried buffers, the
+/// scan rows into row i of their buffers, i + 1.
+void loopLatch(const Instruction &end, const ExecContext &ctx) {
+  auto copy = [&](Value *to, Value *from, size_t offset) {
+    std::memmove(ctx.addr(to) + offset, ctx.addr(from),
+                 from->getType()->sizeInBytes());
+  };
+  unsigned n = unsigned(end.attr(0).i);
+  unsigned k = (end.getNumOperands() - 4 - 2 * n) / 2;
+  auto *counter = ctx.ptr<int64_t>(end.getOperand(1).value);
+  copy(end.getOperand(2).value, end.getOperand(3).value, 0);
+  for (unsigned j = 0; j < n; ++j)
+    copy(end.getOperand(4 + j).value, end.getOperand(4 + n + j).value, 0);
+  for (unsigned j = 0; j < k; ++j) {
+    Value *row = end.getOperand(4 + 2 * n + k + j).value;
+    copy(end.getOperand(4 + 2 * n + j).value, row,
+         size_t(*counter) * row->getType()->sizeInBytes());
+  }
+  ++*counter;
+}
+
 /// Regions of one compiled network plus the IR that runs on them.
 class InterpreterFunction final : public CompiledFunction {
 public:
   InterpreterFunction(const Module &M, std::shared_ptr<const IRFunction> F,
                       const MemoryPlan &plan)
-      : M_(M), F_(std::move(F)), plan_(plan),
+      : M_(M), F_(std::move(F)), program_(*F_), plan_(plan),
         constants_(Type(ElemKind::Int8Q, {dim_t(plan.constantSize) + 1})),
         mutables_(Type(ElemKind::Int8Q, {dim_t(plan.mutableSize) + 1})),
         activations_(Type(ElemKind::Int8Q, {dim_t(plan.activationSize) + 1})) {
@@ -74,12 +126,35 @@ public:
         M_, *F_, plan_, b, reinterpret_cast<uint8_t *>(mutables_.data())));
     ExecContext ctx(plan_, constants_.data(), mutables_.data(),
                     activations_.data());
-    for (auto &ip : F_->getInstrs()) {
-      const Instruction &I = *ip;
+    for (size_t pc = 0; pc < program_.code.size(); ++pc) {
+      const Instruction &I = *program_.code[pc];
+      Instruction *ip = const_cast<Instruction *>(&I);
       switch (I.getKind()) {
       case ValueKind::AllocActivationInst:
-        unpoisonBytes(ctx.addr(ip.get()), I.getType()->sizeInBytes());
+        unpoisonBytes(ctx.addr(ip), I.getType()->sizeInBytes());
         break;
+      case ValueKind::LoopCarryInst:
+      case ValueKind::LoopParamInst:
+      case ValueKind::LoopFinalInst: { // copies of the last operand
+        Value *src = I.getOperand(I.getNumOperands() - 1).value;
+        std::memmove(ctx.addr(I.getOperand(0).value), ctx.addr(src),
+                     src->getType()->sizeInBytes());
+        break;
+      }
+      case ValueKind::LoopBeginInst: {
+        const Instruction &end = *program_.code[program_.partner[pc]];
+        *ctx.ptr<int64_t>(I.getOperand(0).value) = 0;
+        if (!loopContinues(I, end, ctx))
+          pc = program_.partner[pc]; // past the loopend
+        break;
+      }
+      case ValueKind::LoopEndInst: {
+        const Instruction &begin = *program_.code[program_.partner[pc]];
+        loopLatch(I, ctx);
+        if (loopContinues(begin, I, ctx))
+          pc = program_.partner[pc]; // to the first body instruction
+        break;
+      }
       case ValueKind::DeallocActivationInst: {
         Value *alloc = I.getOperand(0).value;
         poisonBytes(ctx.addr(alloc), alloc->getType()->sizeInBytes());
@@ -119,6 +194,7 @@ private:
 
   const Module &M_;
   std::shared_ptr<const IRFunction> F_;
+  Program program_;
   MemoryPlan plan_;
   Tensor constants_, mutables_, activations_;
 };

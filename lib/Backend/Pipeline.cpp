@@ -19,6 +19,11 @@ static llvm::Error checkSupport(const Function &F, const Backend &B) {
     if (llvm::isa<SaveNode>(n) || llvm::isa<ReshapeNode>(n) ||
         B.isOpSupported(*n))
       continue;
+    if (isLoopOp(toOpKind(n->getKind())))
+      return makeErrorF("backend {0} does not run loops kept as loops yet "
+                        "(node {1}; docs/ControlFlow.md): use the "
+                        "Interpreter",
+                        B.getName(), n->getName());
     ++count;
     missing += "\n  " + n->getName().str() + " (" + n->getKindName().str() +
                " " + n->getType()->toString() + ")";

@@ -125,6 +125,35 @@ op("Save", ["Input", "Output"], results=[], infer="Save", instr=False,
    rules=[("sameType", "Input", "Output")],
    doc="Writes Input into the Output placeholder (a copy in the IR).")
 
+# A loop with a run-time trip count (docs/ControlFlow.md "Loops kept as
+# loops"): the body's nodes sit in the one graph between LoopBegin and
+# LoopEnd, which the scheduler keeps contiguous; IRGen emits them as
+# markers the backends turn into a jump. Carried values live in LoopCarry
+# buffers across iterations; the body reads them through LoopParam (which
+# ties its nodes to LoopBegin) and code after the loop through LoopFinal
+# (which ties it to LoopEnd). None of them folds or merges (isLoopOp).
+op("LoopCarry", ["Input"], infer="SameAsInput0",
+   doc="A fresh buffer holding Input, carried across a loop's iterations.")
+op("LoopBegin", ["TripCount", "Cond", "*Carried"], infer="LoopBegin",
+   results=["Counter"],
+   doc="Starts a loop: Counter (Int64 [1]) = 0, then the test of the "
+       "matching LoopEnd. TripCount is Int64 [1], Cond the Bool [1] "
+       "LoopCarry of the condition; Carried lists the loop's other LoopCarry "
+       "buffers so that they exist before it.")
+op("LoopParam", ["Counter", "State"], infer="LoopParam",
+   doc="A copy of the carried State in the body of the loop of Counter.")
+op("LoopEnd", ["Counter", "*Operands"], [("NumCarried", "int"),
+   ("MaxTrips", "int")], infer="LoopEnd", results=["Count"],
+   doc="Ends an iteration. Operands: the condition's LoopCarry, its next "
+       "value, NumCarried carried LoopCarry buffers, their next values, "
+       "then the scan buffers ([bound, ...] LoopCarry) and the values for "
+       "their row Counter. Copies each next value into its buffer, writes "
+       "the scan rows, increments Counter and jumps back after LoopBegin "
+       "while Counter < TripCount, the condition holds and Counter < "
+       "MaxTrips (-1: no bound); then Count = Counter.")
+op("LoopFinal", ["Count", "State"], infer="LoopParam",
+   doc="A copy of the carried State after the loop that gave Count.")
+
 # --- Graph optimizer: nodes the passes create. ---
 op("ChannelShuffle", ["Input"], [("Group", "int")], infer="ChannelShuffle",
    rules=[("minRank", "Input", 2)],
@@ -516,6 +545,8 @@ interpreter(["Transpose", "Broadcast", "Concat", "ChannelShuffle"], "any")
 interpreter(["Gemm", "BatchNorm", "Reshape", "Save", "Quantize", "Dequantize",
              "RequantConv", "RequantMatMul", "RequantAdd", "RequantMul",
              "TableLookup"], "none")
+interpreter(["LoopCarry", "LoopBegin", "LoopParam", "LoopEnd", "LoopFinal"],
+            "any")  # run by the instruction walk (jumps), not executeOp
 interpreter(["Cast"], "plain_or_bf16")  # BFloat16 rounds to nearest even
 interpreter(["MaxPool"], "f32_or_bytes")
 interpreter(["MatMul", "Conv", "ConvNHWC", "AvgPool", "Softmax",

@@ -3,6 +3,8 @@
 
 #include "glog/logging.h"
 
+#include "llvm/ADT/DenseMap.h"
+
 #include <algorithm>
 
 using namespace ember;
@@ -42,6 +44,50 @@ llvm::StringRef Value::getKindName() const {
     return v;
   }();
   return names[unsigned(*opKindForInstr(kind_))];
+}
+
+OperandRole ember::tableOperandRole(ValueKind kind, const AttrList &attrs,
+                                    unsigned i, unsigned numOperands) {
+  std::optional<OpKind> op = opKindForInstr(kind);
+  unsigned numDests = op ? getOpInfo(*op).results.size() : 0;
+  if (i < numDests)
+    return OperandRole::Out;
+  if (kind != ValueKind::LoopEndInst)
+    return OperandRole::In;
+  // Count, Counter, cond, cond next, n carried, n next, k scan buffers, k
+  // rows.
+  unsigned n = unsigned(attrs[0].i), k = (numOperands - 4 - 2 * n) / 2;
+  bool written = i == 1 || i == 2 || (i >= 4 && i < 4 + n) ||
+                 (i >= 4 + 2 * n && i < 4 + 2 * n + k);
+  return written ? OperandRole::InOut : OperandRole::In;
+}
+
+std::vector<LoopSpan>
+ember::findLoops(llvm::ArrayRef<const Instruction *> order) {
+  std::vector<LoopSpan> loops;
+  llvm::DenseMap<const Value *, size_t> open; // counter -> loops index
+  for (size_t p = 0; p < order.size(); ++p) {
+    const Instruction *I = order[p];
+    if (!I)
+      continue;
+    if (I->getKind() == ValueKind::LoopBeginInst) {
+      open[I->getOperand(0).value] = loops.size();
+      loops.push_back({p, p});
+    } else if (I->getKind() == ValueKind::LoopEndInst) {
+      auto it = open.find(I->getOperand(1).value);
+      if (it != open.end()) // else verifyIR reports it
+        loops[it->second].end = p;
+    }
+  }
+  return loops;
+}
+
+size_t ember::extendThroughLoops(llvm::ArrayRef<LoopSpan> loops, size_t first,
+                                 size_t last) {
+  for (const LoopSpan &l : loops)
+    if (first < l.begin && last >= l.begin && last < l.end)
+      last = l.end;
+  return last;
 }
 
 Value *ember::getOrigin(Value *v) {

@@ -39,9 +39,9 @@ private:
     if (it != values_.end())
       return it->second;
     auto *c = llvm::cast<Constant>(v.getNode());
-    Value *w = F_.createWeightVar(c->getName(), c->getType(),
-                                  WeightKind::Constant, &c->getPayload(),
-                                  false);
+    Value *w =
+        F_.createWeightVar(c->getName(), c->getType(), WeightKind::Constant,
+                           &c->getPayload(), false);
     values_[v] = w;
     return w;
   }
@@ -73,23 +73,35 @@ private:
     }
     for (NodeValue v : n->getInputs())
       ops.push_back({lookup(v), OperandRole::In});
+    for (unsigned i = 0; i < ops.size(); ++i)
+      ops[i].role = tableOperandRole(*kind, n->getAttrs(), i, ops.size());
     F_.createOpInstr(*kind, n->getName(), ops, n->getAttrs());
     return llvm::Error::success();
   }
 
   /// Puts a dealloc right after the last instruction that touches each
-  /// allocation (directly or through a view).
+  /// allocation (directly or through a view), or after the loopend of a
+  /// loop that uses an allocation made before it.
   void insertDeallocs() {
     auto &instrs = F_.getInstrsMutable();
-    llvm::DenseMap<AllocActivationInst *, IRFunction::InstrList::iterator> last;
+    std::vector<IRFunction::InstrList::iterator> at;
+    std::vector<const Instruction *> order;
+    llvm::DenseMap<AllocActivationInst *, std::pair<size_t, size_t>> span;
     for (auto it = instrs.begin(); it != instrs.end(); ++it) {
       Instruction *I = it->get();
+      size_t p = order.size();
+      at.push_back(it);
+      order.push_back(I);
       if (auto *a = llvm::dyn_cast<AllocActivationInst>(I))
-        last[a] = it;
+        span[a] = {p, p};
       for (const Operand &op : I->getOperands())
         if (auto *a = llvm::dyn_cast<AllocActivationInst>(getOrigin(op.value)))
-          last[a] = it;
+          span[a].second = p;
     }
+    std::vector<LoopSpan> loops = findLoops(order);
+    llvm::DenseMap<AllocActivationInst *, IRFunction::InstrList::iterator> last;
+    for (auto &[a, s] : span)
+      last[a] = at[extendThroughLoops(loops, s.first, s.second)];
     // Deterministic order: walk allocations in program order.
     for (auto it = instrs.begin(); it != instrs.end(); ++it) {
       auto *a = llvm::dyn_cast<AllocActivationInst>(it->get());

@@ -16,7 +16,8 @@ static llvm::Error verifyTableInstr(const Instruction &I) {
   llvm::SmallVector<TypeRef, 4> inTypes;
   for (unsigned i = 0; i < I.getNumOperands(); ++i) {
     const Operand &op = I.getOperand(i);
-    OperandRole expected = i < numDests ? OperandRole::Out : OperandRole::In;
+    OperandRole expected =
+        tableOperandRole(I.getKind(), I.getAttrs(), i, I.getNumOperands());
     if (op.role != expected)
       return makeErrorF("instruction {0}: operand {1} must be {2}", I.getName(),
                         i, operandRoleName(expected));
@@ -33,6 +34,44 @@ static llvm::Error verifyTableInstr(const Instruction &I) {
                         I.getName(), I.getKindName(), i,
                         I.getOperand(i).value->getType()->toString(),
                         (*types)[i].toString());
+  return llvm::Error::success();
+}
+
+/// Every loopbegin has one loopend after it, loops do not nest, and an
+/// allocation made before a loop is not freed inside it (the next
+/// iteration reads it again).
+static llvm::Error verifyLoops(const IRFunction &F) {
+  std::vector<const Instruction *> order;
+  llvm::DenseMap<const Value *, size_t> allocAt;
+  llvm::DenseSet<const Value *> counters;
+  for (auto &ip : F.getInstrs()) {
+    if (llvm::isa<AllocActivationInst>(ip.get()))
+      allocAt[ip.get()] = order.size();
+    if (ip->getKind() == ValueKind::LoopBeginInst)
+      counters.insert(ip->getOperand(0).value);
+    if (ip->getKind() == ValueKind::LoopEndInst &&
+        !counters.count(ip->getOperand(1).value))
+      return makeErrorF("loopend {0} has no loopbegin before it",
+                        ip->getName());
+    order.push_back(ip.get());
+  }
+  std::vector<LoopSpan> loops = findLoops(order);
+  for (size_t i = 0; i < loops.size(); ++i) {
+    const LoopSpan &l = loops[i];
+    if (l.end <= l.begin)
+      return makeErrorF("loopbegin {0} has no loopend after it",
+                        order[l.begin]->getName());
+    if (i && loops[i - 1].end > l.begin)
+      return makeErrorF("loop {0} is nested in another (not supported)",
+                        order[l.begin]->getName());
+    for (size_t p = l.begin; p < l.end; ++p)
+      if (auto *d = llvm::dyn_cast<DeallocActivationInst>(order[p]))
+        if (allocAt.lookup(d->getAlloc()) < l.begin)
+          return makeErrorF("{0} is allocated before loop {1} and freed "
+                            "inside it",
+                            d->getAlloc()->getName(),
+                            order[l.begin]->getName());
+  }
   return llvm::Error::success();
 }
 
@@ -101,5 +140,5 @@ llvm::Error ember::verifyIR(const IRFunction &F) {
   for (auto &ip : F.getInstrs())
     if (llvm::isa<AllocActivationInst>(ip.get()) && !freed.count(ip.get()))
       return makeErrorF("allocation {0} is never deallocated", ip->getName());
-  return llvm::Error::success();
+  return verifyLoops(F);
 }

@@ -3,6 +3,8 @@
 
 #include "ember/Graph/Verifier.h"
 
+#include "glog/logging.h"
+
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 
@@ -150,10 +152,50 @@ sortedDepthFirst(const Function &F,
   return order;
 }
 
+/// Keeps every loop body one contiguous run between its LoopBegin and
+/// LoopEnd, holding only the nodes that depend on the LoopBegin (through
+/// its Counter): a node the order put there that does not is hoisted
+/// before the LoopBegin, so that it runs once instead of every iteration.
+/// Hoisting is legal because such a node's operands do not depend on the
+/// LoopBegin either. Nested loops are refused at import.
+static void hoistOutOfLoops(std::vector<Node *> &order) {
+  for (size_t b = 0; b < order.size(); ++b) {
+    if (!llvm::isa<LoopBeginNode>(order[b]))
+      continue;
+    Node *begin = order[b];
+    llvm::DenseSet<const Node *> inBody{begin};
+    std::vector<Node *> hoisted, body;
+    size_t e = b + 1;
+    for (; e < order.size(); ++e) {
+      Node *n = order[e];
+      auto *end = llvm::dyn_cast<LoopEndNode>(n);
+      if (end && end->getCounter().getNode() == begin)
+        break;
+      bool dep = llvm::any_of(n->getInputs(), [&](NodeValue v) {
+        return inBody.count(v.getNode());
+      });
+      (dep ? body : hoisted).push_back(n);
+      if (dep)
+        inBody.insert(n);
+    }
+    CHECK(e < order.size())
+        << "LoopBegin " << begin->getName().str() << " has no LoopEnd after it";
+    size_t at = b;
+    for (Node *n : hoisted)
+      order[at++] = n;
+    order[at++] = begin;
+    for (Node *n : body)
+      order[at++] = n;
+    b = e;
+  }
+}
+
 std::vector<Node *> ember::scheduleFunction(const Function &F) {
   std::vector<Node *> plain = topologicalOrder(F);
   std::vector<Node *> sorted = sortedDepthFirst(F, estimate(plain));
-  if (schedulePeakBytes(F, sorted) <= schedulePeakBytes(F, plain))
-    return sorted;
-  return plain;
+  std::vector<Node *> &best =
+      schedulePeakBytes(F, sorted) <= schedulePeakBytes(F, plain) ? sorted
+                                                                  : plain;
+  hoistOutOfLoops(best);
+  return best;
 }

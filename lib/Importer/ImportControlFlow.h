@@ -12,10 +12,20 @@ namespace ember {
 /// nodes): beyond it the import fails instead of building a huge graph.
 constexpr int64_t kMaxUnrolledNodes = 4096;
 
+/// The largest constant trip count of a Loop kept as a loop: a count that
+/// large is a corrupt model rather than a computation (a run-time count
+/// has no such limit).
+constexpr int64_t kMaxLoopTrips = int64_t(1) << 20;
+
 /// Imports \p g's nodes in order (the main graph or a subgraph);
 /// ONNXImporter.cpp.
 llvm::Error importNodes(ImportContext &ctx, const onnx::GraphProto &g,
                         const ImportOptions &opts);
+
+/// Records the fully static shapes \p g declares for its outputs and
+/// value_info (and the dims they suggest for elementwise inputs): they
+/// imply shape operands computed at run time; ONNXImporter.cpp.
+void declareStaticShapes(ImportContext &ctx, const onnx::GraphProto &g);
 
 /// True for the op types importControlFlow handles.
 bool isControlFlow(llvm::StringRef opType);
@@ -24,7 +34,7 @@ bool isControlFlow(llvm::StringRef opType);
 /// constant condition imports the taken branch, with a run-time one both
 /// branches and a Where per output; Loop and Scan are unrolled when their
 /// trip count is known at compile time and the unrolled graph stays within
-/// kMaxUnrolledNodes.
+/// kMaxUnrolledNodes, else a Loop is kept as a loop.
 llvm::Error importControlFlow(ImportContext &ctx, const onnx::NodeProto &node,
                               const ImportOptions &opts);
 

@@ -246,23 +246,43 @@ startAndStep(ImportContext &ctx, const onnx::NodeProto &node,
 
 } // namespace
 
+/// Start \p b of a window of \p len elements \p step apart along a dim of
+/// extent \p n, moved so the whole window fits: at most n - 1 - (len - 1)
+/// * step going forward, at least (len - 1) * -step going back.
+static llvm::Expected<NodeValue> keepWindowInside(ImportContext &ctx,
+                                                  const onnx::NodeProto &node,
+                                                  NodeValue b, int64_t n,
+                                                  int64_t len, int64_t step) {
+  int64_t bound = step > 0 ? n - 1 - (len - 1) * step : (len - 1) * -step;
+  NodeValue lim = constantOf(ctx, node, ElemKind::Int64, {1}, double(bound));
+  return make(ctx, node, step > 0 ? OpKind::Min : OpKind::Max, {b, lim});
+}
+
 llvm::Error onnximport::importRuntimeSlice(ImportContext &ctx,
                                            const onnx::NodeProto &node,
-                                           NodeValue x) {
+                                           NodeValue x,
+                                           const FixedSlice *fixed) {
   int64_t r = x.dims().size();
-  TRY(const std::vector<int64_t> *d, declaredOutputOfRank(ctx, node, 1, r));
-  for (int i = 1; i < 5; ++i)
-    if (ImportContext::hasInput(node, i)) {
-      TRY(Placeholder * p, graphInputOf(ctx, node, i));
-      if (p)
-        ctx.checkAtRunTime(i, p);
-    }
+  const std::vector<int64_t> *d = fixed ? &fixed->length : nullptr;
+  if (!fixed) {
+    TRY(d, declaredOutputOfRank(ctx, node, 1, r));
+    for (int i = 1; i < 5; ++i)
+      if (ImportContext::hasInput(node, i)) {
+        TRY(Placeholder * p, graphInputOf(ctx, node, i));
+        if (p)
+          ctx.checkAtRunTime(i, p);
+      }
+  }
   TRY(std::vector<SliceEntry> entries, sliceEntries(ctx, node, r));
   NodeValue y = x;
   for (int64_t a = 0; a < r; ++a) {
     if ((*d)[a] < 1)
       return ctx.setOutput(node, emptyConstant(ctx, node, x.getElemKind(), *d));
     TRY(auto bs, startAndStep(ctx, node, entries, a, x.dims()[a]));
+    if (fixed) {
+      TRY(bs.first, keepWindowInside(ctx, node, bs.first, x.dims()[a], (*d)[a],
+                                     fixed->step[a]));
+    }
     TRY(NodeValue iota, iotaConstant(ctx, node, (*d)[a], {dim_t((*d)[a])}));
     TRY(NodeValue off, binary(ctx, node, OpKind::Mul, iota, bs.second));
     TRY(NodeValue idx, binary(ctx, node, OpKind::Add, off, bs.first));

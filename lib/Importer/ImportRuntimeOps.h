@@ -24,11 +24,30 @@ llvm::Error importRuntimeAxisCumSum(ImportContext &ctx,
 /// the declared output length, the values start + i * delta.
 llvm::Error importRuntimeRange(ImportContext &ctx, const onnx::NodeProto &node);
 
+/// The per-dim lengths and steps of a Slice whose computed starts and ends
+/// differ by constants.
+struct FixedSlice {
+  Ints length, step;
+};
+
+/// A Slice (opset >= 10) of \p x whose starts or ends are computed in the
+/// graph but whose ends - starts is a constant per entry by an affine
+/// analysis of both (one base value through Add / Sub of constants,
+/// Reshape, Broadcast, integer Cast and 1-D Concat; axes and steps
+/// constants): its lengths, min(ceil((end - start) / |step|),
+/// ceil(n / |step|)) per sliced dim (ImportAffineSlice.cpp); none where
+/// the analysis does not apply.
+llvm::Expected<std::optional<FixedSlice>>
+fixedSliceLengths(ImportContext &ctx, const onnx::NodeProto &node, NodeValue x);
+
 /// Slice (opset >= 10) with starts, ends, axes or steps fed at run time:
 /// the output shape is the declared one (checked before each run), each
-/// dim gathered at start + i * step computed in the graph.
+/// dim gathered at start + i * step computed in the graph. With \p fixed
+/// (fixedSliceLengths), the lengths are those, nothing is checked, and each
+/// start, normalized and clamped as ONNX does, is also clamped so that its
+/// whole window fits in the dim (docs/RuntimeInputs.md).
 llvm::Error importRuntimeSlice(ImportContext &ctx, const onnx::NodeProto &node,
-                               NodeValue x);
+                               NodeValue x, const FixedSlice *fixed = nullptr);
 
 /// Pad (opset >= 11) with pads (and the constant value) fed at run time:
 /// the output shape is the declared one (checked before each run); per dim

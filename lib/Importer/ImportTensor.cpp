@@ -269,6 +269,9 @@ llvm::Error importSlice(ImportContext &ctx, const onnx::NodeProto &node) {
       if (llvm::isa<Placeholder>(v.getNode()))
         return importRuntimeSlice(ctx, node, x);
     }
+    TRY(std::optional<FixedSlice> fixed, fixedSliceLengths(ctx, node, x));
+    if (fixed)
+      return importRuntimeSlice(ctx, node, x, &*fixed);
     TRY(starts, ctx.constantInts(node, 1));
     // Ends computed from a data-dependent count (`x[:n]` of a counted x)
     // are taken at their bound; the count then cuts (sliceExtents).

@@ -296,9 +296,11 @@ void suggestElementwiseShapes(ImportContext &ctx, const onnx::GraphProto &g) {
   }
 }
 
+} // namespace
+
 /// Records the fully static shapes \p g declares for its outputs and
 /// value_info: they imply shape operands fed at run time.
-void declareStaticShapes(ImportContext &ctx, const onnx::GraphProto &g) {
+void ember::declareStaticShapes(ImportContext &ctx, const onnx::GraphProto &g) {
   auto declare = [&](const onnx::ValueInfoProto &vi) {
     if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape())
       return;
@@ -316,8 +318,6 @@ void declareStaticShapes(ImportContext &ctx, const onnx::GraphProto &g) {
     declare(vi);
   suggestElementwiseShapes(ctx, g);
 }
-
-} // namespace
 
 /// Imports \p g's nodes in order (the main graph or an If branch).
 llvm::Error ember::importNodes(ImportContext &ctx, const onnx::GraphProto &g,

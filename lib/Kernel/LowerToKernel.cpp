@@ -441,6 +441,18 @@ kir::lowerToKernels(const IRFunction &F, const MemoryPlan &plan,
     if (llvm::isa<AllocActivationInst>(I) || llvm::isa<TensorViewInst>(I) ||
         (absorbed && absorbed(I)))
       continue;
+    // A loop's body runs again: a snapshot or copy of a virtual broadcast
+    // made inside it would be redone from a source the first iteration may
+    // have overwritten, so every live virtual broadcast made before a loop
+    // is materialized before it.
+    if (I.getKind() == ValueKind::LoopBeginInst)
+      for (VirtualBroadcast &vb : virtuals)
+        if (!vb.materialized && !vb.dead && !vb.retired) {
+          flush();
+          out.push_back(materializeVirtual(vb, plan));
+          out.back().setSources({vb.inst});
+          vb.materialized = true;
+        }
     for (VirtualBroadcast &vb : virtuals)
       if (!vb.materialized && !vb.dead && !vb.retired &&
           needsMaterialized(I, vb, plan)) {

@@ -357,15 +357,54 @@ loop_body = helper.make_graph(
      helper.make_node("Relu", ["yi"], ["yo"])], "body",
     [vi("i", [], TensorProto.INT64), vi("ci", [], B1), vi("yi", [1, 4])],
     [vi("co", [], B1), vi("yo", [1, 4])])
-case("loop-runtime-trip-count", "node 'loop1' (Loop): the trip count 'm' "
-     "must be one constant value", model(
+scan_body = helper.make_graph(
+    [helper.make_node("Identity", ["ci"], ["co"]),
+     helper.make_node("Relu", ["yi"], ["yo"]),
+     helper.make_node("Identity", ["yo"], ["s"])], "body",
+    [vi("i", [], TensorProto.INT64), vi("ci", [], B1), vi("yi", [1, 4])],
+    [vi("co", [], B1), vi("yo", [1, 4]), vi("s", [1, 4])])
+case("loop-scan-no-bound", "node 'loop1' (Loop): scan output 'ys' has no "
+     "static bound", model(
+         [helper.make_node("Loop", ["m", "", "x"], ["y", "ys"], name="loop1",
+                           body=scan_body)],
+         [vi("m", [], TensorProto.INT64), X], [Y, vi("ys", None)]))
+grow_body = helper.make_graph(
+    [helper.make_node("Identity", ["ci"], ["co"]),
+     helper.make_node("Concat", ["yi", "yi"], ["yo"], axis=0)], "body",
+    [vi("i", [], TensorProto.INT64), vi("ci", [], B1), vi("yi", [1, 4])],
+    [vi("co", [], B1), vi("yo", [2, 4])])
+case("loop-carried-type-changes", "node 'loop1' (Loop): carried value 0 is "
+     "float<1 x 4> on entry but the body gives float<2 x 4>", model(
          [helper.make_node("Loop", ["m", "", "x"], ["y"], name="loop1",
-                           body=loop_body)],
-         [vi("m", [], TensorProto.INT64), X], [Y]))
-case("loop-unroll-limit", "would unroll to more than 4096 nodes", model(
+                           body=grow_body)],
+         [vi("m", [], TensorProto.INT64), X], [vi("y", None)]))
+case("loop-trip-count-limit", "a constant trip count of 100000000; the limit "
+     "is 1048576", model(
     [helper.make_node("Loop", ["m", "", "x"], ["y"], name="loop1",
                       body=loop_body)], [X], [Y],
-    [helper.make_tensor("m", TensorProto.INT64, [], [100000])]))
+    [helper.make_tensor("m", TensorProto.INT64, [], [100000000])]))
+# A Slice at [i, 2 i) in a loop body: ends - starts is not a constant (the
+# affine rule of docs/RuntimeInputs.md does not apply), so its length is
+# unknown at compile time: the importer's one-line refusal.
+I64 = TensorProto.INT64
+var_body = helper.make_graph(
+    [helper.make_node("Identity", ["ci"], ["co"]),
+     helper.make_node("Constant", [], ["tbl"], value=helper.make_tensor(
+         "tbl", F, [8], [float(v) for v in range(8)])),
+     helper.make_node("Constant", [], ["ax"], value=helper.make_tensor(
+         "ax", I64, [1], [0])),
+     helper.make_node("Unsqueeze", ["i", "ax"], ["st"]),
+     helper.make_node("Add", ["st", "st"], ["en"]),
+     helper.make_node("Slice", ["tbl", "st", "en"], ["w"], name="slice1"),
+     helper.make_node("ReduceSum", ["w"], ["sw"], keepdims=1),
+     helper.make_node("Add", ["yi", "sw"], ["yo"])], "body",
+    [vi("i", [], I64), vi("ci", [], B1), vi("yi", [1, 4])],
+    [vi("co", [], B1), vi("yo", [1, 4])])
+case("loop-slice-variable-length", "node 'slice1' (Slice): input 'st' must "
+     "be a constant", model(
+         [helper.make_node("Loop", ["m", "", "x"], ["y"], name="loop1",
+                           body=var_body)],
+         [vi("m", [], I64), X], [Y]))
 # Ops new past opset 17: attributes the importers refuse.
 QKV = [vi(n, [1, 2, 3, 4]) for n in "qkv"]
 case("attention-softmax-precision", "node 'att1' (Attention): "

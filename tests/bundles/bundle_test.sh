@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Bundles end to end: model-compiler writes CPU bundles of digits and two
-# generated models; each is linked with `cc` into a C program, run (single
+# Bundles end to end: model-compiler writes CPU bundles of digits, a Loop
+# kept as a loop and generated models; each is linked with `cc` into a C program, run (single
 # and multi-threaded entry, -embed-weights, NAME.so through dlopen) and
 # compared with the Interpreter (model-runner). Also checks an aarch64
 # cross-compiled object's machine type and symbols.
@@ -23,6 +23,16 @@ x = numpy_helper.to_array(onnx.load_tensor(sys.argv[1]))
 np.save(sys.argv[2] + ".in0.npy", x); x.tofile(sys.argv[2] + ".in0.bin")
 PYEOF
 cp "$SRC/models/digits/digits.onnx" "$TMP/m/digits.onnx"
+# A Loop kept as a loop (10,000 iterations; docs/ControlFlow.md): the
+# entries' basic-block loop, NAME_mt running the one-thread entry.
+LOOP=$SRC/tests/onnx/handmade/loops/test_loop_static_over_limit
+cp "$LOOP/model.onnx" "$TMP/m/loop.onnx"
+$PY - "$LOOP/test_data_set_0/input_0.pb" "$TMP/m/loop" <<'PYEOF'
+import sys, numpy as np, onnx
+from onnx import numpy_helper
+x = numpy_helper.to_array(onnx.load_tensor(sys.argv[1]))
+np.save(sys.argv[2] + ".in0.npy", x); x.tofile(sys.argv[2] + ".in0.bin")
+PYEOF
 
 # check NAME: compile, link, run the given variants, compare each.
 check() {
@@ -58,6 +68,7 @@ check() {
 }
 
 check digits "-bundle-shared"
+check loop ""
 check mlp ""
 check gemv ""
 # The weights file holds the packed classifier weight (1000 columns padded

@@ -119,6 +119,12 @@ struct OpInfo {
 /// The table entry for \p kind.
 const OpInfo &getOpInfo(OpKind kind);
 
+/// True for the ops of a loop kept as a loop (LoopCarry, LoopBegin,
+/// LoopParam, LoopEnd, LoopFinal): they write buffers other than their
+/// result or run more than once, so the graph passes never fold or merge
+/// them, and the IR passes treat LoopBegin and LoopEnd as barriers.
+bool isLoopOp(OpKind kind);
+
 /// Finds an op kind by its table name.
 std::optional<OpKind> lookupOpKind(llvm::StringRef name);
 

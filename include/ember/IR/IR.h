@@ -197,7 +197,31 @@ Value *getOrigin(Value *v);
 /// The element offset of \p v within its origin buffer.
 int64_t getOriginOffset(Value *v);
 
-/// A straight-line program over planned buffers.
+/// The role operand \p i of a table instruction of \p kind with \p attrs
+/// and \p numOperands operands has: @out for its results, @in for the
+/// rest, except the buffers a loopend writes (@inout: its counter, the
+/// condition, the carried values and the scan buffers; docs/IR.md).
+OperandRole tableOperandRole(ValueKind kind, const AttrList &attrs, unsigned i,
+                             unsigned numOperands);
+
+/// One loop of an instruction order: the positions of its loopbegin and
+/// of the loopend that jumps back after it.
+struct LoopSpan {
+  size_t begin, end;
+};
+/// The loops of \p order (loopbegin and loopend matched by their counter),
+/// outermost first.
+std::vector<LoopSpan> findLoops(llvm::ArrayRef<const Instruction *> order);
+/// The last position at which a buffer first touched (or allocated) at
+/// \p first and last touched at \p last must still be alive: a buffer
+/// that exists before a loop and is used inside it (the loopbegin
+/// included, which reads the trip count again at every test) lives until
+/// that loop's loopend, since the next iteration reads it again.
+size_t extendThroughLoops(llvm::ArrayRef<LoopSpan> loops, size_t first,
+                          size_t last);
+
+/// A program over planned buffers: straight-line but for loops between
+/// loopbegin and loopend.
 class IRFunction {
 public:
   explicit IRFunction(llvm::StringRef name, Module *module = nullptr)

@@ -35,6 +35,16 @@ UseMap::UseMap(const IRFunction &F) {
     for (const Operand &op : I->getOperands())
       uses[getOrigin(op.value)].push_back({pos, I, op.role});
   }
+  // A buffer touched before a loop and inside it is read again by the next
+  // iteration: record a read at the loopend, so that no pass sees it die
+  // (or its later writes as dead) inside the loop.
+  std::vector<LoopSpan> loops =
+      findLoops(std::vector<const Instruction *>(order.begin(), order.end()));
+  for (auto &[buffer, list] : uses) {
+    size_t last = extendThroughLoops(loops, list.front().pos, list.back().pos);
+    if (last != list.back().pos)
+      list.push_back({last, order[last], OperandRole::In});
+  }
 }
 
 llvm::ArrayRef<UseMap::Use> UseMap::usesOf(const Value *buffer) const {

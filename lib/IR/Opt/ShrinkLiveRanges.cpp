@@ -53,6 +53,12 @@ static Placement place(const std::vector<Instruction *> &order) {
         lt->second = std::max(lt->second, here);
     }
   }
+  // A buffer used in a loop and allocated before it lives until the
+  // loopend (extendThroughLoops); spans in computing indices.
+  std::vector<LoopSpan> loops =
+      findLoops(std::vector<const Instruction *>(order.begin(), order.end()));
+  for (LoopSpan &l : loops)
+    l = {computeIdx[l.begin], computeIdx[l.end]};
   Placement pl;
   pl.before.resize(numComputing + 1);
   pl.freeAfter.resize(numComputing + 1);
@@ -65,8 +71,8 @@ static Placement place(const std::vector<Instruction *> &order) {
     pl.before[at].push_back(I);
     if (auto *a = llvm::dyn_cast<AllocActivationInst>(I)) {
       auto lt = last.find(a);
-      pl.freeAfter[lt == last.end() ? at : std::max(at, lt->second)].push_back(
-          a);
+      size_t end = lt == last.end() ? at : std::max(at, lt->second);
+      pl.freeAfter[extendThroughLoops(loops, at, end)].push_back(a);
     }
   }
   return pl;

@@ -44,8 +44,8 @@ bool CSEPass::run(Function &F, PassContext &ctx) {
   std::unordered_multimap<size_t, Node *> seen;
   bool changed = false;
   for (Node *n : nodesInOrder(F)) {
-    if (llvm::isa<SaveNode>(n))
-      continue;
+    if (llvm::isa<SaveNode>(n) || isLoopOp(toOpKind(n->getKind())))
+      continue; // each loop op owns its buffer
     size_t h = hashNode(*n);
     Node *same = nullptr;
     auto range = seen.equal_range(h);

@@ -75,7 +75,7 @@ bool ember::isConstantExpr(NodeValue v, unsigned &budget) {
   Node *n = v.getNode();
   if (llvm::isa<Constant>(n) || llvm::isa<SplatNode>(n))
     return true;
-  if (n->getNumInputs() == 0)
+  if (n->getNumInputs() == 0 || isLoopOp(toOpKind(n->getKind())))
     return false;
   for (unsigned i = 0, e = n->getNumInputs(); i < e; ++i)
     if (!isConstantExpr(n->getNthInput(i), budget))

@@ -1,0 +1,265 @@
+#!/usr/bin/env python3
+"""Writes the hand-made conformance set 'loops': Loops kept as loops in
+the instruction IR (a run-time trip count or condition, or a static trip
+count over the unrolling limit; docs/ControlFlow.md), in the layout of the
+ONNX node tests, the outputs computed by onnxruntime. Run with
+/work/main/.venv/bin/python from this directory; the generated files are
+committed, so ctest needs neither.
+"""
+import os
+import shutil
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+from handmade_io import vi, write_set
+
+F, B, I32, I64 = (TensorProto.FLOAT, TensorProto.BOOL, TensorProto.INT32,
+                  TensorProto.INT64)
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "loops")
+
+
+def const(name, value):
+    return helper.make_node("Constant", [], [name],
+                            value=numpy_helper.from_array(np.array(value)))
+
+
+def model(nodes, inputs, outputs, opset=13):
+    g = helper.make_graph(nodes, "g", inputs, outputs)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+
+
+rng = np.random.default_rng(11)
+
+# Run-time trip count, scan output bounded by its declared leading dim 6:
+# y = s * y + i, with s an outer-scope input; M = 0, 3 and 6 (the bound).
+body = helper.make_graph(
+    [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+     helper.make_node("Cast", ["i"], ["fi"], to=F),
+     helper.make_node("Mul", ["y_in", "s"], ["y2"]),
+     helper.make_node("Add", ["y2", "fi"], ["y_out"]),
+     helper.make_node("Identity", ["y_out"], ["scan"])],
+    "body", [vi("i", I64, []), vi("cond_in", B, []), vi("y_in", F, [3])],
+    [vi("cond_out", B, []), vi("y_out", F, [3]), vi("scan", F, [3])])
+y0 = rng.standard_normal(3).astype(np.float32)
+s = np.array(0.5, np.float32)
+write_set(ROOT, "test_loop_runtime_trip_count",
+          model([helper.make_node("Loop", ["m", "", "y0"], ["y", "ys"],
+                                  body=body)],
+                [vi("m", I64, []), vi("s", F, []), vi("y0", F, [3])],
+                [vi("y", F, [3]), vi("ys", F, [6, 3])]),
+          [[np.array(m, np.int64), s, y0] for m in (0, 3, 6)])
+# M = 9 above the bound 6: Ember's documented rule (docs/ControlFlow.md) is
+# that the loop stops at the bound, so the expected outputs are those of
+# M = 6 (onnxruntime would give 9 rows, which the declared [6, 3] excludes).
+d = os.path.join(ROOT, "test_loop_runtime_trip_count")
+shutil.copytree(os.path.join(d, "test_data_set_2"),
+                os.path.join(d, "test_data_set_3"))
+with open(os.path.join(d, "test_data_set_3", "input_0.pb"), "wb") as f:
+    f.write(numpy_helper.from_array(np.array(9, np.int64), "m")
+            .SerializeToString())
+
+# A while loop: no trip count, the condition computed from the data in the
+# body (halve y while its sum of magnitudes is above 1).
+body_w = helper.make_graph(
+    [const("half", np.float32(0.5)),
+     helper.make_node("Mul", ["y_in", "half"], ["y_out"]),
+     helper.make_node("Abs", ["y_out"], ["a"]),
+     helper.make_node("ReduceSum", ["a"], ["sa"], keepdims=0),
+     const("one", np.float32(1.0)),
+     helper.make_node("Greater", ["sa", "one"], ["cond_out"])],
+    "body", [vi("i", I64, []), vi("cond_in", B, []), vi("y_in", F, [4])],
+    [vi("cond_out", B, []), vi("y_out", F, [4])])
+write_set(ROOT, "test_loop_while_data_cond",
+          model([helper.make_node("Loop", ["", "c", "y0"], ["y"],
+                                  body=body_w)],
+                [vi("c", B, []), vi("y0", F, [4])], [vi("y", F, [4])]),
+          [[np.array(True), (rng.standard_normal(4) * 40).astype(np.float32)],
+           [np.array(False), rng.standard_normal(4).astype(np.float32)],
+           [np.array(True), (rng.standard_normal(4) * 3).astype(np.float32)]])
+
+# Both a trip count and a condition at run time: accumulate x into acc
+# while acc stays below the outer-scope limit, at most M times; the scan
+# output (bound 5) holds acc after each iteration.
+body_mc = helper.make_graph(
+    [helper.make_node("Add", ["acc_in", "x"], ["acc_out"]),
+     helper.make_node("ReduceSum", ["acc_out"], ["total"], keepdims=0),
+     helper.make_node("Less", ["total", "limit"], ["cond_out"]),
+     helper.make_node("Identity", ["acc_out"], ["scan"])],
+    "body", [vi("i", I64, []), vi("cond_in", B, []), vi("acc_in", F, [2])],
+    [vi("cond_out", B, []), vi("acc_out", F, [2]), vi("scan", F, [2])])
+x = np.array([1.0, 0.5], np.float32)
+write_set(ROOT, "test_loop_trip_count_and_cond",
+          model([helper.make_node("Loop", ["m", "c", "acc0"], ["acc", "accs"],
+                                  body=body_mc)],
+                [vi("m", I64, []), vi("c", B, []), vi("x", F, [2]),
+                 vi("limit", F, []), vi("acc0", F, [2])],
+                [vi("acc", F, [2]), vi("accs", F, [5, 2])]),
+          [[np.array(5, np.int64), np.array(True), x, np.array(4.0, np.float32),
+            np.zeros(2, np.float32)],
+           [np.array(2, np.int64), np.array(True), x,
+            np.array(100.0, np.float32), np.zeros(2, np.float32)],
+           [np.array(5, np.int64), np.array(False), x,
+            np.array(4.0, np.float32), np.zeros(2, np.float32)]])
+
+# A static trip count over the unrolling limit: 10,000 iterations of a
+# 3-node body (4096 / 3 would be the most unrolled), converging to 10.
+body_big = helper.make_graph(
+    [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+     helper.make_node("Mul", ["y_in", "k"], ["y1"]),
+     helper.make_node("Add", ["y1", "b"], ["y_out"])],
+    "body", [vi("i", I64, []), vi("cond_in", B, []), vi("y_in", F, [2])],
+    [vi("cond_out", B, []), vi("y_out", F, [2])])
+write_set(ROOT, "test_loop_static_over_limit",
+          model([const("m", np.int64(10000)), const("k", np.float32(0.999)),
+                 const("b", np.float32(0.01)),
+                 helper.make_node("Loop", ["m", "", "y0"], ["y"],
+                                  body=body_big)],
+                [vi("y0", F, [2])], [vi("y", F, [2])]),
+          [[np.array([-3.0, 25.0], np.float32)]])
+
+# Carried values of several types (int32, float, bool) and an int64 scan
+# output of the iteration number, run-time trip count (bound 4).
+body_t = helper.make_graph(
+    [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+     const("one", np.int32(1)),
+     helper.make_node("Add", ["n_in", "one"], ["n_out"]),
+     helper.make_node("Neg", ["f_in"], ["f_out"]),
+     helper.make_node("Not", ["b_in"], ["b_out"]),
+     helper.make_node("Identity", ["i"], ["iters"])],
+    "body", [vi("i", I64, []), vi("cond_in", B, []), vi("n_in", I32, []),
+             vi("f_in", F, [2, 2]), vi("b_in", B, [3])],
+    [vi("cond_out", B, []), vi("n_out", I32, []), vi("f_out", F, [2, 2]),
+     vi("b_out", B, [3]), vi("iters", I64, [])])
+write_set(ROOT, "test_loop_carried_types",
+          model([helper.make_node("Loop", ["m", "", "n0", "f0", "b0"],
+                                  ["n", "f", "b", "its"], body=body_t)],
+                [vi("m", I64, []), vi("n0", I32, []), vi("f0", F, [2, 2]),
+                 vi("b0", B, [3])],
+                [vi("n", I32, []), vi("f", F, [2, 2]), vi("b", B, [3]),
+                 vi("its", I64, [4])]),
+          [[np.array(m, np.int64), np.array(7, np.int32),
+            rng.standard_normal((2, 2)).astype(np.float32),
+            np.array([True, False, True])] for m in (1, 4)])
+
+# A Scan over the unrolling limit (3000 steps of a 2-node body), kept as a
+# loop: a running sum over axis 1 of a, b read in reverse along axis 0,
+# the per-step outputs stacked along axis 1, reversed.
+scan_body = helper.make_graph(
+    [helper.make_node("Add", ["s_in", "a_t"], ["s_out"]),
+     helper.make_node("Mul", ["s_out", "b_t"], ["o"])],
+    "body", [vi("s_in", F, [2]), vi("a_t", F, [2]), vi("b_t", F, [2])],
+    [vi("s_out", F, [2]), vi("o", F, [2])])
+write_set(ROOT, "test_scan_over_limit",
+          model([helper.make_node("Scan", ["s0", "a", "b"], ["s", "os"],
+                                  body=scan_body, num_scan_inputs=2,
+                                  scan_input_axes=[1, 0],
+                                  scan_input_directions=[0, 1],
+                                  scan_output_axes=[1],
+                                  scan_output_directions=[1])],
+                [vi("s0", F, [2]), vi("a", F, [2, 3000]),
+                 vi("b", F, [3000, 2])],
+                [vi("s", F, [2]), vi("os", F, [2, 3000])], 11),
+          [[rng.standard_normal(2).astype(np.float32),
+            (rng.standard_normal((2, 3000)) * 0.01).astype(np.float32),
+            rng.uniform(0.5, 1.5, (3000, 2)).astype(np.float32)]])
+
+# Slices at the iteration number (x[i:i+k], docs/RuntimeInputs.md): starts
+# and ends computed in the body, their difference a constant. A 2-D window
+# x[i:i+3, 1:3] (starts and ends built by Concat), and a backward one
+# x[i+4:i+1:-1] whose int32 start and end come through a Cast and a Sub;
+# the windows are scanned (bound 4) and summed into the carried value.
+xw = rng.standard_normal((8, 3)).astype(np.float32)
+body_s = helper.make_graph(
+    [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+     const("x", xw),
+     const("ax0", np.array([0], np.int64)),
+     const("three", np.array([3], np.int64)),
+     const("c1", np.array([1], np.int64)),
+     const("c3", np.array([3], np.int64)),
+     helper.make_node("Unsqueeze", ["i", "ax0"], ["iu"]),
+     helper.make_node("Add", ["iu", "three"], ["iu3"]),
+     helper.make_node("Concat", ["iu", "c1"], ["st"], axis=0),
+     helper.make_node("Concat", ["iu3", "c3"], ["en"], axis=0),
+     helper.make_node("Slice", ["x", "st", "en"], ["w"]),
+     helper.make_node("Cast", ["iu"], ["i32"], to=I32),
+     const("four", np.array([4], np.int32)),
+     helper.make_node("Add", ["i32", "four"], ["b_st"]),
+     const("three32", np.array([3], np.int32)),
+     helper.make_node("Sub", ["b_st", "three32"], ["b_en"]),
+     const("ax0_32", np.array([0], np.int32)),
+     const("back", np.array([-1], np.int32)),
+     helper.make_node("Slice", ["x", "b_st", "b_en", "ax0_32", "back"],
+                      ["wb"]),
+     helper.make_node("ReduceSum", ["w"], ["sw"], keepdims=0),
+     helper.make_node("ReduceSum", ["wb"], ["swb"], keepdims=0),
+     helper.make_node("Add", ["acc_in", "sw"], ["acc1"]),
+     helper.make_node("Add", ["acc1", "swb"], ["acc_out"]),
+     helper.make_node("Identity", ["w"], ["ws"]),
+     helper.make_node("Identity", ["wb"], ["wbs"])],
+    "body", [vi("i", I64, []), vi("cond_in", B, []), vi("acc_in", F, [])],
+    [vi("cond_out", B, []), vi("acc_out", F, []), vi("ws", F, [3, 2]),
+     vi("wbs", F, [3, 3])])
+write_set(ROOT, "test_loop_slice_window",
+          model([helper.make_node("Loop", ["m", "", "acc0"],
+                                  ["acc", "wss", "wbss"], body=body_s)],
+                [vi("m", I64, []), vi("acc0", F, [])],
+                [vi("acc", F, []), vi("wss", F, [4, 3, 2]),
+                 vi("wbss", F, [4, 3, 3])]),
+          [[np.array(m, np.int64), np.array(0.5, np.float32)]
+           for m in (1, 4)])
+
+# A window that runs off the data: acc += sum(x[i:i+3]) for i < M = 5 over
+# x of 5 entries. ONNX clamps the ends, so its last two windows hold 2 and
+# 1 entries; Ember's documented rule (docs/RuntimeInputs.md) keeps the
+# length 3 and moves the window inside, to x[2:5]. The expected outputs are
+# that rule's (onnxruntime's M = 3, where every window fits, plus the two
+# clamped windows), computed here.
+x5 = np.array([1, 2, 4, 8, 16], np.float32)
+body_c = helper.make_graph(
+    [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+     const("x", x5),
+     const("ax0", np.array([0], np.int64)),
+     const("three", np.array([3], np.int64)),
+     helper.make_node("Unsqueeze", ["i", "ax0"], ["st"]),
+     helper.make_node("Add", ["st", "three"], ["en"]),
+     helper.make_node("Slice", ["x", "st", "en"], ["w"]),
+     helper.make_node("ReduceSum", ["w"], ["sw"], keepdims=0),
+     helper.make_node("Add", ["acc_in", "sw"], ["acc_out"])],
+    "body", [vi("i", I64, []), vi("cond_in", B, []), vi("acc_in", F, [])],
+    [vi("cond_out", B, []), vi("acc_out", F, [])])
+write_set(ROOT, "test_loop_slice_window_clamped",
+          model([helper.make_node("Loop", ["m", "", "acc0"], ["acc"],
+                                  body=body_c)],
+                [vi("m", I64, []), vi("acc0", F, [])], [vi("acc", F, [])]),
+          [[np.array(3, np.int64), np.array(0, np.float32)]])
+d = os.path.join(ROOT, "test_loop_slice_window_clamped", "test_data_set_0")
+with open(os.path.join(d, "input_0.pb"), "wb") as f:
+    f.write(numpy_helper.from_array(np.array(5, np.int64), "m")
+            .SerializeToString())
+with open(os.path.join(d, "output_0.pb"), "wb") as f:
+    f.write(numpy_helper.from_array(
+        np.array(sum(x5[min(i, 2):min(i, 2) + 3].sum() for i in range(5)),
+                 np.float32), "acc").SerializeToString())
+
+# A body reading a value computed before the loop through a broadcast: t =
+# exp(relu(x)) of one element, added to the 64 carried values. The hoisted
+# broadcast of t was virtual on the CPU (read through t's buffer), and t's
+# buffer was free for the body to reuse: the snapshot taken inside the body
+# was retaken at every iteration from the overwritten buffer.
+body_b = helper.make_graph(
+    [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+     helper.make_node("Add", ["y_in", "t"], ["a"]),
+     helper.make_node("Mul", ["a", "a"], ["b"]),
+     helper.make_node("Sqrt", ["b"], ["y_out"])],
+    "body", [vi("i", I64, []), vi("cond_in", B, []), vi("y_in", F, [64])],
+    [vi("cond_out", B, []), vi("y_out", F, [64])])
+write_set(ROOT, "test_loop_outer_broadcast",
+          model([helper.make_node("Relu", ["x"], ["r"]),
+                 helper.make_node("Exp", ["r"], ["t"]),
+                 helper.make_node("Loop", ["m", "", "y0"], ["y"],
+                                  body=body_b)],
+                [vi("m", I64, []), vi("x", F, [1]), vi("y0", F, [64])],
+                [vi("y", F, [64])]),
+          [[np.array(5, np.int64), np.array([0.3], np.float32),
+            rng.random(64).astype(np.float32)]])
