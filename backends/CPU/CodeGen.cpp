@@ -235,13 +235,12 @@ static void addEntry(llvm::Module &M, const CPUProgram &prog,
     b.CreateRet(b.getInt32(0));
 }
 
-/// For a network with a loop: `NAME_mt` (and `NAME_mt_profile`) run the
-/// one-thread entry, ignoring the thread count. The team schedule waits
-/// on per-kernel-index counters that assume each kernel runs once per call
-/// (libjit/Runtime.cpp); a loop would run its body's kernels again.
-static void addSerialThreadedEntry(llvm::Module &M, llvm::StringRef name,
-                                   bool profile) {
-  llvm::IRBuilder<> b(M.getContext());
+/// Declares `i32 NAME_mt(ptr, ptr, ptr, i32)` or, with \p profile,
+/// `void NAME_mt_profile(ptr, ptr, ptr, i32, ptr hook, ptr ctx)`, and sets
+/// \p b at the start of its body.
+static llvm::Function *createThreadedEntry(llvm::Module &M,
+                                           llvm::IRBuilder<> &b,
+                                           llvm::StringRef name, bool profile) {
   llvm::Type *ptr = b.getPtrTy();
   llvm::SmallVector<llvm::Type *, 6> params = {ptr, ptr, ptr, b.getInt32Ty()};
   if (profile)
@@ -252,6 +251,17 @@ static void addSerialThreadedEntry(llvm::Module &M, llvm::StringRef name,
       llvm::Function::Create(ft, llvm::GlobalValue::ExternalLinkage,
                              name + (profile ? "_mt_profile" : "_mt"), M);
   b.SetInsertPoint(llvm::BasicBlock::Create(M.getContext(), "entry", fn));
+  return fn;
+}
+
+/// For a network with a loop: `NAME_mt` (and `NAME_mt_profile`) run the
+/// one-thread entry, ignoring the thread count. The team schedule waits
+/// on per-kernel-index counters that assume each kernel runs once per call
+/// (libjit/Runtime.cpp); a loop would run its body's kernels again.
+static void addSerialThreadedEntry(llvm::Module &M, llvm::StringRef name,
+                                   bool profile) {
+  llvm::IRBuilder<> b(M.getContext());
+  llvm::Function *fn = createThreadedEntry(M, b, name, profile);
   llvm::SmallVector<llvm::Value *, 5> args = {fn->getArg(0), fn->getArg(1),
                                               fn->getArg(2)};
   if (profile)
@@ -313,15 +323,7 @@ static void addThreadedEntry(llvm::Module &M, const CPUProgram &prog,
   tick(fns.size());
   b.CreateRetVoid();
 
-  llvm::SmallVector<llvm::Type *, 6> params = {ptr, ptr, ptr, b.getInt32Ty()};
-  if (profile)
-    params.append({ptr, ptr});
-  auto *ft = llvm::FunctionType::get(profile ? b.getVoidTy() : b.getInt32Ty(),
-                                     params, false);
-  auto *fn =
-      llvm::Function::Create(ft, llvm::GlobalValue::ExternalLinkage,
-                             name + (profile ? "_mt_profile" : "_mt"), M);
-  b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", fn));
+  llvm::Function *fn = createThreadedEntry(M, b, name, profile);
   llvm::Value *c = fn->getArg(0);
   if (weights)
     c = b.CreateSelect(b.CreateIsNull(c), weights, c);

@@ -313,6 +313,44 @@ llvm::Expected<int64_t> scanBound(ImportContext &ctx,
 /// thread, since tools import models on several threads.
 thread_local bool inLoopBody = false;
 
+/// A loop's values after it: its iteration count, the carried values and
+/// the stacked scan outputs.
+struct LoopResults {
+  NodeValue count;
+  std::vector<NodeValue> states, scans;
+};
+
+/// Ends the loop of \p counter: \p ops (the condition, its next value, the
+/// carried values and theirs) gain one zeroed buffer of \p bound rows per
+/// scan row of \p rows, then the rows; the LoopEnd follows, then the values
+/// after the loop.
+llvm::Expected<LoopResults>
+closeLoop(ImportContext &ctx, const onnx::NodeProto &node,
+          const std::string &name, NodeValue counter,
+          std::vector<NodeValue> ops, llvm::ArrayRef<NodeValue> states,
+          llvm::ArrayRef<NodeValue> rows, int64_t bound) {
+  Function &F = ctx.fn();
+  std::vector<NodeValue> bufs;
+  for (NodeValue row : rows) {
+    Ints dims(row.dims().begin(), row.dims().end());
+    dims.insert(dims.begin(), bound);
+    bufs.push_back(F.createLoopCarry(
+        name + ".scan", constantOf(ctx, node, row.getElemKind(), dims, 0)));
+  }
+  ops.insert(ops.end(), bufs.begin(), bufs.end());
+  ops.insert(ops.end(), rows.begin(), rows.end());
+  TRY(Node * end,
+      F.tryCreateLoopEnd(name + ".end", counter, ops, int64_t(states.size()),
+                         rows.empty() ? -1 : bound));
+  LoopResults r;
+  r.count = end->getNthResult(0);
+  for (NodeValue st : states)
+    r.states.push_back(F.createLoopFinal(name + ".final", r.count, st));
+  for (NodeValue b : bufs)
+    r.scans.push_back(F.createLoopFinal(name + ".final", r.count, b));
+  return r;
+}
+
 /// A Loop kept as a loop (docs/ControlFlow.md "Loops kept as loops"): the
 /// body is imported once between LoopBegin and LoopEnd; carried values
 /// live in LoopCarry buffers, scan outputs in [bound, ...] buffers whose
@@ -385,26 +423,14 @@ llvm::Error importRealLoop(ImportContext &ctx, const onnx::NodeProto &node,
                             " (a carried value keeps one type)");
     ops.push_back(next);
   }
-  std::vector<NodeValue> rows(outs->begin() + 1 + n, outs->end()), bufs;
-  for (NodeValue row : rows) {
-    Ints dims(row.dims().begin(), row.dims().end());
-    dims.insert(dims.begin(), bound);
-    NodeValue zeros = constantOf(ctx, node, row.getElemKind(),
-                                 Ints(dims.begin(), dims.end()), 0);
-    bufs.push_back(F.createLoopCarry(name + ".scan", zeros));
-  }
-  ops.insert(ops.end(), bufs.begin(), bufs.end());
-  ops.insert(ops.end(), rows.begin(), rows.end());
-  TRY(Node * end, F.tryCreateLoopEnd(name + ".end", counter, ops, int64_t(n),
-                                     k ? bound : -1));
-  NodeValue count = end->getNthResult(0);
-  std::vector<NodeValue> results;
-  for (NodeValue s : states)
-    results.push_back(F.createLoopFinal(name + ".final", count, s));
+  std::vector<NodeValue> rows(outs->begin() + 1 + n, outs->end());
+  TRY(LoopResults r,
+      closeLoop(ctx, node, name, counter, ops, states, rows, bound));
+  std::vector<NodeValue> results = r.states;
   for (size_t j = 0; j < k; ++j) {
-    results.push_back(F.createLoopFinal(name + ".final", count, bufs[j]));
+    results.push_back(r.scans[j]);
     if (int(n + j) < node.output_size() && !node.output(int(n + j)).empty())
-      ctx.setExtent(node.output(int(n + j)), {0, count});
+      ctx.setExtent(node.output(int(n + j)), {0, r.count});
   }
   return bindOutputs(ctx, node, results);
 }
@@ -641,26 +667,13 @@ scanAsLoop(ImportContext &ctx, const onnx::NodeProto &node,
                             (*outs)[j].getType()->toString());
     ops.push_back((*outs)[j]);
   }
-  std::vector<NodeValue> bufs;
+  std::vector<NodeValue> rows(outs->begin() + n, outs->end());
+  TRY(LoopResults r,
+      closeLoop(ctx, node, name, counter, ops, states, rows, trips));
+  std::vector<NodeValue> results = r.states;
   for (size_t j = 0; j < k; ++j) {
-    NodeValue row = (*outs)[n + j];
-    Ints dims(row.dims().begin(), row.dims().end());
-    dims.insert(dims.begin(), trips);
-    bufs.push_back(F.createLoopCarry(
-        name + ".scan", constantOf(ctx, node, row.getElemKind(), dims, 0)));
-  }
-  ops.insert(ops.end(), bufs.begin(), bufs.end());
-  ops.insert(ops.end(), outs->begin() + n, outs->end());
-  TRY(Node * end, F.tryCreateLoopEnd(name + ".end", counter, ops, int64_t(n),
-                                     k ? trips : -1));
-  NodeValue count = end->getNthResult(0);
-  std::vector<NodeValue> results;
-  for (NodeValue st : states)
-    results.push_back(F.createLoopFinal(name + ".final", count, st));
-  for (size_t j = 0; j < k; ++j) {
-    NodeValue y = F.createLoopFinal(name + ".final", count, bufs[j]);
-    TRY(y,
-        placeScanAxis(ctx, node, y, trips, s.outReverse[j] != 0, s.outAxes[j]));
+    TRY(NodeValue y, placeScanAxis(ctx, node, r.scans[j], trips,
+                                   s.outReverse[j] != 0, s.outAxes[j]));
     results.push_back(y);
   }
   return results;

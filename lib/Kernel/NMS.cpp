@@ -7,8 +7,7 @@
 // Loops have constant trip counts, so the kept list is walked in blocks of
 // T positions, a block entered only while it starts below the kept count:
 // per box, at most B / T block checks plus T - 1 idle slots of the last
-// block; T = ceil(sqrt(B)) makes both about sqrt(B), B the most boxes a row
-// can keep (keptBound).
+// block; T = ceil(sqrt(B)) makes both about sqrt(B).
 //
 //===----------------------------------------------------------------------===//
 #include "KernelRules.h"
@@ -60,25 +59,11 @@ ExprRef overlaps(Kernel &k, unsigned corners, ExprRef a, ExprRef b,
   return k.binary(BinOp::And, all, k.binary(BinOp::Lt, thr, iou));
 }
 
-/// The most boxes a row keeps: all \p n, or fewer where
-/// max_output_boxes_per_class is a constant (the list then has that many
-/// slots to walk, not n: 300 instead of 291,060 in SSDlite's NMS).
-int64_t keptBound(const NMSKeepInst &I, int64_t n) {
-  auto *w = llvm::dyn_cast<WeightVar>(getOrigin(I.getMaxOut()));
-  if (!w || !w->isConstant() || !w->getPayload())
-    return n;
-  double m = w->getPayload()->elementAsDouble(getOriginOffset(I.getMaxOut()));
-  if (!(m < double(n))) // NaN, or no fewer than n
-    return n;
-  return std::max<int64_t>(0, int64_t(std::ceil(m)));
-}
-
 Kernel nmsKeep(const NMSKeepInst &I, const MemoryPlan &plan) {
   dim_t rows = I.getCandidates()->getType()->dims()[0];
   dim_t n = I.getCandidates()->getType()->dims()[1];
-  int64_t bound = keptBound(I, n);
-  int64_t t = std::max<int64_t>(1, std::ceil(std::sqrt(double(bound))));
-  int64_t blocks = (bound + t - 1) / t;
+  int64_t t = std::max<int64_t>(1, std::ceil(std::sqrt(double(n))));
+  int64_t blocks = (int64_t(n) + t - 1) / t;
   Kernel k(I.getName());
   unsigned keep = k.addBuffer(bufferFor(I.getDestKeep(), plan));
   unsigned slots = k.addBuffer(bufferFor(I.getDestSlots(), plan));
