@@ -313,6 +313,21 @@ llvm::Expected<int64_t> scanBound(ImportContext &ctx,
 /// thread, since tools import models on several threads.
 thread_local bool inLoopBody = false;
 
+/// Imports \p body as the body of a loop kept as a loop: its declared
+/// shapes imply its run-time shape operands (a Slice starting at the
+/// iteration number, as in ONNX's test_loop11), and a loop inside it is
+/// not kept as a loop.
+llvm::Expected<std::vector<NodeValue>>
+importLoopBody(ImportContext &ctx, const onnx::NodeProto &node,
+               const onnx::GraphProto &body, llvm::ArrayRef<NodeValue> ins,
+               const ImportOptions &opts) {
+  declareStaticShapes(ctx, body);
+  inLoopBody = true;
+  auto outs = importBody(ctx, node, body, ins, opts);
+  inLoopBody = false;
+  return outs;
+}
+
 /// A loop's values after it: its iteration count, the carried values and
 /// the stacked scan outputs.
 struct LoopResults {
@@ -397,12 +412,7 @@ llvm::Error importRealLoop(ImportContext &ctx, const onnx::NodeProto &node,
   std::vector<NodeValue> ins = {iter, condIn};
   for (NodeValue s : states)
     ins.push_back(F.createLoopParam(name + ".param", counter, s));
-  // The body's declared shapes imply its run-time shape operands (a Slice
-  // starting at the iteration number, as in ONNX's test_loop11).
-  declareStaticShapes(ctx, body);
-  inLoopBody = true;
-  auto outs = importBody(ctx, node, body, ins, opts);
-  inLoopBody = false;
+  auto outs = importLoopBody(ctx, node, body, ins, opts);
   if (!outs)
     return outs.takeError();
   NodeValue condNext = (*outs)[0];
@@ -649,10 +659,7 @@ scanAsLoop(ImportContext &ctx, const onnx::NodeProto &node,
                           {Attr::makeInt(s.inAxes[j])}));
     ins.push_back(x);
   }
-  declareStaticShapes(ctx, body);
-  inLoopBody = true;
-  auto outs = importBody(ctx, node, body, ins, opts);
-  inLoopBody = false;
+  auto outs = importLoopBody(ctx, node, body, ins, opts);
   if (!outs)
     return outs.takeError();
   size_t n = states.size(), k = outs->size() - n;
