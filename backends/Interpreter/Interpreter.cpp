@@ -63,17 +63,19 @@ struct Program {
 
 /// Whether the loop of \p begin and \p end runs another iteration (ONNX
 /// Loop: i < M and cond, and i below the scan outputs' bound MaxTrips).
-/// When it does not, the loop's Count gets the iterations run.
 bool loopContinues(const Instruction &begin, const Instruction &end,
                    const ExecContext &ctx) {
   int64_t i = *ctx.ptr<int64_t>(end.getOperand(1).value);
   int64_t m = *ctx.ptr<int64_t>(begin.getOperand(1).value);
   bool cond = *ctx.ptr<bool>(end.getOperand(2).value);
   int64_t maxTrips = end.attr(1).i;
-  bool more = i < m && cond && (maxTrips < 0 || i < maxTrips);
-  if (!more)
-    *ctx.ptr<int64_t>(end.getOperand(0).value) = i;
-  return more;
+  return i < m && cond && (maxTrips < 0 || i < maxTrips);
+}
+
+/// The loop of \p end is done: its Count gets the iterations run.
+void loopDone(const Instruction &end, const ExecContext &ctx) {
+  *ctx.ptr<int64_t>(end.getOperand(0).value) =
+      *ctx.ptr<int64_t>(end.getOperand(1).value);
 }
 
 /// The end of one iteration: next values into the carried buffers, the
@@ -120,6 +122,21 @@ public:
     unpoisonBytes(activations_.data(), activations_.sizeInBytes());
   }
 
+  /// The buffer lifetimes of instructions [from, to) applied without
+  /// running them: allocations made addressable, deallocations poisoned
+  /// (RegionPoison.h), as if a loop body that runs no iteration had run.
+  void skipBody(size_t from, size_t to, const ExecContext &ctx) {
+    for (size_t q = from; q < to; ++q) {
+      const Instruction &J = *program_.code[q];
+      if (J.getKind() == ValueKind::AllocActivationInst)
+        unpoisonBytes(ctx.addr(const_cast<Instruction *>(&J)),
+                      J.getType()->sizeInBytes());
+      else if (auto *d = llvm::dyn_cast<DeallocActivationInst>(&J))
+        poisonBytes(ctx.addr(d->getAlloc()),
+                    d->getAlloc()->getType()->sizeInBytes());
+    }
+  }
+
   llvm::Error run(Bindings &b) override {
     guardRegions();
     EMBER_RETURN_IF_ERR(copyInputsToRegion(
@@ -142,10 +159,16 @@ public:
         break;
       }
       case ValueKind::LoopBeginInst: {
-        const Instruction &end = *program_.code[program_.partner[pc]];
+        size_t endPc = program_.partner[pc];
+        const Instruction &end = *program_.code[endPc];
         *ctx.ptr<int64_t>(I.getOperand(0).value) = 0;
-        if (!loopContinues(I, end, ctx))
-          pc = program_.partner[pc]; // past the loopend
+        if (!loopContinues(I, end, ctx)) {
+          // Skipping the body skips its allocations: what it allocates
+          // for after the loop (the Count) must still be addressable.
+          skipBody(pc + 1, endPc, ctx);
+          loopDone(end, ctx);
+          pc = endPc; // past the loopend
+        }
         break;
       }
       case ValueKind::LoopEndInst: {
@@ -153,6 +176,8 @@ public:
         loopLatch(I, ctx);
         if (loopContinues(begin, I, ctx))
           pc = program_.partner[pc]; // to the first body instruction
+        else
+          loopDone(I, ctx);
         break;
       }
       case ValueKind::DeallocActivationInst: {

@@ -1,8 +1,7 @@
 //===- ImportControlFlow.cpp - If, Loop and Scan --------------------------===//
 //
-// Ember plans every buffer before the first run, so control flow becomes
-// straight-line graph: If selects between both branches' results, Loop and
-// Scan are unrolled. docs/ControlFlow.md says which models that covers.
+// If selects between both branches' results; Loop and Scan are unrolled,
+// or kept as loops between LoopBegin and LoopEnd (docs/ControlFlow.md).
 //
 //===----------------------------------------------------------------------===//
 #include "ImportControlFlow.h"
@@ -313,10 +312,8 @@ llvm::Expected<int64_t> scanBound(ImportContext &ctx,
 /// thread, since tools import models on several threads.
 thread_local bool inLoopBody = false;
 
-/// Imports \p body as the body of a loop kept as a loop: its declared
-/// shapes imply its run-time shape operands (a Slice starting at the
-/// iteration number, as in ONNX's test_loop11), and a loop inside it is
-/// not kept as a loop.
+/// Imports \p body of a loop kept as a loop: its declared shapes imply
+/// its shape operands (test_loop11's Slice); loops in it are not kept.
 llvm::Expected<std::vector<NodeValue>>
 importLoopBody(ImportContext &ctx, const onnx::NodeProto &node,
                const onnx::GraphProto &body, llvm::ArrayRef<NodeValue> ins,
@@ -328,6 +325,14 @@ importLoopBody(ImportContext &ctx, const onnx::NodeProto &node,
   return outs;
 }
 
+/// A carried value holds elements: a loop buffer is never empty.
+llvm::Error checkCarried(const onnx::NodeProto &node, NodeValue v) {
+  if (v.getType()->size() == 0)
+    return fail(node, "a carried value with no elements is not supported "
+                      "in a loop kept as a loop");
+  return llvm::Error::success();
+}
+
 /// A loop's values after it: its iteration count, the carried values and
 /// the stacked scan outputs.
 struct LoopResults {
@@ -335,10 +340,9 @@ struct LoopResults {
   std::vector<NodeValue> states, scans;
 };
 
-/// Ends the loop of \p counter: \p ops (the condition, its next value, the
-/// carried values and theirs) gain one zeroed buffer of \p bound rows per
-/// scan row of \p rows, then the rows; the LoopEnd follows, then the values
-/// after the loop.
+/// Ends the loop of \p counter: \p ops (condition, carried values and their
+/// next values) gain a zeroed \p bound-row buffer per scan row of \p rows
+/// and the rows; then the LoopEnd and the values after the loop.
 llvm::Expected<LoopResults>
 closeLoop(ImportContext &ctx, const onnx::NodeProto &node,
           const std::string &name, NodeValue counter,
@@ -347,6 +351,9 @@ closeLoop(ImportContext &ctx, const onnx::NodeProto &node,
   Function &F = ctx.fn();
   std::vector<NodeValue> bufs;
   for (NodeValue row : rows) {
+    if (bound < 1 || row.getType()->size() == 0)
+      return fail(node, "a scan output with no elements is not supported "
+                        "in a loop kept as a loop");
     Ints dims(row.dims().begin(), row.dims().end());
     dims.insert(dims.begin(), bound);
     bufs.push_back(F.createLoopCarry(
@@ -402,6 +409,7 @@ llvm::Error importRealLoop(ImportContext &ctx, const onnx::NodeProto &node,
   std::vector<NodeValue> states;
   for (size_t j = 0; j < n; ++j) {
     TRY(NodeValue init, ctx.input(node, int(2 + j)));
+    EMBER_RETURN_IF_ERR(checkCarried(node, init));
     states.push_back(F.createLoopCarry(name + ".carry", init));
   }
   NodeValue counter =
@@ -644,8 +652,10 @@ scanAsLoop(ImportContext &ctx, const onnx::NodeProto &node,
   NodeValue condState = F.createLoopCarry(
       name + ".cond", constantOf(ctx, node, ElemKind::Bool, {1}, 1));
   std::vector<NodeValue> states, ins;
-  for (NodeValue v : s.states)
+  for (NodeValue v : s.states) {
+    EMBER_RETURN_IF_ERR(checkCarried(node, v));
     states.push_back(F.createLoopCarry(name + ".carry", v));
+  }
   NodeValue counter =
       F.createLoopBegin(name + ".begin", m, condState, states)->getCounter();
   for (NodeValue st : states)

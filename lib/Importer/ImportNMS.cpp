@@ -223,6 +223,14 @@ llvm::Error importRuntimeNMS(ImportContext &ctx, const onnx::NodeProto &node,
   NMSGraph g{ctx, node};
   TRY(NodeValue boxes, ctx.input(node, 0));
   TRY(NodeValue scores, ctx.input(node, 1));
+  llvm::ArrayRef<dim_t> bd = boxes.dims(), sd = scores.dims();
+  if (bd.size() != 3 || sd.size() != 3 || bd[2] != 4 || bd[0] != sd[0] ||
+      bd[1] != sd[2] || boxes.getType()->size() == 0 ||
+      scores.getType()->size() == 0)
+    return fail(node, "needs boxes [N, B, 4] and scores [N, C, B] with "
+                      "elements, got " +
+                          boxes.getType()->toString() + " and " +
+                          scores.getType()->toString());
   TRY(boxes, g.toFloat(boxes));
   TRY(scores, g.toFloat(scores));
   int64_t n = scores.dims()[0], nc = scores.dims()[1], nb = scores.dims()[2];

@@ -51,8 +51,11 @@ std::optional<ShapeVals> shapeVals(ImportContext &ctx,
   if (!c || isFloatKind(c->getType()->getElemKind()))
     return std::nullopt;
   ShapeVals out;
+  // Saturated to +-2^62 (a shape entry of 2^63 - 1 does not convert).
+  constexpr double kLimit = double(int64_t(1) << 62);
   for (dim_t j = 0; j < c->getPayload().size(); ++j)
-    out.v.push_back(int64_t(c->getPayload().elementAsDouble(j)));
+    out.v.push_back(int64_t(
+        std::clamp(c->getPayload().elementAsDouble(j), -kLimit, kLimit)));
   return out;
 }
 
