@@ -4,6 +4,7 @@ writing a model with its data sets in the layout of the ONNX node tests
 import os
 import shutil
 
+import numpy as np
 import onnx
 import onnxruntime as ort
 from onnx import helper, numpy_helper
@@ -11,6 +12,19 @@ from onnx import helper, numpy_helper
 
 def vi(name, elem, shape):
     return helper.make_tensor_value_info(name, elem, shape)
+
+
+def const(name, value):
+    """A Constant node holding value."""
+    return helper.make_node("Constant", [], [name],
+                            value=numpy_helper.from_array(np.array(value)))
+
+
+def model(nodes, inputs, outputs, opset=13, inits=(), value_info=()):
+    """A one-graph model of the default domain at opset."""
+    g = helper.make_graph(nodes, "g", inputs, outputs, list(inits),
+                          value_info=list(value_info))
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
 
 
 def write_set(root, name, m, data_sets):

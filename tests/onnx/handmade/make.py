@@ -8,26 +8,16 @@ directory; the generated files are committed, so ctest needs neither.
 import os
 
 import numpy as np
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 
-from handmade_io import vi, write_set
+from handmade_io import const, model, vi, write_set
 
 F, B, I64 = TensorProto.FLOAT, TensorProto.BOOL, TensorProto.INT64
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "controlflow")
 
 
-def const(name, value):
-    return helper.make_node("Constant", [], [name],
-                            value=numpy_helper.from_array(np.array(value)))
-
-
 def write(name, m, data_sets):
     write_set(ROOT, name, m, data_sets)
-
-
-def model(nodes, inputs, outputs, opset, inits=()):
-    g = helper.make_graph(nodes, "g", inputs, outputs, list(inits))
-    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
 
 
 rng = np.random.default_rng(7)

@@ -9,24 +9,13 @@ are committed, so ctest needs neither.
 import os
 
 import numpy as np
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 
-from handmade_io import vi, write_set
+from handmade_io import const, model, vi, write_set
 
 F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "empty")
 rng = np.random.default_rng(3)
-
-
-def const(name, value):
-    return helper.make_node("Constant", [], [name],
-                            value=numpy_helper.from_array(np.array(value)))
-
-
-def model(nodes, inputs, outputs, opset=13, value_info=()):
-    g = helper.make_graph(nodes, "g", inputs, outputs,
-                          value_info=list(value_info))
-    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
 
 
 x34 = [rng.standard_normal((3, 4)).astype(np.float32) for _ in range(2)]

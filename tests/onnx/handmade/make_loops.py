@@ -12,21 +12,11 @@ import shutil
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
-from handmade_io import vi, write_set
+from handmade_io import const, model, vi, write_set
 
 F, B, I32, I64 = (TensorProto.FLOAT, TensorProto.BOOL, TensorProto.INT32,
                   TensorProto.INT64)
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "loops")
-
-
-def const(name, value):
-    return helper.make_node("Constant", [], [name],
-                            value=numpy_helper.from_array(np.array(value)))
-
-
-def model(nodes, inputs, outputs, opset=13):
-    g = helper.make_graph(nodes, "g", inputs, outputs)
-    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
 
 
 rng = np.random.default_rng(11)
