@@ -292,8 +292,14 @@ llvm::Expected<int64_t> scanBound(ImportContext &ctx,
                                   const onnx::NodeProto &node, size_t n,
                                   size_t k, std::optional<int64_t> constM) {
   int64_t bound = -1;
+  // A trip count computed from a data-dependent count (`range(len(boxes))`)
+  // is at most that count's bound.
+  const ImportContext::ShapeExtent *se = ImportContext::hasInput(node, 0)
+                                             ? ctx.shapeExtentOf(node.input(0))
+                                             : nullptr;
+  int64_t mBound = se && se->bound.size() == 1 ? se->bound[0] : -1;
   for (size_t j = 0; j < k; ++j) {
-    int64_t b = constM ? *constM : -1;
+    int64_t b = constM ? *constM : mBound;
     std::string name =
         int(n + j) < node.output_size() ? node.output(int(n + j)) : "";
     const std::vector<int64_t> *d = ctx.declaredDims(name);
@@ -486,8 +492,13 @@ bool keepsUnrolled(ImportContext &ctx, const onnx::NodeProto &node,
 llvm::Error importLoop(ImportContext &ctx, const onnx::NodeProto &node,
                        const ImportOptions &opts) {
   TRY(const onnx::GraphProto *body, subgraph(node, "body"));
-  if (!keepsUnrolled(ctx, node, *body))
-    return importRealLoop(ctx, node, *body, opts);
+  if (!keepsUnrolled(ctx, node, *body)) {
+    TRY(std::optional<LoopAppends> a, findLoopAppends(ctx, node, *body));
+    if (!a)
+      return importRealLoop(ctx, node, *body, opts);
+    EMBER_RETURN_IF_ERR(importRealLoop(ctx, a->node, a->body, opts));
+    return bindLoopAppends(ctx, node, *a);
+  }
   TRY(double m, loopScalar(ctx, node, 0, "trip count"));
   if (std::isnan(m))
     return fail(node, "the trip count is NaN");

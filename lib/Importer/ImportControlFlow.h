@@ -6,6 +6,8 @@
 
 #include "ember/Importer/ONNXImporter.h"
 
+#include <optional>
+
 namespace ember {
 
 /// The most nodes an unrolled Loop or Scan may add (trip count times body
@@ -37,6 +39,29 @@ bool isControlFlow(llvm::StringRef opType);
 /// kMaxUnrolledNodes, else a Loop is kept as a loop.
 llvm::Error importControlFlow(ImportContext &ctx, const onnx::NodeProto &node,
                               const ImportOptions &opts);
+
+/// A Loop whose carried values that start empty and grow by a Concat along
+/// axis 0 each iteration became scan outputs (ImportLoopAppend.cpp).
+struct LoopAppends {
+  onnx::NodeProto node;
+  onnx::GraphProto body;
+  /// The Loop's output and the scan output now holding its rows.
+  struct Moved {
+    std::string output, rows;
+  };
+  std::vector<Moved> moved;
+};
+
+/// The Loop \p node with \p body rewritten so that each carried value that
+/// only grows is a scan output, or nothing when none does.
+llvm::Expected<std::optional<LoopAppends>>
+findLoopAppends(ImportContext &ctx, const onnx::NodeProto &node,
+                const onnx::GraphProto &body);
+
+/// After the rewritten Loop is imported: binds each grown value's name to
+/// its scan output with the first two axes merged (and its count, if any).
+llvm::Error bindLoopAppends(ImportContext &ctx, const onnx::NodeProto &node,
+                            const LoopAppends &a);
 
 } // namespace ember
 

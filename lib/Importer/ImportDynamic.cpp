@@ -25,10 +25,46 @@ namespace {
 
 /// Ops whose output 0 has the shape of input 0, element for element.
 const std::set<std::string> kSameShape = {
-    "Abs",  "Cast", "CastLike", "Ceil",       "Clip",  "Cos",   "Elu",
-    "Erf",  "Exp",  "Floor",    "Identity",   "IsInf", "IsNaN", "LeakyRelu",
-    "Log",  "Neg",  "Not",      "Reciprocal", "Relu",  "Round", "Sigmoid",
-    "Sign", "Sin",  "Softplus", "Sqrt",       "Tanh"};
+    "Abs",       "Cast",      "CastLike",
+    "Ceil",      "Clip",      "Cos",
+    "Elu",       "Erf",       "Exp",
+    "Floor",     "Identity",  "IsInf",
+    "IsNaN",     "LeakyRelu", "Log",
+    "Neg",       "Not",       "Reciprocal",
+    "Relu",      "Round",     "Sigmoid",
+    "Sign",      "Sin",       "Softplus",
+    "Sqrt",      "Tanh",      "Acos",
+    "Acosh",     "Asin",      "Asinh",
+    "Atan",      "Atanh",     "Cosh",
+    "Sinh",      "Tan",       "HardSigmoid",
+    "HardSwish", "Selu",      "Celu",
+    "Mish",      "Softsign",  "ThresholdedRelu",
+    "Shrink",    "Gelu",      "BitwiseNot",
+    "Dropout"};
+
+/// Ops that compute each entry of axis 0 (the batch) of output 0 from the
+/// same entry of input 0 alone (the other inputs are weights or
+/// parameters): a counted batch keeps its count, and the rows past it
+/// never reach a counted one (the mask head of torchvision's Mask R-CNN:
+/// RoiAlign's regions through Conv, ConvTranspose and Relu).
+const std::set<std::string> kPerBatchEntry = {"Conv",
+                                              "ConvTranspose",
+                                              "ConvInteger",
+                                              "QLinearConv",
+                                              "MaxPool",
+                                              "AveragePool",
+                                              "LpPool",
+                                              "GlobalAveragePool",
+                                              "GlobalMaxPool",
+                                              "GlobalLpPool",
+                                              "BatchNormalization",
+                                              "InstanceNormalization",
+                                              "LRN",
+                                              "DepthToSpace",
+                                              "SpaceToDepth",
+                                              "Resize",
+                                              "Upsample",
+                                              "GroupNormalization"};
 
 /// Elementwise ops with multidirectional broadcasting.
 const std::set<std::string> kBroadcast = {"Add",
@@ -109,6 +145,37 @@ llvm::Expected<int64_t> keptAxis(ImportContext &ctx,
     return in == 0 && r == R ? a : -1;
   if (kBroadcast.count(op) || (op == "Expand" && in == 0))
     return a + R - r;
+  if (kPerBatchEntry.count(op))
+    // The caller checks that the batch keeps its size (a Resize may not
+    // scale it).
+    return in == 0 && a == 0 ? 0 : -1;
+  if (op == "Pad" && in == 0) {
+    // Kept where nothing is padded on the counted axis (rows padded before
+    // it would move, after it would follow the bound).
+    Ints pads, axes;
+    if (ctx.opset() < 11) {
+      TRY(pads, attrs.getInts(ctx.opset() < 2 ? "paddings" : "pads", Ints{}));
+    } else {
+      TRY(pads, optionalInts(ctx, node, 1, Ints{}));
+      TRY(axes, optionalInts(ctx, node, 3, Ints{}));
+    }
+    if (axes.empty())
+      for (int64_t i = 0; i < r; ++i)
+        axes.push_back(i);
+    if (pads.size() != 2 * axes.size())
+      return -1;
+    for (size_t i = 0; i < axes.size(); ++i) {
+      TRY(int64_t at, normAxis(node, axes[i], r));
+      if (at == a && (pads[i] || pads[i + axes.size()]))
+        return -1;
+    }
+    return a;
+  }
+  if (op == "LayerNormalization" && in == 0) {
+    TRY(int64_t axis, attrs.getInt("axis", -1));
+    TRY(axis, normAxis(node, axis, r));
+    return a < axis ? a : -1;
+  }
   if (op == "Transpose") {
     Ints rev(r);
     for (int64_t i = 0; i < r; ++i)
@@ -161,14 +228,6 @@ llvm::Expected<int64_t> keptAxis(ImportContext &ctx,
       return -1;
     return a - int64_t(std::count_if(moved.begin(), moved.end(),
                                      [&](int64_t m) { return m < a; }));
-  }
-  if (op == "Flatten" && in == 0) {
-    // [d0, ..., dk-1 | dk, ...] to 2-D: the counted axis survives as the
-    // leading dim when it is the only one before the split (torchvision's
-    // per-level boxes, [K, 4] after Flatten(axis=1)).
-    TRY(int64_t axis, attrs.getInt("axis", 1));
-    TRY(axis, normAxis(node, axis, r + 1));
-    return a == 0 && axis == 1 ? 0 : -1;
   }
   if (op == "Concat") {
     TRY(int64_t axis, attrs.getInt("axis", 0));
@@ -412,9 +471,9 @@ llvm::Expected<bool> consumesExtent(ImportContext &ctx,
     TRY(axis, normAxis(node, axis, x.dims().size()));
     return axis == int64_t(e.axis);
   }
-  // Reshape's importer keeps the count (reshapeExtent).
+  // Reshape's and Flatten's importers keep the count (reshapeExtent).
   if (node.op_type() == "NonZero" || node.op_type() == "Shape" ||
-      (node.op_type() == "Reshape" && i == 0))
+      ((node.op_type() == "Reshape" || node.op_type() == "Flatten") && i == 0))
     return true;
   if (isReduction(node.op_type()) && i == 0) {
     // Masked past the count by the importer (maskForReduction).

@@ -263,7 +263,7 @@ llvm::Error ember::reshapeExtent(ImportContext &ctx,
     return fail(node, "input '" + node.input(0) +
                           "' has a data-dependent extent on axis " +
                           llvm::Twine(e->axis) +
-                          "; the Reshape keeps its rows only on an axis that "
+                          "; a reshape keeps its rows only on an axis that "
                           "the shape computes from that count, or -1 there "
                           "(docs/RuntimeInputs.md)");
   NodeValue count = e->count;

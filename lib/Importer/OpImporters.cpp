@@ -162,7 +162,10 @@ llvm::Error importFlatten(ImportContext &ctx, const onnx::NodeProto &node) {
   for (int64_t i = 0; i < rank; ++i)
     (i < axis ? outer : inner) *= x.dims()[i];
   ASSIGN_OR_RETURN(NodeValue y, reshapeTo(ctx, node, x, {outer, inner}));
-  return ctx.setOutput(node, y);
+  EMBER_RETURN_IF_ERR(ctx.setOutput(node, y));
+  // A counted axis keeps its rows as a Reshape to {-1, -1} would: merged
+  // with the dims after it on the side it falls (reshapeExtent).
+  return reshapeExtent(ctx, node, x, {-1, -1}, {outer, inner});
 }
 
 llvm::Error importReshape(ImportContext &ctx, const onnx::NodeProto &node) {

@@ -495,3 +495,82 @@ write("test_range_to_count",
        [np.array([.6, .9, .8, .7, .55, .6, 1, 2], np.float32),
         rng.standard_normal((8, 3)).astype(np.float32)],
        [np.zeros(8, np.float32), np.ones((8, 3), np.float32)]])
+# Per-batch-entry ops over counted rows (Mask R-CNN's mask head: regions
+# through Conv, Relu, pooling; padding off the counted axis) and a Flatten
+# that merges the counted axis with the next (the count times its size).
+imgs = filtered("x", "p", "Greater", "h")[:3] + [
+    helper.make_node("Gather", ["X4", "p_k"], ["P"])]
+write("test_counted_batch_conv",
+      imgs +
+      [helper.make_node("Conv", ["P", "W", "b"], ["c"], pads=[1, 1, 1, 1]),
+       helper.make_node("Relu", ["c"], ["r"]),
+       helper.make_node("MaxPool", ["r"], ["mp"], kernel_shape=[2, 2],
+                        strides=[2, 2]),
+       helper.make_node("Pad", ["mp", "pads"], ["pd"]),
+       helper.make_node("BatchNormalization", ["pd", "g", "be", "mu", "va"],
+                        ["bn"]),
+       helper.make_node("Flatten", ["bn"], ["y"], axis=2),
+       helper.make_node("GlobalAveragePool", ["c"], ["ga"])],
+      [vi("x", F, [8]), vi("X4", F, [8, 2, 4, 4])],
+      [vi("y", F, ["u", 16]), vi("ga", F, ["v", 3, 1, 1])],
+      {"h": np.array(.5, np.float32), "a0": np.array([0], np.int64),
+       "W": rng.standard_normal((3, 2, 3, 3)).astype(np.float32),
+       "b": rng.standard_normal(3).astype(np.float32),
+       "pads": np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64),
+       "g": rng.random(3).astype(np.float32) + .5,
+       "be": rng.standard_normal(3).astype(np.float32),
+       "mu": rng.standard_normal(3).astype(np.float32),
+       "va": rng.random(3).astype(np.float32) + .5},
+      [[np.array([-1, .2, .9, .3, -2, .7, .1, 0], np.float32),
+        rng.standard_normal((8, 2, 4, 4)).astype(np.float32)],
+       [np.array([.6, .9, .8, .7, .55, .6, 1, 2], np.float32),
+        rng.standard_normal((8, 2, 4, 4)).astype(np.float32)],
+       [np.zeros(8, np.float32), np.ones((8, 2, 4, 4), np.float32)]])
+write("test_counted_layernorm",
+      rows +
+      [helper.make_node("LayerNormalization", ["P", "g", "be"], ["ln"]),
+       helper.make_node("HardSwish", ["ln"], ["y"])],
+      [vi("x", F, [8]), vi("X", F, [8, 3])], [vi("y", F, ["u", 3])],
+      {"h": np.array(.5, np.float32), "a0": np.array([0], np.int64),
+       "g": rng.random(3).astype(np.float32) + .5,
+       "be": rng.standard_normal(3).astype(np.float32)},
+      [[np.array([-1, .2, .9, .3, -2, .7, .1, 0], np.float32),
+        rng.standard_normal((8, 3)).astype(np.float32)],
+       [np.zeros(8, np.float32), np.ones((8, 3), np.float32)]],
+      opset=17)
+
+
+def append_loop(k):
+    """for i in range(len(P)): res = cat((res, f(P[i]))) from an empty res,
+    with k rows appended per iteration (a scripted Python list append)."""
+    piece = [helper.make_node("Gather", ["P", "i"], ["g"], axis=0),
+             helper.make_node("MatMul", ["g", "Wl"], ["gw"]),
+             helper.make_node("Unsqueeze", ["gw", "a0"], ["row"])]
+    if k == 2:
+        piece += [helper.make_node("Neg", ["row"], ["neg"]),
+                  helper.make_node("Concat", ["row", "neg"], ["rows"],
+                                   axis=0)]
+    body = helper.make_graph(
+        piece + [helper.make_node("Concat", ["res", "rows" if k == 2 else
+                                             "row"], ["res2"], axis=0),
+                 helper.make_node("Identity", ["cond"], ["cond2"])],
+        "body", [vi("i", I64, []), vi("cond", B, []), vi("res", F, [None, 2])],
+        [vi("cond2", B, []), vi("res2", F, [None, 2])])
+    return [helper.make_node("Shape", ["P"], ["S"]),
+            helper.make_node("Gather", ["S", "i0"], ["n"], axis=0),
+            helper.make_node("Loop", ["n", "t", "empty"], ["y"], body=body)]
+
+
+for k in (1, 2):
+    write("test_loop_append_rows_%d" % k,
+          rows + append_loop(k),
+          [vi("x", F, [8]), vi("X", F, [8, 3])], [vi("y", F, ["u", 2])],
+          {"h": np.array(.5, np.float32), "a0": np.array([0], np.int64),
+           "i0": np.array(0, np.int64), "t": np.array(True),
+           "empty": np.zeros((0, 2), np.float32),
+           "Wl": rng.standard_normal((3, 2)).astype(np.float32)},
+          [[np.array([-1, .2, .9, .3, -2, .7, .1, 0], np.float32),
+            rng.standard_normal((8, 3)).astype(np.float32)],
+           [np.array([.6, .9, .8, .7, .55, .6, 1, 2], np.float32),
+            rng.standard_normal((8, 3)).astype(np.float32)],
+           [np.zeros(8, np.float32), np.ones((8, 3), np.float32)]])
