@@ -131,14 +131,18 @@ Kernel cpu::lowerLoopOp(const Instruction &I, const Instruction &partner,
 std::vector<CPULoop> cpu::findKernelLoops(llvm::ArrayRef<Kernel> kernels,
                                           uint64_t flagOffset) {
   std::vector<CPULoop> loops;
+  std::vector<size_t> open; // loops nest without crossing (verifyIR)
   for (size_t i = 0; i < kernels.size(); ++i) {
     llvm::ArrayRef<const Instruction *> src = kernels[i].getSources();
     if (src.size() != 1)
       continue;
-    if (src[0]->getKind() == ValueKind::LoopBeginInst)
+    if (src[0]->getKind() == ValueKind::LoopBeginInst) {
+      open.push_back(loops.size());
       loops.push_back({i, i, flagOffset});
-    else if (src[0]->getKind() == ValueKind::LoopEndInst && !loops.empty())
-      loops.back().end = i; // loops do not nest (verifyIR)
+    } else if (src[0]->getKind() == ValueKind::LoopEndInst && !open.empty()) {
+      loops[open.back()].end = i;
+      open.pop_back();
+    }
   }
   return loops;
 }

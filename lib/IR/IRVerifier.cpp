@@ -37,7 +37,8 @@ static llvm::Error verifyTableInstr(const Instruction &I) {
   return llvm::Error::success();
 }
 
-/// Every loopbegin has one loopend after it, loops do not nest, and an
+/// Every loopbegin has one loopend after it, loops nest without crossing,
+/// and an
 /// allocation made before a loop is not freed inside it (the next
 /// iteration reads it again).
 static llvm::Error verifyLoops(const IRFunction &F) {
@@ -56,14 +57,22 @@ static llvm::Error verifyLoops(const IRFunction &F) {
     order.push_back(ip.get());
   }
   std::vector<LoopSpan> loops = findLoops(order);
+  std::vector<size_t> open;
   for (size_t i = 0; i < loops.size(); ++i) {
     const LoopSpan &l = loops[i];
     if (l.end <= l.begin)
       return makeErrorF("loopbegin {0} has no loopend after it",
                         order[l.begin]->getName());
-    if (i && loops[i - 1].end > l.begin)
-      return makeErrorF("loop {0} is nested in another (not supported)",
+    // Loops in order of their loopbegin: the open ones enclosing this one
+    // must end after it.
+    while (!open.empty() && loops[open.back()].end < l.begin)
+      open.pop_back();
+    if (!open.empty() && loops[open.back()].end < l.end)
+      return makeErrorF("loops {0} and {1} cross (a loop that begins "
+                        "inside another must end inside it)",
+                        order[loops[open.back()].begin]->getName(),
                         order[l.begin]->getName());
+    open.push_back(i);
     for (size_t p = l.begin; p < l.end; ++p)
       if (auto *d = llvm::dyn_cast<DeallocActivationInst>(order[p]))
         if (allocAt.lookup(d->getAlloc()) < l.begin)

@@ -63,6 +63,39 @@ findLoopAppends(ImportContext &ctx, const onnx::NodeProto &node,
 llvm::Error bindLoopAppends(ImportContext &ctx, const onnx::NodeProto &node,
                             const LoopAppends &a);
 
+/// Imports \p body once with its inputs bound to \p inputs and returns its
+/// outputs. Names of the enclosing graphs stay visible (ONNX subgraphs may
+/// read them); the body's own names are unbound again afterwards, so that
+/// an unrolled body can be imported once per iteration.
+llvm::Expected<std::vector<NodeValue>>
+importBody(ImportContext &ctx, const onnx::NodeProto &node,
+           const onnx::GraphProto &body, llvm::ArrayRef<NodeValue> inputs,
+           const ImportOptions &opts);
+
+/// Binds the node's outputs to \p values (as many as the node names).
+llvm::Error bindOutputs(ImportContext &ctx, const onnx::NodeProto &node,
+                        llvm::ArrayRef<NodeValue> values);
+
+/// One Scan (opset 9 form) over \p states and \p inputs: per scan input its
+/// axis and direction, per scan output its axis and direction.
+struct ScanSpec {
+  std::vector<NodeValue> states, inputs;
+  std::vector<int64_t> inAxes, inReverse, outAxes, outReverse;
+};
+
+/// A Loop kept as a loop, \p body between LoopBegin and LoopEnd
+/// (ImportKeptLoop.cpp; docs/ControlFlow.md "Loops kept as loops").
+llvm::Error importRealLoop(ImportContext &ctx, const onnx::NodeProto &node,
+                           const onnx::GraphProto &body,
+                           const ImportOptions &opts);
+
+/// A Scan of \p trips steps kept as a loop (ImportKeptLoop.cpp): gives the
+/// final states and the scan outputs.
+llvm::Expected<std::vector<NodeValue>>
+scanAsLoop(ImportContext &ctx, const onnx::NodeProto &node,
+           const onnx::GraphProto &body, const ScanSpec &s, int64_t trips,
+           const ImportOptions &opts);
+
 } // namespace ember
 
 #endif

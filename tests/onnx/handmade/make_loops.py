@@ -253,3 +253,170 @@ write_set(ROOT, "test_loop_outer_broadcast",
                 [vi("y", F, [64])]),
           [[np.array(5, np.int64), np.array([0.3], np.float32),
             rng.random(64).astype(np.float32)]])
+
+# Nested loops kept as loops (docs/ControlFlow.md "Nested loops"); a
+# generator of their own so that the sets above keep their data.
+rng_n = np.random.default_rng(40)
+
+
+def i_to_f(src, dst):
+    return helper.make_node("Cast", [src], [dst], to=F)
+
+
+# A while loop in a while loop: the inner trip count is the outer counter
+# (0 iterations when i = 0), the inner condition is computed from its data
+# (stop once the sum of magnitudes reaches the outer-scope limit), and the
+# inner body reads the outer counter and the outer-scope scale s.
+inner_w = helper.make_graph(
+    [i_to_f("j", "fj"), i_to_f("i", "fi"),
+     const("tenth", np.float32(0.1)),
+     helper.make_node("Mul", ["fi", "tenth"], ["u"]),
+     helper.make_node("Mul", ["z_in", "s"], ["z1"]),
+     helper.make_node("Add", ["z1", "fj"], ["z2"]),
+     helper.make_node("Add", ["z2", "u"], ["z_out"]),
+     helper.make_node("Abs", ["z_out"], ["za"]),
+     helper.make_node("ReduceSum", ["za"], ["zs"], keepdims=0),
+     helper.make_node("Less", ["zs", "limit"], ["c2_out"])],
+    "inner", [vi("j", I64, []), vi("c2_in", B, []), vi("z_in", F, [3])],
+    [vi("c2_out", B, []), vi("z_out", F, [3])])
+outer_w = helper.make_graph(
+    [const("t", np.array(True)),
+     helper.make_node("Loop", ["i", "t", "y_in"], ["z"], body=inner_w),
+     const("one", np.float32(1.0)),
+     helper.make_node("Add", ["z", "one"], ["y_out"]),
+     helper.make_node("ReduceSum", ["y_out"], ["ys"], keepdims=0),
+     const("cap", np.float32(200.0)),
+     helper.make_node("Less", ["ys", "cap"], ["c_out"])],
+    "outer", [vi("i", I64, []), vi("c_in", B, []), vi("y_in", F, [3])],
+    [vi("c_out", B, []), vi("y_out", F, [3])])
+write_set(ROOT, "test_loop_nested_while",
+          model([helper.make_node("Loop", ["m", "c", "y0"], ["y"],
+                                  body=outer_w)],
+                [vi("m", I64, []), vi("c", B, []), vi("s", F, []),
+                 vi("limit", F, []), vi("y0", F, [3])],
+                [vi("y", F, [3])]),
+          [[np.array(m, np.int64), np.array(c), np.array(0.5, np.float32),
+            np.array(lim, np.float32),
+            rng_n.standard_normal(3).astype(np.float32)]
+           for m, c, lim in ((0, True, 9.0), (1, True, 9.0), (5, True, 9.0),
+                             (6, True, 1000.0), (4, False, 9.0))])
+
+# An inner loop's scan output (declared bound 5) feeds the outer loop's
+# carried value: acc += sum over the inner rows acc * 0.5 + j, i + 1 rows;
+# the outer loop scans acc (bound 5).
+inner_s = helper.make_graph(
+    [helper.make_node("Identity", ["c2_in"], ["c2_out"]),
+     i_to_f("j", "fj"),
+     const("half", np.float32(0.5)),
+     helper.make_node("Mul", ["acc_in", "half"], ["h"]),
+     helper.make_node("Add", ["h", "fj"], ["row"])],
+    "inner", [vi("j", I64, []), vi("c2_in", B, [])],
+    [vi("c2_out", B, []), vi("row", F, [2])])
+outer_s = helper.make_graph(
+    [helper.make_node("Identity", ["c_in"], ["c_out"]),
+     const("one64", np.int64(1)),
+     helper.make_node("Add", ["i", "one64"], ["n"]),
+     helper.make_node("Loop", ["n", ""], ["rows"], body=inner_s),
+     const("ax0", np.array([0], np.int64)),
+     helper.make_node("ReduceSum", ["rows", "ax0"], ["rs"], keepdims=0),
+     helper.make_node("Add", ["acc_in", "rs"], ["acc_out"]),
+     helper.make_node("Identity", ["acc_out"], ["scan"])],
+    "outer", [vi("i", I64, []), vi("c_in", B, []), vi("acc_in", F, [2])],
+    [vi("c_out", B, []), vi("acc_out", F, [2]), vi("scan", F, [2])],
+    value_info=[vi("rows", F, [5, 2])])
+write_set(ROOT, "test_loop_nested_scan_feeds_carry",
+          model([helper.make_node("Loop", ["m", "", "acc0"], ["acc", "accs"],
+                                  body=outer_s)],
+                [vi("m", I64, []), vi("acc0", F, [2])],
+                [vi("acc", F, [2]), vi("accs", F, [5, 2])]),
+          [[np.array(m, np.int64),
+            rng_n.standard_normal(2).astype(np.float32)] for m in (1, 3, 5)])
+
+# Three levels: for i < m, for j <= i, for k <= j: acc = acc * 0.9 + 100 i
+# + 10 j + k, the innermost body reading both outer counters.
+lvl3 = helper.make_graph(
+    [helper.make_node("Identity", ["c3_in"], ["c3_out"]),
+     i_to_f("i", "fi"), i_to_f("j", "fj"), i_to_f("k", "fk"),
+     const("h", np.float32(100.0)), const("t", np.float32(10.0)),
+     const("d", np.float32(0.9)),
+     helper.make_node("Mul", ["fi", "h"], ["a"]),
+     helper.make_node("Mul", ["fj", "t"], ["b"]),
+     helper.make_node("Add", ["a", "b"], ["ab"]),
+     helper.make_node("Add", ["ab", "fk"], ["abk"]),
+     helper.make_node("Mul", ["acc_in3", "d"], ["dec"]),
+     helper.make_node("Add", ["dec", "abk"], ["acc_out3"])],
+    "lvl3", [vi("k", I64, []), vi("c3_in", B, []), vi("acc_in3", F, [2])],
+    [vi("c3_out", B, []), vi("acc_out3", F, [2])])
+lvl2 = helper.make_graph(
+    [helper.make_node("Identity", ["c2_in"], ["c2_out"]),
+     const("one64b", np.int64(1)),
+     helper.make_node("Add", ["j", "one64b"], ["nk"]),
+     helper.make_node("Loop", ["nk", "", "acc_in2"], ["acc_out2"],
+                      body=lvl3)],
+    "lvl2", [vi("j", I64, []), vi("c2_in", B, []), vi("acc_in2", F, [2])],
+    [vi("c2_out", B, []), vi("acc_out2", F, [2])])
+lvl1 = helper.make_graph(
+    [helper.make_node("Identity", ["c_in"], ["c_out"]),
+     const("one64", np.int64(1)),
+     helper.make_node("Add", ["i", "one64"], ["nj"]),
+     helper.make_node("Loop", ["nj", "", "acc_in"], ["acc_out"], body=lvl2)],
+    "lvl1", [vi("i", I64, []), vi("c_in", B, []), vi("acc_in", F, [2])],
+    [vi("c_out", B, []), vi("acc_out", F, [2])])
+write_set(ROOT, "test_loop_nested_three_levels",
+          model([helper.make_node("Loop", ["m", "", "acc0"], ["acc"],
+                                  body=lvl1)],
+                [vi("m", I64, []), vi("acc0", F, [2])], [vi("acc", F, [2])]),
+          [[np.array(m, np.int64), np.array([0.5, -2.0], np.float32)]
+           for m in (0, 1, 4)])
+
+# A kept loop inside an If branch and inside an unrolled loop's body, both
+# in a kept loop: y += (i odd ? sum_{j<i} (j + s) : -1) + sum over two
+# unrolled steps u of sum_{j<i+u} 1.
+inner_if = helper.make_graph(
+    [helper.make_node("Identity", ["c2_in"], ["c2_out"]),
+     i_to_f("j", "fj"),
+     helper.make_node("Add", ["fj", "s"], ["js"]),
+     helper.make_node("Add", ["w_in", "js"], ["w_out"])],
+    "inner_if", [vi("j", I64, []), vi("c2_in", B, []), vi("w_in", F, [])],
+    [vi("c2_out", B, []), vi("w_out", F, [])])
+then_g = helper.make_graph(
+    [const("zero", np.float32(0.0)),
+     helper.make_node("Loop", ["i", "", "zero"], ["w"], body=inner_if)],
+    "then", [], [vi("w", F, [])])
+else_g = helper.make_graph([const("neg", np.float32(-1.0))], "else", [],
+                           [vi("neg", F, [])])
+inner_u = helper.make_graph(
+    [helper.make_node("Identity", ["c3_in"], ["c3_out"]),
+     const("onef", np.float32(1.0)),
+     helper.make_node("Add", ["v_in", "onef"], ["v_out"])],
+    "inner_u", [vi("k", I64, []), vi("c3_in", B, []), vi("v_in", F, [])],
+    [vi("c3_out", B, []), vi("v_out", F, [])])
+unrolled = helper.make_graph(
+    [helper.make_node("Identity", ["cu_in"], ["cu_out"]),
+     helper.make_node("Add", ["i", "u"], ["iu"]),
+     const("zf", np.float32(0.0)),
+     helper.make_node("Loop", ["iu", "", "zf"], ["cnt"], body=inner_u),
+     helper.make_node("Add", ["q_in", "cnt"], ["q_out"])],
+    "unrolled", [vi("u", I64, []), vi("cu_in", B, []), vi("q_in", F, [])],
+    [vi("cu_out", B, []), vi("q_out", F, [])])
+outer_iu = helper.make_graph(
+    [helper.make_node("Identity", ["c_in"], ["c_out"]),
+     const("two", np.int64(2)),
+     helper.make_node("Mod", ["i", "two"], ["par"]),
+     const("one64", np.int64(1)),
+     helper.make_node("Equal", ["par", "one64"], ["odd"]),
+     helper.make_node("If", ["odd"], ["w"], then_branch=then_g,
+                      else_branch=else_g),
+     const("q0", np.float32(0.0)),
+     helper.make_node("Loop", ["two", "", "q0"], ["q"], body=unrolled),
+     helper.make_node("Add", ["y_in", "w"], ["y1"]),
+     helper.make_node("Add", ["y1", "q"], ["y_out"])],
+    "outer", [vi("i", I64, []), vi("c_in", B, []), vi("y_in", F, [])],
+    [vi("c_out", B, []), vi("y_out", F, [])])
+write_set(ROOT, "test_loop_nested_in_if_and_unrolled",
+          model([helper.make_node("Loop", ["m", "", "y0"], ["y"],
+                                  body=outer_iu)],
+                [vi("m", I64, []), vi("s", F, []), vi("y0", F, [])],
+                [vi("y", F, [])]),
+          [[np.array(m, np.int64), np.array(0.25, np.float32),
+            np.array(1.5, np.float32)] for m in (0, 1, 5)])
