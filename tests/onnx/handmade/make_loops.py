@@ -420,3 +420,27 @@ write_set(ROOT, "test_loop_nested_in_if_and_unrolled",
                 [vi("y", F, [])]),
           [[np.array(m, np.int64), np.array(0.25, np.float32),
             np.array(1.5, np.float32)] for m in (0, 1, 5)])
+
+# A Scan over the unrolling limit (2100 steps of a 2-node body), kept as a
+# loop, in a kept loop's body: s = s * 0.5 + running sums of a, m times.
+scan_in = helper.make_graph(
+    [helper.make_node("Add", ["r_in", "a_t"], ["r_out"]),
+     helper.make_node("Identity", ["r_out"], ["o"])],
+    "scan_in", [vi("r_in", F, [2]), vi("a_t", F, [2])],
+    [vi("r_out", F, [2]), vi("o", F, [2])])
+outer_sc = helper.make_graph(
+    [helper.make_node("Identity", ["c_in"], ["c_out"]),
+     helper.make_node("Scan", ["s_in", "a"], ["r", "os"], body=scan_in,
+                      num_scan_inputs=1),
+     const("half", np.float32(0.5)),
+     helper.make_node("Mul", ["r", "half"], ["s_out"])],
+    "outer", [vi("i", I64, []), vi("c_in", B, []), vi("s_in", F, [2])],
+    [vi("c_out", B, []), vi("s_out", F, [2])])
+write_set(ROOT, "test_loop_nested_scan_over_limit",
+          model([helper.make_node("Loop", ["m", "", "s0"], ["s"],
+                                  body=outer_sc)],
+                [vi("m", I64, []), vi("a", F, [2100, 2]), vi("s0", F, [2])],
+                [vi("s", F, [2])]),
+          [[np.array(m, np.int64),
+            (rng_n.standard_normal((2100, 2)) * 0.01).astype(np.float32),
+            np.array([1.0, -1.0], np.float32)] for m in (0, 3)])
