@@ -368,6 +368,19 @@ case("loop-scan-no-bound", "node 'loop1' (Loop): scan output 'ys' has no "
          [helper.make_node("Loop", ["m", "", "x"], ["y", "ys"], name="loop1",
                            body=scan_body)],
          [vi("m", [], TensorProto.INT64), X], [Y, vi("ys", None)]))
+# The same refusal for a loop nested in a kept loop (docs/ControlFlow.md
+# "Nested loops"): the inner error names the inner node.
+nest_body = helper.make_graph(
+    [helper.make_node("Identity", ["ci"], ["co"]),
+     helper.make_node("Loop", ["i", "", "yi"], ["yo", "ys2"], name="inner1",
+                      body=scan_body)], "outer",
+    [vi("i", [], TensorProto.INT64), vi("ci", [], B1), vi("yi", [1, 4])],
+    [vi("co", [], B1), vi("yo", [1, 4])])
+case("loop-nested-scan-no-bound", "node 'inner1' (Loop): scan output 'ys2' "
+     "has no static bound", model(
+         [helper.make_node("Loop", ["m", "", "x"], ["y"], name="loop1",
+                           body=nest_body)],
+         [vi("m", [], TensorProto.INT64), X], [Y]))
 grow_body = helper.make_graph(
     [helper.make_node("Identity", ["ci"], ["co"]),
      helper.make_node("Concat", ["yi", "yi"], ["yo"], axis=0)], "body",
