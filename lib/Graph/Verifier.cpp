@@ -1,6 +1,7 @@
 //===- Verifier.cpp - Graph verification and traversal --------------------===//
 #include "ember/Graph/Verifier.h"
 
+#include "ember/Graph/LoopNest.h"
 #include "ember/Graph/QuantTypes.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -107,6 +108,10 @@ llvm::Error ember::verifyFunction(const Function &F) {
         return makeErrorF("function {0} has a cycle through node {1}",
                           F.getName(), n->getName());
     }
+  // Loops kept as loops pair up and nest (docs/ControlFlow.md).
+  if (auto nest = LoopNest::compute(order); !nest)
+    return makeErrorF("function {0}: {1}", F.getName(),
+                      llvm::toString(nest.takeError()));
   // Every output placeholder is written at most once.
   llvm::DenseSet<const Node *> written;
   for (SaveNode *s : F.getSaves())

@@ -1,11 +1,11 @@
 //===- Scheduler.cpp - A memory-aware node order --------------------------===//
 #include "ember/IR/Scheduler.h"
 
+#include "ember/Graph/LoopNest.h"
 #include "ember/Graph/Verifier.h"
 
 #include "glog/logging.h"
 
-#include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 
@@ -155,132 +155,27 @@ sortedDepthFirst(const Function &F,
 }
 
 namespace {
-/// The loops kept as loops of a graph and the loops each node runs inside
-/// (docs/ControlFlow.md "Nested loops"). A node is inside loop L when it
-/// depends on L's Counter; a LoopEnd's Count leaves L again. A loop's
-/// LoopCarry nodes (re)start its state, so they run wherever the loop
-/// does: inside every loop that any of the loop's nodes is inside, even
-/// when their own operands are outer-scope values.
-class LoopNest {
-public:
-  explicit LoopNest(llvm::ArrayRef<Node *> order) {
-    for (Node *n : order)
-      if (llvm::isa<LoopBeginNode>(n)) {
-        index_[n] = unsigned(begins_.size());
-        begins_.push_back(n);
-      }
-    ends_.assign(begins_.size(), nullptr);
-    for (Node *n : order)
-      if (auto *e = llvm::dyn_cast<LoopEndNode>(n)) {
-        auto it = index_.find(e->getCounter().getNode());
-        CHECK(it != index_.end())
-            << "LoopEnd " << n->getName().str() << " has no LoopBegin";
-        ends_[it->second] = n;
-        index_[n] = it->second;
-      }
-    for (size_t l = 0; l < begins_.size(); ++l) {
-      CHECK(ends_[l]) << "LoopBegin " << begins_[l]->getName().str()
-                      << " has no LoopEnd after it";
-      for (Node *m : {begins_[l], ends_[l]})
-        for (NodeValue v : m->getInputs())
-          if (llvm::isa<LoopCarryNode>(v.getNode()))
-            carryOf_.try_emplace(v.getNode(), unsigned(l));
-    }
-    // Each pass is in topological order; a carry learns its loop's
-    // enclosing loops only after the loop's end, so repeat until stable
-    // (one pass per nesting level).
-    while (propagate(order)) {
-    }
-  }
-
-  bool empty() const { return begins_.empty(); }
-  Node *begin(unsigned l) const { return begins_[l]; }
-  Node *end(unsigned l) const { return ends_[l]; }
-
-  /// The loops \p n runs inside, outermost first (a LoopBegin is inside
-  /// its own loop). Checks that they nest.
-  llvm::SmallVector<unsigned, 4> chain(Node *n) const {
-    llvm::BitVector d = deps(n);
-    auto it = index_.find(n);
-    if (it != index_.end())
-      d.set(it->second);
-    llvm::SmallVector<unsigned, 4> c(d.set_bits_begin(), d.set_bits_end());
-    auto depth = [&](unsigned l) { return deps(begins_[l]).count(); };
-    std::sort(c.begin(), c.end(),
-              [&](unsigned a, unsigned b) { return depth(a) < depth(b); });
-    for (size_t i = 0; i < c.size(); ++i) {
-      llvm::BitVector outer(begins_.size());
-      for (size_t j = 0; j < i; ++j)
-        outer.set(c[j]);
-      CHECK(deps(begins_[c[i]]) == outer)
-          << "node " << n->getName().str() << " is inside loops that do not "
-          << "nest (" << begins_[c[i]]->getName().str() << ")";
-    }
-    return c;
-  }
-
-private:
-  llvm::BitVector deps(const Node *n) const {
-    auto it = deps_.find(n);
-    return it == deps_.end() ? llvm::BitVector(begins_.size()) : it->second;
-  }
-
-  /// One pass of the dependence sets; true if one grew.
-  bool propagate(llvm::ArrayRef<Node *> order) {
-    bool grew = false;
-    for (Node *n : order) {
-      llvm::BitVector d = deps(n);
-      for (NodeValue v : n->getInputs()) {
-        Node *p = v.getNode();
-        llvm::BitVector in = deps(p);
-        if (llvm::isa<LoopBeginNode>(p))
-          in.set(index_.lookup(p));
-        else if (llvm::isa<LoopEndNode>(p))
-          in.reset(index_.lookup(p));
-        d |= in;
-      }
-      auto c = carryOf_.find(n);
-      if (c != carryOf_.end()) {
-        llvm::BitVector g = deps(ends_[c->second]);
-        g.reset(c->second);
-        d |= g;
-      }
-      if (d != deps(n)) {
-        deps_[n] = std::move(d);
-        grew = true;
-      }
-    }
-    return grew;
-  }
-
-  std::vector<Node *> begins_, ends_;
-  llvm::DenseMap<const Node *, unsigned> index_, carryOf_;
-  llvm::DenseMap<const Node *, llvm::BitVector> deps_;
-};
-
 /// Appends \p members (nodes inside the same \p depth loops, in the
 /// order's sequence) to \p out, each loop nested in them as one run from
 /// its LoopBegin to its LoopEnd, placed where its LoopEnd was: what a
 /// node depends on precedes that LoopEnd, and only the loop's LoopFinals
 /// read it.
-void placeNested(
-    const LoopNest &nest, size_t depth, llvm::ArrayRef<Node *> members,
-    const llvm::DenseMap<Node *, llvm::SmallVector<unsigned, 4>> &chains,
-    std::vector<Node *> &out) {
+void placeNested(const LoopNest &nest, size_t depth,
+                 llvm::ArrayRef<Node *> members, std::vector<Node *> &out) {
   std::map<unsigned, std::vector<Node *>> inner;
   for (Node *n : members) {
-    const auto &c = chains.find(n)->second;
-    unsigned l = c.size() > depth ? c[depth] : 0;
-    if (c.size() > depth && n != nest.begin(l) && n != nest.end(l))
-      inner[l].push_back(n);
+    llvm::ArrayRef<unsigned> c = nest.chain(n);
+    if (c.size() > depth && n != nest.begin(c[depth]) &&
+        n != nest.end(c[depth]))
+      inner[c[depth]].push_back(n);
   }
   for (Node *n : members) {
-    const auto &c = chains.find(n)->second;
+    llvm::ArrayRef<unsigned> c = nest.chain(n);
     if (c.size() == depth) {
       out.push_back(n);
     } else if (n == nest.end(c[depth])) {
       out.push_back(nest.begin(c[depth]));
-      placeNested(nest, depth + 1, inner[c[depth]], chains, out);
+      placeNested(nest, depth + 1, inner[c[depth]], out);
       out.push_back(n);
     }
   }
@@ -289,20 +184,19 @@ void placeNested(
 
 /// Keeps every loop body one contiguous run between its LoopBegin and
 /// LoopEnd, properly nested, holding only the nodes inside that loop
-/// (LoopNest): a node the order put there that is not is hoisted out, as
-/// far as the loops it depends on allow, so that it runs once per
+/// (ember/Graph/LoopNest.h): a node the order put there that is not is hoisted
+/// out, as far as the loops it depends on allow, so that it runs once per
 /// iteration of the innermost loop it is inside instead of every
 /// iteration of the loops nested in it. Otherwise the order is kept.
 static void hoistOutOfLoops(std::vector<Node *> &order) {
-  LoopNest nest(order);
-  if (nest.empty())
+  auto nest = LoopNest::compute(order);
+  if (!nest) // verifyFunction refuses such a graph
+    LOG(FATAL) << llvm::toString(nest.takeError());
+  if (nest->empty())
     return;
-  llvm::DenseMap<Node *, llvm::SmallVector<unsigned, 4>> chains;
-  for (Node *n : order)
-    chains[n] = nest.chain(n);
   std::vector<Node *> out;
   out.reserve(order.size());
-  placeNested(nest, 0, order, chains, out);
+  placeNested(*nest, 0, order, out);
   CHECK_EQ(out.size(), order.size()) << "a loop's nodes were lost";
   order = std::move(out);
 }

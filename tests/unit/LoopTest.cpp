@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ember/Backend/Pipeline.h"
+#include "ember/Graph/Verifier.h"
 #include "ember/IR/Scheduler.h"
 
 #include "gtest/gtest.h"
@@ -196,6 +197,40 @@ TEST(Loop, InterpreterRunsNestedLoops) {
           << "M = " << trips << ", element " << e;
     }
   }
+}
+
+TEST(Loop, VerifierRefusesLoopsThatDoNotNest) {
+  // Two loops whose ends both read a node of both bodies: each loop would
+  // have to run inside the other, so no schedule can nest them. (Had only
+  // endA read it, loop a would run inside loop b.)
+  Module M;
+  Function *F = M.createFunction("f");
+  Placeholder *m = M.createPlaceholder("m", Type(ElemKind::Int64, {1}), false);
+  Placeholder *x =
+      M.createPlaceholder("x", Type(ElemKind::Float32, {4}), false);
+  Tensor t(Type(ElemKind::Bool, {1}));
+  t.getHandle<bool>().raw(0) = true;
+  Constant *c = M.createConstant("c", std::move(t));
+  NodeValue condA = F->createLoopCarry("condA", c);
+  NodeValue sA = F->createLoopCarry("sA", x);
+  NodeValue cntA = F->createLoopBegin("a", m, condA, {sA})->getNthResult(0);
+  NodeValue condB = F->createLoopCarry("condB", c);
+  NodeValue sB = F->createLoopCarry("sB", x);
+  NodeValue cntB = F->createLoopBegin("b", m, condB, {sB})->getNthResult(0);
+  NodeValue pA = F->createLoopParam("pA", cntA, sA);
+  NodeValue pB = F->createLoopParam("pB", cntB, sB);
+  NodeValue both = F->createAdd("both", pA, pB);
+  F->createLoopEnd("endA", cntA, {condA, condA, sA, both}, 1, -1);
+  llvm::Error err = verifyFunction(*F);
+  ASSERT_TRUE(bool(err));
+  EXPECT_NE(llvm::toString(std::move(err)).find("LoopBegin b has no LoopEnd"),
+            std::string::npos);
+  F->createLoopEnd("endB", cntB, {condB, condB, sB, both}, 1, -1);
+  err = verifyFunction(*F);
+  ASSERT_TRUE(bool(err));
+  std::string msg = llvm::toString(std::move(err));
+  EXPECT_NE(msg.find("is inside loops that do not nest"), std::string::npos)
+      << msg;
 }
 
 } // namespace
