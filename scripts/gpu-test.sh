@@ -134,7 +134,7 @@ nodes() {
   echo "gpu-test: $n ONNX node tests prepared ($skipped skipped: unsupported or not float32)"
 }
 
-NODE_TESTS=${NODE_TESTS-test_conv_* test_gemm_* test_matmul_* test_relu test_add test_add_bcast test_mul test_sigmoid test_tanh test_softmax_* test_maxpool_2d_* test_averagepool_2d_* test_globalaveragepool test_batchnorm_* test_concat_* test_transpose_* test_reshape_* test_flatten_* test_clip* test_leakyrelu* test_exp test_log test_sqrt test_reduce_mean_* test_reduce_sum_* test_sub test_div test_pow test_abs test_neg}
+NODE_TESTS=${NODE_TESTS-test_conv_* test_gemm_* test_matmul_* test_relu test_add test_add_bcast test_mul test_sigmoid test_tanh test_softmax_* test_maxpool_2d_* test_averagepool_2d_* test_globalaveragepool test_batchnorm_* test_concat_* test_transpose_* test_reshape_* test_flatten_* test_clip* test_leakyrelu* test_exp test_log test_sqrt test_reduce_mean_* test_reduce_sum_* test_sub test_div test_pow test_abs test_neg test_loop11}
 
 # DIR/NAME_bBATCH of latency model $1 (base name $2) at batch $3, work in
 # $4: the bundle, its runner and the weights map (no weights).

@@ -106,14 +106,6 @@ void appendMatMulEpilogue(kir::Kernel &k, const MatMulInst &I,
                           const MemoryPlan &plan, kir::ExprRef cOffset,
                           std::vector<kir::CallArg> &args);
 
-/// True for the loop ops' instructions (loopcarry ... loopfinal).
-bool isLoopInst(const Instruction &I);
-/// Loop op \p I as one sequential kernel: a copy for loopcarry, loopparam
-/// and loopfinal; the test for loopbegin (\p partner: its loopend) and
-/// the latch and test for loopend (\p partner: its loopbegin), writing the
-/// answer to \p flag (LoopLowering.cpp).
-kir::Kernel lowerLoopOp(const Instruction &I, const Instruction &partner,
-                        const MemoryPlan &plan, const kir::Buffer &flag);
 /// The loops of \p kernels, found by their loopbegin / loopend sources.
 std::vector<CPULoop> findKernelLoops(llvm::ArrayRef<kir::Kernel> kernels,
                                      uint64_t flagOffset);

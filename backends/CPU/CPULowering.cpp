@@ -84,11 +84,11 @@ void CPULowering::startConstantImage(const WeightCopied &weightCopied) {
 /// The CPU's own lowerings of \p I (convolutions, products, pools, ...),
 /// appended to \p out; false leaves \p I to the shared kernel lowering.
 bool CPULowering::lowerOwn(const Instruction &I, std::vector<Kernel> &out) {
-  if (isLoopInst(I)) {
+  if (kir::isLoopInst(I)) {
     const Instruction *partner = loopPartner_.lookup(&I);
     kir::Buffer flag{Region::Activation, loopFlagOffset(), 1, ElemKind::Bool,
                      "loop.flag"};
-    out.push_back(lowerLoopOp(I, partner ? *partner : I, plan_, flag));
+    out.push_back(kir::lowerLoopOp(I, partner ? *partner : I, plan_, flag));
     scratchSize_ = std::max<size_t>(scratchSize_, 1);
     return true;
   }

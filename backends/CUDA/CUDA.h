@@ -37,6 +37,12 @@ struct Step {
   unsigned index = 0; ///< Into CUDAProgram::kernels or ::libOps.
 };
 
+/// A loop kept as a loop (docs/ControlFlow.md): the steps of its
+/// loopbegin and loopend kernels, which both write the loop flag.
+struct StepLoop {
+  size_t begin = 0, end = 0;
+};
+
 /// A network ready for rendering: kernels, library ops, their order, the
 /// constant image, sizes and the choices made per heavy op (reported with
 /// -verbose).
@@ -44,12 +50,30 @@ struct CUDAProgram {
   std::vector<kir::Kernel> kernels;
   std::vector<LibOp> libOps;
   std::vector<Step> steps;
+  /// The loops, paired once over the steps (nested loops included). After
+  /// the loopbegin or loopend step of a loop, the host reads the one-byte
+  /// flag at loopFlagOffset of the activation region and goes on at the
+  /// step after the loopbegin (1: run the body) or after the loopend (0).
+  std::vector<StepLoop> loops;
+  /// Per step: the index into loops of the loop it tests, or -1.
+  std::vector<int> testOf;
+  uint64_t loopFlagOffset = 0;
   std::vector<uint8_t> constants;
   size_t mutableSize = 0;
   size_t activationSize = 0;
   std::vector<std::string> choices;
   bool usesCublasLt() const;
   bool usesCudnn() const;
+  /// The step after step \p n when its loop flag reads \p more (any flag
+  /// where \p n tests no loop).
+  size_t nextStep(size_t n, bool more) const {
+    if (!testsLoop(n))
+      return n + 1;
+    const StepLoop &l = loops[size_t(testOf[n])];
+    return more ? l.begin + 1 : l.end + 1;
+  }
+  /// True if step \p n is a loopbegin or loopend (writes the loop flag).
+  bool testsLoop(size_t n) const { return n < testOf.size() && testOf[n] >= 0; }
 };
 
 /// True if the CUDA backend can run node \p n.

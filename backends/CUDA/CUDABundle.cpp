@@ -30,9 +30,14 @@
 #include "llvm/TargetParser/Triple.h"
 
 #include <cctype>
+#include <map>
 
 using namespace ember;
 using namespace ember::cuda;
+
+/// cudaMemcpyKind's cudaMemcpyDeviceToHost (the host code is built without
+/// the CUDA headers).
+static constexpr uint32_t cudaMemcpyDeviceToHostKind = 2;
 
 extern "C" const char ember_cuda_libops_x86_64_start[];
 extern "C" const char ember_cuda_libops_x86_64_end[];
@@ -44,6 +49,7 @@ public:
   HostCodeGen(llvm::Module &M, llvm::StringRef name)
       : M_(M), ctx_(M.getContext()), b_(ctx_), name_(name.str()) {
     ptr_ = b_.getPtrTy();
+    i8_ = b_.getInt8Ty();
     i32_ = b_.getInt32Ty();
     i64_ = b_.getInt64Ty();
   }
@@ -69,6 +75,11 @@ private:
   /// returns the status.
   llvm::Value *emitLaunch(llvm::Function *fn, const CUDASource &src, size_t i,
                           llvm::Value *cfg, llvm::Value *args);
+  /// After a loop test step: reads the loop flag back into \p flag
+  /// (waiting for the stream) and branches to \p more or \p done.
+  void emitLoopBranch(llvm::Function *fn, const CUDAProgram &prog,
+                      llvm::Value *flag, llvm::BasicBlock *more,
+                      llvm::BasicBlock *done, llvm::Value *name);
   /// What -sync-each-step reports for step \p n.
   std::string stepName(const CUDASource &src, const CUDAProgram &prog,
                        size_t n) const;
@@ -77,7 +88,7 @@ private:
   llvm::LLVMContext &ctx_;
   llvm::IRBuilder<> b_;
   std::string name_;
-  llvm::Type *ptr_, *i32_, *i64_;
+  llvm::Type *ptr_, *i8_, *i32_, *i64_;
   llvm::GlobalVariable *kernels_ = nullptr;
   llvm::Function *init_ = nullptr;
   /// Library ops: the shared context, one plan each, their descriptors.
@@ -227,7 +238,20 @@ void HostCodeGen::addEntry(const CUDASource &src, const CUDAProgram &prog) {
       i32_, {ptr_, ptr_, ptr_, ptr_, ptr_, ptr_, ptr_}, false);
   auto runGemm = M_.getOrInsertFunction("ember_lib_run_gemm", runTy);
   auto runConv = M_.getOrInsertFunction("ember_lib_run_conv", runTy);
-  for (size_t n = 0; n < prog.steps.size(); ++n) {
+  // The steps a loop test jumps to, each starting a block.
+  std::map<size_t, llvm::BasicBlock *> targets;
+  for (const StepLoop &l : prog.loops)
+    for (size_t t : {l.begin + 1, l.end + 1})
+      targets.emplace(t, llvm::BasicBlock::Create(ctx_, "step", fn));
+  llvm::Value *flag = prog.loops.empty() ? nullptr : b_.CreateAlloca(i8_);
+  for (size_t n = 0; n <= prog.steps.size(); ++n) {
+    auto target = targets.find(n);
+    if (target != targets.end()) {
+      b_.CreateBr(target->second);
+      b_.SetInsertPoint(target->second);
+    }
+    if (n == prog.steps.size())
+      break;
     const Step &step = prog.steps[n];
     size_t i = step.index;
     llvm::Value *rc;
@@ -263,8 +287,35 @@ void HostCodeGen::addEntry(const CUDASource &src, const CUDAProgram &prog) {
     }
     returnIfError(fn, b_.CreateCall(stepCheck_, {rc, fn->getArg(3),
                                                  str(stepName(src, prog, n))}));
+    if (prog.testsLoop(n))
+      emitLoopBranch(fn, prog, flag, targets[prog.nextStep(n, true)],
+                     targets[prog.nextStep(n, false)],
+                     str(stepName(src, prog, n) + " (reading its loop flag)"));
   }
   b_.CreateRet(b_.getInt32(0));
+}
+
+void HostCodeGen::emitLoopBranch(llvm::Function *fn, const CUDAProgram &prog,
+                                 llvm::Value *flag, llvm::BasicBlock *more,
+                                 llvm::BasicBlock *done, llvm::Value *name) {
+  auto copy = M_.getOrInsertFunction(
+      "cudaMemcpyAsync",
+      llvm::FunctionType::get(i32_, {ptr_, ptr_, i64_, i32_, ptr_}, false));
+  auto sync = M_.getOrInsertFunction(
+      "cudaStreamSynchronize", llvm::FunctionType::get(i32_, {ptr_}, false));
+  llvm::Value *src =
+      b_.CreateConstInBoundsGEP1_64(i8_, fn->getArg(2), prog.loopFlagOffset);
+  llvm::Value *rc = b_.CreateCall(
+      copy, {flag, src, b_.getInt64(1), b_.getInt32(cudaMemcpyDeviceToHostKind),
+             fn->getArg(3)});
+  returnIfError(fn, b_.CreateCall(stepCheck_, {rc, fn->getArg(3), name}));
+  rc = b_.CreateCall(sync, {fn->getArg(3)});
+  returnIfError(fn, b_.CreateCall(stepCheck_, {rc, fn->getArg(3), name}));
+  b_.CreateCondBr(b_.CreateICmpNE(b_.CreateLoad(i8_, flag), b_.getInt8(0)),
+                  more, done);
+  // The caller's next step starts a jump target, branched to from this
+  // unreachable block.
+  b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "after", fn));
 }
 
 std::string HostCodeGen::stepName(const CUDASource &src,

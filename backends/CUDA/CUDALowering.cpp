@@ -38,6 +38,8 @@ using kir::Kernel;
 static constexpr int64_t kMinLibraryMacs = 1 << 15;
 
 bool cuda::cudaSupports(const Node &n) {
+  if (isTableOp(n.getKind()) && isLoopOp(toOpKind(n.getKind())))
+    return true; // kir::lowerLoopOp
   if (llvm::isa<ConvNode>(n))
     return n.getType()->getElemKind() == ElemKind::Float32;
   return kir::hasKernelLowering(n);
@@ -122,13 +124,22 @@ class Lowering {
 public:
   Lowering(const IRFunction &F, const MemoryPlan &plan,
            const CUDACodegenOptions &o, CUDAProgram &prog)
-      : F_(F), plan_(plan), opts_(o), prog_(prog) {}
+      : F_(F), plan_(plan), opts_(o), prog_(prog) {
+    std::vector<const Instruction *> order;
+    for (auto &I : F.getInstrs())
+      order.push_back(I.get());
+    for (const LoopSpan &l : findLoops(order)) {
+      loopPartner_[order[l.begin]] = order[l.end];
+      loopPartner_[order[l.end]] = order[l.begin];
+    }
+  }
   llvm::Expected<bool> claim(const Instruction &I, std::vector<Kernel> &out);
   void finish(std::vector<Kernel> kernels);
 
 private:
   void addLibOp(const Instruction &I, std::vector<int64_t> desc,
                 std::vector<Kernel> &out, const std::string &choice);
+  void pairLoops();
   bool lowerMatMul(const MatMulInst &I, std::vector<Kernel> &out);
   bool tf32() const { return opts_.math == MathMode::TF32; }
   std::optional<Epilogue> findEpilogue(const MatMulInst &I);
@@ -150,6 +161,8 @@ private:
   /// The library op of each claimed instruction (its placeholder kernel's
   /// source).
   llvm::DenseMap<const Instruction *, unsigned> libOpOf_;
+  /// A loopbegin's loopend and the reverse.
+  llvm::DenseMap<const Instruction *, const Instruction *> loopPartner_;
 };
 } // namespace
 
@@ -310,6 +323,13 @@ bool Lowering::lowerMatMul(const MatMulInst &I, std::vector<Kernel> &out) {
 
 llvm::Expected<bool> Lowering::claim(const Instruction &I,
                                      std::vector<Kernel> &out) {
+  if (kir::isLoopInst(I)) {
+    const Instruction *partner = loopPartner_.lookup(&I);
+    kir::Buffer flag{Region::Activation, prog_.loopFlagOffset, 1,
+                     ElemKind::Bool, "loop.flag"};
+    out.push_back(kir::lowerLoopOp(I, partner ? *partner : I, plan_, flag));
+    return true;
+  }
   if (auto *mm = llvm::dyn_cast<MatMulInst>(&I))
     return lowerMatMul(*mm, out);
   auto *c = llvm::dyn_cast<ConvInst>(&I);
@@ -386,6 +406,7 @@ void Lowering::finish(std::vector<Kernel> kernels) {
     prog_.steps.push_back(Step{false, unsigned(prog_.kernels.size())});
     prog_.kernels.push_back(std::move(k));
   }
+  pairLoops();
   // Every library op's generated fallback, launched by no step: planning
   // happens on the GPU at hand (in process, or in a bundle's init), where a
   // library may refuse an op that it accepted elsewhere.
@@ -405,6 +426,31 @@ void Lowering::finish(std::vector<Kernel> kernels) {
   }
 }
 
+/// Pairs each loop's loopbegin and loopend steps with a stack over the
+/// steps, so nested loops pair as they nest.
+void Lowering::pairLoops() {
+  prog_.testOf.assign(prog_.steps.size(), -1);
+  std::vector<size_t> open;
+  for (size_t n = 0; n < prog_.steps.size(); ++n) {
+    const Step &s = prog_.steps[n];
+    auto src = s.isLibrary ? llvm::ArrayRef<const Instruction *>()
+                           : prog_.kernels[s.index].getSources();
+    if (src.size() != 1)
+      continue;
+    if (src[0]->getKind() == ValueKind::LoopBeginInst) {
+      open.push_back(prog_.loops.size());
+      prog_.loops.push_back({n, n});
+    } else if (src[0]->getKind() == ValueKind::LoopEndInst) {
+      CHECK(!open.empty()) << "a loopend without its loopbegin (verifyIR)";
+      StepLoop &l = prog_.loops[open.back()];
+      l.end = n;
+      prog_.testOf[l.begin] = prog_.testOf[n] = int(open.back());
+      open.pop_back();
+    }
+  }
+  CHECK(open.empty()) << "a loopbegin without its loopend (verifyIR)";
+}
+
 llvm::Expected<CUDAProgram> cuda::lowerForCUDA(const IRFunction &F,
                                                const MemoryPlan &plan,
                                                const CUDACodegenOptions &opts) {
@@ -419,6 +465,14 @@ llvm::Expected<CUDAProgram> cuda::lowerForCUDA(const IRFunction &F,
   prog.constants = makeConstantImage(F, plan);
   prog.mutableSize = plan.mutableSize;
   prog.activationSize = plan.activationSize;
+  bool hasLoops =
+      llvm::any_of(F.getInstrs(), [](auto &I) { return kir::isLoopInst(*I); });
+  if (hasLoops) {
+    // The loop flag: one byte after the planned activations, which no
+    // other kernel touches.
+    prog.loopFlagOffset = (plan.activationSize + 63) / 64 * 64;
+    prog.activationSize = prog.loopFlagOffset + 64;
+  }
   Lowering L(F, plan, opts, prog);
   auto kernels = kir::lowerToKernels(
       F, plan, [&](const Instruction &I, std::vector<Kernel> &out) {

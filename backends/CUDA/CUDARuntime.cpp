@@ -8,7 +8,8 @@
 // network captured into a CUDA graph, replayed by later runs; where
 // capture or instantiation fails, runs stay plain stream launches and the
 // reason is said once. A library op that cannot be planned runs its
-// generated fallback kernel.
+// generated fallback kernel. A network with a loop kept as a loop reads
+// the loop flag back after every test and runs with stream launches.
 //
 //===----------------------------------------------------------------------===//
 #include "CUDA.h"
@@ -91,6 +92,7 @@ private:
   void fallBack(unsigned i, const std::string &why);
   llvm::Error enqueue();
   llvm::Error launch(unsigned kernel);
+  llvm::Error readLoopFlag(bool &more);
   std::string stepName(const Step &s) const;
   void captureGraph();
   const long long *descOf(size_t i) const {
@@ -208,7 +210,7 @@ llvm::Error CUDAFunction::init(const CUDABinary &bin) {
             "creating a stream"));
   EMBER_RETURN_IF_ERR(planLibraries());
   size_t sizes[3] = {prog_.constants.size(), plan_.mutableSize,
-                     plan_.activationSize};
+                     prog_.activationSize};
   for (unsigned i = 0; i < 3; ++i)
     EMBER_RETURN_IF_ERR(
         check(api_.cudaMalloc(reinterpret_cast<void **>(&regions_[i]),
@@ -246,10 +248,25 @@ llvm::Error CUDAFunction::launch(unsigned kernel) {
       "launching " + li.symbol);
 }
 
-/// Enqueues every step; with -cuda-sync-each-step, waits for each and
-/// names the first that fails.
+/// The loop flag that the loopbegin or loopend step just enqueued writes:
+/// copied back on the stream and waited for (the next step depends on it).
+llvm::Error CUDAFunction::readLoopFlag(bool &more) {
+  uint8_t flag = 0;
+  EMBER_RETURN_IF_ERR(
+      check(api_.cudaMemcpyAsync(&flag, regions_[2] + prog_.loopFlagOffset, 1,
+                                 cudaMemcpyDeviceToHost, stream_),
+            "reading the loop flag"));
+  EMBER_RETURN_IF_ERR(check(api_.cudaStreamSynchronize(stream_),
+                            "running a loop test (rerun with "
+                            "-cuda-sync-each-step to name a failing step)"));
+  more = flag != 0;
+  return llvm::Error::success();
+}
+
+/// Enqueues the steps in order, jumping where a loop test says; with
+/// -cuda-sync-each-step, waits for each and names the first that fails.
 llvm::Error CUDAFunction::enqueue() {
-  for (size_t n = 0; n < prog_.steps.size(); ++n) {
+  for (size_t n = 0; n < prog_.steps.size();) {
     const Step &s = prog_.steps[n];
     unsigned i = s.index;
     if (!s.isLibrary) {
@@ -262,14 +279,19 @@ llvm::Error CUDAFunction::enqueue() {
       return makeErrorF("CUDA: {0} failed: {1}", stepName(s),
                         statusText(api_, rc));
     }
-    if (!syncEachStep_)
-      continue;
-    cudaError_t rc = api_.cudaStreamSynchronize(stream_);
-    if (rc == cudaSuccess)
-      rc = api_.cudaGetLastError();
-    if (rc != cudaSuccess)
-      return makeErrorF("CUDA: step {0} of {1}, {2}, failed: {3}", n + 1,
-                        prog_.steps.size(), stepName(s), statusText(api_, rc));
+    if (syncEachStep_) {
+      cudaError_t rc = api_.cudaStreamSynchronize(stream_);
+      if (rc == cudaSuccess)
+        rc = api_.cudaGetLastError();
+      if (rc != cudaSuccess)
+        return makeErrorF("CUDA: step {0} of {1}, {2}, failed: {3}", n + 1,
+                          prog_.steps.size(), stepName(s),
+                          statusText(api_, rc));
+    }
+    bool more = false;
+    if (prog_.testsLoop(n))
+      EMBER_RETURN_IF_ERR(readLoopFlag(more));
+    n = prog_.nextStep(n, more);
   }
   return llvm::Error::success();
 }
@@ -283,6 +305,11 @@ void CUDAFunction::captureGraph() {
                  << "); running with stream launches\n";
     useGraph_ = false;
   };
+  // A graph replays one fixed sequence; a loop's trip count is known only
+  // by reading its flag back after each test.
+  if (!prog_.loops.empty())
+    return refuse("the network has a loop kept as a loop, whose flag the "
+                  "host reads after every test");
   cudaError_t rc =
       api_.cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal);
   if (rc != cudaSuccess)

@@ -6,8 +6,9 @@
 // the stream-launch fallback where capture or instantiation is refused,
 // the PTX fallback where the cubin does not load, the generated fallback
 // of a library op that its library cannot plan or load, and the failing
-// step named by -cuda-sync-each-step. Every run is checked against the
-// Interpreter.
+// step named by -cuda-sync-each-step, and a loop kept as a loop (the flag
+// read back after each test, stream launches). Every run is checked
+// against the Interpreter.
 //
 //===----------------------------------------------------------------------===//
 #include "CUDATestUtils.h"
@@ -190,4 +191,93 @@ TEST(CUDARuntime, SyncEachStepNamesTheFailingStep) {
       "failed: cudaErrorIllegalAddress: an illegal memory access was "
       "encountered (fake)"))
       << o.error;
+}
+
+namespace {
+/// y = x + m * tanh(x) with the trip count m a run-time input: a loop kept
+/// as a loop (loopcarry, loopbegin, the body, loopend, loopfinal).
+void buildLoopNet(Module &M, Function &F) {
+  auto *m = M.createPlaceholder("m", Type(ElemKind::Int64, {1}), false);
+  auto *x = M.createPlaceholder("x", Type(ElemKind::Float32, {4, 8}), false);
+  Tensor t(Type(ElemKind::Bool, {1}));
+  t.getHandle<bool>().raw(0) = true;
+  NodeValue cond =
+      F.createLoopCarry("cond", M.createConstant("c", std::move(t)));
+  NodeValue state = F.createLoopCarry("state", x);
+  Node *begin = F.createLoopBegin("begin", m, cond, {state});
+  NodeValue counter = begin->getNthResult(0);
+  NodeValue p = F.createLoopParam("p", counter, state);
+  NodeValue q = F.createAdd("q", F.createTanh("th", x), p);
+  NodeValue cp = F.createLoopParam("cp", counter, cond);
+  Node *end = F.createLoopEnd("end", counter, {cond, cp, state, q}, 1, -1);
+  NodeValue fin = F.createLoopFinal("fin", end->getNthResult(0), state);
+  F.createSave("save", fin, M.createPlaceholder("y", *fin.getType(), true));
+}
+
+/// Stream launches of the second run of the loop network with \p trips
+/// iterations on CUDAHostEmuGen (both runs checked against the
+/// Interpreter), or -1; what the runtime printed goes to \p stderrText.
+int loopLaunches(int64_t trips, const CodegenOptions &codegen,
+                 std::string &stderrText) {
+  registerAllBackends();
+  test::registerCUDAHostEmulation();
+  Module M;
+  Function *F = M.createFunction("net");
+  buildLoopNet(M, *F);
+  testing::internal::CaptureStderr();
+  CompileOptions opts;
+  opts.codegen = codegen;
+  auto net = compileFunction(*F, **getBackend("CUDAHostEmuGen"), opts);
+  auto ref = compileFunction(*F, **getBackend("Interpreter"), CompileOptions());
+  int launches = -1;
+  if (net && ref) {
+    Bindings b, rb;
+    Tensor m(Type(ElemKind::Int64, {1}));
+    m.getHandle<int64_t>().raw(0) = trips;
+    for (Bindings *bs : {&b, &rb}) {
+      bs->insert(M.getPlaceholderByName("m"), m.clone());
+      bs->insert(M.getPlaceholderByName("x"), pseudoRandom({4, 8}, 5));
+    }
+    bool ran = true;
+    auto ok = [&](llvm::Error err) {
+      ran &= !err;
+      EXPECT_FALSE(bool(err)) << llvm::toString(std::move(err));
+    };
+    // Two runs: the second is where a graph would be replayed.
+    ok(net->function->run(b));
+    test::resetFakeCUDAStats();
+    ok(net->function->run(b));
+    ok(ref->function->run(rb));
+    Placeholder *y = M.getPlaceholderByName("y");
+    if (ran) {
+      test::expectNear(*b.get(y), *rb.get(y), 1e-5f);
+      launches = test::fakeCUDAStat(StreamLaunches);
+    }
+    EXPECT_EQ(test::fakeCUDAStat(GraphLaunches), 0);
+  }
+  EXPECT_TRUE(bool(net)) << (net ? "" : llvm::toString(net.takeError()));
+  EXPECT_TRUE(bool(ref)) << (ref ? "" : llvm::toString(ref.takeError()));
+  stderrText = testing::internal::GetCapturedStderr();
+  return launches;
+}
+} // namespace
+
+TEST(CUDARuntime, LoopsJumpOnTheFlagWithStreamLaunches) {
+  for (bool sync : {false, true}) {
+    SCOPED_TRACE(sync ? "sync each step" : "graph requested");
+    CodegenOptions cg;
+    cg.cuda.syncEachStep = sync;
+    std::string err[3];
+    int l0 = loopLaunches(0, cg, err[0]);
+    int l1 = loopLaunches(1, cg, err[1]);
+    int l5 = loopLaunches(5, cg, err[2]);
+    // Zero trips skip the body and the loopend; each trip runs them once.
+    ASSERT_GT(l1, l0);
+    EXPECT_EQ(l5 - l0, 5 * (l1 - l0));
+    for (const std::string &e : err)
+      EXPECT_EQ(llvm::StringRef(e).count("CUDA: no CUDA graph (the network "
+                                         "has a loop kept as a loop"),
+                sync ? 0u : 1u)
+          << e;
+  }
 }

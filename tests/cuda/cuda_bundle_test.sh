@@ -166,6 +166,53 @@ grep -q "the first run failed at step [0-9]* of [0-9]*, kernel digits_k[0-9]* ("
   { cat "$T/ferr"; fail "-sync-each-step does not name the failing step"; }
 check_refusal cublaslt-plan ": cuBLASLt cannot run it (planning returned CUBLAS_STATUS_NOT_SUPPORTED (15)); running its generated kernel instead" "$(grep -c 'MatMul -> cuBLASLt' "$T/elog")"
 
+# A loop kept as a loop (tests/onnx/handmade/loops, a trip count that the
+# data decides): the entry reads the loop flag back after every test and
+# jumps; against onnxruntime's outputs, zero iterations (set 1) included.
+# -graph: the entry synchronizes, so the capture fails, said once, and the
+# runs stay stream launches.
+L="$SRC/tests/onnx/handmade/loops/test_loop_while_data_cond"
+"$MC" -model="$L/model.onnx" -backend=CUDA -emit-bundle="$T/l" \
+  -network-name=wloop -cuda-gemm=generated -cuda-conv=generated \
+  -dump-cuda-source > "$T/wloop.cu" || fail "loop bundle"
+c++ -x c++ -std=c++17 -O1 -fPIC -shared -w \
+  -include "$SRC/tests/cuda/HostEmulation.h" "$T/wloop.cu" -o "$T/lkern.so" ||
+  fail "the loop bundle's CUDA C does not build for the host"
+cc -std=c99 -D_POSIX_C_SOURCE=199309L -D_ISOC11_SOURCE -DNET=wloop -w \
+  -include "$T/l/wloop.h" -I"$CUDA_INC" "$SRC/tests/cuda/run_cuda_bundle.c" \
+  "$SRC/tests/cuda/fake_cudart.c" "$SRC/tests/cuda/fake_cudnn.c" \
+  "$SRC/tests/cuda/fake_cublaslt.c" "$T/l/wloop.o" -ldl -lm -o "$T/lrun" ||
+  fail "linking the loop bundle with the fake runtime"
+for set in 0 1 2; do
+  /usr/bin/python3 -c "
+import sys, numpy as np, onnx
+from onnx import numpy_helper
+for i in range(2):
+    t = onnx.TensorProto(); t.ParseFromString(open(sys.argv[1] + '/input_%d.pb' % i, 'rb').read())
+    numpy_helper.to_array(t).tofile(sys.argv[2] + '/lin%d.bin' % i)" \
+    "$L/test_data_set_$set" "$T"
+  for g in "" -graph; do
+    EMBER_FAKE_KERNELS="$T/lkern.so" "$T/lrun" "$T/l/wloop.weights.bin" "$T" \
+      $g "$T/lin0.bin" "$T/lin1.bin" 2> "$T/lerr" ||
+      { cat "$T/lerr"; fail "loop bundle, set $set $g: the run failed"; }
+    if [ -n "$g" ]; then
+      [ "$(grep -c "no CUDA graph (capturing: step .*(reading its loop flag)" "$T/lerr")" -eq 1 ] ||
+        { cat "$T/lerr"; fail "loop bundle -graph: no one-line capture refusal"; }
+    else
+      [ ! -s "$T/lerr" ] || { cat "$T/lerr"; fail "loop bundle: messages"; }
+    fi
+    /usr/bin/python3 -c "
+import sys, numpy as np, onnx
+from onnx import numpy_helper
+t = onnx.TensorProto(); t.ParseFromString(open(sys.argv[1], 'rb').read())
+ref = numpy_helper.to_array(t).astype(np.float32).ravel()
+y = np.fromfile(sys.argv[2], dtype=np.float32)
+sys.exit(0 if y.shape == ref.shape and np.abs(y - ref).max() <= 1e-5 * max(1, np.abs(ref).max()) else 1)" \
+      "$L/test_data_set_$set/output_0.pb" "$T/out0.bin" ||
+      fail "loop bundle, set $set $g: differs from onnxruntime"
+  done
+done
+
 # Bad options give one-line errors.
 if "$MC" -model="$SRC/models/digits/digits.onnx" -backend=CUDA \
     -emit-bundle="$T/c" -cuda-arch=sm_x 2> "$T/err"; then fail "accepted sm_x"; fi

@@ -10,10 +10,13 @@
  * stand-in libraries' calls on a capturing stream are recorded into a
  * graph, and cudaGraphLaunch replays them in order; what capture forbids
  * (synchronizing or allocating while capturing) invalidates it as the
- * runtime does. $EMBER_FAKE_REFUSE lists refusals the tests provoke:
- * "cubin" (only PTX loads), "capture", "instantiate", "cudnn-plan",
- * "cublaslt-plan", "cudnn-load", "fault" (every launch reports an illegal
- * address on the next synchronize).
+ * runtime does. Copies and memsets must match their cudaMemcpyKind: a
+ * "device" side lies inside one cudaMalloc allocation (its requested
+ * size), a host side outside every one (cudaErrorInvalidValue otherwise).
+ * $EMBER_FAKE_REFUSE lists refusals the tests provoke: "cubin" (only PTX
+ * loads), "capture", "instantiate", "cudnn-plan", "cublaslt-plan",
+ * "cudnn-load", "fault" (every launch reports an illegal address on the
+ * next synchronize).
  *
  *===----------------------------------------------------------------------===*/
 #include <cuda_runtime_api.h>
@@ -64,6 +67,14 @@ typedef struct Kernel {
  * library is unloaded; the runtime keeps them past that here): listed so
  * that LeakSanitizer sees them reachable. */
 static Kernel *kernels;
+
+/* Every live cudaMalloc allocation, at its requested size. */
+typedef struct Allocation {
+  unsigned char *base;
+  size_t size;
+  struct Allocation *next;
+} Allocation;
+static Allocation *allocations;
 
 static void *kernelsOverride;
 static cudaError_t lastError;
@@ -145,6 +156,8 @@ const char *cudaGetErrorName(cudaError_t e) {
     return "cudaErrorStreamCaptureInvalidated";
   case cudaErrorNoKernelImageForDevice:
     return "cudaErrorNoKernelImageForDevice";
+  case cudaErrorInvalidValue:
+    return "cudaErrorInvalidValue";
   default:
     return "cudaErrorFake";
   }
@@ -154,19 +167,56 @@ const char *cudaGetErrorString(cudaError_t e) {
                                         "encountered (fake)"
                                       : "fake cudart error";
 }
+/* 1 if the n bytes at p lie in one allocation, -1 if they touch one
+   without lying in it, 0 if they are host memory. */
+static int onDevice(const void *p, size_t n) {
+  const unsigned char *b = (const unsigned char *)p;
+  for (const Allocation *a = allocations; a; a = a->next)
+    if (b < a->base + a->size && a->base < b + n)
+      return b >= a->base && b + n <= a->base + a->size ? 1 : -1;
+  return 0;
+}
+
+/* 1 if the sides of a copy of n bytes are where kind k says. */
+static int copyMatches(void *d, const void *s, size_t n,
+                       enum cudaMemcpyKind k) {
+  int dd = onDevice(d, n), sd = onDevice(s, n);
+  if (n == 0 || k == cudaMemcpyDefault)
+    return 1;
+  if (dd < 0 || sd < 0) {
+    fprintf(stderr, "fake cudart: a copy runs past an allocation\n");
+    return 0;
+  }
+  if (dd == (k == cudaMemcpyHostToDevice || k == cudaMemcpyDeviceToDevice) &&
+      sd == (k == cudaMemcpyDeviceToHost || k == cudaMemcpyDeviceToDevice))
+    return 1;
+  fprintf(stderr, "fake cudart: a copy's pointers do not match its kind %d\n",
+          (int)k);
+  return 0;
+}
+
 cudaError_t cudaMalloc(void **p, size_t size) {
+  Allocation *a;
   if (forbiddenInCapture())
     return cudaErrorStreamCaptureUnsupported;
   *p = aligned_alloc(256, (size + 255) / 256 * 256 + 256);
-  if (!*p)
+  a = (Allocation *)malloc(sizeof(Allocation));
+  if (!*p || !a) {
+    free(*p);
+    free(a);
     return fail(cudaErrorMemoryAllocation);
+  }
   memset(*p, 0xA5, size); /* not zero: a kernel that forgets to write shows */
+  a->base = (unsigned char *)*p, a->size = size, a->next = allocations;
+  allocations = a;
   return cudaSuccess;
 }
 cudaError_t cudaMemcpy(void *d, const void *s, size_t n,
                        enum cudaMemcpyKind k) {
   if (forbiddenInCapture())
     return cudaErrorStreamCaptureUnsupported;
+  if (!copyMatches(d, s, n, k))
+    return fail(cudaErrorInvalidValue);
   /* Zero bytes (an empty constant region) may come with null pointers, as
    * cudart allows; memcpy does not. */
   if (n)
@@ -176,6 +226,8 @@ cudaError_t cudaMemcpy(void *d, const void *s, size_t n,
 cudaError_t cudaMemset(void *d, int v, size_t n) {
   if (forbiddenInCapture())
     return cudaErrorStreamCaptureUnsupported;
+  if (n && onDevice(d, n) != 1)
+    return fail(cudaErrorInvalidValue);
   if (n)
     memset(d, v, n);
   return cudaSuccess;
@@ -185,6 +237,8 @@ cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n,
   Stream *str = asStream(st);
   if (!str)
     return fail(cudaErrorInvalidResourceHandle);
+  if (!copyMatches(d, s, n, k))
+    return fail(cudaErrorInvalidValue);
   if (str->capture) {
     Node node;
     memset(&node, 0, sizeof(node));
@@ -197,6 +251,16 @@ cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n,
   return cudaSuccess;
 }
 cudaError_t cudaFree(void *p) {
+  Allocation **a = &allocations, *dead;
+  if (!p)
+    return cudaSuccess;
+  while (*a && (*a)->base != (unsigned char *)p)
+    a = &(*a)->next;
+  if (!*a)
+    return fail(cudaErrorInvalidValue); /* not an allocation's start */
+  dead = *a;
+  *a = dead->next;
+  free(dead);
   free(p);
   return cudaSuccess;
 }

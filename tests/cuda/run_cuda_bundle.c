@@ -107,10 +107,12 @@ static cudaGraphExec_t capture(uint8_t **regions, cudaStream_t s) {
     return exec;
   cudaGetLastError();
   describe(rc, text, sizeof text);
+  /* The step that broke the capture, where the bundle names one (a loop's
+     test, which reads the loop flag back). */
   fprintf(stderr,
-          "run_cuda_bundle: no CUDA graph (%s: %s); running with stream "
+          "run_cuda_bundle: no CUDA graph (%s: %s%s%s); running with stream "
           "launches\n",
-          step, text);
+          step, FAILED_STEP(), *FAILED_STEP() ? ": " : "", text);
   return NULL;
 }
 

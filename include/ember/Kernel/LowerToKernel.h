@@ -54,6 +54,16 @@ lowerToKernels(const IRFunction &F, const MemoryPlan &plan,
                CustomLowering custom, ScratchAllocator scratch = {},
                llvm::function_ref<bool(const Instruction &)> absorbed = {});
 
+/// True for the loop ops' instructions (loopcarry ... loopfinal).
+bool isLoopInst(const Instruction &I);
+/// Loop op \p I as one sequential kernel: a copy for loopcarry, loopparam
+/// and loopfinal; the test for loopbegin (\p partner: its loopend) and
+/// the latch and test for loopend (\p partner: its loopbegin), writing the
+/// answer (1: run the body, 0: leave the loop) to the one-byte \p flag,
+/// on which the backend's host code branches (LoopOps.cpp).
+Kernel lowerLoopOp(const Instruction &I, const Instruction &partner,
+                   const MemoryPlan &plan, const Buffer &flag);
+
 } // namespace kir
 } // namespace ember
 
