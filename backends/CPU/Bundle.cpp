@@ -26,8 +26,8 @@
 using namespace ember;
 using namespace ember::cpu;
 
-static std::string headerText(llvm::StringRef name, const MemoryPlan &plan,
-                              const CPUProgram &prog,
+static std::string headerText(llvm::StringRef name, const IRFunction &F,
+                              const MemoryPlan &plan, const CPUProgram &prog,
                               const std::vector<BundleTensorDesc> &ins,
                               const std::vector<BundleTensorDesc> &outs) {
   std::string s;
@@ -37,14 +37,17 @@ static std::string headerText(llvm::StringRef name, const MemoryPlan &plan,
      << "'. See docs/Bundle.md. */\n#ifndef " << guard << "\n#define " << guard
      << "\n\n#include <stdint.h>\n\n"
      << bundleTypesText().str() << "\n#define " << name
-     << "_BUNDLE_ABI_VERSION 2\n"
+     << "_BUNDLE_ABI_VERSION 3\n"
      << "#define " << name << "_CONSTANT_SIZE " << prog.constants.size()
      << "u\n#define " << name << "_MUTABLE_SIZE " << plan.mutableSize
      << "u\n#define " << name << "_ACTIVATIONS_SIZE " << prog.activationSize
      << "u\n#define " << name << "_ALIGNMENT 64u\n";
   printBundleIOMacros(os, name, ins, outs);
+  printBundleCheckMacros(os, name, F.getModule());
   os << "\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n"
-     << "/** Runs the network once; returns 0 on success. */\n"
+     << "/** Runs the network once; returns 0 on success, k > 0 when "
+        "run-time check k\n    failed ("
+     << name << "_CHECK_MESSAGES). */\n"
      << "int " << name
      << "(uint8_t *constantWeights, uint8_t *mutableWeights, "
         "uint8_t *activations);\n"
@@ -98,7 +101,7 @@ llvm::Error cpu::writeBundle(const Module &, const IRFunction &F,
   describeBundleIO(F, plan, ins, outs);
   uint64_t constantSize = prog.constants.size();
   EMBER_RETURN_IF_ERR(
-      writeBundleFile(path(".h"), headerText(name, plan, prog, ins, outs)));
+      writeBundleFile(path(".h"), headerText(name, F, plan, prog, ins, outs)));
   if (!opts.embedWeights) {
     EMBER_RETURN_IF_ERR(writeBundleFile(
         path(".weights.bin"),

@@ -30,6 +30,9 @@ struct CPUProgram {
   std::vector<uint8_t> constants;
   size_t mutableSize = 0;
   size_t activationSize = 0;
+  /// Byte offset in the mutable region of the Int64 run-time check status
+  /// (Module::getCheckStatus), which the entries return; -1 without one.
+  int64_t checkOffset = -1;
 };
 
 /// A libjit call argument: buffer \p b at element \p offset, or a value.

@@ -192,6 +192,17 @@ private:
   std::map<size_t, llvm::BasicBlock *> at_;
 };
 
+/// What the entries return: the run-time check status (an int64 in the
+/// mutable region \p mut, the number of a failed check, else 0) as an i32,
+/// or 0 without checks (docs/Bundle.md "Return codes").
+static llvm::Value *entryStatus(llvm::IRBuilder<> &b, const CPUProgram &prog,
+                                llvm::Value *mut) {
+  if (prog.checkOffset < 0)
+    return b.getInt32(0);
+  llvm::Value *at = b.CreateConstGEP1_64(b.getInt8Ty(), mut, prog.checkOffset);
+  return b.CreateTrunc(b.CreateLoad(b.getInt64Ty(), at), b.getInt32Ty());
+}
+
 /// Adds `i32 NAME(ptr, ptr, ptr)`, which calls every kernel over its whole
 /// range in order, looping where prog.loops say. With \p profile:
 /// `void NAME_profile(ptr, ptr, ptr, ptr hook, ptr ctx)`, which also calls
@@ -232,7 +243,7 @@ static void addEntry(llvm::Module &M, const CPUProgram &prog,
   if (profile)
     b.CreateRetVoid();
   else
-    b.CreateRet(b.getInt32(0));
+    b.CreateRet(entryStatus(b, prog, fn->getArg(1)));
 }
 
 /// Declares `i32 NAME_mt(ptr, ptr, ptr, i32)` or, with \p profile,
@@ -335,7 +346,7 @@ static void addThreadedEntry(llvm::Module &M, const CPUProgram &prog,
   if (profile)
     b.CreateRetVoid();
   else
-    b.CreateRet(b.getInt32(0));
+    b.CreateRet(entryStatus(b, prog, fn->getArg(1)));
 }
 
 /// Adds `void NAME_threads_release(void)`, which ends the workers NAME_mt

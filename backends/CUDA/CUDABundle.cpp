@@ -491,7 +491,7 @@ static std::string headerText(llvm::StringRef name, const CUDAProgram &prog,
         "without\n   cuda_runtime.h (the typedef is identical). */\n"
         "#ifndef __DRIVER_TYPES_H__\ntypedef struct CUstream_st "
         "*cudaStream_t;\n#endif\n\n#define "
-     << name << "_BUNDLE_ABI_VERSION 2\n#define " << name << "_CONSTANT_SIZE "
+     << name << "_BUNDLE_ABI_VERSION 3\n#define " << name << "_CONSTANT_SIZE "
      << prog.constants.size() << "u\n#define " << name << "_MUTABLE_SIZE "
      << prog.mutableSize << "u\n#define " << name << "_ACTIVATIONS_SIZE "
      << prog.activationSize << "u\n#define " << name << "_ALIGNMENT 64u\n"

@@ -37,7 +37,7 @@ void Bindings::allocateOutputs(const Module &M) {
 llvm::SmallVector<Placeholder *, 4> ember::modelOutputs(const Module &M) {
   llvm::SmallVector<Placeholder *, 4> r;
   for (Placeholder *p : M.getOutputPlaceholders())
-    if (!M.isExtentCount(p))
+    if (!M.isHiddenOutput(p))
       r.push_back(p);
   return r;
 }

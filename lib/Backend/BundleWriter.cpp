@@ -159,6 +159,24 @@ void ember::printBundleIOMacros(llvm::raw_ostream &os, llvm::StringRef name,
     emit(d, "output");
 }
 
+void ember::printBundleCheckMacros(llvm::raw_ostream &os, llvm::StringRef name,
+                                   const Module *M) {
+  if (!M || !M->getCheckStatus())
+    return;
+  const std::vector<std::string> &msgs = M->getRuntimeChecks();
+  os << "\n/* Run-time checks: the entries return k > 0 when check k failed "
+        "(docs/Bundle.md\n   \"Return codes\"); its message is entry k - 1. "
+        "*/\n#define "
+     << name << "_NUM_CHECKS " << msgs.size() << "\n#define " << name
+     << "_CHECK_MESSAGES {";
+  for (size_t i = 0; i < msgs.size(); ++i) {
+    os << (i ? ", \\\n  \"" : " \\\n  \"");
+    os.write_escaped(msgs[i]);
+    os << "\"";
+  }
+  os << "}\n";
+}
+
 void ember::addBundleInfo(llvm::Module &M, llvm::StringRef name,
                           const BundleRegions &regions,
                           const std::vector<BundleTensorDesc> &ins,

@@ -4,7 +4,8 @@
 // the model's declared shapes imply (Module::getInputChecks). The wrapper
 // here makes every in-process run check the bound values first, so that a
 // value the network was not compiled for fails the call with an error
-// instead of computing the compiled shape.
+// instead of computing the compiled shape; and, after the run, that every
+// run-time check in the compiled code passed (Module::getCheckStatus).
 //
 //===----------------------------------------------------------------------===//
 #include "ember/Backend/Pipeline.h"
@@ -30,6 +31,24 @@ llvm::Error ember::checkInputValues(const Module &M, const Bindings &b) {
   return llvm::Error::success();
 }
 
+llvm::Error ember::checkRunStatus(const Module &M, const Bindings &b) {
+  const Placeholder *p = M.getCheckStatus();
+  if (!p)
+    return llvm::Error::success();
+  const Tensor *t = b.get(p);
+  if (!t)
+    return makeErrorF("output '{0}' is not bound (the network writes the "
+                      "status of its run-time checks there)",
+                      p->getName());
+  int64_t code = t->getHandle<int64_t>().raw(0);
+  if (code == 0)
+    return llvm::Error::success();
+  const std::vector<std::string> &msgs = M.getRuntimeChecks();
+  if (code < 0 || code > int64_t(msgs.size()))
+    return makeErrorF("run-time check failed: unknown check {0}", code);
+  return makeError(msgs[code - 1]);
+}
+
 namespace {
 
 /// Checks the input values, then runs the backend's function.
@@ -39,17 +58,29 @@ public:
       : M_(M), inner_(std::move(inner)) {}
   llvm::Error run(Bindings &b) override {
     EMBER_RETURN_IF_ERR(checkInputValues(M_, b));
-    return inner_->run(b);
+    bindStatus(b);
+    EMBER_RETURN_IF_ERR(inner_->run(b));
+    return checkRunStatus(M_, b);
   }
   llvm::Error runProfiled(Bindings &b, Profile &profile) override {
     EMBER_RETURN_IF_ERR(checkInputValues(M_, b));
-    return inner_->runProfiled(b, profile);
+    bindStatus(b);
+    EMBER_RETURN_IF_ERR(inner_->runProfiled(b, profile));
+    return checkRunStatus(M_, b);
   }
   llvm::Error setNumThreads(unsigned n) override {
     return inner_->setNumThreads(n);
   }
 
 private:
+  /// The status output must reach the bindings even when the caller binds
+  /// only the model's outputs.
+  void bindStatus(Bindings &b) {
+    if (Placeholder *p = M_.getCheckStatus())
+      if (!b.get(p))
+        b.insert(p, Tensor(*p->getType()));
+  }
+
   const Module &M_;
   std::unique_ptr<CompiledFunction> inner_;
 };
@@ -58,7 +89,7 @@ private:
 
 std::unique_ptr<CompiledFunction>
 ember::withInputChecks(const Module &M, std::unique_ptr<CompiledFunction> f) {
-  if (M.getInputChecks().empty())
+  if (M.getInputChecks().empty() && !M.getCheckStatus())
     return f;
   return std::make_unique<CheckedFunction>(M, std::move(f));
 }

@@ -125,7 +125,7 @@ onnximport::fixedSliceLengths(ImportContext &ctx, const onnx::NodeProto &node,
   TRY(Ints steps, optionalInts(ctx, node, 4, Ints(k, 1)));
   if (axes.size() != size_t(k) || steps.size() != size_t(k))
     return fail(node, "starts, ends, axes and steps differ in length");
-  FixedSlice fs{dimsOf(x), Ints(r, 1)};
+  FixedSlice fs{dimsOf(x), Ints(r, 1), Ints(r, -1)};
   for (int64_t j = 0; j < k; ++j) {
     AffineElem b = affineAt(starts, j), e = affineAt(ends, j);
     if (!b.sameBase(e))
@@ -140,6 +140,44 @@ onnximport::fixedSliceLengths(ImportContext &ctx, const onnx::NodeProto &node,
     int64_t len = dist > 0 ? (dist + mag - 1) / mag : 0;
     fs.length[a] = std::min(len, (n + mag - 1) / mag);
     fs.step[a] = step;
+    fs.entry[a] = j;
   }
   return fs;
+}
+
+llvm::Error onnximport::checkFixedWindow(ImportContext &ctx,
+                                         const onnx::NodeProto &node,
+                                         NodeValue x, const FixedSlice &fixed,
+                                         int64_t a, NodeValue start) {
+  int64_t j = fixed.entry[a];
+  if (j < 0)
+    return llvm::Error::success();
+  int64_t n = x.dims()[a], len = fixed.length[a], step = fixed.step[a];
+  auto lit = [&](int64_t v) {
+    return constantOf(ctx, node, ElemKind::Int64, {1}, double(v));
+  };
+  // The end as ONNX takes it: counted from the back when negative, then
+  // clamped into [0, n] (into [-1, n - 1] going back).
+  TRY(NodeValue ends, ctx.input(node, 2));
+  TRY(ends, castTo(ctx, node, ends, ElemKind::Int64));
+  TRY(NodeValue e,
+      make(ctx, node, OpKind::Gather, {ends, lit(j)}, {Attr::makeInt(0)}));
+  TRY(e, wrapNegative(ctx, node, e, n));
+  TRY(e, make(ctx, node, OpKind::Max, {e, lit(step > 0 ? 0 : -1)}));
+  TRY(e, make(ctx, node, OpKind::Min, {e, lit(step > 0 ? n : n - 1)}));
+  // ONNX takes ceil(dist / |step|) entries: exactly len where
+  // (len - 1) |step| < dist <= len |step|.
+  int64_t mag = step > 0 ? step : -step;
+  TRY(NodeValue dist, step > 0 ? binary(ctx, node, OpKind::Sub, e, start)
+                               : binary(ctx, node, OpKind::Sub, start, e));
+  TRY(NodeValue tooShort,
+      make(ctx, node, OpKind::Less, {dist, lit((len - 1) * mag + 1)}));
+  TRY(NodeValue tooLong, make(ctx, node, OpKind::Less, {lit(len * mag), dist}));
+  TRY(NodeValue failed, make(ctx, node, OpKind::Or, {tooShort, tooLong}));
+  return addRuntimeCheck(
+      ctx, node, failed,
+      "the window of " + std::to_string(len) + " entries (step " +
+          std::to_string(step) + ") computed at run time runs off the " +
+          std::to_string(n) + " entries of axis " + std::to_string(a) +
+          "; ONNX gives a shorter slice, and the compiled length is fixed");
 }

@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace ember {
 
@@ -152,6 +153,15 @@ public:
     return it == shapeExtents_.end() ? nullptr : &it->second;
   }
 
+  /// Statuses of run-time checks (ImportChecks.cpp): Int64 [1], 0 where the
+  /// check passed, else its number (Module::addRuntimeCheck).
+  void addCheckStatus(NodeValue status) { checks_.push_back(status); }
+  /// The pending statuses, leaving none: a loop body's checks become the
+  /// loop's, an If branch's are masked by the branch's condition.
+  std::vector<NodeValue> takeCheckStatuses() {
+    return std::exchange(checks_, {});
+  }
+
   /// "node 'name' (OpType)" for messages.
   static std::string describe(const onnx::NodeProto &node);
   /// Prefixes \p err with the node description.
@@ -169,6 +179,7 @@ private:
   std::vector<RuntimeInput> runtimeInputs_;
   std::map<std::string, Extent> extents_;
   std::map<std::string, ShapeExtent> shapeExtents_;
+  std::vector<NodeValue> checks_;
 
 public:
   /// Secondary outputs (e.g. Dropout's mask) that no importer produces, with

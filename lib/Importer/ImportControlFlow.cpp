@@ -165,8 +165,19 @@ llvm::Error importIf(ImportContext &ctx, const onnx::NodeProto &node,
     TRY(auto outs, importBody(ctx, node, taken ? *thenG : *elseG, {}, opts));
     return bindOutputs(ctx, node, outs);
   }
+  // Each branch's run-time checks count only where it is the one taken.
+  std::vector<NodeValue> outer = ctx.takeCheckStatuses();
   TRY(auto thenOuts, importBody(ctx, node, *thenG, {}, opts));
+  std::vector<NodeValue> thenChecks = ctx.takeCheckStatuses();
   TRY(auto elseOuts, importBody(ctx, node, *elseG, {}, opts));
+  std::vector<NodeValue> elseChecks = ctx.takeCheckStatuses();
+  for (NodeValue s : outer)
+    ctx.addCheckStatus(s);
+  EMBER_RETURN_IF_ERR(keepChecksWhere(ctx, node, cond, thenChecks));
+  if (!elseChecks.empty()) {
+    TRY(NodeValue notCond, make(ctx, node, OpKind::Not, {cond}));
+    EMBER_RETURN_IF_ERR(keepChecksWhere(ctx, node, notCond, elseChecks));
+  }
   if (thenOuts.size() != elseOuts.size())
     return fail(node, "the branches give " + llvm::Twine(thenOuts.size()) +
                           " and " + llvm::Twine(elseOuts.size()) + " outputs");

@@ -206,6 +206,27 @@ RuleList getAttentionImportRules();
 /// (ImportRandom.cpp).
 RuleList getRandomImportRules();
 
+// Run-time checks (ImportChecks.cpp, docs/RuntimeInputs.md "Run-time
+// checks").
+
+/// When \p failed (Bool [1]) holds at run time, the call fails with
+/// "run-time check failed: node 'N' (Op): \p what". A constant \p failed
+/// adds nothing (false) or is this error at import (true).
+llvm::Error addRuntimeCheck(ImportContext &ctx, const onnx::NodeProto &node,
+                            NodeValue failed, const std::string &what);
+/// The largest of \p statuses (the number of a failed check, 0 if none
+/// failed); none when \p statuses is empty.
+llvm::Expected<std::optional<NodeValue>>
+combineChecks(ImportContext &ctx, const onnx::NodeProto &node,
+              llvm::ArrayRef<NodeValue> statuses);
+/// Adds \p statuses to the pending ones, each counted only where \p cond
+/// (one Bool) holds: the checks of a branch that did not run pass.
+llvm::Error keepChecksWhere(ImportContext &ctx, const onnx::NodeProto &node,
+                            NodeValue cond, llvm::ArrayRef<NodeValue> statuses);
+/// Saves the pending statuses' largest into the hidden output
+/// `check.status` (Module::getCheckStatus); nothing without checks.
+llvm::Error finishRuntimeChecks(ImportContext &ctx);
+
 // Importers of ImportResizeLoss.cpp, listed in getNNImportRules().
 llvm::Error importResize(ImportContext &ctx, const onnx::NodeProto &node);
 llvm::Error importUpsample(ImportContext &ctx, const onnx::NodeProto &node);

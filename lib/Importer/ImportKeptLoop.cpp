@@ -132,6 +132,81 @@ closeLoop(ImportContext &ctx, const onnx::NodeProto &node,
   return r;
 }
 
+/// Carries the run-time check statuses \p inner of one iteration across the
+/// loop of \p counter: a status LoopCarry, 0 on entry, joins \p states (the
+/// LoopBegin is rebuilt with it, \p counter becomes the new one's) and the
+/// result, the largest status so far, is its next value; its LoopFinal is
+/// the loop's status (ImportChecks.cpp).
+llvm::Expected<NodeValue>
+carryChecks(ImportContext &ctx, const onnx::NodeProto &node,
+            const std::string &name, std::vector<NodeValue> &states,
+            NodeValue &counter, llvm::ArrayRef<NodeValue> inner) {
+  Function &F = ctx.fn();
+  NodeValue status = F.createLoopCarry(
+      name + ".check", constantOf(ctx, node, ElemKind::Int64, {1}, 0));
+  states.push_back(status);
+  Node *old = counter.getNode();
+  NodeValue begin = F.createLoopBegin(old->getName(), old->getNthInput(0),
+                                      old->getNthInput(1), states)
+                        ->getCounter();
+  counter.replaceAllUsesWith(begin);
+  F.eraseNode(old);
+  counter = begin;
+  NodeValue prev = F.createLoopParam(name + ".param", counter, status);
+  TRY(std::optional<NodeValue> now, combineChecks(ctx, node, inner));
+  return make(ctx, node, OpKind::Max, {prev, *now});
+}
+
+/// Imports \p body as the body of the loop of \p counter and takes its
+/// run-time checks: with any, a status carried value joins \p states and
+/// its next value is returned (carryChecks).
+llvm::Expected<std::optional<NodeValue>>
+importCheckedBody(ImportContext &ctx, const onnx::NodeProto &node,
+                  const onnx::GraphProto &body, llvm::ArrayRef<NodeValue> ins,
+                  const ImportOptions &opts, std::vector<NodeValue> &outs,
+                  std::vector<NodeValue> &states, NodeValue &counter) {
+  std::vector<NodeValue> outer = ctx.takeCheckStatuses();
+  TRY(outs, importLoopBody(ctx, node, body, ins, opts));
+  std::vector<NodeValue> inner = ctx.takeCheckStatuses();
+  for (NodeValue s : outer)
+    ctx.addCheckStatus(s);
+  if (inner.empty())
+    return std::nullopt;
+  return carryChecks(ctx, node, nameOf(node), states, counter, inner);
+}
+
+/// The loop's status after it (the last LoopFinal of \p r.states, which
+/// it drops) becomes a pending check status when \p next was carried.
+void takeLoopChecks(ImportContext &ctx, std::optional<NodeValue> next,
+                    LoopResults &r) {
+  if (!next)
+    return;
+  ctx.addCheckStatus(r.states.back());
+  r.states.pop_back();
+}
+
+/// A loop kept as a loop stops at \p bound, its scan outputs' static bound;
+/// fails the call when it stopped there while it would have gone on: count
+/// == bound < M and the condition still true (ONNX gives more rows).
+llvm::Error checkScanBound(ImportContext &ctx, const onnx::NodeProto &node,
+                           NodeValue m, NodeValue condState, NodeValue count,
+                           int64_t bound, std::optional<int64_t> constM) {
+  if (bound < 0 || (constM && *constM <= bound))
+    return llvm::Error::success();
+  NodeValue b = constantOf(ctx, node, ElemKind::Int64, {1}, double(bound));
+  NodeValue cond =
+      ctx.fn().createLoopFinal(nameOf(node) + ".final", count, condState);
+  TRY(NodeValue atBound, make(ctx, node, OpKind::Equal, {count, b}));
+  TRY(NodeValue more, make(ctx, node, OpKind::Less, {count, m}));
+  TRY(NodeValue failed, make(ctx, node, OpKind::And, {atBound, more}));
+  TRY(failed, make(ctx, node, OpKind::And, {failed, cond}));
+  return addRuntimeCheck(
+      ctx, node, failed,
+      "the loop would run past " + std::to_string(bound) +
+          " iterations, the static bound of its scan outputs (their declared "
+          "leading dim or the trip count's bound); ONNX gives more rows");
+}
+
 } // namespace
 
 /// The body is imported once between LoopBegin and LoopEnd; carried values
@@ -178,10 +253,10 @@ llvm::Error ember::importRealLoop(ImportContext &ctx,
   std::vector<NodeValue> ins = {iter, condIn};
   for (NodeValue s : states)
     ins.push_back(F.createLoopParam(name + ".param", counter, s));
-  auto outs = importLoopBody(ctx, node, body, ins, opts);
-  if (!outs)
-    return outs.takeError();
-  NodeValue condNext = (*outs)[0];
+  std::vector<NodeValue> outs;
+  TRY(std::optional<NodeValue> checked,
+      importCheckedBody(ctx, node, body, ins, opts, outs, states, counter));
+  NodeValue condNext = outs[0];
   if (condNext.getElemKind() != ElemKind::Bool ||
       condNext.getType()->size() != 1)
     return fail(node, "the body's condition output must be one bool, got " +
@@ -190,7 +265,7 @@ llvm::Error ember::importRealLoop(ImportContext &ctx,
   std::vector<NodeValue> ops = {condState, condNext};
   ops.insert(ops.end(), states.begin(), states.end());
   for (size_t j = 0; j < n; ++j) {
-    NodeValue next = (*outs)[1 + j];
+    NodeValue next = outs[1 + j];
     if (!(*next.getType() == *states[j].getType()))
       return fail(node, "carried value " + llvm::Twine(j) + " is " +
                             states[j].getType()->toString() +
@@ -199,9 +274,14 @@ llvm::Error ember::importRealLoop(ImportContext &ctx,
                             " (a carried value keeps one type)");
     ops.push_back(next);
   }
-  std::vector<NodeValue> rows(outs->begin() + 1 + n, outs->end());
+  if (checked)
+    ops.push_back(*checked);
+  std::vector<NodeValue> rows(outs.begin() + 1 + n, outs.end());
   TRY(LoopResults r,
       closeLoop(ctx, node, name, counter, ops, states, rows, bound));
+  takeLoopChecks(ctx, checked, r);
+  EMBER_RETURN_IF_ERR(checkScanBound(ctx, node, m, condState, r.count,
+                                     rows.empty() ? -1 : bound, constM));
   std::vector<NodeValue> results = r.states;
   for (size_t j = 0; j < k; ++j) {
     results.push_back(r.scans[j]);
@@ -278,24 +358,28 @@ ember::scanAsLoop(ImportContext &ctx, const onnx::NodeProto &node,
                           {Attr::makeInt(s.inAxes[j])}));
     ins.push_back(x);
   }
-  auto outs = importLoopBody(ctx, node, body, ins, opts);
-  if (!outs)
-    return outs.takeError();
-  size_t n = states.size(), k = outs->size() - n;
+  size_t n = states.size();
+  std::vector<NodeValue> outs;
+  TRY(std::optional<NodeValue> checked,
+      importCheckedBody(ctx, node, body, ins, opts, outs, states, counter));
+  size_t k = outs.size() - n;
   std::vector<NodeValue> ops = {
       condState, F.createLoopParam(name + ".param", counter, condState)};
   ops.insert(ops.end(), states.begin(), states.end());
   for (size_t j = 0; j < n; ++j) {
-    if (!(*(*outs)[j].getType() == *states[j].getType()))
+    if (!(*outs[j].getType() == *states[j].getType()))
       return fail(node, "state " + llvm::Twine(j) + " is " +
                             states[j].getType()->toString() +
                             " on entry but the body gives " +
-                            (*outs)[j].getType()->toString());
-    ops.push_back((*outs)[j]);
+                            outs[j].getType()->toString());
+    ops.push_back(outs[j]);
   }
-  std::vector<NodeValue> rows(outs->begin() + n, outs->end());
+  if (checked)
+    ops.push_back(*checked);
+  std::vector<NodeValue> rows(outs.begin() + n, outs.end());
   TRY(LoopResults r,
       closeLoop(ctx, node, name, counter, ops, states, rows, trips));
+  takeLoopChecks(ctx, checked, r);
   std::vector<NodeValue> results = r.states;
   for (size_t j = 0; j < k; ++j) {
     TRY(NodeValue y, placeScanAxis(ctx, node, r.scans[j], trips,

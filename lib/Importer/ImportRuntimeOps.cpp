@@ -280,6 +280,7 @@ llvm::Error onnximport::importRuntimeSlice(ImportContext &ctx,
       return ctx.setOutput(node, emptyConstant(ctx, node, x.getElemKind(), *d));
     TRY(auto bs, startAndStep(ctx, node, entries, a, x.dims()[a]));
     if (fixed) {
+      EMBER_RETURN_IF_ERR(checkFixedWindow(ctx, node, x, *fixed, a, bs.first));
       TRY(bs.first, keepWindowInside(ctx, node, bs.first, x.dims()[a], (*d)[a],
                                      fixed->step[a]));
     }

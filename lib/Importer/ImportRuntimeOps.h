@@ -28,6 +28,8 @@ llvm::Error importRuntimeRange(ImportContext &ctx, const onnx::NodeProto &node);
 /// differ by constants.
 struct FixedSlice {
   Ints length, step;
+  /// Per dim, the starts / ends entry that slices it, -1 for none.
+  Ints entry;
 };
 
 /// A Slice (opset >= 10) of \p x whose starts or ends are computed in the
@@ -40,12 +42,21 @@ struct FixedSlice {
 llvm::Expected<std::optional<FixedSlice>>
 fixedSliceLengths(ImportContext &ctx, const onnx::NodeProto &node, NodeValue x);
 
+/// Fails the call (a run-time check) when ONNX's slice of dim \p a of \p x
+/// by \p fixed, \p start its ONNX start (Int64 [1], normalized and
+/// clamped), has another length than the compiled one: a window that runs
+/// off the data, where ONNX gives a shorter slice.
+llvm::Error checkFixedWindow(ImportContext &ctx, const onnx::NodeProto &node,
+                             NodeValue x, const FixedSlice &fixed, int64_t a,
+                             NodeValue start);
+
 /// Slice (opset >= 10) with starts, ends, axes or steps fed at run time:
 /// the output shape is the declared one (checked before each run), each
 /// dim gathered at start + i * step computed in the graph. With \p fixed
-/// (fixedSliceLengths), the lengths are those, nothing is checked, and each
-/// start, normalized and clamped as ONNX does, is also clamped so that its
-/// whole window fits in the dim (docs/RuntimeInputs.md).
+/// (fixedSliceLengths), the lengths are those, each window that runs off
+/// the data fails the call (checkFixedWindow), and each start, normalized
+/// and clamped as ONNX does, is also clamped so that the gather never reads
+/// outside the dim (docs/RuntimeInputs.md).
 llvm::Error importRuntimeSlice(ImportContext &ctx, const onnx::NodeProto &node,
                                NodeValue x, const FixedSlice *fixed = nullptr);
 

@@ -429,6 +429,7 @@ llvm::Expected<Function *> importModel(onnx::ModelProto &model, Module &M,
   // positions.
   for (int i = 0; i < g.output_size(); ++i)
     linkDynamicOutput(ctx, g.output(i).name(), outPhs[i]);
+  EMBER_RETURN_IF_ERR(onnximport::finishRuntimeChecks(ctx));
   EMBER_RETURN_IF_ERR(checkFunctionLimits(*F));
   for (const auto &n : F->getNodes())
     for (unsigned i = 0; i < n->getNumResults(); ++i)

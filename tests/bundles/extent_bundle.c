@@ -4,7 +4,7 @@
  *             DIR/name.o -lm
  * Usage: runner WEIGHTS INPUT.bin OUT.bin
  * The bundle has one input 'x' and one output 'y' whose extent on one axis
- * depends on the data (ABI version 2, docs/Bundle.md): the driver reads the
+ * depends on the data (ABI version 2 on, docs/Bundle.md): the driver reads the
  * extent from NET_y_EXTENT_OFFSET, checks that the entries past it are
  * zeros, and writes the extent as an int64 followed by the entries within
  * it (the output cut to its actual extent).
@@ -33,7 +33,7 @@ int main(int argc, char **argv) {
   FILE *f;
   if (argc != 4)
     return 2;
-  if (M(_BUNDLE_ABI_VERSION) != 2 || M(_info).abiVersion != 2)
+  if (M(_BUNDLE_ABI_VERSION) < 2 || M(_info).abiVersion < 2)
     return 3;
   weights = region(M(_CONSTANT_SIZE));
   mut = region(M(_MUTABLE_SIZE));

@@ -1,4 +1,4 @@
-"""Bundles with an output whose extent depends on the data (ABI version 2,
+"""Bundles with an output whose extent depends on the data (ABI version 2 on,
 docs/Bundle.md): model-compiler writes a CPU bundle of each model, the C
 driver extent_bundle.c reads the extent at NAME_y_EXTENT_OFFSET and the
 output up to it (and checks the entries past it are zeros), and that must

@@ -149,7 +149,7 @@ for b in tinynet tinyemb; do
   [ "$(grep '^  ' "$TMP/out")" = "$want" ] || failed "bundle $b: scores"
   grep -qE '^summary: 3 images, batch 2, 2 runs' "$TMP/out" || failed "bundle $b: summary"
 done
-error "bundle with another ABI version" "ABI version 99; this tool reads versions 1 to 2" \
+error "bundle with another ABI version" "ABI version 99; this tool reads versions 1 to 3" \
   "$IC" -bundle="$BUNDLES/tinybad" "$TMP"/tiny-a.png
 error "bundle .so missing" "cannot load bundle '$TMP/nothing.so'" \
   "$IC" -bundle="$TMP/nothing" "$TMP"/tiny-a.png

@@ -59,6 +59,12 @@ void describeBundleIO(const IRFunction &F, const MemoryPlan &plan,
                       std::vector<BundleTensorDesc> &ins,
                       std::vector<BundleTensorDesc> &outs);
 
+/// Prints NAME_NUM_CHECKS and NAME_CHECK_MESSAGES (a brace list of C
+/// strings: entry k - 1 is the message of return code k) of \p M's run-time
+/// checks (docs/Bundle.md "Return codes"); nothing without checks.
+void printBundleCheckMacros(llvm::raw_ostream &os, llvm::StringRef name,
+                            const Module *M);
+
 /// Prints the per-tensor header macros (NAME_<IDENT>_OFFSET, _SIZE,
 /// _ELEM_KIND, _RANK, _DIMS) of every input, then every output, and
 /// _DYNAMIC_AXIS, _EXTENT_OFFSET of an output whose extent depends on the

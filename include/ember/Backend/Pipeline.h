@@ -74,8 +74,13 @@ llvm::Expected<CompiledNetwork> compileFunction(Function &F, const Backend &B,
 /// operands fed at run time; see Module::getInputChecks).
 llvm::Error checkInputValues(const Module &M, const Bindings &b);
 
-/// \p f, made to check \p M's input values before each run (unchanged if
-/// \p M has no input checks). compileFunction applies it.
+/// The error of the failed run-time check whose number the run wrote
+/// into \p M's check status (Module::getCheckStatus), or success.
+llvm::Error checkRunStatus(const Module &M, const Bindings &b);
+
+/// \p f, made to check \p M's input values before each run and its
+/// run-time checks' status after it (unchanged if \p M has neither).
+/// compileFunction applies it.
 std::unique_ptr<CompiledFunction>
 withInputChecks(const Module &M, std::unique_ptr<CompiledFunction> f);
 

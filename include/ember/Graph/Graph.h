@@ -153,6 +153,24 @@ public:
   /// Whether \p p is the hidden count of some output (not an ONNX output).
   bool isExtentCount(const Placeholder *p) const;
 
+  /// Registers a run-time check's message (docs/RuntimeInputs.md "Run-time
+  /// checks"); returns its number, counting from 1 (0 means passed).
+  int64_t addRuntimeCheck(std::string message) {
+    checkMessages_.push_back(std::move(message));
+    return int64_t(checkMessages_.size());
+  }
+  const std::vector<std::string> &getRuntimeChecks() const {
+    return checkMessages_;
+  }
+  /// The hidden Int64 [1] output each call writes the number of a failed
+  /// run-time check into (0: all passed), or null without checks.
+  void setCheckStatus(Placeholder *p) { checkStatus_ = p; }
+  Placeholder *getCheckStatus() const { return checkStatus_; }
+  /// Whether \p p is a hidden output (an extent count or the check status).
+  bool isHiddenOutput(const Placeholder *p) const {
+    return p == checkStatus_ || isExtentCount(p);
+  }
+
 private:
   std::string uniqueName(llvm::StringRef name);
 
@@ -163,6 +181,8 @@ private:
   NameUniquer names_;
   std::vector<InputCheck> inputChecks_;
   std::vector<DynamicExtent> extents_;
+  std::vector<std::string> checkMessages_;
+  Placeholder *checkStatus_ = nullptr;
 };
 
 } // namespace ember
