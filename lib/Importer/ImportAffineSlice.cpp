@@ -95,6 +95,19 @@ AffineElem affineAt(NodeValue v, int64_t idx, int depth = 0) {
   return leaf;
 }
 
+/// The number of entries ONNX's Slice takes from a dim of \p n for
+/// constant \p start, \p end and \p step: both counted from the back when
+/// negative and clamped into [0, n] ([-1, n - 1] going back).
+int64_t constantSliceLength(int64_t start, int64_t end, int64_t step,
+                            int64_t n) {
+  int64_t lo = step > 0 ? 0 : -1, hi = step > 0 ? n : n - 1;
+  start = std::clamp(start < 0 ? start + n : start, lo, hi);
+  end = std::clamp(end < 0 ? end + n : end, lo, hi);
+  int64_t mag = step > 0 ? step : -step;
+  int64_t dist = step > 0 ? end - start : start - end;
+  return dist > 0 ? (dist + mag - 1) / mag : 0;
+}
+
 } // namespace
 
 llvm::Expected<std::optional<FixedSlice>>
@@ -125,7 +138,7 @@ onnximport::fixedSliceLengths(ImportContext &ctx, const onnx::NodeProto &node,
   TRY(Ints steps, optionalInts(ctx, node, 4, Ints(k, 1)));
   if (axes.size() != size_t(k) || steps.size() != size_t(k))
     return fail(node, "starts, ends, axes and steps differ in length");
-  FixedSlice fs{dimsOf(x), Ints(r, 1), Ints(r, -1)};
+  FixedSlice fs{dimsOf(x), Ints(r, 1), Ints(r, -1), Ints(r, 0)};
   for (int64_t j = 0; j < k; ++j) {
     AffineElem b = affineAt(starts, j), e = affineAt(ends, j);
     if (!b.sameBase(e))
@@ -140,7 +153,14 @@ onnximport::fixedSliceLengths(ImportContext &ctx, const onnx::NodeProto &node,
     int64_t len = dist > 0 ? (dist + mag - 1) / mag : 0;
     fs.length[a] = std::min(len, (n + mag - 1) / mag);
     fs.step[a] = step;
-    fs.entry[a] = j;
+    // A constant entry (x[i:i+3, 1:3]'s second) has ONNX's exact length and
+    // needs no check.
+    if (!b.base.getNode()) {
+      fs.length[a] = constantSliceLength(b.off, e.off, step, n);
+    } else {
+      fs.entry[a] = j;
+      fs.span[a] = span;
+    }
   }
   return fs;
 }
@@ -148,20 +168,19 @@ onnximport::fixedSliceLengths(ImportContext &ctx, const onnx::NodeProto &node,
 llvm::Error onnximport::checkFixedWindow(ImportContext &ctx,
                                          const onnx::NodeProto &node,
                                          NodeValue x, const FixedSlice &fixed,
-                                         int64_t a, NodeValue start) {
-  int64_t j = fixed.entry[a];
-  if (j < 0)
+                                         int64_t a, NodeValue start,
+                                         NodeValue rawStart) {
+  if (fixed.entry[a] < 0)
     return llvm::Error::success();
   int64_t n = x.dims()[a], len = fixed.length[a], step = fixed.step[a];
   auto lit = [&](int64_t v) {
     return constantOf(ctx, node, ElemKind::Int64, {1}, double(v));
   };
-  // The end as ONNX takes it: counted from the back when negative, then
+  // The end, the start plus the constant span (so that the ends operand is
+  // not built), as ONNX takes it: counted from the back when negative, then
   // clamped into [0, n] (into [-1, n - 1] going back).
-  TRY(NodeValue ends, ctx.input(node, 2));
-  TRY(ends, castTo(ctx, node, ends, ElemKind::Int64));
   TRY(NodeValue e,
-      make(ctx, node, OpKind::Gather, {ends, lit(j)}, {Attr::makeInt(0)}));
+      binary(ctx, node, OpKind::Add, rawStart, lit(fixed.span[a])));
   TRY(e, wrapNegative(ctx, node, e, n));
   TRY(e, make(ctx, node, OpKind::Max, {e, lit(step > 0 ? 0 : -1)}));
   TRY(e, make(ctx, node, OpKind::Min, {e, lit(step > 0 ? n : n - 1)}));

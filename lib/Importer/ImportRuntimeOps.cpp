@@ -280,7 +280,9 @@ llvm::Error onnximport::importRuntimeSlice(ImportContext &ctx,
       return ctx.setOutput(node, emptyConstant(ctx, node, x.getElemKind(), *d));
     TRY(auto bs, startAndStep(ctx, node, entries, a, x.dims()[a]));
     if (fixed) {
-      EMBER_RETURN_IF_ERR(checkFixedWindow(ctx, node, x, *fixed, a, bs.first));
+      if (fixed->entry[a] >= 0)
+        EMBER_RETURN_IF_ERR(checkFixedWindow(ctx, node, x, *fixed, a, bs.first,
+                                             entries[fixed->entry[a]].start));
       TRY(bs.first, keepWindowInside(ctx, node, bs.first, x.dims()[a], (*d)[a],
                                      fixed->step[a]));
     }

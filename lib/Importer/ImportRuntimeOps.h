@@ -28,8 +28,9 @@ llvm::Error importRuntimeRange(ImportContext &ctx, const onnx::NodeProto &node);
 /// differ by constants.
 struct FixedSlice {
   Ints length, step;
-  /// Per dim, the starts / ends entry that slices it, -1 for none.
-  Ints entry;
+  /// Per dim, the starts / ends entry that slices it with a computed start
+  /// (-1 for none, or constant ones), and its end - start.
+  Ints entry, span;
 };
 
 /// A Slice (opset >= 10) of \p x whose starts or ends are computed in the
@@ -43,12 +44,13 @@ llvm::Expected<std::optional<FixedSlice>>
 fixedSliceLengths(ImportContext &ctx, const onnx::NodeProto &node, NodeValue x);
 
 /// Fails the call (a run-time check) when ONNX's slice of dim \p a of \p x
-/// by \p fixed, \p start its ONNX start (Int64 [1], normalized and
-/// clamped), has another length than the compiled one: a window that runs
-/// off the data, where ONNX gives a shorter slice.
+/// by \p fixed, \p rawStart the start operand's entry and \p start its
+/// ONNX start (Int64 [1], normalized and clamped), has another length than
+/// the compiled one: a window that runs off the data, where ONNX gives a
+/// shorter slice.
 llvm::Error checkFixedWindow(ImportContext &ctx, const onnx::NodeProto &node,
                              NodeValue x, const FixedSlice &fixed, int64_t a,
-                             NodeValue start);
+                             NodeValue start, NodeValue rawStart);
 
 /// Slice (opset >= 10) with starts, ends, axes or steps fed at run time:
 /// the output shape is the declared one (checked before each run), each
