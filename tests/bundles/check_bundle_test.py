@@ -13,7 +13,7 @@ import onnx
 from onnx import numpy_helper as nh
 
 MODELS = ["test_check_slice", "test_check_loop_bound",
-          "test_check_loop_slice"]
+          "test_check_loop_slice", "test_check_nested_loop"]
 
 
 def run_sets(exe, out, name, model, root, want_fail):

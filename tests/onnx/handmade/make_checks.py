@@ -106,3 +106,35 @@ write_set(PASS, "test_check_loop_bound", bounded,
           [[np.array(m, np.int64), y0] for m in (2, 6)])
 write_set(FAIL, "test_check_loop_bound", bounded,
           [[np.array(9, np.int64), y0]])
+
+# A check in an inner loop's body is carried through both loops: the outer
+# loop runs m times an inner loop of k iterations summing x[j:j+2] over x
+# of 4 entries; k = 3 fits, k = 4 runs off in every outer iteration.
+x4 = np.array([1, 2, 4, 8], np.float32)
+inner = helper.make_graph(
+    [helper.make_node("Identity", ["c_in"], ["c_out"]),
+     const("x", x4),
+     const("ax0", np.array([0], np.int64)),
+     const("two", np.array([2], np.int64)),
+     helper.make_node("Unsqueeze", ["j", "ax0"], ["st"]),
+     helper.make_node("Add", ["st", "two"], ["en"]),
+     helper.make_node("Slice", ["x", "st", "en"], ["w"], name="inner_window"),
+     helper.make_node("ReduceSum", ["w"], ["sw"], keepdims=0),
+     helper.make_node("Add", ["a_in", "sw"], ["a_out"])],
+    "inner", [vi("j", I64, []), vi("c_in", B, []), vi("a_in", F, [])],
+    [vi("c_out", B, []), vi("a_out", F, [])])
+outer = helper.make_graph(
+    [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+     helper.make_node("Loop", ["k", "", "acc_in"], ["acc_out"], body=inner)],
+    "outer", [vi("i", I64, []), vi("cond_in", B, []), vi("acc_in", F, [])],
+    [vi("cond_out", B, []), vi("acc_out", F, [])])
+nested = model([helper.make_node("Loop", ["m", "", "acc0"], ["acc"],
+                                 body=outer)],
+               [vi("m", I64, []), vi("k", I64, []), vi("acc0", F, [])],
+               [vi("acc", F, [])])
+write_set(PASS, "test_check_nested_loop", nested,
+          [[np.array(2, np.int64), np.array(3, np.int64),
+            np.array(0, np.float32)]])
+write_set(FAIL, "test_check_nested_loop", nested,
+          [[np.array(2, np.int64), np.array(4, np.int64),
+            np.array(0, np.float32)]])
