@@ -237,9 +237,10 @@ int main(int argc, char **argv) {
          "constant");
   if (M.getCheckStatus() &&
       llvm::StringRef(backendName).equals_insensitive("CUDA"))
-    fail("the network has run-time checks (" + M.getRuntimeChecks()[0] +
-         " ...), which CUDA bundles cannot report yet (docs/Bundle.md "
-         "\"Return codes\"); compile it for the CPU");
+    fail("the network has " + llvm::Twine(M.getRuntimeChecks().size()) +
+         " run-time check(s) (docs/RuntimeInputs.md), which CUDA bundles "
+         "cannot report yet (docs/Bundle.md \"Return codes\"): compile it "
+         "for the CPU");
   noteStageDone("import");
   CompileOptions copts;
   copts.codegen = codegen;
