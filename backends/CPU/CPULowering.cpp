@@ -187,22 +187,11 @@ void CPULowering::releaseReplacedWeights(const Instruction &I,
   }
 }
 
-int64_t CPULowering::checkStatusOffset() const {
-  const Module *M = F_.getModule();
-  const Placeholder *p = M ? M->getCheckStatus() : nullptr;
-  if (!p)
-    return -1;
-  for (const auto &w : F_.getWeights())
-    if (!w->isConstant() && w->getName() == p->getName())
-      return int64_t(plan_.placements.lookup(w.get()).offset);
-  return -1;
-}
-
 llvm::Expected<CPUProgram> CPULowering::run(const WeightCopied &weightCopied) {
   startConstantImage(weightCopied);
   prog_.mutableSize = plan_.mutableSize;
   prog_.activationSize = plan_.activationSize;
-  prog_.checkOffset = checkStatusOffset();
+  prog_.checkOffset = kir::checkStatusOffset(F_, plan_);
   auto kernels = kir::lowerToKernels(
       F_, plan_,
       [&](const Instruction &I,

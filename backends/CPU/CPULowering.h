@@ -32,8 +32,6 @@ public:
 
 private:
   void startConstantImage(const WeightCopied &weightCopied);
-  /// The run-time check status' offset (CPUProgram::checkOffset).
-  int64_t checkStatusOffset() const;
   bool lowerOwn(const Instruction &I, std::vector<kir::Kernel> &out);
   void releaseReplacedWeights(const Instruction &I,
                               const std::vector<kir::Kernel> &out, size_t from);

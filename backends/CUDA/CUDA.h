@@ -37,6 +37,12 @@ struct Step {
   unsigned index = 0; ///< Into CUDAProgram::kernels or ::libOps.
 };
 
+/// What a CUDA bundle's entry returns when run-time check k failed: this
+/// plus k, above the cudaError_t codes and the 10000 + cublasStatus_t /
+/// 20000 + cudnnStatus_t the library ops return (docs/Bundle.md "Return
+/// codes").
+constexpr int kCUDACheckCodeBase = 30000;
+
 /// A loop kept as a loop (docs/ControlFlow.md): the steps of its
 /// loopbegin and loopend kernels, which both write the loop flag.
 struct StepLoop {
@@ -58,6 +64,9 @@ struct CUDAProgram {
   /// Per step: the index into loops of the loop it tests, or -1.
   std::vector<int> testOf;
   uint64_t loopFlagOffset = 0;
+  /// The run-time check status in the mutable region, or -1 without checks
+  /// (kir::checkStatusOffset): the bundle entry reads it back at its end.
+  int64_t checkOffset = -1;
   std::vector<uint8_t> constants;
   size_t mutableSize = 0;
   size_t activationSize = 0;

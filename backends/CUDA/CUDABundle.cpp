@@ -75,11 +75,18 @@ private:
   /// returns the status.
   llvm::Value *emitLaunch(llvm::Function *fn, const CUDASource &src, size_t i,
                           llvm::Value *cfg, llvm::Value *args);
+  /// Copies \p bytes at device address \p src to host \p dst on \p fn's
+  /// stream and waits for it; returns \p fn's failure named \p name.
+  void emitReadBack(llvm::Function *fn, llvm::Value *dst, llvm::Value *src,
+                    uint64_t bytes, llvm::Value *name);
   /// After a loop test step: reads the loop flag back into \p flag
   /// (waiting for the stream) and branches to \p more or \p done.
   void emitLoopBranch(llvm::Function *fn, const CUDAProgram &prog,
                       llvm::Value *flag, llvm::BasicBlock *more,
                       llvm::BasicBlock *done, llvm::Value *name);
+  /// At the end of the entry of a network with run-time checks: reads the
+  /// status back and returns kCheckCodeBase + k when check k failed.
+  void emitCheckStatus(llvm::Function *fn, const CUDAProgram &prog);
   /// What -sync-each-step reports for step \p n.
   std::string stepName(const CUDASource &src, const CUDAProgram &prog,
                        size_t n) const;
@@ -292,25 +299,47 @@ void HostCodeGen::addEntry(const CUDASource &src, const CUDAProgram &prog) {
                      targets[prog.nextStep(n, false)],
                      str(stepName(src, prog, n) + " (reading its loop flag)"));
   }
+  if (prog.checkOffset >= 0)
+    emitCheckStatus(fn, prog);
   b_.CreateRet(b_.getInt32(0));
 }
 
-void HostCodeGen::emitLoopBranch(llvm::Function *fn, const CUDAProgram &prog,
-                                 llvm::Value *flag, llvm::BasicBlock *more,
-                                 llvm::BasicBlock *done, llvm::Value *name) {
+void HostCodeGen::emitReadBack(llvm::Function *fn, llvm::Value *dst,
+                               llvm::Value *src, uint64_t bytes,
+                               llvm::Value *name) {
   auto copy = M_.getOrInsertFunction(
       "cudaMemcpyAsync",
       llvm::FunctionType::get(i32_, {ptr_, ptr_, i64_, i32_, ptr_}, false));
   auto sync = M_.getOrInsertFunction(
       "cudaStreamSynchronize", llvm::FunctionType::get(i32_, {ptr_}, false));
-  llvm::Value *src =
-      b_.CreateConstInBoundsGEP1_64(i8_, fn->getArg(2), prog.loopFlagOffset);
   llvm::Value *rc = b_.CreateCall(
-      copy, {flag, src, b_.getInt64(1), b_.getInt32(cudaMemcpyDeviceToHostKind),
-             fn->getArg(3)});
+      copy, {dst, src, b_.getInt64(bytes),
+             b_.getInt32(cudaMemcpyDeviceToHostKind), fn->getArg(3)});
   returnIfError(fn, b_.CreateCall(stepCheck_, {rc, fn->getArg(3), name}));
   rc = b_.CreateCall(sync, {fn->getArg(3)});
   returnIfError(fn, b_.CreateCall(stepCheck_, {rc, fn->getArg(3), name}));
+}
+
+void HostCodeGen::emitCheckStatus(llvm::Function *fn, const CUDAProgram &prog) {
+  llvm::Value *status = b_.CreateAlloca(i64_);
+  llvm::Value *src =
+      b_.CreateConstInBoundsGEP1_64(i8_, fn->getArg(1), prog.checkOffset);
+  emitReadBack(fn, status, src, 8, str("reading the run-time check status"));
+  llvm::Value *k = b_.CreateTrunc(b_.CreateLoad(i64_, status), i32_);
+  auto *failed = llvm::BasicBlock::Create(ctx_, "check_failed", fn);
+  auto *passed = llvm::BasicBlock::Create(ctx_, "checks_passed", fn);
+  b_.CreateCondBr(b_.CreateICmpNE(k, b_.getInt32(0)), failed, passed);
+  b_.SetInsertPoint(failed);
+  b_.CreateRet(b_.CreateAdd(k, b_.getInt32(kCUDACheckCodeBase)));
+  b_.SetInsertPoint(passed);
+}
+
+void HostCodeGen::emitLoopBranch(llvm::Function *fn, const CUDAProgram &prog,
+                                 llvm::Value *flag, llvm::BasicBlock *more,
+                                 llvm::BasicBlock *done, llvm::Value *name) {
+  llvm::Value *src =
+      b_.CreateConstInBoundsGEP1_64(i8_, fn->getArg(2), prog.loopFlagOffset);
+  emitReadBack(fn, flag, src, 1, name);
   b_.CreateCondBr(b_.CreateICmpNE(b_.CreateLoad(i8_, flag), b_.getInt8(0)),
                   more, done);
   // The caller's next step starts a jump target, branched to from this
@@ -477,7 +506,8 @@ static llvm::Error linkLibOps(llvm::Module &M) {
 
 static std::string headerText(llvm::StringRef name, const CUDAProgram &prog,
                               const std::vector<BundleTensorDesc> &ins,
-                              const std::vector<BundleTensorDesc> &outs) {
+                              const std::vector<BundleTensorDesc> &outs,
+                              const Module *M) {
   std::string s;
   llvm::raw_string_ostream os(s);
   std::string guard = name.upper() + "_EMBER_BUNDLE_H";
@@ -500,6 +530,7 @@ static std::string headerText(llvm::StringRef name, const CUDAProgram &prog,
      << name << "_USES_CUBLASLT " << int(prog.usesCublasLt()) << "\n#define "
      << name << "_USES_CUDNN " << int(prog.usesCudnn()) << "\n";
   printBundleIOMacros(os, name, ins, outs);
+  printBundleCheckMacros(os, name, M, kCUDACheckCodeBase);
   os << "\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n"
      << "/** Loads the kernels onto the current device (once; the entry point "
         "calls\n    it too). Call it before capturing a CUDA graph. Returns 0 "
@@ -508,8 +539,8 @@ static std::string headerText(llvm::StringRef name, const CUDAProgram &prog,
      << name << "_init(void);\n"
      << "/** Enqueues the network on stream; all three pointers are device "
         "memory,\n    64-byte aligned. Returns 0 or the first error (as "
-        "NAME_init). "
-        "*/\nint "
+        "NAME_init); with\n    run-time checks it waits for the stream and "
+        "returns 30000 + k when check\n    k failed. */\nint "
      << name
      << "(uint8_t *constantWeights, uint8_t *mutableWeights, "
         "uint8_t *activations,\n    cudaStream_t stream);\n"
@@ -586,8 +617,8 @@ llvm::Error cuda::writeCUDABundle(const IRFunction &F, const MemoryPlan &plan,
     return std::string(p);
   };
   EMBER_RETURN_IF_ERR(emitObjectFile(M, *TM, path(".o")));
-  EMBER_RETURN_IF_ERR(
-      writeBundleFile(path(".h"), headerText(name, prog, ins, outs)));
+  EMBER_RETURN_IF_ERR(writeBundleFile(
+      path(".h"), headerText(name, prog, ins, outs, F.getModule())));
   return writeBundleFile(
       path(".weights.bin"),
       llvm::StringRef(reinterpret_cast<const char *>(prog.constants.data()),

@@ -465,6 +465,7 @@ llvm::Expected<CUDAProgram> cuda::lowerForCUDA(const IRFunction &F,
   prog.constants = makeConstantImage(F, plan);
   prog.mutableSize = plan.mutableSize;
   prog.activationSize = plan.activationSize;
+  prog.checkOffset = kir::checkStatusOffset(F, plan);
   bool hasLoops =
       llvm::any_of(F.getInstrs(), [](auto &I) { return kir::isLoopInst(*I); });
   if (hasLoops) {

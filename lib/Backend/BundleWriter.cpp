@@ -160,14 +160,15 @@ void ember::printBundleIOMacros(llvm::raw_ostream &os, llvm::StringRef name,
 }
 
 void ember::printBundleCheckMacros(llvm::raw_ostream &os, llvm::StringRef name,
-                                   const Module *M) {
+                                   const Module *M, int base) {
   if (!M || !M->getCheckStatus())
     return;
   const std::vector<std::string> &msgs = M->getRuntimeChecks();
-  os << "\n/* Run-time checks: the entries return k > 0 when check k failed "
-        "(docs/Bundle.md\n   \"Return codes\"); its message is entry k - 1. "
-        "*/\n#define "
+  os << "\n/* Run-time checks: the entries return " << name
+     << "_CHECK_CODE_BASE + k (k > 0)\n   when check k failed (docs/Bundle.md "
+        "\"Return codes\"); its message is entry k - 1. */\n#define "
      << name << "_NUM_CHECKS " << msgs.size() << "\n#define " << name
+     << "_CHECK_CODE_BASE " << base << "\n#define " << name
      << "_CHECK_MESSAGES {";
   for (size_t i = 0; i < msgs.size(); ++i) {
     os << (i ? ", \\\n  \"" : " \\\n  \"");

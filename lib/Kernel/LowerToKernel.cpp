@@ -20,6 +20,17 @@ Buffer kir::bufferFor(Value *v, const MemoryPlan &plan) {
                 v->getType()->getElemKind(), v->getName().str()};
 }
 
+int64_t kir::checkStatusOffset(const IRFunction &F, const MemoryPlan &plan) {
+  const Module *M = F.getModule();
+  const Placeholder *p = M ? M->getCheckStatus() : nullptr;
+  if (!p)
+    return -1;
+  for (const auto &w : F.getWeights())
+    if (!w->isConstant() && w->getName() == p->getName())
+      return int64_t(plan.placements.lookup(w.get()).offset);
+  return -1;
+}
+
 namespace {
 /// A byte range in one region.
 struct Range {

@@ -245,4 +245,51 @@ if [ $rc -ne 0 ]; then
   grep -q "no CUDA device is present" "$T/mr" || { cat "$T/mr"; fail "model-runner message"; }
   [ "$(wc -l < "$T/mr")" -eq 1 ] || { cat "$T/mr"; fail "more than one line"; }
 fi
+
+# Run-time checks (tests/onnx/handmade/checks): the entry reads the status
+# back at its end; passing data gives onnxruntime's output, a window that
+# runs off the data returns 30000 + the check's number k, which the runner
+# prints as the check's message and "(check k)".
+C="$SRC/tests/onnx/handmade/checks/test_check_loop_slice"
+"$MC" -model="$C/model.onnx" -backend=CUDA -emit-bundle="$T/c" \
+  -network-name=chk -dump-cuda-source > "$T/chk.cu" || fail "checks bundle"
+grep -q "#define chk_CHECK_CODE_BASE 30000" "$T/c/chk.h" ||
+  fail "the checks bundle's header has no check code base"
+c++ -x c++ -std=c++17 -O1 -fPIC -shared -w \
+  -include "$SRC/tests/cuda/HostEmulation.h" "$T/chk.cu" -o "$T/ckern.so" ||
+  fail "the checks bundle's CUDA C does not build for the host"
+cc -std=c99 -D_POSIX_C_SOURCE=199309L -D_ISOC11_SOURCE -DNET=chk -w \
+  -DCHECK_MESSAGES=chk_CHECK_MESSAGES \
+  -include "$T/c/chk.h" -I"$CUDA_INC" "$SRC/tests/cuda/run_cuda_bundle.c" \
+  "$SRC/tests/cuda/fake_cudart.c" "$SRC/tests/cuda/fake_cudnn.c" \
+  "$SRC/tests/cuda/fake_cublaslt.c" "$T/c/chk.o" -ldl -lm -o "$T/crun" ||
+  fail "linking the checks bundle with the fake runtime"
+for kind in checks checks_fail; do
+  D="$SRC/tests/onnx/handmade/$kind/test_check_loop_slice/test_data_set_0"
+  /usr/bin/python3 -c "
+import sys, numpy as np, onnx
+from onnx import numpy_helper
+for i in range(2):
+    t = onnx.TensorProto(); t.ParseFromString(open(sys.argv[1] + '/input_%d.pb' % i, 'rb').read())
+    numpy_helper.to_array(t).tofile(sys.argv[2] + '/cin%d.bin' % i)" "$D" "$T"
+  rm -f "$T/out0.bin"
+  rc=0
+  EMBER_FAKE_KERNELS="$T/ckern.so" "$T/crun" "$T/c/chk.weights.bin" "$T" \
+    "$T/cin0.bin" "$T/cin1.bin" 2> "$T/cerr" || rc=$?
+  if [ $kind = checks ]; then
+    [ $rc -eq 0 ] || { cat "$T/cerr"; fail "checks bundle: passing data failed"; }
+    /usr/bin/python3 -c "
+import sys, numpy as np, onnx
+from onnx import numpy_helper
+t = onnx.TensorProto(); t.ParseFromString(open(sys.argv[1], 'rb').read())
+ref = numpy_helper.to_array(t).astype(np.float32).ravel()
+y = np.fromfile(sys.argv[2], dtype=np.float32)
+sys.exit(0 if y.shape == ref.shape and np.abs(y - ref).max() <= 1e-5 * max(1, np.abs(ref).max()) else 1)" \
+      "$D/output_0.pb" "$T/out0.bin" ||
+      fail "checks bundle: differs from onnxruntime on passing data"
+  else
+    [ $rc -ne 0 ] && grep -q "run-time check failed: node '.*' (Slice): .* (check [0-9]*)$" "$T/cerr" ||
+      { cat "$T/cerr"; fail "checks bundle: a window off the data did not fail the call"; }
+  fi
+done
 echo PASS

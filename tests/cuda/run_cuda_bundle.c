@@ -55,9 +55,22 @@ static const char *(*failedStepPtr)(void);
 #define FAILED_STEP CAT(NET, _failed_step)
 #endif
 
-/* "cudaErrorX: text", or the library status's name. */
+#ifdef CHECK_MESSAGES
+/* -DCHECK_MESSAGES=NAME_CHECK_MESSAGES for a bundle with run-time checks. */
+static const char *const kCheckMessages[] = CHECK_MESSAGES;
+#endif
+
+/* "cudaErrorX: text", the library status's name, or the failed run-time
+   check (30000 + k, docs/Bundle.md "Return codes"). */
 static void describe(int rc, char *buf, size_t n) {
   const char *lib = ember_lib_status_name(rc);
+#ifdef CHECK_MESSAGES
+  int k = rc - 30000;
+  if (k > 0 && k <= (int)(sizeof kCheckMessages / sizeof *kCheckMessages)) {
+    snprintf(buf, n, "%s (check %d)", kCheckMessages[k - 1], k);
+    return;
+  }
+#endif
   if (lib)
     snprintf(buf, n, "%s (%d)", lib, rc % 10000);
   else

@@ -235,12 +235,6 @@ int main(int argc, char **argv) {
          "the value the declared shapes imply, which bundles cannot check "
          "yet (docs/RuntimeInputs.md): give the model that input as a "
          "constant");
-  if (M.getCheckStatus() &&
-      llvm::StringRef(backendName).equals_insensitive("CUDA"))
-    fail("the network has " + llvm::Twine(M.getRuntimeChecks().size()) +
-         " run-time check(s) (docs/RuntimeInputs.md), which CUDA bundles "
-         "cannot report yet (docs/Bundle.md \"Return codes\"): compile it "
-         "for the CPU");
   noteStageDone("import");
   CompileOptions copts;
   copts.codegen = codegen;

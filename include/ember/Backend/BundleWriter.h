@@ -59,11 +59,13 @@ void describeBundleIO(const IRFunction &F, const MemoryPlan &plan,
                       std::vector<BundleTensorDesc> &ins,
                       std::vector<BundleTensorDesc> &outs);
 
-/// Prints NAME_NUM_CHECKS and NAME_CHECK_MESSAGES (a brace list of C
-/// strings: entry k - 1 is the message of return code k) of \p M's run-time
-/// checks (docs/Bundle.md "Return codes"); nothing without checks.
+/// Prints NAME_NUM_CHECKS, NAME_CHECK_CODE_BASE and NAME_CHECK_MESSAGES (a
+/// brace list of C strings: entry k - 1 is the message of return code
+/// \p base + k) of \p M's run-time checks (docs/Bundle.md "Return codes");
+/// nothing without checks. CPU entries return k (base 0); CUDA entries
+/// return 30000 + k, clear of the CUDA and library status codes.
 void printBundleCheckMacros(llvm::raw_ostream &os, llvm::StringRef name,
-                            const Module *M);
+                            const Module *M, int base = 0);
 
 /// Prints the per-tensor header macros (NAME_<IDENT>_OFFSET, _SIZE,
 /// _ELEM_KIND, _RANK, _DIMS) of every input, then every output, and

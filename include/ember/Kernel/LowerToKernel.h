@@ -23,6 +23,11 @@ bool hasKernelLowering(const Node &n);
 /// The kernel-IR buffer of IR value \p v, placed by \p plan.
 Buffer bufferFor(Value *v, const MemoryPlan &plan);
 
+/// The mutable-region offset of the run-time check status (the Int64 that
+/// Module::getCheckStatus names; docs/RuntimeInputs.md "Run-time checks"),
+/// or -1 when \p F's module has no checks. The bundle entries read it.
+int64_t checkStatusOffset(const IRFunction &F, const MemoryPlan &plan);
+
 /// The element offset of one matrix of a MatMul operand whose batch dims
 /// are \p opBatch, for flat batch index \p bi over the result's batch dims
 /// \p outBatch (same rank): a dim of 1 against a larger one is broadcast,
