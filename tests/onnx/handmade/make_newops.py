@@ -44,3 +44,12 @@ write_set(ROOT, "test_affine_grid_sample", model(
     [[rng.standard_normal((2, 3, 6, 8)).astype(np.float32),
       (np.array([[1, 0, 0], [0, 1, 0]], np.float32) +
        0.3 * rng.standard_normal((2, 2, 3))).astype(np.float32)]])
+
+# LpPool's opset-18 window options: ceil_mode adding a last, partly outside
+# window (W 8, kernel 3, stride 2: 4 windows, not 3), dilations, pads.
+write_set(ROOT, "test_lppool_ceil_dilations", model(
+    [helper.make_node("LpPool", ["x"], ["y"], kernel_shape=[2, 3], p=3,
+                      strides=[1, 2], dilations=[2, 1], pads=[1, 0, 0, 0],
+                      ceil_mode=1)],
+    [vi("x", F, [1, 2, 7, 8])], [vi("y", F, [1, 2, 6, 4])], 18),
+    [[rng.standard_normal((1, 2, 7, 8)).astype(np.float32)]])
