@@ -53,3 +53,14 @@ write_set(ROOT, "test_lppool_ceil_dilations", model(
                       ceil_mode=1)],
     [vi("x", F, [1, 2, 7, 8])], [vi("y", F, [1, 2, 6, 4])], 18),
     [[rng.standard_normal((1, 2, 7, 8)).astype(np.float32)]])
+
+# LpPool with auto_pad (resolved as the other pools resolve it) and plain.
+write_set(ROOT, "test_lppool_same_upper", model(
+    [helper.make_node("LpPool", ["x"], ["y"], kernel_shape=[3, 2],
+                      strides=[2, 2], auto_pad="SAME_UPPER")],
+    [vi("x", F, [1, 3, 5, 6])], [vi("y", F, [1, 3, 3, 3])], 18),
+    [[rng.standard_normal((1, 3, 5, 6)).astype(np.float32)]])
+write_set(ROOT, "test_lppool_1d_p1", model(
+    [helper.make_node("LpPool", ["x"], ["y"], kernel_shape=[3], p=1)],
+    [vi("x", F, [2, 3, 9])], [vi("y", F, [2, 3, 7])], 11),
+    [[rng.standard_normal((2, 3, 9)).astype(np.float32)]])
