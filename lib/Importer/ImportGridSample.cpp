@@ -9,6 +9,11 @@
 // -0.5 and d - 0.5 (0 and d - 1 with align_corners), ties of nearest to
 // even, cubic coefficients of Keys with a = -0.75.
 //
+// AffineGrid (opset 20), the grid that F.affine_grid makes for it: a
+// constant base grid of normalized points [x, (y, z,) 1] per output
+// location (the size operand must be a constant), times each batch entry's
+// theta transposed.
+//
 //===----------------------------------------------------------------------===//
 #include "ImportHelpers.h"
 
@@ -265,8 +270,76 @@ llvm::Error importGridSample(ImportContext &ctx, const onnx::NodeProto &node) {
   return ctx.setOutput(node, y);
 }
 
+/// Position \p i of \p n normalized into [-1, 1]: the pixel centres, or
+/// the corners with \p align (a single position is -1, as torch's
+/// linspace gives).
+double normalizedPosition(int64_t i, int64_t n, bool align) {
+  if (align)
+    return n > 1 ? -1.0 + 2.0 * double(i) / double(n - 1) : -1.0;
+  return (2.0 * double(i) + 1.0) / double(n) - 1.0;
+}
+
+/// AffineGrid's base grid [points, r + 1] over \p spatial (outermost dim
+/// first): per point its coordinates innermost dim first, then 1.
+llvm::Expected<NodeValue> affineBase(ImportContext &ctx,
+                                     const onnx::NodeProto &node,
+                                     llvm::ArrayRef<int64_t> spatial,
+                                     bool align) {
+  int64_t r = spatial.size(), points = 1;
+  for (int64_t d : spatial) {
+    if (d < 1 || points > kMaxFoldElements / d)
+      return fail(node, "the grid size must be positive and at most " +
+                            llvm::Twine(kMaxFoldElements) + " points");
+    points *= d;
+  }
+  if (points * (r + 1) > kMaxFoldElements)
+    return fail(node, "the base grid is over the limit of " +
+                          llvm::Twine(kMaxFoldElements) + " elements");
+  Tensor t(ElemKind::Float32, {dim_t(points), dim_t(r + 1)});
+  auto h = t.getHandle<float>();
+  for (int64_t q = 0; q < points; ++q) {
+    int64_t rest = q;
+    for (int64_t d = r - 1; d >= 0; --d) { // column r-1-d holds dim d
+      double v = normalizedPosition(rest % spatial[d], spatial[d], align);
+      h.raw(q * (r + 1) + (r - 1 - d)) = float(v);
+      rest /= spatial[d];
+    }
+    h.raw(q * (r + 1) + r) = 1.0f;
+  }
+  return NodeValue(
+      ctx.module().createConstant(nameOf(node) + ".base", std::move(t)));
+}
+
+llvm::Error importAffineGrid(ImportContext &ctx, const onnx::NodeProto &node) {
+  TRY(int64_t align, AttrReader(node).getInt("align_corners", 0));
+  TRY(NodeValue theta, ctx.input(node, 0));
+  TRY(Ints size, ctx.constantInts(node, 1));
+  int64_t r = int64_t(size.size()) - 2;
+  if ((r != 2 && r != 3) || theta.getElemKind() != ElemKind::Float32 ||
+      theta.dims() !=
+          llvm::ArrayRef<dim_t>({dim_t(size[0]), dim_t(r), dim_t(r + 1)}))
+    return fail(node, "supports float theta [N, 2, 3] with size [N, C, H, "
+                      "W], or [N, 3, 4] with [N, C, D, H, W]");
+  Ints spatial(size.begin() + 2, size.end());
+  TRY(NodeValue base, affineBase(ctx, node, spatial, align != 0));
+  int64_t n = size[0], points = base.dims()[0];
+  TRY(base, reshapeTo(ctx, node, base, {1, points, r + 1}));
+  TRY(base,
+      ctx.broadcastTo(node, base, {dim_t(n), dim_t(points), dim_t(r + 1)}));
+  auto tt = ctx.fn().tryCreateTranspose(nameOf(node), theta, {0, 2, 1});
+  if (!tt)
+    return fail(node, errorToString(tt.takeError()));
+  TRY(NodeValue y, plainMatMul(ctx, node, base, NodeValue(*tt)));
+  Ints out = {n};
+  out.insert(out.end(), spatial.begin(), spatial.end());
+  out.push_back(r);
+  TRY(y, reshapeTo(ctx, node, y, out));
+  return ctx.setOutput(node, y);
+}
+
 const ImportRule kGridSampleRules[] = {
     {"GridSample", 16, 22, importGridSample},
+    {"AffineGrid", 20, 22, importAffineGrid},
 };
 
 } // namespace

@@ -152,6 +152,15 @@ struct PoolWindow {
   Ints kernel, strides, pads, dilations;
 };
 
+/// The window attributes of pooling \p node over \p x (kernel_shape
+/// defaulting to \p kernel), checked, auto_pad resolved.
+llvm::Expected<PoolWindow> readPoolWindow(const onnx::NodeProto &node,
+                                          NodeValue x, Ints kernel);
+
+/// Grows end pads so that the floor formula yields the ceil_mode size; the
+/// last window must start inside the input or the leading padding.
+void applyCeil(PoolWindow &w, llvm::ArrayRef<dim_t> dims);
+
 /// MaxPool's Indices output for \p x pooled into \p y by \p w (pads
 /// grown for ceil_mode): the flat index of each maximum in \p x, as int64
 /// (ImportPoolIndices.cpp).

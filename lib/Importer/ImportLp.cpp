@@ -76,26 +76,22 @@ llvm::Error importLpPool(ImportContext &ctx, const onnx::NodeProto &node) {
   TRY(NodeValue x, ctx.input(node, 0));
   AttrReader attrs(node);
   TRY(int64_t p, attrs.getInt("p", 2));
-  TRY(Ints k, attrs.getInts("kernel_shape", std::nullopt));
-  size_t n = x.dims().size() < 3 ? 0 : x.dims().size() - 2;
-  TRY(Ints s, attrs.getInts("strides", Ints(n, 1)));
-  TRY(Ints pads, attrs.getInts("pads", Ints(2 * n, 0)));
-  TRY(std::string autoPad, attrs.getString("auto_pad", "NOTSET"));
-  if (n == 0 || k.size() != n || p < 1 || autoPad != "NOTSET")
-    return fail(node, "needs spatial dims, a matching kernel_shape, p >= 1 "
-                      "and explicit pads");
-  // Opset 18's window options.
+  if (!attrs.has("kernel_shape") || p < 1)
+    return fail(node, "needs kernel_shape and p >= 1");
+  // Opset 18's ceil_mode and dilations as the other pools take them.
+  TRY(PoolWindow w, readPoolWindow(node, x, {}));
   TRY(int64_t ceilMode, attrs.getInt("ceil_mode", 0));
-  TRY(Ints dil, attrs.getInts("dilations", Ints(n, 1)));
-  if (ceilMode || dil != Ints(n, 1))
-    return fail(node, "ceil_mode and dilations are not supported");
+  if (ceilMode)
+    applyCeil(w, x.dims());
+  // Every pad, grown by ceil_mode or not, is a zero of the sum: the average
+  // over the whole window times its tap count.
   TRY(NodeValue a, absPow(ctx, node, x, p));
-  TRY(NodeValue avg,
-      make(ctx, node, OpKind::PoolND, {a},
-           {Attr::makeInts(k), Attr::makeInts(s), Attr::makeInts(pads),
-            Attr::makeInts(Ints(n, 1)), Attr::makeInt(1), Attr::makeInt(1)}));
+  TRY(NodeValue avg, make(ctx, node, OpKind::PoolND, {a},
+                          {Attr::makeInts(w.kernel), Attr::makeInts(w.strides),
+                           Attr::makeInts(w.pads), Attr::makeInts(w.dilations),
+                           Attr::makeInt(1), Attr::makeInt(1)}));
   double window = 1;
-  for (int64_t v : k)
+  for (int64_t v : w.kernel)
     window *= double(v);
   TRY(NodeValue sum, make(ctx, node, OpKind::Mul,
                           {avg, constantLike(ctx, node, avg, window)}));

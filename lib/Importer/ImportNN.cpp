@@ -22,11 +22,9 @@ using namespace ember::onnximport;
 
 #define TRY EMBER_ASSIGN_OR_RETURN
 
-namespace {
-
-/// Window attributes for \p n spatial dims, auto_pad resolved.
-llvm::Expected<PoolWindow> readPoolWindow(const onnx::NodeProto &node,
-                                          NodeValue x, Ints kernel) {
+llvm::Expected<PoolWindow>
+onnximport::readPoolWindow(const onnx::NodeProto &node, NodeValue x,
+                           Ints kernel) {
   AttrReader attrs(node);
   int64_t n = int64_t(x.dims().size()) - 2;
   if (n < 1)
@@ -79,9 +77,7 @@ llvm::Expected<PoolWindow> readPoolWindow(const onnx::NodeProto &node,
   return w;
 }
 
-/// Grows end pads so that the floor formula yields the ceil_mode size; the
-/// last window must start inside the input or the leading padding.
-void applyCeil(PoolWindow &w, llvm::ArrayRef<dim_t> dims) {
+void onnximport::applyCeil(PoolWindow &w, llvm::ArrayRef<dim_t> dims) {
   size_t n = w.kernel.size();
   for (size_t i = 0; i < n; ++i) {
     int64_t in = dims[2 + i] + w.pads[i] + w.pads[i + n];
@@ -92,6 +88,8 @@ void applyCeil(PoolWindow &w, llvm::ArrayRef<dim_t> dims) {
     w.pads[i + n] += std::max<int64_t>((out - 1) * s + span - in, 0);
   }
 }
+
+namespace {
 
 /// Taps of a window along one axis that output \p o reads at positions in
 /// [0, end) (starting at o * stride - padBegin, dilated).

@@ -6,9 +6,11 @@
 // hidden states concatenated into Y. Gate orders follow ONNX (LSTM: i o f c,
 // GRU: z r h). Supported: forward/reverse/bidirectional, layout 0 and 1,
 // initial states, biases, peepholes, clip, linear_before_reset, and the
-// activations Sigmoid, Tanh and Relu. sequence_lens must equal the full
-// length when given; fed at run time, each call checks that it does
-// (docs/RuntimeInputs.md, path 3).
+// activations Sigmoid, Tanh and Relu. sequence_lens, a constant or a
+// run-time value (fed or computed, as torch exports a packed sequence),
+// masks each step per batch entry: past its length an entry keeps its state
+// and outputs zeros, so a reverse direction starts at its last valid step
+// (docs/RuntimeInputs.md, path 2). Constant full lengths need no mask.
 //
 //===----------------------------------------------------------------------===//
 #include "ImportHelpers.h"
@@ -29,6 +31,7 @@ struct RNNSetup {
   bool reverseOnly, batchFirst, linearBeforeReset;
   float clip;
   std::vector<OpKind> acts; // per direction: f, g, h (as used)
+  NodeValue lens;           // Int64 [batch, 1], or null: every step is valid
 };
 
 llvm::Expected<OpKind> activation(const onnx::NodeProto &node,
@@ -87,6 +90,26 @@ llvm::Expected<NodeValue> act(ImportContext &ctx, const onnx::NodeProto &node,
   return unary(ctx, node, k, x);
 }
 
+/// Masks step \p t by the sequence lengths: an entry at or past its length
+/// keeps \p hPrev and \p cPrev (\p h and \p c are updated in place) and
+/// outputs zeros. Returns the step's output.
+llvm::Expected<NodeValue> maskStep(ImportContext &ctx,
+                                   const onnx::NodeProto &node,
+                                   const RNNSetup &s, int64_t t, NodeValue &h,
+                                   NodeValue hPrev, NodeValue &c,
+                                   NodeValue cPrev) {
+  NodeValue at = int64Constant(ctx, node, "step", {1, 1}, {t});
+  TRY(NodeValue valid, binary(ctx, node, OpKind::Less, at, s.lens));
+  TRY(valid, ctx.broadcastTo(node, valid, {s.batch, s.hidden}));
+  TRY(h, make(ctx, node, OpKind::Where, {valid, h, hPrev}));
+  if (c) {
+    TRY(c, make(ctx, node, OpKind::Where, {valid, c, cPrev}));
+  }
+  NodeValue zero =
+      constantOf(ctx, node, ElemKind::Float32, {s.batch, s.hidden}, 0);
+  return make(ctx, node, OpKind::Where, {valid, h, zero});
+}
+
 /// The weights of one direction, ready for MatMul and Add.
 struct DirWeights {
   NodeValue wT, rT, wb, rb, p; // p: peepholes [3h] or null
@@ -104,6 +127,7 @@ llvm::Error runDirection(ImportContext &ctx, const onnx::NodeProto &node,
   ys.assign(s.seq, NodeValue());
   for (int64_t step = 0; step < s.seq; ++step) {
     int64_t t = reverse ? s.seq - 1 - step : step;
+    NodeValue hPrev = h, cPrev = c;
     TRY(NodeValue xt, perDir(ctx, node, x, t)); // [batch, input]
     TRY(NodeValue xw, plainMatMul(ctx, node, xt, w.wT));
     TRY(xw, add(ctx, node, xw, w.wb));
@@ -170,7 +194,12 @@ llvm::Error runDirection(ImportContext &ctx, const onnx::NodeProto &node,
       TRY(NodeValue zd, mul(ctx, node, z, diff));
       TRY(h, add(ctx, node, cand, zd));
     }
-    ys[t] = h;
+    if (s.lens) {
+      TRY(NodeValue y, maskStep(ctx, node, s, t, h, hPrev, c, cPrev));
+      ys[t] = y;
+    } else {
+      ys[t] = h;
+    }
   }
   hOut = h;
   cOut = c;
@@ -235,6 +264,25 @@ llvm::Expected<NodeValue> initialState(ImportContext &ctx,
   return perDir(ctx, node, v, d);
 }
 
+/// sequence_lens as Int64 [batch, 1] for the step masks, or null where it
+/// is a constant holding the full length for every entry.
+llvm::Expected<NodeValue> sequenceLens(ImportContext &ctx,
+                                       const onnx::NodeProto &node,
+                                       const RNNSetup &s) {
+  TRY(NodeValue lens, ctx.input(node, 4));
+  if (lens.dims() != llvm::ArrayRef<dim_t>({s.batch}) ||
+      (lens.getElemKind() != ElemKind::Int32 &&
+       lens.getElemKind() != ElemKind::Int64))
+    return fail(node, "sequence_lens must be int32 or int64 [batch]");
+  if (llvm::isa<Constant>(lens.getNode())) {
+    TRY(Ints v, ctx.constantInts(node, 4));
+    if (std::all_of(v.begin(), v.end(), [&](int64_t l) { return l == s.seq; }))
+      return NodeValue();
+  }
+  TRY(lens, castTo(ctx, node, lens, ElemKind::Int64));
+  return reshapeTo(ctx, node, lens, {s.batch, 1});
+}
+
 llvm::Expected<RNNSetup> readSetup(ImportContext &ctx,
                                    const onnx::NodeProto &node, Cell cell,
                                    NodeValue x) {
@@ -285,11 +333,7 @@ llvm::Expected<RNNSetup> readSetup(ImportContext &ctx,
     s.acts.push_back(k);
   }
   if (ImportContext::hasInput(node, 4)) {
-    TRY(Ints lens, ctx.constantInts(node, 4));
-    for (int64_t l : lens)
-      if (l != s.seq)
-        return fail(node, "sequence_lens shorter than the sequence are not "
-                          "supported");
+    TRY(s.lens, sequenceLens(ctx, node, s));
   }
   return s;
 }

@@ -172,18 +172,6 @@ llvm::Expected<Ints> windowSize(ImportContext &ctx,
   return d;
 }
 
-/// RNN, GRU and LSTM's sequence_lens: every batch entry's length is the
-/// full sequence (X's first dim, or its second with layout=1), the only
-/// lengths the importer takes; shorter ones fail the call.
-llvm::Expected<Ints> fullSequenceLens(ImportContext &ctx,
-                                      const onnx::NodeProto &node) {
-  TRY(Ints x, inDims(ctx, node, 0));
-  TRY(int64_t layout, AttrReader(node).getInt("layout", 0));
-  if (x.size() != 3)
-    return fail(node, "X must be 3-D");
-  return Ints(x[layout ? 0 : 1], x[layout ? 1 : 0]);
-}
-
 /// Resize's sizes without the axes attribute and with the default "stretch"
 /// policy are the output shape.
 llvm::Expected<Ints> resizeSizes(ImportContext &ctx,
@@ -217,8 +205,7 @@ const ImpliedRule kImpliedRules[] = {
     {"ReduceMean", 1, reduceAxes},     {"ReduceMax", 1, reduceAxes},
     {"ReduceMin", 1, reduceAxes},      {"ReduceProd", 1, reduceAxes},
     {"HannWindow", 0, windowSize},     {"HammingWindow", 0, windowSize},
-    {"BlackmanWindow", 0, windowSize}, {"RNN", 4, fullSequenceLens},
-    {"GRU", 4, fullSequenceLens},      {"LSTM", 4, fullSequenceLens},
+    {"BlackmanWindow", 0, windowSize},
 };
 
 /// "[1, 2, 3]" (at most 16 values; integral values without decimals).
