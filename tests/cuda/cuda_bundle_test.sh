@@ -166,34 +166,61 @@ grep -q "the first run failed at step [0-9]* of [0-9]*, kernel digits_k[0-9]* ("
   { cat "$T/ferr"; fail "-sync-each-step does not name the failing step"; }
 check_refusal cublaslt-plan ": cuBLASLt cannot run it (planning returned CUBLAS_STATUS_NOT_SUPPORTED (15)); running its generated kernel instead" "$(grep -c 'MatMul -> cuBLASLt' "$T/elog")"
 
-# A loop kept as a loop (tests/onnx/handmade/loops, a trip count that the
-# data decides): the entry reads the loop flag back after every test and
-# jumps; against onnxruntime's outputs, zero iterations (set 1) included.
-# -graph: the entry synchronizes, so the capture fails, said once, and the
-# runs stay stream launches.
-L="$SRC/tests/onnx/handmade/loops/test_loop_while_data_cond"
-"$MC" -model="$L/model.onnx" -backend=CUDA -emit-bundle="$T/l" \
-  -network-name=wloop -cuda-gemm=generated -cuda-conv=generated \
-  -dump-cuda-source > "$T/wloop.cu" || fail "loop bundle"
-c++ -x c++ -std=c++17 -O1 -fPIC -shared -w \
-  -include "$SRC/tests/cuda/HostEmulation.h" "$T/wloop.cu" -o "$T/lkern.so" ||
-  fail "the loop bundle's CUDA C does not build for the host"
-cc -std=c99 -D_POSIX_C_SOURCE=199309L -D_ISOC11_SOURCE -DNET=wloop -w \
-  -include "$T/l/wloop.h" -I"$CUDA_INC" "$SRC/tests/cuda/run_cuda_bundle.c" \
-  "$SRC/tests/cuda/fake_cudart.c" "$SRC/tests/cuda/fake_cudnn.c" \
-  "$SRC/tests/cuda/fake_cublaslt.c" "$T/l/wloop.o" -ldl -lm -o "$T/lrun" ||
-  fail "linking the loop bundle with the fake runtime"
-for set in 0 1 2; do
+# Builds the hand-made model $1 (a dir under tests/onnx/handmade) as the
+# CUDA bundle $2 in $T/$2 with its host-emulated kernels ($T/$2.so) and
+# the runner ($T/$2.run); the rest are extra model-compiler flags.
+handmade_bundle() {
+  local model=$1 net=$2
+  shift 2
+  "$MC" -model="$SRC/tests/onnx/handmade/$model/model.onnx" -backend=CUDA \
+    -emit-bundle="$T/$net" -network-name="$net" -dump-cuda-source "$@" \
+    > "$T/$net.cu" || fail "$net bundle"
+  c++ -x c++ -std=c++17 -O1 -fPIC -shared -w \
+    -include "$SRC/tests/cuda/HostEmulation.h" "$T/$net.cu" -o "$T/$net.so" ||
+    fail "the $net bundle's CUDA C does not build for the host"
+  local checks=()
+  ! grep -q "define ${net}_CHECK_MESSAGES" "$T/$net/$net.h" ||
+    checks=(-DCHECK_MESSAGES="${net}_CHECK_MESSAGES")
+  cc -std=c99 -D_POSIX_C_SOURCE=199309L -D_ISOC11_SOURCE -DNET="$net" -w \
+    "${checks[@]}" -include "$T/$net/$net.h" -I"$CUDA_INC" "$SRC/tests/cuda/run_cuda_bundle.c" \
+    "$SRC/tests/cuda/fake_cudart.c" "$SRC/tests/cuda/fake_cudnn.c" \
+    "$SRC/tests/cuda/fake_cublaslt.c" "$T/$net/$net.o" -ldl -lm -o "$T/$net.run" ||
+    fail "linking the $net bundle with the fake runtime"
+}
+# Writes inputs 0 and 1 of data set dir $1 as raw $T/in0.bin, $T/in1.bin.
+raw_inputs() {
   /usr/bin/python3 -c "
 import sys, numpy as np, onnx
 from onnx import numpy_helper
 for i in range(2):
     t = onnx.TensorProto(); t.ParseFromString(open(sys.argv[1] + '/input_%d.pb' % i, 'rb').read())
-    numpy_helper.to_array(t).tofile(sys.argv[2] + '/lin%d.bin' % i)" \
-    "$L/test_data_set_$set" "$T"
+    numpy_helper.to_array(t).tofile(sys.argv[2] + '/in%d.bin' % i)" "$1" "$T"
+}
+# Succeeds when $T/out0.bin equals the float output_0.pb of data set $1.
+same_output() {
+  /usr/bin/python3 -c "
+import sys, numpy as np, onnx
+from onnx import numpy_helper
+t = onnx.TensorProto(); t.ParseFromString(open(sys.argv[1], 'rb').read())
+ref = numpy_helper.to_array(t).astype(np.float32).ravel()
+y = np.fromfile(sys.argv[2], dtype=np.float32)
+sys.exit(0 if y.shape == ref.shape and np.abs(y - ref).max() <= 1e-5 * max(1, np.abs(ref).max()) else 1)" \
+    "$1/output_0.pb" "$T/out0.bin"
+}
+
+# A loop kept as a loop (tests/onnx/handmade/loops, a trip count that the
+# data decides): the entry reads the loop flag back after every test and
+# jumps; against onnxruntime's outputs, zero iterations (set 1) included.
+# -graph: the entry synchronizes, so the capture fails, said once, and the
+# runs stay stream launches.
+handmade_bundle loops/test_loop_while_data_cond wloop -cuda-gemm=generated \
+  -cuda-conv=generated
+for set in 0 1 2; do
+  D="$SRC/tests/onnx/handmade/loops/test_loop_while_data_cond/test_data_set_$set"
+  raw_inputs "$D"
   for g in "" -graph; do
-    EMBER_FAKE_KERNELS="$T/lkern.so" "$T/lrun" "$T/l/wloop.weights.bin" "$T" \
-      $g "$T/lin0.bin" "$T/lin1.bin" 2> "$T/lerr" ||
+    EMBER_FAKE_KERNELS="$T/wloop.so" "$T/wloop.run" "$T/wloop/wloop.weights.bin" \
+      "$T" $g "$T/in0.bin" "$T/in1.bin" 2> "$T/lerr" ||
       { cat "$T/lerr"; fail "loop bundle, set $set $g: the run failed"; }
     if [ -n "$g" ]; then
       [ "$(grep -c "no CUDA graph (capturing: step .*(reading its loop flag)" "$T/lerr")" -eq 1 ] ||
@@ -201,15 +228,7 @@ for i in range(2):
     else
       [ ! -s "$T/lerr" ] || { cat "$T/lerr"; fail "loop bundle: messages"; }
     fi
-    /usr/bin/python3 -c "
-import sys, numpy as np, onnx
-from onnx import numpy_helper
-t = onnx.TensorProto(); t.ParseFromString(open(sys.argv[1], 'rb').read())
-ref = numpy_helper.to_array(t).astype(np.float32).ravel()
-y = np.fromfile(sys.argv[2], dtype=np.float32)
-sys.exit(0 if y.shape == ref.shape and np.abs(y - ref).max() <= 1e-5 * max(1, np.abs(ref).max()) else 1)" \
-      "$L/test_data_set_$set/output_0.pb" "$T/out0.bin" ||
-      fail "loop bundle, set $set $g: differs from onnxruntime"
+    same_output "$D" || fail "loop bundle, set $set $g: differs from onnxruntime"
   done
 done
 
@@ -250,43 +269,19 @@ fi
 # back at its end; passing data gives onnxruntime's output, a window that
 # runs off the data returns 30000 + the check's number k, which the runner
 # prints as the check's message and "(check k)".
-C="$SRC/tests/onnx/handmade/checks/test_check_loop_slice"
-"$MC" -model="$C/model.onnx" -backend=CUDA -emit-bundle="$T/c" \
-  -network-name=chk -dump-cuda-source > "$T/chk.cu" || fail "checks bundle"
-grep -q "#define chk_CHECK_CODE_BASE 30000" "$T/c/chk.h" ||
+handmade_bundle checks/test_check_loop_slice chk
+grep -q "#define chk_CHECK_CODE_BASE 30000" "$T/chk/chk.h" ||
   fail "the checks bundle's header has no check code base"
-c++ -x c++ -std=c++17 -O1 -fPIC -shared -w \
-  -include "$SRC/tests/cuda/HostEmulation.h" "$T/chk.cu" -o "$T/ckern.so" ||
-  fail "the checks bundle's CUDA C does not build for the host"
-cc -std=c99 -D_POSIX_C_SOURCE=199309L -D_ISOC11_SOURCE -DNET=chk -w \
-  -DCHECK_MESSAGES=chk_CHECK_MESSAGES \
-  -include "$T/c/chk.h" -I"$CUDA_INC" "$SRC/tests/cuda/run_cuda_bundle.c" \
-  "$SRC/tests/cuda/fake_cudart.c" "$SRC/tests/cuda/fake_cudnn.c" \
-  "$SRC/tests/cuda/fake_cublaslt.c" "$T/c/chk.o" -ldl -lm -o "$T/crun" ||
-  fail "linking the checks bundle with the fake runtime"
 for kind in checks checks_fail; do
   D="$SRC/tests/onnx/handmade/$kind/test_check_loop_slice/test_data_set_0"
-  /usr/bin/python3 -c "
-import sys, numpy as np, onnx
-from onnx import numpy_helper
-for i in range(2):
-    t = onnx.TensorProto(); t.ParseFromString(open(sys.argv[1] + '/input_%d.pb' % i, 'rb').read())
-    numpy_helper.to_array(t).tofile(sys.argv[2] + '/cin%d.bin' % i)" "$D" "$T"
+  raw_inputs "$D"
   rm -f "$T/out0.bin"
   rc=0
-  EMBER_FAKE_KERNELS="$T/ckern.so" "$T/crun" "$T/c/chk.weights.bin" "$T" \
-    "$T/cin0.bin" "$T/cin1.bin" 2> "$T/cerr" || rc=$?
+  EMBER_FAKE_KERNELS="$T/chk.so" "$T/chk.run" "$T/chk/chk.weights.bin" "$T" \
+    "$T/in0.bin" "$T/in1.bin" 2> "$T/cerr" || rc=$?
   if [ $kind = checks ]; then
     [ $rc -eq 0 ] || { cat "$T/cerr"; fail "checks bundle: passing data failed"; }
-    /usr/bin/python3 -c "
-import sys, numpy as np, onnx
-from onnx import numpy_helper
-t = onnx.TensorProto(); t.ParseFromString(open(sys.argv[1], 'rb').read())
-ref = numpy_helper.to_array(t).astype(np.float32).ravel()
-y = np.fromfile(sys.argv[2], dtype=np.float32)
-sys.exit(0 if y.shape == ref.shape and np.abs(y - ref).max() <= 1e-5 * max(1, np.abs(ref).max()) else 1)" \
-      "$D/output_0.pb" "$T/out0.bin" ||
-      fail "checks bundle: differs from onnxruntime on passing data"
+    same_output "$D" || fail "checks bundle: differs from onnxruntime on passing data"
   else
     [ $rc -ne 0 ] && grep -q "run-time check failed: node '.*' (Slice): .* (check [0-9]*)$" "$T/cerr" ||
       { cat "$T/cerr"; fail "checks bundle: a window off the data did not fail the call"; }
