@@ -12,6 +12,7 @@
 #include "ember/Base/ElemAccess.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 using namespace ember;
@@ -48,6 +49,19 @@ std::optional<int64_t> sameOrSplat(NodeValue v, NodeValue in, int64_t idx) {
   return std::nullopt;
 }
 
+/// Offsets and steps are kept within +-2^61, so that the sums, spans and
+/// rounding below cannot overflow; a slice bound that large runs off any
+/// tensor, saturated or not.
+constexpr int64_t kAffineLimit = int64_t(1) << 61;
+int64_t saturated(double d) {
+  if (std::isnan(d))
+    return 0;
+  return int64_t(std::clamp(d, -double(kAffineLimit), double(kAffineLimit)));
+}
+int64_t saturated(int64_t v) {
+  return std::clamp(v, -kAffineLimit, kAffineLimit);
+}
+
 /// Element \p idx of \p v (an integer value) as an AffineElem: constants,
 /// Add / Sub of a constant, shape-only and integer-cast nodes and 1-D
 /// Concats are looked through; anything else is its own base.
@@ -55,7 +69,7 @@ AffineElem affineAt(NodeValue v, int64_t idx, int depth = 0) {
   AffineElem leaf{v, idx, 0};
   Node *n = v.getNode();
   if (auto *c = llvm::dyn_cast<Constant>(n))
-    return {NodeValue(), 0, int64_t(c->getPayload().elementAsDouble(idx))};
+    return {NodeValue(), 0, saturated(c->getPayload().elementAsDouble(idx))};
   if (depth > kMaxAffineDepth)
     return leaf;
   auto operandAt = [&](NodeValue in) -> std::optional<AffineElem> {
@@ -71,9 +85,10 @@ AffineElem affineAt(NodeValue v, int64_t idx, int depth = 0) {
       return leaf;
     bool sub = llvm::isa<SubNode>(n);
     if (!b->base.getNode())
-      return {a->base, a->baseIdx, sub ? a->off - b->off : a->off + b->off};
+      return {a->base, a->baseIdx,
+              saturated(sub ? a->off - b->off : a->off + b->off)};
     if (!a->base.getNode() && !sub)
-      return {b->base, b->baseIdx, a->off + b->off};
+      return {b->base, b->baseIdx, saturated(a->off + b->off)};
     return leaf;
   }
   if (llvm::isa<ReshapeNode>(n) || llvm::isa<BroadcastNode>(n) ||
@@ -144,7 +159,7 @@ onnximport::fixedSliceLengths(ImportContext &ctx, const onnx::NodeProto &node,
     if (!b.sameBase(e))
       return std::nullopt;
     TRY(int64_t a, normAxis(node, axes[j], r));
-    int64_t n = x.dims()[a], span = e.off - b.off, step = steps[j];
+    int64_t n = x.dims()[a], span = e.off - b.off, step = saturated(steps[j]);
     if (step == 0)
       return fail(node, "step 0");
     // ends - starts elements, one in every step, at most what the dim holds

@@ -20,6 +20,7 @@
  *
  *===----------------------------------------------------------------------===*/
 #include <cuda_runtime_api.h>
+#include <stdint.h>
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -170,10 +171,14 @@ const char *cudaGetErrorString(cudaError_t e) {
 /* 1 if the n bytes at p lie in one allocation, -1 if they touch one
    without lying in it, 0 if they are host memory. */
 static int onDevice(const void *p, size_t n) {
-  const unsigned char *b = (const unsigned char *)p;
-  for (const Allocation *a = allocations; a; a = a->next)
-    if (b < a->base + a->size && a->base < b + n)
-      return b >= a->base && b + n <= a->base + a->size ? 1 : -1;
+  /* As integers: p may be NULL (a zero-size copy), where pointer
+     arithmetic is undefined. */
+  uintptr_t b = (uintptr_t)p;
+  for (const Allocation *a = allocations; a; a = a->next) {
+    uintptr_t lo = (uintptr_t)a->base, hi = lo + a->size;
+    if (b < hi && lo < b + n)
+      return b >= lo && b + n <= hi ? 1 : -1;
+  }
   return 0;
 }
 
