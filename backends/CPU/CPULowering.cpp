@@ -55,13 +55,7 @@ CPULowering::CPULowering(const IRFunction &F, const MemoryPlan &plan,
     if (auto *b = llvm::dyn_cast<BroadcastInst>(I.get()))
       if (b->getInput()->getType()->sizeInBytes() <= (1u << 16))
         snapshotReserve_ += alignTo64(b->getInput()->getType()->sizeInBytes());
-  std::vector<const Instruction *> order;
-  for (auto &I : F.getInstrs())
-    order.push_back(I.get());
-  for (const LoopSpan &l : findLoops(order)) {
-    loopPartner_[order[l.begin]] = order[l.end];
-    loopPartner_[order[l.end]] = order[l.begin];
-  }
+  loopPartner_ = kir::loopPartners(F);
 }
 
 /// Starts the constant image with the weights of F_, with address

@@ -124,15 +124,8 @@ class Lowering {
 public:
   Lowering(const IRFunction &F, const MemoryPlan &plan,
            const CUDACodegenOptions &o, CUDAProgram &prog)
-      : F_(F), plan_(plan), opts_(o), prog_(prog) {
-    std::vector<const Instruction *> order;
-    for (auto &I : F.getInstrs())
-      order.push_back(I.get());
-    for (const LoopSpan &l : findLoops(order)) {
-      loopPartner_[order[l.begin]] = order[l.end];
-      loopPartner_[order[l.end]] = order[l.begin];
-    }
-  }
+      : F_(F), plan_(plan), opts_(o), prog_(prog),
+        loopPartner_(kir::loopPartners(F)) {}
   llvm::Expected<bool> claim(const Instruction &I, std::vector<Kernel> &out);
   void finish(std::vector<Kernel> kernels);
 

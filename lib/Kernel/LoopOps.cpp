@@ -70,6 +70,19 @@ private:
 };
 } // namespace
 
+llvm::DenseMap<const Instruction *, const Instruction *>
+kir::loopPartners(const IRFunction &F) {
+  std::vector<const Instruction *> order;
+  for (auto &I : F.getInstrs())
+    order.push_back(I.get());
+  llvm::DenseMap<const Instruction *, const Instruction *> partner;
+  for (const LoopSpan &l : findLoops(order)) {
+    partner[order[l.begin]] = order[l.end];
+    partner[order[l.end]] = order[l.begin];
+  }
+  return partner;
+}
+
 bool kir::isLoopInst(const Instruction &I) {
   switch (I.getKind()) {
   case ValueKind::LoopCarryInst:

@@ -11,6 +11,7 @@
 
 #include "ember/Kernel/Kernel.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 
 namespace ember {
@@ -61,6 +62,10 @@ lowerToKernels(const IRFunction &F, const MemoryPlan &plan,
 
 /// True for the loop ops' instructions (loopcarry ... loopfinal).
 bool isLoopInst(const Instruction &I);
+/// Each loopbegin of \p F mapped to its loopend and back (findLoops), for
+/// the lowering of the loop-op kernels.
+llvm::DenseMap<const Instruction *, const Instruction *>
+loopPartners(const IRFunction &F);
 /// Loop op \p I as one sequential kernel: a copy for loopcarry, loopparam
 /// and loopfinal; the test for loopbegin (\p partner: its loopend) and
 /// the latch and test for loopend (\p partner: its loopbegin), writing the
