@@ -323,6 +323,10 @@ void ember::declareStaticShapes(ImportContext &ctx, const onnx::GraphProto &g) {
 llvm::Error ember::importNodes(ImportContext &ctx, const onnx::GraphProto &g,
                                const ImportOptions &opts) {
   for (const auto &node : g.node()) {
+    // Whatever the op (custom domains and opsets newer than libonnx's
+    // included), its import names its results.
+    if (llvm::all_of(node.output(), [](const auto &o) { return o.empty(); }))
+      return ImportContext::nodeError(node, "has no outputs");
     for (const std::string &out : node.output())
       if (!out.empty() && (ctx.isBound(out) || ctx.isSequence(out)))
         return ImportContext::nodeError(node, "output '" + out +

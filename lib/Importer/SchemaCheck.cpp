@@ -62,31 +62,40 @@ std::string oneLine(std::string s) {
   return s;
 }
 
-/// Required inputs present and non-empty: the check that holds for every
-/// opset, since later versions of an op only add optional inputs.
-llvm::Error checkRequiredInputs(const onnx::NodeProto &node,
-                                const onnx::OpSchema &schema) {
-  const auto &formals = schema.inputs();
+/// Formal \p i of \p formals must be bound: a single parameter, or the
+/// last one when it is variadic and needs at least one value.
+bool isRequired(const std::vector<onnx::OpSchema::FormalParameter> &formals,
+                size_t i) {
+  const auto &f = formals[i];
+  return f.GetOption() == onnx::OpSchema::Single ||
+         (f.GetOption() == onnx::OpSchema::Variadic && f.GetMinArity() > 0 &&
+          i + 1 == formals.size());
+}
+
+/// Required inputs (or outputs, \p what) present and non-empty: the check
+/// that holds for every opset, since later versions of an op only add
+/// optional ones. \p names are the node's actual inputs (outputs) and
+/// \p minCount the schema's least count of them.
+llvm::Error
+checkRequired(const onnx::NodeProto &node,
+              const std::vector<onnx::OpSchema::FormalParameter> &formals,
+              const google::protobuf::RepeatedPtrField<std::string> &names,
+              llvm::StringRef what, int minCount) {
   for (size_t i = 0; i < formals.size(); ++i) {
-    const auto &f = formals[i];
-    bool required = f.GetOption() == onnx::OpSchema::Single ||
-                    (f.GetOption() == onnx::OpSchema::Variadic &&
-                     f.GetMinArity() > 0 && i + 1 == formals.size());
-    if (!required)
+    if (!isRequired(formals, i))
       continue;
-    if (int(i) >= node.input_size())
+    const std::string &name = formals[i].GetName();
+    if (int(i) >= names.size())
       return ImportContext::nodeError(
-          node,
-          llvm::formatv("missing required input {0} '{1}' (the ONNX "
-                        "schema needs at least {2} inputs, the node "
-                        "has {3})",
-                        i, f.GetName(), schema.min_input(), node.input_size())
-              .str());
-    if (node.input(int(i)).empty())
+          node, llvm::formatv("missing required {0} {1} '{2}' (the ONNX "
+                              "schema needs at least {3} {0}s, the node "
+                              "has {4})",
+                              what, i, name, minCount, names.size())
+                    .str());
+    if (names.Get(int(i)).empty())
       return ImportContext::nodeError(
-          node,
-          llvm::formatv("required input {0} '{1}' is empty", i, f.GetName())
-              .str());
+          node, llvm::formatv("required {0} {1} '{2}' is empty", what, i, name)
+                    .str());
   }
   return llvm::Error::success();
 }
@@ -158,7 +167,11 @@ struct Checker {
         onnx::OpSchemaRegistry::Schema(node.op_type(), schemaVersion());
     if (!schema)
       return llvm::Error::success();
-    if (llvm::Error err = checkRequiredInputs(node, *schema))
+    if (llvm::Error err = checkRequired(node, schema->inputs(), node.input(),
+                                        "input", schema->min_input()))
+      return err;
+    if (llvm::Error err = checkRequired(node, schema->outputs(), node.output(),
+                                        "output", schema->min_output()))
       return err;
     // A deprecated op's schema is the stub of its removal; importers that
     // still accept the op check it themselves.

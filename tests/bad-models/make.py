@@ -338,6 +338,26 @@ case("softmax-axis-float", "node 'sm' (Softmax): invalid per the ONNX schema",
 case("relu-unknown-attribute", "node 'relu1' (Relu): invalid per the ONNX "
      "schema", model([helper.make_node("Relu", ["x"], ["y"], name="relu1",
                                        colour=3)], [X], [Y]))
+# Opsets past libonnx's schemas get the checks that hold in every opset:
+# required inputs and outputs. The model fuzzer's NonZero without outputs
+# (tests/fuzz/regressions/nonzero-no-output.onnx) crashed both tools.
+case("nonzero-no-output-new-opset",
+     "node 'nz' (NonZero): missing required output 0 'Y'",
+     model([helper.make_node("NonZero", ["x"], [], name="nz"), relu], [X], [Y],
+           opsets=(("", 21),)))
+case("topk-without-indices-new-opset",
+     "node 'tk' (TopK): missing required output 1 'Indices'",
+     model([helper.make_node("TopK", ["x", "k"], ["v"], name="tk"), relu],
+           [X], [Y], inits=[helper.make_tensor("k", TensorProto.INT64, [1],
+                                               [2])], opsets=(("", 21),)))
+# Every output of an LSTM is optional; one with none is refused whatever
+# the op, as a node of a custom domain would be.
+case("lstm-no-outputs", "node 'lstm' (LSTM): has no outputs",
+     model([helper.make_node("LSTM", ["s", "w", "r"], [], name="lstm",
+                             hidden_size=2), relu],
+           [X, vi("s", [1, 1, 4])], [Y],
+           inits=[helper.make_tensor("w", F, [1, 8, 4], [0.0] * 32),
+                  helper.make_tensor("r", F, [1, 8, 2], [0.0] * 16)]))
 
 
 # --- Control flow that cannot become straight-line graph (ControlFlow.md) --
