@@ -194,6 +194,44 @@ llvm::Expected<Type> valueType(const onnx::ValueInfoProto &vi,
   return makeCheckedType(kind, dims, what);
 }
 
+/// "'a', 'b'" for a message, or \p none when \p names is empty.
+std::string quotedList(const std::set<std::string> &names,
+                       llvm::StringRef none) {
+  std::string list;
+  for (const std::string &n : names)
+    list += (list.empty() ? "'" : ", '") + n + "'";
+  return list.empty() ? none.str() : list;
+}
+
+/// A -model-input type or (when asked) a symbol that names no graph input or
+/// input dim_param would be ignored without a word; it is an error instead,
+/// so that a typo does not go unnoticed.
+llvm::Error checkOptionNames(const onnx::GraphProto &g,
+                             const std::set<std::string> &initNames,
+                             const ImportOptions &opts) {
+  std::set<std::string> inputs, symbols;
+  for (const auto &in : g.input()) {
+    if (initNames.count(in.name()))
+      continue;
+    inputs.insert(in.name());
+    if (in.type().has_tensor_type() && in.type().tensor_type().has_shape())
+      for (const auto &d : in.type().tensor_type().shape().dim())
+        if (d.has_dim_param())
+          symbols.insert(d.dim_param());
+  }
+  for (const auto &given : opts.inputTypes)
+    if (!inputs.count(given.first))
+      return makeErrorF("-model-input names '{0}', which is not an input of "
+                        "the graph (inputs: {1})",
+                        given.first, quotedList(inputs, "none"));
+  for (const auto &sym : opts.symbols)
+    if (opts.requireSymbolsUsed && !symbols.count(sym.first))
+      return makeErrorF("-onnx-define-symbol names '{0}', which is not a "
+                        "symbolic dimension of any graph input (symbols: {1})",
+                        sym.first, quotedList(symbols, "none"));
+  return llvm::Error::success();
+}
+
 /// Empty tensors (only ever constants) may feed parameter inputs (axes,
 /// shapes, roi, ...), the shape ops, and the ops that move or relabel data
 /// (an empty input gives them an empty result, which
@@ -379,6 +417,7 @@ llvm::Expected<Function *> importModel(onnx::ModelProto &model, Module &M,
     ctx.bind(init.name(), M.createConstant(init.name(), std::move(*t)));
     releasePayload(init);
   }
+  EMBER_RETURN_IF_ERR(checkOptionNames(g, initNames, opts));
   for (const auto &in : g.input()) {
     if (initNames.count(in.name()))
       continue; // An initializer listed as input (older exporters).

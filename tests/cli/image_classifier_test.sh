@@ -187,7 +187,7 @@ error "wrong layout is explained" "would have 8 channels as NHWC" \
   "$IC" -model="$DIGITS/digits.onnx" -image-layout=NHWC "$DIGITS/images/digit-0.png"
 error "bad -mean" "-mean: 'x' is not a number" \
   "$IC" -model="$DIGITS/digits.onnx" -mean=0.5,x "$DIGITS/images/digit-0.png"
-error "-mean count" "-mean has 2 values; the model input has 1 channels" \
+error "-mean count" "-mean has 2 values; the model input has 1 channel\\(s\\) \\(give 1 value\\)" \
   "$IC" -model="$DIGITS/digits.onnx" -mean=0.5,0.5 "$DIGITS/images/digit-0.png"
 printf 'a\nb\n' >"$TMP/list2.txt"
 error "labels/classes mismatch" "the labels file has 2 lines; the model output 'logits' has 10 classes" \
@@ -202,6 +202,10 @@ error "undefined spatial symbol" "symbolic dimension 'H'; give it a value with -
   "$IC" -model="$TMP/digits_hw.onnx" "$DIGITS/images/digit-3.png"
 error "batch symbol via -onnx-define-symbol" "give the batch symbol 'N' of input 'input' with -minibatch" \
   "$IC" -model="$FASHION/fashion.onnx" -onnx-define-symbol=N,2 "$DIGITS/images/digit-3.png"
+error "unused -onnx-define-symbol" "-onnx-define-symbol names 'h', which is not a symbolic dimension of any graph input \\(symbols: 'H', 'W'\\)" \
+  "$IC" -model="$TMP/digits_hw.onnx" -onnx-define-symbol=H,8 -onnx-define-symbol=W,8 -onnx-define-symbol=h,8 "$DIGITS/images/digit-3.png"
+error "-onnx-define-symbol with a bundle" "-onnx-define-symbol applies to -model" \
+  "$IC" -bundle="$TMP/none" -onnx-define-symbol=H,8 "$DIGITS/images/digit-3.png"
 error "malformed -onnx-define-symbol" "-onnx-define-symbol expects NAME,POSITIVE_INT, got 'H'" \
   "$IC" -model="$TMP/digits_hw.onnx" -onnx-define-symbol=H "$DIGITS/images/digit-3.png"
 error "missing model" "cannot read model '$TMP/none.onnx'" \

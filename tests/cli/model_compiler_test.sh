@@ -123,6 +123,12 @@ check "-print-memory" 0 "^  activations: [0-9]+ bytes \(lower bound" \
 check "-time-passes" 0 "^codegen +[0-9.]+ ms" "$COMPILER" -model="$D" -emit-bundle="$B" -time-passes
 check "-onnx-define-symbol is validated" 1 "expects NAME,POSITIVE_INT" \
   "$COMPILER" -model="$D" -emit-bundle="$B" -onnx-define-symbol=N
+check "-onnx-define-symbol names a symbol of the inputs" 1 "^model-compiler: error: .*-onnx-define-symbol names 'batch', which is not a symbolic dimension of any graph input \(symbols: none\)$" \
+  "$COMPILER" -model="$D" -emit-bundle="$B" -onnx-define-symbol=batch,2
+check "-model-input names an input" 1 "^model-compiler: error: .*-model-input names 'imput', which is not an input of the graph \(inputs: 'input'\)$" \
+  "$COMPILER" -model="$D" -emit-bundle="$B" -model-input=imput,float,[1,1,8,8]
+check "-model-input with the declared type" 0 EMPTY \
+  "$COMPILER" -model="$D" -emit-bundle="$B" -model-input=input,float,[1,1,8,8]
 # Progress: with the threshold forced to 0 s every stage reports, once and
 # in pipeline order; -quiet silences it.
 "$COMPILER" -model="$D" -emit-bundle="$B" -progress-after=0 >"$TMP/progress" 2>&1 ||

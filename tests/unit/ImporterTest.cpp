@@ -334,6 +334,42 @@ TEST(Importer, SymbolicDimsNeedAValue) {
             (llvm::ArrayRef<dim_t>{3, 4}));
 }
 
+TEST(Importer, OptionsNamingNothingAreErrors) {
+  ONNXBuilder b;
+  b.input("x", {1, 4});
+  b.graph()
+      .mutable_input(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(0)
+      ->set_dim_param("batch");
+  b.node("Relu", {"x"}, {"y"});
+  b.output("y");
+  auto contains = [](const std::string &msg, const std::string &part) {
+    return msg.find(part) != std::string::npos;
+  };
+  ImportOptions typo;
+  typo.inputTypes.emplace("X", Type(ElemKind::Float32, {2, 4}));
+  std::string msg = importError(b.serialize(), typo);
+  EXPECT_TRUE(contains(msg, "-model-input names 'X', which is not an input "
+                            "of the graph (inputs: 'x')"))
+      << msg;
+  // An unused symbol is an error only where the caller asks (the tools);
+  // harnesses pass the same generic symbols to every model.
+  ImportOptions extra;
+  extra.symbols = {{"batch", 2}, {"seq", 8}};
+  EXPECT_EQ(importError(b.serialize(), extra), "");
+  extra.requireSymbolsUsed = true;
+  msg = importError(b.serialize(), extra);
+  EXPECT_TRUE(contains(msg, "-onnx-define-symbol names 'seq', which is not a "
+                            "symbolic dimension of any graph input (symbols: "
+                            "'batch')"))
+      << msg;
+  extra.symbols.pop_back();
+  EXPECT_EQ(importError(b.serialize(), extra), "");
+}
+
 TEST(TensorIO, ProtoRoundTrip) {
   Tensor t = makeTensor({2, 2}, {1, 2, 3, 4});
   std::string path = ::testing::TempDir() + "/t.pb";

@@ -73,6 +73,7 @@ llvm::Expected<ImportOptions>
 tools::makeImportOptions(llvm::ArrayRef<std::string> symbols,
                          llvm::ArrayRef<std::string> modelInputs) {
   ImportOptions opts;
+  opts.requireSymbolsUsed = true;
   for (const std::string &s : symbols) {
     EMBER_ASSIGN_OR_RETURN(auto sym, parseSymbolFlag(s));
     for (auto &[n, v] : opts.symbols)

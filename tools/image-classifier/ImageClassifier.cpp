@@ -200,6 +200,9 @@ static std::unique_ptr<NetworkRunner> createRunner() {
        opts.precision.weights != FloatPrecision::FP32))
     fail("-precision and -weights-precision apply to -model; a bundle has "
          "the precision it was compiled with");
+  if (!bundlePrefix.empty() && !symbols.empty())
+    fail("-onnx-define-symbol applies to -model; a bundle's shapes were "
+         "fixed when it was compiled");
   if (minibatch.getNumOccurrences())
     opts.minibatch = minibatch;
   for (const std::string &s : symbols)

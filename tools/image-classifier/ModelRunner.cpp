@@ -108,6 +108,7 @@ chooseInput(const std::vector<DeclaredInput> &inputs, llvm::StringRef path,
                       "needs a rank-4 image batch (NCHW or NHWC)",
                       it->name, it->dims.size());
   importOpts.symbols = opts.symbols;
+  importOpts.requireSymbolsUsed = true;
   const auto &batch = it->dims[0];
   bool batchDefined = llvm::any_of(
       opts.symbols, [&](const auto &s) { return s.first == batch.second; });

@@ -44,8 +44,10 @@ llvm::Error checkNormalization(const PreprocessOptions &opts,
     const char *what = v == &opts.mean ? "-mean" : "-stddev";
     if (!v->empty() && v->size() != 1 && v->size() != channels)
       return makeErrorF("{0} has {1} values; the model input has {2} "
-                        "channels (give 1 or {2})",
-                        what, v->size(), channels);
+                        "channel(s) (give {3})",
+                        what, v->size(), channels,
+                        channels == 1 ? std::string("1 value")
+                                      : "1 or " + std::to_string(channels));
   }
   for (float s : opts.stddev)
     if (!(s > 0.f) && !(s < 0.f))

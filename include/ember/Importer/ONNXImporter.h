@@ -16,8 +16,13 @@ namespace ember {
 struct ImportOptions {
   /// Values for symbolic dims (dim_param), by symbol name.
   std::vector<std::pair<std::string, int64_t>> symbols;
+  /// When set, a symbol that is no dim_param of any graph input is an error
+  /// (a user's typo would otherwise be ignored). The tools set it; harnesses
+  /// that pass the same generic symbols to every model leave it off.
+  bool requireSymbolsUsed = false;
   /// Full types for graph inputs (-model-input), by input name; they replace
-  /// the declared type, which must have the same rank and element kind.
+  /// the declared type, which must have the same rank and element kind. A
+  /// name that is no graph input is an error.
   std::map<std::string, Type> inputTypes;
   /// Graph inputs whose values are known at compile time: they become
   /// Constants (used by the conformance runner for shape-like inputs).
