@@ -125,28 +125,18 @@ TEST(ImportFlags, ModelInputSyntax) {
 }
 
 TEST(ImportFlags, ModelInputReplacesSymbolicDims) {
-  ONNXBuilder b;
-  b.input("x", {1, 4});
-  b.graph()
-      .mutable_input(0)
-      ->mutable_type()
-      ->mutable_tensor_type()
-      ->mutable_shape()
-      ->mutable_dim(0)
-      ->set_dim_param("batch");
-  b.node("Relu", {"x"}, {"y"});
-  b.output("y");
+  const std::string model = reluWithBatchSymbol();
   auto opts = tools::makeImportOptions({}, {"x,float,[5,4]"});
   ASSERT_TRUE(bool(opts));
   Module M;
-  auto F = importONNXBuffer(b.serialize(), "m", M, *opts);
+  auto F = importONNXBuffer(model, "m", M, *opts);
   ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
   EXPECT_EQ(M.getInputPlaceholders()[0]->getType()->toString(), "float<5 x 4>");
   // A fixed dim or the element type may not change.
   for (const char *spec : {"x,float,[5,3]", "x,int64,[5,4]", "x,float,[5]"}) {
     auto o = tools::makeImportOptions({}, {spec});
     Module M2;
-    auto G = importONNXBuffer(b.serialize(), "m", M2, *o);
+    auto G = importONNXBuffer(model, "m", M2, *o);
     ASSERT_FALSE(bool(G)) << spec;
     EXPECT_NE(llvm::toString(G.takeError()).find("-model-input gives"),
               std::string::npos);

@@ -310,48 +310,28 @@ TEST(Importer, CleanErrors) {
 }
 
 TEST(Importer, SymbolicDimsNeedAValue) {
-  ONNXBuilder b;
-  b.input("x", {1, 4});
-  auto *dim = b.graph()
-                  .mutable_input(0)
-                  ->mutable_type()
-                  ->mutable_tensor_type()
-                  ->mutable_shape()
-                  ->mutable_dim(0);
-  dim->set_dim_param("batch");
-  b.node("Relu", {"x"}, {"y"});
-  b.output("y");
-  std::string msg = importError(b.serialize());
+  const std::string model = reluWithBatchSymbol();
+  std::string msg = importError(model);
   EXPECT_NE(msg.find("graph value 'x' has symbolic dimension 'batch'"),
             std::string::npos)
       << msg;
   ImportOptions opts;
   opts.symbols.push_back({"batch", 3});
   Module M;
-  auto F = importONNXBuffer(b.serialize(), "m", M, opts);
+  auto F = importONNXBuffer(model, "m", M, opts);
   ASSERT_TRUE(bool(F)) << llvm::toString(F.takeError());
   EXPECT_EQ(M.getInputPlaceholders()[0]->getType()->dims(),
             (llvm::ArrayRef<dim_t>{3, 4}));
 }
 
 TEST(Importer, OptionsNamingNothingAreErrors) {
-  ONNXBuilder b;
-  b.input("x", {1, 4});
-  b.graph()
-      .mutable_input(0)
-      ->mutable_type()
-      ->mutable_tensor_type()
-      ->mutable_shape()
-      ->mutable_dim(0)
-      ->set_dim_param("batch");
-  b.node("Relu", {"x"}, {"y"});
-  b.output("y");
+  const std::string model = reluWithBatchSymbol();
   auto contains = [](const std::string &msg, const std::string &part) {
     return msg.find(part) != std::string::npos;
   };
   ImportOptions typo;
   typo.inputTypes.emplace("X", Type(ElemKind::Float32, {2, 4}));
-  std::string msg = importError(b.serialize(), typo);
+  std::string msg = importError(model, typo);
   EXPECT_TRUE(contains(msg, "-model-input names 'X', which is not an input "
                             "of the graph (inputs: 'x')"))
       << msg;
@@ -359,15 +339,15 @@ TEST(Importer, OptionsNamingNothingAreErrors) {
   // harnesses pass the same generic symbols to every model.
   ImportOptions extra;
   extra.symbols = {{"batch", 2}, {"seq", 8}};
-  EXPECT_EQ(importError(b.serialize(), extra), "");
+  EXPECT_EQ(importError(model, extra), "");
   extra.requireSymbolsUsed = true;
-  msg = importError(b.serialize(), extra);
+  msg = importError(model, extra);
   EXPECT_TRUE(contains(msg, "-onnx-define-symbol names 'seq', which is not a "
                             "symbolic dimension of any graph input (symbols: "
                             "'batch')"))
       << msg;
   extra.symbols.pop_back();
-  EXPECT_EQ(importError(b.serialize(), extra), "");
+  EXPECT_EQ(importError(model, extra), "");
 }
 
 TEST(TensorIO, ProtoRoundTrip) {

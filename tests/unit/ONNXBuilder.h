@@ -26,6 +26,16 @@ public:
              int elemType = onnx::TensorProto::FLOAT) {
     valueInfo(graph().add_input(), name, dims, elemType);
   }
+  /// Makes dim \p dim of graph input \p index the symbol \p param.
+  void symbolicInputDim(int index, int dim, const std::string &param) {
+    graph()
+        .mutable_input(index)
+        ->mutable_type()
+        ->mutable_tensor_type()
+        ->mutable_shape()
+        ->mutable_dim(dim)
+        ->set_dim_param(param);
+  }
   void output(const std::string &name, std::vector<int64_t> dims = {},
               int elemType = onnx::TensorProto::FLOAT) {
     auto *vi = graph().add_output();
@@ -109,6 +119,16 @@ private:
   }
   onnx::ModelProto model_;
 };
+
+/// y = Relu(x), x of type float<batch x 4> with the symbol "batch".
+inline std::string reluWithBatchSymbol() {
+  ONNXBuilder b;
+  b.input("x", {1, 4});
+  b.symbolicInputDim(0, 0, "batch");
+  b.node("Relu", {"x"}, {"y"});
+  b.output("y");
+  return b.serialize();
+}
 
 } // namespace test
 } // namespace ember
