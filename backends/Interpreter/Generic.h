@@ -51,10 +51,12 @@ inline dim_t flatten(llvm::ArrayRef<dim_t> coord, llvm::ArrayRef<dim_t> dims) {
 
 /// Taps t in [0, k) of a window along one axis with \p base + t * \p dil
 /// below \p limit: the pooling kernels walk a window's taps over the input
-/// only, since a legal window may be far larger than the input.
+/// only, since a legal window may be far larger than the input. The count
+/// ceil(room / dil) is taken as 1 + (room - 1) / dil, which cannot overflow:
+/// an axis of one tap may have any dilation, 2^63 - 1 included.
 inline dim_t tapsBelow(dim_t limit, dim_t base, dim_t dil, dim_t k) {
   dim_t room = limit - base;
-  return room <= 0 ? 0 : std::min(k, (room + dil - 1) / dil);
+  return room <= 0 ? 0 : std::min(k, 1 + (room - 1) / dil);
 }
 
 /// Splits \p dims at \p axis into outer * dims[axis] * inner.

@@ -17,10 +17,13 @@
 #include "ember/Importer/ONNXImporter.h"
 #include "ember/Importer/TensorIO.h"
 
+#include "../../backends/Interpreter/Generic.h"
 #include "../fuzz/RunSmall.h"
 #include "TestUtils.h"
 
 #include "llvm/Support/MemoryBuffer.h"
+
+#include <limits>
 
 using namespace ember;
 using namespace ember::test;
@@ -210,6 +213,11 @@ const Regression kRegressions[] = {
     // only required inputs were checked): its import named output 0 (UBSan
     // in protobuf, model, the 2026-12-07 campaign).
     {"nonzero-no-output.onnx", "(NonZero): missing required output 0 'Y'"},
+    // MaxPool with kernel [2, 1] and dilations [2, 2^63 - 1] (one tap along
+    // W, a legal window): the Interpreter's tap count ceil(room / dil)
+    // added them (UBSan, model, the 2026-12-07 campaign, finding 30); the
+    // Release Interpreter gave -inf for most outputs. See PoolTaps below.
+    {"maxpool-dilation-int64-max.onnx", ""},
 };
 
 /// The error of importing, compiling and (when small) running \p bytes on
@@ -282,3 +290,17 @@ INSTANTIATE_TEST_SUITE_P(Found, FuzzRegressionTest,
                                c = '_';
                            return n;
                          });
+
+// The taps of a pooling window below a bound (finding 30): an axis of one
+// tap whatever its dilation, and the usual counts.
+TEST(FuzzRegression, PoolTapsWithAnyDilation) {
+  const dim_t huge = std::numeric_limits<dim_t>::max();
+  EXPECT_EQ(interp::tapsBelow(4, 0, huge, 1), 1);
+  EXPECT_EQ(interp::tapsBelow(4, 3, huge, 2), 1);
+  EXPECT_EQ(interp::tapsBelow(4, 4, huge, 1), 0);
+  EXPECT_EQ(interp::tapsBelow(0, -3, huge, 5), 1); // taps left of the input
+  EXPECT_EQ(interp::tapsBelow(4, 0, 2, 3), 2);     // taps 0 and 2
+  EXPECT_EQ(interp::tapsBelow(5, 0, 2, 3), 3);
+  EXPECT_EQ(interp::tapsBelow(4, 1, 1, 9), 3);
+  EXPECT_EQ(interp::tapsBelow(4, 6, 1, 2), 0);
+}
