@@ -14,13 +14,19 @@ configure_sanitizer_build() { # build dir
 }
 
 # Installs the dependencies, configures the sanitizer build in $1 and
-# builds the targets that follow (the fuzz scripts' common start).
+# builds the targets that follow (the fuzz scripts' common start). Fuzz
+# runs started side by side (one per core) take turns here: two cmake
+# configures of one build directory at once corrupt its generated files.
 build_fuzz_targets() { # build dir, targets...
   local dir=$1
   shift
   bash "$SANITIZER_ROOT/scripts/setup.sh" >/dev/null
   export CCACHE_BASEDIR=$SANITIZER_ROOT
   export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
-  configure_sanitizer_build "$dir"
-  cmake --build "$dir" -j "${JOBS:-$(nproc)}" --target "$@"
+  mkdir -p "$dir"
+  (
+    flock 9
+    configure_sanitizer_build "$dir"
+    cmake --build "$dir" -j "${JOBS:-$(nproc)}" --target "$@"
+  ) 9>"$dir/.build-lock"
 }
