@@ -84,6 +84,7 @@ Function::~Function() {
   // Drop operands first so that no node is destroyed while still used.
   for (auto &n : nodes_)
     n->dropInputs();
+  positions_.clear();
   nodes_.clear();
 }
 
@@ -124,18 +125,18 @@ Node *Function::createNodeWithTypes(OpKind kind, llvm::StringRef name,
                           std::move(attrs));
   n->parent_ = this;
   nodes_.emplace_back(n);
+  positions_[n] = std::prev(nodes_.end());
   return n;
 }
 
 void Function::eraseNode(Node *n) {
   CHECK(!n->hasUsers()) << "erasing node " << n->getName().str()
                         << " that still has users";
+  auto pos = positions_.find(n);
+  CHECK(pos != positions_.end()) << "node is not in this function";
   n->dropInputs();
-  auto it = std::find_if(
-      nodes_.begin(), nodes_.end(),
-      [&](const std::unique_ptr<Node> &p) { return p.get() == n; });
-  CHECK(it != nodes_.end()) << "node is not in this function";
-  nodes_.erase(it);
+  nodes_.erase(pos->second);
+  positions_.erase(pos);
 }
 
 llvm::SmallVector<SaveNode *, 4> Function::getSaves() const {

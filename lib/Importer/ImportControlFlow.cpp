@@ -302,6 +302,15 @@ bool keepsUnrolled(ImportContext &ctx, const onnx::NodeProto &node,
 llvm::Error importLoop(ImportContext &ctx, const onnx::NodeProto &node,
                        const ImportOptions &opts) {
   TRY(const onnx::GraphProto *body, subgraph(node, "body"));
+  // The body takes the iteration number, the condition and one value per
+  // carried input; both imports read the first two declarations.
+  int numCarried = std::max(0, node.input_size() - 2);
+  if (body->input_size() != 2 + numCarried)
+    return fail(node, "the body takes " + llvm::Twine(body->input_size()) +
+                          " inputs; a Loop with " + llvm::Twine(numCarried) +
+                          " carried value(s) gives it " +
+                          llvm::Twine(2 + numCarried) +
+                          " (iteration number, condition, carried values)");
   if (!keepsUnrolled(ctx, node, *body)) {
     TRY(std::optional<LoopAppends> a, findLoopAppends(ctx, node, *body));
     if (!a)
@@ -364,11 +373,12 @@ llvm::Error importLoop(ImportContext &ctx, const onnx::NodeProto &node,
 
 /// One Scan (opset 9 form) over \p s, unrolled within the size rule, else
 /// kept as a loop; gives the final states and the stacked scan outputs.
-llvm::Expected<std::vector<NodeValue>> unrollScan(ImportContext &ctx,
-                                                  const onnx::NodeProto &node,
-                                                  const onnx::GraphProto &body,
-                                                  ScanSpec &s,
-                                                  const ImportOptions &opts) {
+/// \p copies Scans of this size are imported side by side (an opset 8
+/// Scan's batch), so the size rule counts all of them.
+llvm::Expected<std::vector<NodeValue>>
+unrollScan(ImportContext &ctx, const onnx::NodeProto &node,
+           const onnx::GraphProto &body, ScanSpec &s, const ImportOptions &opts,
+           int64_t copies = 1) {
   int64_t trips = -1;
   for (size_t j = 0; j < s.inputs.size(); ++j) {
     TRY(int64_t axis, normAxis(node, s.inAxes[j], s.inputs[j].dims().size()));
@@ -381,7 +391,8 @@ llvm::Expected<std::vector<NodeValue>> unrollScan(ImportContext &ctx,
   }
   if (trips < 1)
     return fail(node, "a Scan needs at least one scan input");
-  if (trips > kMaxUnrolledNodes / std::max(1, body.node_size()))
+  if (trips > kMaxUnrolledNodes / (std::max(1, body.node_size()) *
+                                   std::max<int64_t>(1, copies)))
     return scanAsLoop(ctx, node, body, s, trips, opts);
   size_t n = s.states.size();
   if (size_t(body.output_size()) < n)
@@ -448,7 +459,7 @@ llvm::Error importBatchedScan(ImportContext &ctx, const onnx::NodeProto &node,
       TRY(v, sliceAt(ctx, node, v, 0, b));
     }
     std::fill(sb.inAxes.begin(), sb.inAxes.end(), 0);
-    TRY(auto results, unrollScan(ctx, node, body, sb, opts));
+    TRY(auto results, unrollScan(ctx, node, body, sb, opts, batch));
     perBatch.push_back(std::move(results));
   }
   std::vector<NodeValue> results;

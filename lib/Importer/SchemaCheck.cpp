@@ -166,7 +166,7 @@ struct Checker {
     const onnx::OpSchema *schema =
         onnx::OpSchemaRegistry::Schema(node.op_type(), schemaVersion());
     if (!schema)
-      return llvm::Error::success();
+      return checkIntroduced(node);
     if (llvm::Error err = checkRequired(node, schema->inputs(), node.input(),
                                         "input", schema->min_input()))
       return err;
@@ -186,6 +186,28 @@ struct Checker {
     }
     return mainGraph ? checkInputTypes(node, *schema, types)
                      : llvm::Error::success();
+  }
+
+  /// An op with no schema at the model's opset but one at a later opset
+  /// did not exist yet: its meaning is undefined there (onnxruntime refuses
+  /// such a node too). Ops libonnx does not know at all pass on to the
+  /// importer's support check.
+  llvm::Error checkIntroduced(const onnx::NodeProto &node) const {
+    const onnx::OpSchema *newest =
+        onnx::OpSchemaRegistry::Schema(node.op_type());
+    if (!newest)
+      return llvm::Error::success();
+    int first = newest->SinceVersion();
+    for (int v = schemaVersion() + 1; v < first; ++v)
+      if (const auto *s = onnx::OpSchemaRegistry::Schema(node.op_type(), v)) {
+        first = s->SinceVersion();
+        break;
+      }
+    return ImportContext::nodeError(
+        node, llvm::formatv("{0} does not exist at opset {1}; ONNX "
+                            "introduced it at opset {2}",
+                            node.op_type(), opset, first)
+                  .str());
   }
 
   llvm::Error checkGraph(const onnx::GraphProto &g, bool mainGraph) const {

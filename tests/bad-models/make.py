@@ -341,6 +341,14 @@ case("relu-unknown-attribute", "node 'relu1' (Relu): invalid per the ONNX "
 # Opsets past libonnx's schemas get the checks that hold in every opset:
 # required inputs and outputs. The model fuzzer's NonZero without outputs
 # (tests/fuzz/regressions/nonzero-no-output.onnx) crashed both tools.
+# An op at an opset before ONNX introduced it (fuzz finding 31: a Scan at
+# opset 5 was imported with no schema to check it against).
+case("op-before-its-opset", "node 'ln' (LayerNormalization): "
+     "LayerNormalization does not exist at opset 13; ONNX introduced it at "
+     "opset 17", model([helper.make_node("LayerNormalization", ["x", "g"],
+                                         ["y"], name="ln")],
+                       [X], [Y], inits=[helper.make_tensor("g", F, [4],
+                                                           [1.0] * 4)]))
 case("nonzero-no-output-new-opset",
      "node 'nz' (NonZero): missing required output 0 'Y'",
      model([helper.make_node("NonZero", ["x"], [], name="nz"), relu], [X], [Y],
@@ -383,6 +391,17 @@ scan_body = helper.make_graph(
      helper.make_node("Identity", ["yo"], ["s"])], "body",
     [vi("i", [], TensorProto.INT64), vi("ci", [], B1), vi("yi", [1, 4])],
     [vi("co", [], B1), vi("yo", [1, 4]), vi("s", [1, 4])])
+# A body declaring fewer inputs than iteration, condition and carried
+# values (fuzz finding 32: both loop imports read the missing ones).
+short_body = helper.make_graph(
+    [helper.make_node("Identity", ["ci"], ["co"]),
+     helper.make_node("Relu", ["x"], ["yo"])], "body",
+    [vi("ci", [], B1)], [vi("co", [], B1), vi("yo", [1, 4])])
+case("loop-body-too-few-inputs", "node 'loop2' (Loop): the body takes 1 "
+     "inputs; a Loop with 1 carried value(s) gives it 3", model(
+         [helper.make_node("Loop", ["m", "", "x"], ["y"], name="loop2",
+                           body=short_body)],
+         [vi("m", [], TensorProto.INT64), X], [Y]))
 case("loop-scan-no-bound", "node 'loop1' (Loop): scan output 'ys' has no "
      "static bound", model(
          [helper.make_node("Loop", ["m", "", "x"], ["y", "ys"], name="loop1",

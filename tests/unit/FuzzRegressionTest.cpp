@@ -142,7 +142,11 @@ const Regression kRegressions[] = {
     {"split-size-int64-max.onnx", "(Split): split sizes exceed the dimension"},
     // A Scan whose body has fewer outputs than state variables: the unroll
     // copied past the end of the body's outputs (UBSan, model, CI smoke).
-    {"scan-body-fewer-outputs.onnx", "fewer than the 1 state variables"},
+    // The same node at opset 8 (the file's opset 3 predates Scan, which is
+    // refused first now: fuzz finding 31).
+    {"scan-body-fewer-outputs.onnx",
+     "Scan does not exist at opset 3; ONNX introduced it at opset 8"},
+    {"scan-body-fewer-outputs-opset8.onnx", "fewer than the 1 state variables"},
     // Trilu of x [3, 2^29]: the import built its 1.6 G-element mask one
     // element at a time (a timeout, model, CI smoke); a mask above the
     // fold limit is computed in the graph, and a dim above it is refused.
@@ -218,6 +222,19 @@ const Regression kRegressions[] = {
     // added them (UBSan, model, the 2026-12-07 campaign, finding 30); the
     // Release Interpreter gave -inf for most outputs. See PoolTaps below.
     {"maxpool-dilation-int64-max.onnx", ""},
+    // An opset 8 Scan over a [256, 256] state, batch and steps both 256:
+    // the unrolling rule counted one batch element, so 469 bytes became
+    // 395,000 nodes, and dead-code elimination, erasing each node with a
+    // search of the function, took minutes (timeout, model, the 2026-12-07
+    // campaign, finding 31). The rule counts the whole batch now (each
+    // element's scan is kept as a loop), and erasing a node is O(1).
+    {"scan8-batch-unroll-slow.onnx", ""},
+    // A Loop whose body declares one input for its three (iteration,
+    // condition, one carried value): the loop import read body input 1
+    // (ASan, import, the 2026-12-07 campaign, finding 32).
+    {"loop-body-too-few-inputs.onnx",
+     "(Loop): the body takes 1 inputs; a Loop with 1 carried value(s) gives "
+     "it 3"},
 };
 
 /// The error of importing, compiling and (when small) running \p bytes on

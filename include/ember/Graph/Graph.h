@@ -6,6 +6,8 @@
 #include "ember/Base/NameUniquer.h"
 #include "ember/Graph/Node.h"
 
+#include "llvm/ADT/DenseMap.h"
+
 #include <functional>
 #include <list>
 #include <map>
@@ -77,6 +79,9 @@ private:
   Module &parent_;
   std::string name_;
   NodeList nodes_;
+  /// Where each node stands in nodes_, so that erasing one is O(1): passes
+  /// and dead-code elimination erase up to every node of a large graph.
+  llvm::DenseMap<const Node *, NodeList::iterator> positions_;
   NameUniquer names_;
 };
 

@@ -5,6 +5,8 @@
 
 #include "ember/Graph/Verifier.h"
 
+#include "llvm/ADT/SmallPtrSet.h"
+
 using namespace ember;
 
 namespace {
@@ -68,17 +70,27 @@ bool ember::lowerFunction(Function &F, const ShouldLowerFn &shouldLower) {
 }
 
 bool ember::eliminateDeadCode(Function &F) {
-  bool changed = false, again = true;
-  while (again) {
-    again = false;
-    std::vector<Node *> dead;
-    for (auto &n : F.getNodes())
-      if (!n->hasUsers() && !llvm::isa<SaveNode>(n.get()))
-        dead.push_back(n.get());
-    for (Node *n : dead)
-      F.eraseNode(n);
-    again = !dead.empty();
-    changed |= again;
+  auto isDead = [&](const Node *n) {
+    return n->getParent() == &F && !n->hasUsers() && !llvm::isa<SaveNode>(n);
+  };
+  // A worklist, so that a chain of k dead nodes costs k erasures rather
+  // than k sweeps over the function.
+  std::vector<Node *> dead;
+  llvm::SmallPtrSet<const Node *, 16> queued;
+  for (auto &n : F.getNodes())
+    if (isDead(n.get()) && queued.insert(n.get()).second)
+      dead.push_back(n.get());
+  bool changed = !dead.empty();
+  while (!dead.empty()) {
+    Node *n = dead.back();
+    dead.pop_back();
+    llvm::SmallVector<Node *, 4> producers;
+    for (const NodeValue &in : n->getInputs())
+      producers.push_back(in.getNode());
+    F.eraseNode(n);
+    for (Node *p : producers)
+      if (isDead(p) && queued.insert(p).second)
+        dead.push_back(p);
   }
   F.getParent().eraseUnusedConstants();
   return changed;

@@ -406,3 +406,22 @@ write_set(ROOT, "test_loop_nested_scan_over_limit",
           [[np.array(m, np.int64),
             (rng_n.standard_normal((2100, 2)) * 0.01).astype(np.float32),
             np.array([1.0, -1.0], np.float32)] for m in (0, 3)])
+
+# An opset 8 Scan (leading batch axis) whose batch times steps times body
+# nodes passes the unrolling limit while each batch element alone would
+# not (40 x 60 x 2 = 4800): every element's scan is kept as a loop. The
+# size rule once counted one element, and a 469-byte model unrolled to
+# 395,000 nodes (fuzz finding 31).
+rng_b = np.random.default_rng(31)
+scan8_body = helper.make_graph(
+    [helper.make_node("Add", ["s_in", "x_t"], ["s_out"]),
+     helper.make_node("Mul", ["s_out", "x_t"], ["y_t"])],
+    "body", [vi("s_in", F, [4]), vi("x_t", F, [4])],
+    [vi("s_out", F, [4]), vi("y_t", F, [4])])
+write_set(ROOT, "test_scan8_batch_over_limit",
+          model([helper.make_node("Scan", ["", "s0", "x"], ["s", "y"],
+                                  body=scan8_body, num_scan_inputs=1)],
+                [vi("s0", F, [40, 4]), vi("x", F, [40, 60, 4])],
+                [vi("s", F, [40, 4]), vi("y", F, [40, 60, 4])], 8),
+          [[(rng_b.standard_normal((40, 4)) * 0.1).astype(np.float32),
+            (rng_b.standard_normal((40, 60, 4)) * 0.1).astype(np.float32)]])
